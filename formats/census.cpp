@@ -1,0 +1,212 @@
+#include "census.h"
+
+#include <algorithm>
+
+#include "java_names.h"
+
+namespace heapd {
+namespace {
+
+// Gaps between neighbours larger than the field-layout size by at most this much are taken as the
+// true size (fields the dump does not list); larger gaps are free space or an unlisted object.
+constexpr std::uint64_t max_hidden_bytes = 16;
+
+char descriptor_of(std::uint8_t prim_type) {
+    static constexpr char codes[12] = {0, 0, 0, 0, 'Z', 'C', 'F', 'D', 'B', 'S', 'I', 'J'};
+    return prim_type < 12 ? codes[prim_type] : 0;
+}
+
+} // namespace
+
+heap_census::heap_census(const record_index& idx, class_table& classes, unsigned top_objects)
+    : idx_(&idx), classes_(&classes), top_(top_objects), id_size_(idx.id_size()),
+      layouts_(candidate_layouts(idx.id_size())) {}
+
+std::uint8_t heap_census::tag_of(root_kind k) {
+    static constexpr std::uint8_t tags[root_kind_count] = {0xFF, 0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07,
+                                                           0x08, 0x89, 0x8A, 0x8B, 0x8C, 0x8D, 0x8E, 0x90};
+    return tags[static_cast<unsigned>(k)];
+}
+
+std::uint32_t heap_census::acc_for(std::uint64_t class_id, std::uint8_t kind) {
+    if (class_id == last_class_ && accs_[last_acc_].kind == kind) return last_acc_;
+    auto [slot, inserted] = acc_by_class_.insert(class_id, static_cast<std::uint32_t>(accs_.size()));
+    if (inserted) {
+        accs_.emplace_back();
+        accs_.back().class_id = class_id;
+        accs_.back().kind = kind;
+    }
+    last_class_ = class_id;
+    last_acc_ = *slot;
+    return *slot;
+}
+
+void heap_census::see_object(std::uint64_t id, std::uint32_t acc, const std::uint64_t* array_sizes) {
+    if (id > prev_id_ && prev_id_ != 0) {
+        std::uint64_t gap = id - prev_id_;
+        if (prev_is_array_) {
+            ++array_pairs_;
+            for (std::size_t c = 0; c < layouts_.size(); ++c) fits_[c] += prev_sizes_[c] == gap;
+        } else {
+            auto& a = accs_[prev_acc_];
+            a.min_gap = std::min(a.min_gap, gap);
+        }
+    }
+    prev_id_ = id;
+    prev_acc_ = acc;
+    prev_is_array_ = array_sizes != nullptr;
+    if (array_sizes != nullptr)
+        for (std::size_t c = 0; c < layouts_.size(); ++c) prev_sizes_[c] = array_sizes[c];
+}
+
+void heap_census::offer_big(std::uint64_t id, std::uint32_t acc, std::uint32_t length,
+                            const std::uint64_t* sizes) {
+    if (top_ == 0) return;
+    auto greater = [](const big_array& a, const big_array& b) { return a > b; };
+    for (std::size_t c = 0; c < layouts_.size(); ++c) {
+        auto& heap = big_[c];
+        big_array b{sizes[c], id, acc, length};
+        if (heap.size() < top_) {
+            heap.push_back(b);
+            std::push_heap(heap.begin(), heap.end(), greater);
+        } else if (b > heap.front()) {
+            std::pop_heap(heap.begin(), heap.end(), greater);
+            heap.back() = b;
+            std::push_heap(heap.begin(), heap.end(), greater);
+        }
+    }
+}
+
+void heap_census::instance(const instance_view& v) {
+    ++subrecords_[0x21];
+    std::uint32_t acc = acc_for(v.class_id, 0);
+    auto& a = accs_[acc];
+    ++a.instances;
+    if (a.first_ids.size() < top_) a.first_ids.push_back(v.id);
+    see_object(v.id, acc, nullptr);
+}
+
+void heap_census::object_array(const object_array_view& v) {
+    ++subrecords_[0x22];
+    std::uint32_t acc = acc_for(v.class_id, 1);
+    std::uint64_t sizes[max_candidate_layouts] = {};
+    auto& a = accs_[acc];
+    ++a.instances;
+    for (std::size_t c = 0; c < layouts_.size(); ++c) {
+        sizes[c] = array_shallow_size(layouts_[c], 2, v.length);
+        a.array_bytes[c] += sizes[c];
+    }
+    offer_big(v.id, acc, v.length, sizes);
+    see_object(v.id, acc, sizes);
+}
+
+void heap_census::primitive_array(const primitive_array_view& v) {
+    ++subrecords_[v.data.empty() && v.length != 0 ? 0xC3 : 0x23];
+    std::uint32_t acc;
+    if (prim_acc_[v.type] != 0) {
+        acc = prim_acc_[v.type] - 1;
+    } else {
+        acc = static_cast<std::uint32_t>(accs_.size());
+        accs_.emplace_back();
+        accs_.back().kind = 2;
+        accs_.back().prim_type = v.type;
+        prim_acc_[v.type] = acc + 1;
+    }
+    std::uint64_t sizes[max_candidate_layouts] = {};
+    auto& a = accs_[acc];
+    ++a.instances;
+    for (std::size_t c = 0; c < layouts_.size(); ++c) {
+        sizes[c] = array_shallow_size(layouts_[c], v.type, v.length);
+        a.array_bytes[c] += sizes[c];
+    }
+    offer_big(v.id, acc, v.length, sizes);
+    see_object(v.id, acc, sizes);
+}
+
+census_result heap_census::finish() {
+    census_result r;
+    r.roots = roots_;
+    r.subrecord_counts = subrecords_;
+    // The layout under which most arrays end exactly where the next object starts. Identifiers that
+    // are not addresses (the old hprof agent) fit none; then the most common layout stands.
+    std::size_t best = 0;
+    for (std::size_t c = 1; c < layouts_.size(); ++c)
+        if (fits_[c] > fits_[best]) best = c;
+    const bool gaps_are_sizes = array_pairs_ > 0 && fits_[best] * 2 >= array_pairs_;
+    r.layout = std::string(layouts_[best].name);
+    r.layout_evidence = fits_[best];
+    layout_model model(*classes_, layouts_[best], id_size_);
+
+    auto instance_size = [&](const class_acc& a) -> std::uint64_t {
+        std::uint64_t size = model.instance_size(a.class_id);
+        if (gaps_are_sizes && a.min_gap > size && a.min_gap <= size + max_hidden_bytes && a.min_gap % 8 == 0)
+            size = a.min_gap;
+        return size;
+    };
+
+    const class_info* class_class = classes_->find_by_name("java.lang.Class");
+    std::uint64_t class_class_id = class_class ? class_class->id() : 0;
+    std::uint32_t class_object_size = class_class ? model.instance_size(class_class_id) : 0;
+    std::vector<object_entry> candidates;
+    for (const class_acc& a : accs_) {
+        histogram_entry e;
+        e.instances = a.instances;
+        if (a.kind == 2) {
+            std::string internal = {'[', descriptor_of(a.prim_type)};
+            const class_info* c = classes_->find_by_name(internal);
+            e.class_id = c ? c->id() : 0;
+            e.class_name = std::string(primitive_name(a.prim_type)) + "[]";
+        } else {
+            e.class_id = a.class_id;
+            e.class_name = classes_->java_name(a.class_id);
+        }
+        if (a.kind == 0) {
+            std::uint64_t size = instance_size(a);
+            if (a.class_id == class_class_id) class_object_size = static_cast<std::uint32_t>(size);
+            e.shallow_bytes = size * a.instances;
+            for (std::uint64_t id : a.first_ids)
+                candidates.push_back({id, a.class_id, e.class_name, size, 0, false});
+        } else {
+            e.shallow_bytes = a.array_bytes[best];
+        }
+        r.histogram.push_back(std::move(e));
+    }
+    for (const class_acc& a : accs_) {
+        if (a.kind == 0) r.instances += a.instances;
+        else if (a.kind == 1) r.object_arrays += a.instances;
+        else r.primitive_arrays += a.instances;
+    }
+    // Every CLASS_DUMP stands for one java.lang.Class object: its mirror, statics included.
+    if (class_class != nullptr && classes_->size() > 0) {
+        auto row = std::find_if(r.histogram.begin(), r.histogram.end(),
+                                [&](const histogram_entry& e) { return e.class_id == class_class_id; });
+        if (row == r.histogram.end()) {
+            r.histogram.push_back({class_class_id, "java.lang.Class", 0, 0});
+            row = r.histogram.end() - 1;
+        }
+        for (const class_info& c : classes_->all()) {
+            ++row->instances;
+            row->shallow_bytes += model.mirror_size(c.id(), class_object_size);
+        }
+    }
+    r.classes = classes_->size();
+    for (const auto& e : r.histogram) r.shallow_bytes += e.shallow_bytes;
+    std::sort(r.histogram.begin(), r.histogram.end(), [](const histogram_entry& a, const histogram_entry& b) {
+        return a.shallow_bytes != b.shallow_bytes ? a.shallow_bytes > b.shallow_bytes : a.class_name < b.class_name;
+    });
+
+    for (const big_array& b : big_[best]) {
+        const class_acc& a = accs_[b.acc];
+        std::string name = a.kind == 2 ? std::string(primitive_name(a.prim_type)) + "[]"
+                                       : classes_->java_name(a.class_id);
+        candidates.push_back({b.id, a.class_id, std::move(name), b.bytes, b.length, true});
+    }
+    std::sort(candidates.begin(), candidates.end(), [](const object_entry& a, const object_entry& b) {
+        return a.shallow_bytes != b.shallow_bytes ? a.shallow_bytes > b.shallow_bytes : a.id < b.id;
+    });
+    if (candidates.size() > top_) candidates.resize(top_);
+    r.largest = std::move(candidates);
+    return r;
+}
+
+} // namespace heapd

@@ -1,0 +1,32 @@
+#pragma once
+// What HotSpot (JDK 17) lays out that a heap dump does not list: injected fields and @Contended.
+#include <cstdint>
+#include <span>
+#include <string_view>
+
+namespace heapd {
+
+// A field the VM adds to a class and the dumper leaves out; type is an HPROF basic type,
+// with pointer-sized fields marked by intptr (long on 64-bit, int on 32-bit).
+struct injected_field {
+    std::string_view name;
+    std::uint8_t type;
+    bool intptr = false;
+};
+
+// The injected instance fields of a class named in slash form; empty for most classes.
+std::span<const injected_field> injected_fields(std::string_view class_name);
+
+// How @Contended shapes a JDK class: the whole class padded, or some fields in padded groups.
+struct contended_info {
+    bool whole_class = false;
+    std::span<const std::string_view> fields;  // fields in the (single) contended group
+};
+
+// The @Contended facts of a JDK class (honoured only for boot classes), or nullptr.
+const contended_info* contended_layout(std::string_view class_name);
+
+// Bytes of padding HotSpot puts around contended fields (ContendedPaddingWidth).
+inline constexpr std::uint32_t contended_padding = 128;
+
+} // namespace heapd

@@ -1,0 +1,18 @@
+#pragma once
+// Turns JVM internal class names and descriptors into Java source form.
+#include <string>
+#include <string_view>
+
+namespace heapd {
+
+// "java/util/HashMap$Node" -> "java.util.HashMap$Node", "[I" -> "int[]",
+// "[[Ljava/lang/Object;" -> "java.lang.Object[][]"; hidden-class '+' suffixes keep their '/' form.
+std::string java_class_name(std::string_view internal);
+
+// True when the two names denote the same class, whether written with '/' or '.'.
+bool same_class_name(std::string_view internal, std::string_view java_name);
+
+// "0x" followed by lowercase hex digits of v.
+std::string hex_id(std::uint64_t v);
+
+} // namespace heapd

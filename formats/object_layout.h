@@ -1,0 +1,61 @@
+#pragma once
+// HotSpot object layouts and shallow sizes: headers, array bases, instance field packing, mirrors.
+#include <cstdint>
+#include <span>
+#include <string_view>
+#include <vector>
+
+#include "class_table.h"
+#include "id_map.h"
+
+namespace heapd {
+
+// One way a HotSpot VM lays out objects; a dump does not say which, so the census infers it.
+struct vm_layout {
+    std::string_view name;           // for people: "64-bit, compressed oops"
+    unsigned oop_size;               // bytes of a reference field or array element
+    unsigned header_size;            // bytes before the first instance field
+    unsigned array_length_offset;    // where an array's length sits
+    unsigned word_size;              // HeapWordSize: 8 on 64-bit, 4 on 32-bit
+};
+
+// The layouts a dump with this identifier size can come from, most common first.
+std::span<const vm_layout> candidate_layouts(unsigned id_size);
+inline constexpr unsigned max_candidate_layouts = 3;
+
+// Bytes of an array of length elements of the given basic type (2 = references).
+std::uint64_t array_shallow_size(const vm_layout& l, std::uint8_t elem_type, std::uint32_t length);
+
+// Computes instance and mirror sizes of a dump's classes under one layout, memoized per class.
+class layout_model {
+public:
+    layout_model(const class_table& classes, const vm_layout& layout, unsigned id_size)
+        : classes_(&classes), layout_(layout), id_size_(id_size) {}
+
+    const vm_layout& layout() const { return layout_; }
+    // Shallow size of an instance of class_id: header, fields of the class and its supers packed
+    // as HotSpot packs them, plus the fields the VM injects into some classes, aligned to 8.
+    std::uint32_t instance_size(std::uint64_t class_id);
+    // Shallow size of the java.lang.Class object (mirror) of class_id: a Class instance followed by
+    // the class's static fields. class_object_size is the size of a plain java.lang.Class instance.
+    std::uint32_t mirror_size(std::uint64_t class_id, std::uint32_t class_object_size) const;
+
+    // A laid-out class: where its last field ends and the holes its subclasses may fill.
+    struct shape {
+        std::uint32_t end = 0;
+        std::vector<std::pair<std::uint32_t, std::uint32_t>> holes;  // (offset, size)
+        bool known = false;
+        bool contended = false;  // this class or a super uses @Contended
+    };
+
+private:
+    const shape& shape_of(std::uint64_t class_id);
+
+    const class_table* classes_;
+    vm_layout layout_;
+    unsigned id_size_;
+    id_map<std::uint32_t> shape_index_;
+    std::vector<shape> shapes_;
+};
+
+} // namespace heapd

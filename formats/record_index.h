@@ -1,0 +1,100 @@
+#pragma once
+// One pass over the top-level records: names, classes, frames, traces, threads and where the heap is.
+#include <array>
+#include <cstdint>
+#include <span>
+#include <string_view>
+#include <vector>
+
+#include "error.h"
+#include "hprof_reader.h"
+#include "id_map.h"
+
+namespace heapd {
+
+// A LOAD_CLASS record: serial, class object id, trace, and the UTF8 id of its name.
+struct loaded_class {
+    std::uint32_t serial = 0;
+    std::uint64_t class_id = 0;
+    std::uint32_t trace_serial = 0;
+    std::uint64_t name_id = 0;
+};
+
+// A FRAME record: method, signature, source file (UTF8 ids), class serial and line.
+struct frame_info {
+    std::uint64_t method_name_id = 0;
+    std::uint64_t signature_id = 0;
+    std::uint64_t source_file_id = 0;
+    std::uint32_t class_serial = 0;
+    std::int32_t line = 0;  // >0 line, 0 none, -1 unknown, -2 compiled, -3 native
+};
+
+// A TRACE record: serial, thread serial and a view of its frame ids.
+struct trace_info {
+    std::uint32_t serial = 0;
+    std::uint32_t thread_serial = 0;
+    std::span<const std::byte> frame_ids;  // frame count × id_size bytes
+};
+
+// A START_THREAD record (written by the old hprof agent).
+struct started_thread {
+    std::uint32_t serial = 0;
+    std::uint64_t object_id = 0;
+    std::uint32_t trace_serial = 0;
+    std::uint64_t name_id = 0;
+    std::uint64_t group_name_id = 0;
+    std::uint64_t parent_group_name_id = 0;
+};
+
+// Everything the top-level records say, indexed; views point into the dump's bytes.
+class record_index {
+public:
+    // Walks every top-level record once. Fails only if the header region itself is unusable;
+    // damage further on is kept in problems() and the index holds what came before it.
+    static record_index build(const hprof_reader& reader);
+
+    unsigned id_size() const { return id_size_; }
+    const std::array<std::uint64_t, 256>& record_counts() const { return record_counts_; }
+    std::uint64_t count(record_tag t) const { return record_counts_[static_cast<std::uint8_t>(t)]; }
+
+    // The UTF8 string with this id, or "" when absent.
+    std::string_view utf8(std::uint64_t id) const;
+    // The name (as written: usually slash form) of the class with this object id, or "".
+    std::string_view class_name(std::uint64_t class_id) const;
+    const loaded_class* class_by_serial(std::uint32_t serial) const { return by_serial_.find(serial); }
+    const frame_info* frame(std::uint64_t frame_id) const { return frames_.find(frame_id); }
+    const trace_info* trace(std::uint32_t serial) const;
+    const std::vector<trace_info>& traces() const { return traces_; }
+    const std::vector<loaded_class>& classes() const { return classes_; }
+    const std::vector<started_thread>& started_threads() const { return started_threads_; }
+
+    // Heap dump records (HEAP_DUMP and HEAP_DUMP_SEGMENT) in file order.
+    const std::vector<hprof_record>& heap_records() const { return heap_records_; }
+    // Records of the old hprof agent, kept whole for their decoders.
+    const std::vector<hprof_record>& legacy_records() const { return legacy_records_; }
+
+    // What could not be read: truncation, damaged or unknown records. Empty for a sound dump.
+    const std::vector<error_info>& problems() const { return problems_; }
+    // True when the file ends inside a record (a dump cut short).
+    bool truncated() const { return truncated_; }
+
+private:
+    void add(const hprof_record& rec);
+
+    unsigned id_size_ = 8;
+    std::array<std::uint64_t, 256> record_counts_{};
+    id_map<std::string_view> utf8_;
+    id_map<std::uint64_t> class_names_;  // class object id -> name id
+    id_map<loaded_class> by_serial_;
+    id_map<frame_info> frames_;
+    id_map<std::uint32_t> trace_by_serial_;  // serial -> index in traces_
+    std::vector<trace_info> traces_;
+    std::vector<loaded_class> classes_;
+    std::vector<started_thread> started_threads_;
+    std::vector<hprof_record> heap_records_;
+    std::vector<hprof_record> legacy_records_;
+    std::vector<error_info> problems_;
+    bool truncated_ = false;
+};
+
+} // namespace heapd
