@@ -127,6 +127,7 @@ census_result heap_census::finish() {
     census_result r;
     r.roots = roots_;
     r.subrecord_counts = subrecords_;
+    r.thread_roots = thread_roots_;
     // The layout under which most arrays end exactly where the next object starts. Identifiers that
     // are not addresses (the old hprof agent) fit none; then the most common layout stands.
     std::size_t best = 0;

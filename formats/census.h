@@ -11,26 +11,9 @@
 #include "heap_records.h"
 #include "object_layout.h"
 #include "record_index.h"
+#include "report.h"
 
 namespace heapd {
-
-// A histogram row: one class (arrays of a primitive type count as one class).
-struct histogram_entry {
-    std::uint64_t class_id = 0;  // 0 for primitive arrays whose class has no CLASS_DUMP
-    std::string class_name;      // Java source form
-    std::uint64_t instances = 0;
-    std::uint64_t shallow_bytes = 0;
-};
-
-// One object among the largest by shallow size.
-struct object_entry {
-    std::uint64_t id = 0;
-    std::uint64_t class_id = 0;
-    std::string class_name;
-    std::uint64_t shallow_bytes = 0;
-    std::uint64_t length = 0;   // elements, for arrays
-    bool is_array = false;
-};
 
 // What the histogram pass found.
 struct census_result {
@@ -45,6 +28,7 @@ struct census_result {
     std::array<std::uint64_t, 256> subrecord_counts{};
     std::vector<histogram_entry> histogram;  // by shallow bytes, descending
     std::vector<object_entry> largest;       // by shallow bytes, descending
+    std::vector<root_view> thread_roots;     // ROOT_THREAD_OBJECT records, in dump order
 };
 
 // Visitor for walk_heap; call finish() after the walk.
@@ -55,6 +39,7 @@ public:
     void root(const root_view& r) {
         ++roots_[static_cast<unsigned>(r.kind)];
         ++subrecords_[0xFF & tag_of(r.kind)];
+        if (r.kind == root_kind::thread_object) thread_roots_.push_back(r);
     }
     void class_dump(const class_dump_view& c) {
         ++subrecords_[0x20];
@@ -109,6 +94,7 @@ private:
     std::array<std::vector<big_array>, max_candidate_layouts> big_;  // min-heaps of size top_
     std::array<std::uint64_t, root_kind_count> roots_{};
     std::array<std::uint64_t, 256> subrecords_{};
+    std::vector<root_view> thread_roots_;
 };
 
 } // namespace heapd

@@ -25,7 +25,7 @@ private:
 };
 
 error_info short_record(const hprof_record& rec) {
-    return {error_code::out_of_bounds,
+    return {error_code::bad_value,
             std::string(record_tag_name(rec.tag)) + " record is shorter than its fields", rec.offset};
 }
 

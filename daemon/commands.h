@@ -1,0 +1,15 @@
+#pragma once
+// The heapd subcommands: each registers its options on the CLI and runs when chosen.
+#include <CLI/CLI.hpp>
+
+namespace heapd::cmd {
+
+// Process exit codes of heapd.
+enum exit_code : int { ok = 0, usage = 1, bad_input = 2 };
+
+// `heapd analyze FILE [--json] [--top N]`: summary, histogram, largest objects, threads.
+void add_analyze(CLI::App& app, int& status);
+// `heapd strip IN OUT [--keep-strings]`: a copy without primitive array contents.
+void add_strip(CLI::App& app, int& status);
+
+} // namespace heapd::cmd

@@ -1,0 +1,122 @@
+#include "analysis.h"
+
+#include <algorithm>
+
+#include "census.h"
+#include "class_table.h"
+#include "heap_walk.h"
+#include "hprof_reader.h"
+#include "legacy_records.h"
+#include "record_index.h"
+#include "threads.h"
+
+namespace heapd {
+namespace {
+
+void add_counts(summary_report& s, const record_index& idx, const census_result& c) {
+    for (unsigned tag = 0; tag < 256; ++tag) {
+        if (std::uint64_t n = idx.record_counts()[tag]) {
+            const char* name = record_tag_name(static_cast<std::uint8_t>(tag));
+            s.records.emplace_back(name ? name : "UNKNOWN_" + std::to_string(tag), n);
+        }
+        if (std::uint64_t n = c.subrecord_counts[tag]) {
+            const char* name = heap_tag_name(static_cast<std::uint8_t>(tag));
+            s.subrecords.emplace_back(name ? name : "UNKNOWN_" + std::to_string(tag), n);
+        }
+    }
+    for (unsigned k = 0; k < root_kind_count; ++k)
+        if (c.roots[k] != 0) s.gc_roots.emplace_back(root_kind_name(static_cast<root_kind>(k)), c.roots[k]);
+}
+
+void add_legacy(analysis_report& r, const record_index& idx) {
+    legacy_report& l = r.legacy;
+    for (const hprof_record& rec : idx.legacy_records()) {
+        auto problem = [&](const error_info& e) { r.problems.push_back({e.message, e.offset, false}); };
+        switch (static_cast<record_tag>(rec.tag)) {
+        case record_tag::alloc_sites:
+            if (auto t = decode_alloc_sites(rec, idx)) {
+                l.sites_total_live_bytes = t->total_live_bytes;
+                l.sites_total_live_instances = t->total_live_instances;
+                l.alloc_sites.clear();
+                for (const alloc_site& s : t->sites)
+                    l.alloc_sites.push_back({s.class_name, s.trace_serial, s.live_bytes, s.live_instances,
+                                             s.allocated_bytes, s.allocated_instances});
+                std::stable_sort(l.alloc_sites.begin(), l.alloc_sites.end(),
+                                 [](const auto& a, const auto& b) { return a.live_bytes > b.live_bytes; });
+            } else problem(t.error());
+            break;
+        case record_tag::cpu_samples:
+            if (auto t = decode_cpu_samples(rec)) {
+                l.cpu_total_samples += t->total_samples;
+                for (auto [samples, serial] : t->traces) {
+                    std::string top = "<trace " + std::to_string(serial) + ">";
+                    if (const trace_info* tr = idx.trace(serial); tr && tr->frame_ids.size() >= idx.id_size())
+                        if (const frame_info* f = idx.frame(be::id(tr->frame_ids.data(), idx.id_size())))
+                            top = format_frame(idx, *f);
+                    l.cpu_samples.emplace_back(samples, std::move(top));
+                }
+                std::stable_sort(l.cpu_samples.begin(), l.cpu_samples.end(),
+                                 [](const auto& a, const auto& b) { return a.first > b.first; });
+            } else problem(t.error());
+            break;
+        case record_tag::heap_summary:
+            if (auto t = decode_heap_summary(rec)) {
+                l.heap_summary_live = {t->live_bytes, t->live_instances};
+                l.heap_summary_allocated = {t->allocated_bytes, t->allocated_instances};
+            } else problem(t.error());
+            break;
+        case record_tag::control_settings:
+            if (auto t = decode_control_settings(rec)) {
+                l.control_flags = t->flags;
+                l.control_stack_depth = t->stack_depth;
+            } else problem(t.error());
+            break;
+        default:
+            break;
+        }
+    }
+}
+
+} // namespace
+
+result<analysis_report> analyze_dump(std::span<const std::byte> data, const analysis_options& options) {
+    auto reader = hprof_reader::parse(data);
+    if (!reader) return std::unexpected(reader.error());
+    record_index idx = record_index::build(*reader);
+    class_table classes(idx);
+    heap_census census(idx, classes, options.top);
+    std::vector<error_info> heap_problems;
+    walk_heap(idx, census, &heap_problems);
+    census_result c = census.finish();
+
+    analysis_report r;
+    summary_report& s = r.summary;
+    s.file = options.file_name;
+    s.file_bytes = data.size();
+    s.format = std::string(reader->header().format);
+    s.id_size = reader->id_size();
+    s.timestamp_ms = reader->header().timestamp_ms;
+    s.layout = c.layout;
+    s.instances = c.instances;
+    s.object_arrays = c.object_arrays;
+    s.primitive_arrays = c.primitive_arrays;
+    s.classes = c.classes;
+    s.shallow_bytes = c.shallow_bytes;
+    add_counts(s, idx, c);
+
+    for (const error_info& e : idx.problems())
+        r.problems.push_back({e.message, e.offset, e.code == error_code::out_of_bounds && idx.truncated()});
+    for (const error_info& e : heap_problems) r.problems.push_back({e.message, e.offset, false});
+
+    r.histogram = std::move(c.histogram);
+    if (options.top != 0 && r.histogram.size() > options.top) r.histogram.resize(options.top);
+    r.largest_objects = std::move(c.largest);
+    if (options.threads) {
+        for (thread_entry& t : collect_threads(idx, classes, c.thread_roots))
+            r.threads.push_back({std::move(t.name), std::move(t.state), t.daemon, std::move(t.frames)});
+    }
+    add_legacy(r, idx);
+    return r;
+}
+
+} // namespace heapd

@@ -1,0 +1,23 @@
+#pragma once
+// `heapd analyze`: the reader and the first analyses put together into one report.
+#include <cstddef>
+#include <span>
+#include <string>
+
+#include "error.h"
+#include "report.h"
+
+namespace heapd {
+
+// What to analyse and how much to keep.
+struct analysis_options {
+    unsigned top = 20;        // rows of histogram kept in the report (0: all) and largest objects
+    bool threads = true;      // resolve thread names and states (three extra walks over the heap)
+    std::string file_name;    // shown in the report
+};
+
+// Analyses an HPROF image held in memory. Fails only when the header is unusable; damage further
+// on becomes problems in the report, which holds everything read before it.
+result<analysis_report> analyze_dump(std::span<const std::byte> data, const analysis_options& options);
+
+} // namespace heapd

@@ -1,0 +1,45 @@
+#pragma once
+// Opens a heap dump from a path, plain or gzip-compressed, as one mapped owner of its bytes.
+#include <cstdint>
+#include <span>
+#include <string>
+
+#include "error.h"
+#include "mapped_file.h"
+
+namespace heapd {
+
+// Where to inflate compressed dumps.
+struct dump_open_options {
+    std::string inflate_dir;  // empty: beside the dump, else $TMPDIR, else /tmp
+};
+
+// Non-copyable owner of a dump's bytes: the file mapped as is, or for a gzip file (one or many
+// concatenated members, as `jcmd GC.heap_dump -gz` writes) its inflated copy in an unlinked
+// temporary file, which disappears when this object does.
+class dump_file {
+public:
+    static result<dump_file> open(const std::string& path, const dump_open_options& options = {});
+    // Takes an open descriptor (which it does not keep), e.g. one passed over a socket.
+    static result<dump_file> from_fd(int fd, const std::string& name, const dump_open_options& options = {});
+
+    std::span<const std::byte> bytes() const& { return map_.bytes(); }
+    std::span<const std::byte> bytes() const&& = delete;
+    const std::string& name() const { return name_; }
+    bool compressed() const { return compressed_; }
+    std::uint64_t compressed_bytes() const { return compressed_bytes_; }
+    // For a gzip file whose last member is cut short: what was inflated is kept; this says so.
+    const std::string& inflate_warning() const { return inflate_warning_; }
+
+private:
+    mapped_file map_;
+    std::string name_;
+    bool compressed_ = false;
+    std::uint64_t compressed_bytes_ = 0;
+    std::string inflate_warning_;
+};
+
+// True when the bytes start with the gzip magic.
+bool is_gzip(std::span<const std::byte> bytes);
+
+} // namespace heapd

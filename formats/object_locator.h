@@ -1,0 +1,34 @@
+#pragma once
+// Finds the records of a few objects by id with one walk over the heap; no index of all objects.
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "heap_records.h"
+#include "id_map.h"
+#include "record_index.h"
+
+namespace heapd {
+
+// Where one located object's record is, as a view into the dump.
+struct located_object {
+    std::uint8_t tag = 0;  // 0x21 instance, 0x22 object array, 0x23 primitive array; 0 when not found
+    instance_view instance{};
+    object_array_view object_array{};
+    primitive_array_view primitive_array{};
+};
+
+// Locates the given ids (duplicates and 0 are ignored) in one pass over the heap.
+class object_locator {
+public:
+    // Walks the heap once and remembers the records of ids.
+    object_locator(const record_index& idx, std::span<const std::uint64_t> ids);
+    // The object's record, or nullptr when the dump does not hold it.
+    const located_object* find(std::uint64_t id) const;
+
+private:
+    id_map<std::uint32_t> slot_;
+    std::vector<located_object> found_;
+};
+
+} // namespace heapd

@@ -1,0 +1,92 @@
+#pragma once
+// The analysis report: plain data that heapd fills, sends as JSON, and heapctl renders.
+// It depends on nothing but the standard library, so the wire layer can carry it alone.
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace heapd {
+
+// A histogram row: one class (arrays of a primitive type count as one class).
+struct histogram_entry {
+    std::uint64_t class_id = 0;  // 0 for primitive arrays whose class has no CLASS_DUMP
+    std::string class_name;      // Java source form
+    std::uint64_t instances = 0;
+    std::uint64_t shallow_bytes = 0;
+};
+
+// One object among the largest by shallow size.
+struct object_entry {
+    std::uint64_t id = 0;
+    std::uint64_t class_id = 0;
+    std::string class_name;
+    std::uint64_t shallow_bytes = 0;
+    std::uint64_t length = 0;  // elements, for arrays
+    bool is_array = false;
+};
+
+// A thread with its Java stack, innermost frame first.
+struct thread_report {
+    std::string name;
+    std::string state;
+    std::optional<bool> daemon;
+    std::vector<std::string> frames;
+};
+
+// Facts about the dump as a whole.
+struct summary_report {
+    std::string file;
+    std::uint64_t file_bytes = 0;
+    std::string format;
+    unsigned id_size = 0;
+    std::uint64_t timestamp_ms = 0;
+    std::string layout;  // inferred object layout
+    std::uint64_t instances = 0, object_arrays = 0, primitive_arrays = 0, classes = 0;
+    std::uint64_t shallow_bytes = 0;
+    std::vector<std::pair<std::string, std::uint64_t>> records;     // top-level record counts by name
+    std::vector<std::pair<std::string, std::uint64_t>> subrecords;  // heap sub-record counts by name
+    std::vector<std::pair<std::string, std::uint64_t>> gc_roots;    // root counts by kind
+};
+
+// One row of the old agent's allocation sites table.
+struct alloc_site_report {
+    std::string class_name;
+    std::uint32_t trace_serial = 0;
+    std::uint64_t live_bytes = 0, live_instances = 0, allocated_bytes = 0, allocated_instances = 0;
+};
+
+// The old hprof agent's profiling records, when the dump has them.
+struct legacy_report {
+    std::uint64_t sites_total_live_bytes = 0, sites_total_live_instances = 0;
+    std::vector<alloc_site_report> alloc_sites;  // by live bytes, descending
+    std::uint64_t cpu_total_samples = 0;
+    std::vector<std::pair<std::uint64_t, std::string>> cpu_samples;  // (samples, top frame), descending
+    std::optional<std::pair<std::uint64_t, std::uint64_t>> heap_summary_live;  // (bytes, instances)
+    std::optional<std::pair<std::uint64_t, std::uint64_t>> heap_summary_allocated;
+    std::optional<std::uint32_t> control_flags;
+    std::optional<std::uint32_t> control_stack_depth;
+    bool empty() const {
+        return alloc_sites.empty() && cpu_samples.empty() && !heap_summary_live && !control_flags;
+    }
+};
+
+// Something in the dump that could not be read; truncation is expected of dying JVMs.
+struct problem_report {
+    std::string message;
+    std::uint64_t offset = 0;
+    bool truncation = false;
+};
+
+// Everything `heapd analyze` tells about one dump.
+struct analysis_report {
+    summary_report summary;
+    std::vector<histogram_entry> histogram;  // by shallow bytes, descending
+    std::vector<object_entry> largest_objects;
+    std::vector<thread_report> threads;
+    legacy_report legacy;
+    std::vector<problem_report> problems;
+};
+
+} // namespace heapd

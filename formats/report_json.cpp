@@ -1,0 +1,158 @@
+#include "report_json.h"
+
+namespace heapd {
+namespace {
+
+using nlohmann::json;
+
+json pairs_object(const std::vector<std::pair<std::string, std::uint64_t>>& pairs) {
+    json o = json::object();
+    for (const auto& [k, v] : pairs) o[k] = v;
+    return o;
+}
+
+std::vector<std::pair<std::string, std::uint64_t>> object_pairs(const json& o) {
+    std::vector<std::pair<std::string, std::uint64_t>> out;
+    for (auto it = o.begin(); it != o.end(); ++it) out.emplace_back(it.key(), it.value().get<std::uint64_t>());
+    return out;
+}
+
+json legacy_json(const legacy_report& l) {
+    json j = json::object();
+    if (!l.alloc_sites.empty()) {
+        json sites = json::array();
+        for (const auto& s : l.alloc_sites)
+            sites.push_back({{"class", s.class_name}, {"trace", s.trace_serial}, {"live_bytes", s.live_bytes},
+                             {"live_instances", s.live_instances}, {"allocated_bytes", s.allocated_bytes},
+                             {"allocated_instances", s.allocated_instances}});
+        j["alloc_sites"] = {{"total_live_bytes", l.sites_total_live_bytes},
+                            {"total_live_instances", l.sites_total_live_instances}, {"sites", sites}};
+    }
+    if (!l.cpu_samples.empty()) {
+        json traces = json::array();
+        for (const auto& [n, frame] : l.cpu_samples) traces.push_back({{"samples", n}, {"top_frame", frame}});
+        j["cpu_samples"] = {{"total", l.cpu_total_samples}, {"traces", traces}};
+    }
+    if (l.heap_summary_live)
+        j["heap_summary"] = {{"live_bytes", l.heap_summary_live->first}, {"live_instances", l.heap_summary_live->second},
+                             {"allocated_bytes", l.heap_summary_allocated->first},
+                             {"allocated_instances", l.heap_summary_allocated->second}};
+    if (l.control_flags)
+        j["control_settings"] = {{"flags", *l.control_flags}, {"stack_depth", *l.control_stack_depth}};
+    return j;
+}
+
+void legacy_from_json(const json& j, legacy_report& l) {
+    if (j.contains("alloc_sites")) {
+        const json& a = j.at("alloc_sites");
+        l.sites_total_live_bytes = a.at("total_live_bytes").get<std::uint64_t>();
+        l.sites_total_live_instances = a.at("total_live_instances").get<std::uint64_t>();
+        for (const json& s : a.at("sites"))
+            l.alloc_sites.push_back({s.at("class").get<std::string>(), s.at("trace").get<std::uint32_t>(),
+                                     s.at("live_bytes").get<std::uint64_t>(), s.at("live_instances").get<std::uint64_t>(),
+                                     s.at("allocated_bytes").get<std::uint64_t>(),
+                                     s.at("allocated_instances").get<std::uint64_t>()});
+    }
+    if (j.contains("cpu_samples")) {
+        l.cpu_total_samples = j.at("cpu_samples").at("total").get<std::uint64_t>();
+        for (const json& t : j.at("cpu_samples").at("traces"))
+            l.cpu_samples.emplace_back(t.at("samples").get<std::uint64_t>(), t.at("top_frame").get<std::string>());
+    }
+    if (j.contains("heap_summary")) {
+        const json& h = j.at("heap_summary");
+        l.heap_summary_live = {h.at("live_bytes").get<std::uint64_t>(), h.at("live_instances").get<std::uint64_t>()};
+        l.heap_summary_allocated = {h.at("allocated_bytes").get<std::uint64_t>(),
+                                    h.at("allocated_instances").get<std::uint64_t>()};
+    }
+    if (j.contains("control_settings")) {
+        l.control_flags = j.at("control_settings").at("flags").get<std::uint32_t>();
+        l.control_stack_depth = j.at("control_settings").at("stack_depth").get<std::uint32_t>();
+    }
+}
+
+} // namespace
+
+nlohmann::json to_json(const analysis_report& r) {
+    const summary_report& s = r.summary;
+    json summary = {{"file", s.file},
+                    {"file_bytes", s.file_bytes},
+                    {"format", s.format},
+                    {"id_size", s.id_size},
+                    {"timestamp_ms", s.timestamp_ms},
+                    {"layout", s.layout},
+                    {"instances", s.instances},
+                    {"object_arrays", s.object_arrays},
+                    {"primitive_arrays", s.primitive_arrays},
+                    {"classes", s.classes},
+                    {"shallow_bytes", s.shallow_bytes},
+                    {"records", pairs_object(s.records)},
+                    {"subrecords", pairs_object(s.subrecords)},
+                    {"gc_roots", pairs_object(s.gc_roots)}};
+    json histogram = json::array();
+    for (const auto& e : r.histogram)
+        histogram.push_back({{"class", e.class_name}, {"class_id", e.class_id}, {"instances", e.instances},
+                             {"shallow_bytes", e.shallow_bytes}});
+    json largest = json::array();
+    for (const auto& o : r.largest_objects) {
+        json e = {{"id", o.id}, {"class", o.class_name}, {"class_id", o.class_id}, {"shallow_bytes", o.shallow_bytes}};
+        if (o.is_array) e["length"] = o.length;
+        largest.push_back(std::move(e));
+    }
+    json threads = json::array();
+    for (const auto& t : r.threads) {
+        json e = {{"name", t.name}, {"frames", t.frames}};
+        if (!t.state.empty()) e["state"] = t.state;
+        if (t.daemon) e["daemon"] = *t.daemon;
+        threads.push_back(std::move(e));
+    }
+    json problems = json::array();
+    for (const auto& p : r.problems)
+        problems.push_back({{"message", p.message}, {"offset", p.offset}, {"truncation", p.truncation}});
+    return {{"summary", summary}, {"histogram", histogram}, {"largest_objects", largest},
+            {"threads", threads}, {"legacy", legacy_json(r.legacy)}, {"problems", problems}};
+}
+
+result<analysis_report> report_from_json(const nlohmann::json& j) {
+    try {
+        analysis_report r;
+        const json& s = j.at("summary");
+        summary_report& out = r.summary;
+        out.file = s.value("file", "");
+        out.file_bytes = s.value("file_bytes", std::uint64_t{0});
+        out.format = s.at("format").get<std::string>();
+        out.id_size = s.at("id_size").get<unsigned>();
+        out.timestamp_ms = s.value("timestamp_ms", std::uint64_t{0});
+        out.layout = s.value("layout", "");
+        out.instances = s.at("instances").get<std::uint64_t>();
+        out.object_arrays = s.value("object_arrays", std::uint64_t{0});
+        out.primitive_arrays = s.value("primitive_arrays", std::uint64_t{0});
+        out.classes = s.at("classes").get<std::uint64_t>();
+        out.shallow_bytes = s.at("shallow_bytes").get<std::uint64_t>();
+        if (s.contains("records")) out.records = object_pairs(s.at("records"));
+        if (s.contains("subrecords")) out.subrecords = object_pairs(s.at("subrecords"));
+        out.gc_roots = object_pairs(s.at("gc_roots"));
+        for (const json& e : j.at("histogram"))
+            r.histogram.push_back({e.value("class_id", std::uint64_t{0}), e.at("class").get<std::string>(),
+                                   e.at("instances").get<std::uint64_t>(), e.at("shallow_bytes").get<std::uint64_t>()});
+        for (const json& e : j.at("largest_objects"))
+            r.largest_objects.push_back({e.at("id").get<std::uint64_t>(), e.value("class_id", std::uint64_t{0}),
+                                         e.at("class").get<std::string>(), e.at("shallow_bytes").get<std::uint64_t>(),
+                                         e.value("length", std::uint64_t{0}), e.contains("length")});
+        for (const json& e : j.at("threads")) {
+            thread_report t{e.at("name").get<std::string>(), e.value("state", ""), std::nullopt,
+                            e.at("frames").get<std::vector<std::string>>()};
+            if (e.contains("daemon")) t.daemon = e.at("daemon").get<bool>();
+            r.threads.push_back(std::move(t));
+        }
+        if (j.contains("legacy")) legacy_from_json(j.at("legacy"), r.legacy);
+        if (j.contains("problems"))
+            for (const json& p : j.at("problems"))
+                r.problems.push_back({p.at("message").get<std::string>(), p.at("offset").get<std::uint64_t>(),
+                                      p.value("truncation", false)});
+        return r;
+    } catch (const json::exception& e) {
+        return fail(error_code::bad_value, std::string("report JSON: ") + e.what());
+    }
+}
+
+} // namespace heapd

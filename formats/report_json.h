@@ -1,0 +1,17 @@
+#pragma once
+// The analysis report as JSON, both ways: heapd writes it, heapctl and scripts read it.
+#include <nlohmann/json.hpp>
+
+#include "error.h"
+#include "report.h"
+
+namespace heapd {
+
+// The report as a JSON object with the keys summary, histogram, largest_objects, threads,
+// legacy and problems.
+nlohmann::json to_json(const analysis_report& r);
+
+// Reads a report back; fails with bad_value when a required key is missing or of the wrong type.
+result<analysis_report> report_from_json(const nlohmann::json& j);
+
+} // namespace heapd

@@ -1,0 +1,179 @@
+#include "report_text.h"
+
+#include <cstdio>
+#include <ctime>
+
+namespace heapd {
+namespace {
+
+// printf into a std::string.
+template <class... A>
+std::string fmt(const char* f, A... a) {
+    char buf[512];
+    int n = std::snprintf(buf, sizeof buf, f, a...);
+    return std::string(buf, n < 0 ? 0 : std::min<std::size_t>(static_cast<std::size_t>(n), sizeof buf - 1));
+}
+
+// 1234567 -> "1,234,567".
+std::string grouped(std::uint64_t v) {
+    std::string digits = std::to_string(v), out;
+    for (std::size_t i = 0; i < digits.size(); ++i) {
+        if (i > 0 && (digits.size() - i) % 3 == 0) out += ',';
+        out += digits[i];
+    }
+    return out;
+}
+
+unsigned rows(std::size_t available, unsigned top) {
+    return static_cast<unsigned>(top == 0 ? available : std::min<std::size_t>(available, top));
+}
+
+void header(std::string& out, const analysis_report& r) {
+    const summary_report& s = r.summary;
+    out += "heapd analyze: " + (s.file.empty() ? std::string("<memory>") : s.file) + "\n";
+    out += fmt("  Dump     %s, %u-byte ids, taken %s, %s\n", s.format.c_str(), s.id_size,
+               utc_time(s.timestamp_ms).c_str(), human_bytes(s.file_bytes).c_str());
+    out += "  Layout   " + s.layout + " (inferred from object addresses)\n";
+    std::uint64_t objects = s.instances + s.object_arrays + s.primitive_arrays;
+    out += "  Heap     " + grouped(objects) + " objects (" + grouped(s.instances) + " instances, " +
+           grouped(s.object_arrays) + " object arrays, " + grouped(s.primitive_arrays) + " primitive arrays), " +
+           grouped(s.classes) + " classes, " + human_bytes(s.shallow_bytes) + " shallow\n";
+    std::uint64_t roots = 0;
+    std::string kinds;
+    for (const auto& [k, n] : s.gc_roots) {
+        roots += n;
+        kinds += (kinds.empty() ? "" : ", ") + k + " " + grouped(n);
+    }
+    out += "  Roots    " + grouped(roots) + " GC roots" + (kinds.empty() ? "" : ": " + kinds) + "\n";
+    std::string recs;
+    for (const auto& [k, n] : s.records) recs += (recs.empty() ? "" : ", ") + k + " " + grouped(n);
+    out += "  Records  " + recs + "\n";
+}
+
+void problems(std::string& out, const analysis_report& r) {
+    if (r.problems.empty()) return;
+    out += "\nWarnings\n";
+    for (const auto& p : r.problems)
+        out += "  ! " + p.message + " (at file offset " + std::to_string(p.offset) + ")\n";
+}
+
+void histogram(std::string& out, const analysis_report& r, unsigned top) {
+    unsigned n = rows(r.histogram.size(), top);
+    out += fmt("\nClass histogram (top %u by shallow size)\n", n);
+    out += fmt("  %4s %13s %11s %6s  %s\n", "#", "Instances", "Bytes", "Share", "Class");
+    double total = static_cast<double>(r.summary.shallow_bytes ? r.summary.shallow_bytes : 1);
+    for (unsigned i = 0; i < n; ++i) {
+        const histogram_entry& e = r.histogram[i];
+        out += fmt("  %4u %13s %11s %5.1f%%  %s\n", i + 1, grouped(e.instances).c_str(),
+                   human_bytes(e.shallow_bytes).c_str(), 100.0 * static_cast<double>(e.shallow_bytes) / total,
+                   e.class_name.c_str());
+    }
+}
+
+void largest(std::string& out, const analysis_report& r, unsigned top) {
+    unsigned n = rows(r.largest_objects.size(), top);
+    if (n == 0) return;
+    out += fmt("\nLargest objects (top %u by shallow size)\n", n);
+    out += fmt("  %4s %11s  %-20s  %s\n", "#", "Bytes", "Id", "Class");
+    for (unsigned i = 0; i < n; ++i) {
+        const object_entry& o = r.largest_objects[i];
+        std::string cls = o.class_name;
+        if (o.is_array) cls += " (length " + grouped(o.length) + ")";
+        out += fmt("  %4u %11s  0x%-18llx  %s\n", i + 1, human_bytes(o.shallow_bytes).c_str(),
+                   static_cast<unsigned long long>(o.id), cls.c_str());
+    }
+}
+
+void threads(std::string& out, const analysis_report& r, unsigned max_frames) {
+    if (r.threads.empty()) return;
+    out += fmt("\nThreads (%zu)\n", r.threads.size());
+    for (const auto& t : r.threads) {
+        out += "  \"" + t.name + "\"";
+        if (t.daemon && *t.daemon) out += " daemon";
+        if (!t.state.empty()) out += " " + t.state;
+        out += "\n";
+        unsigned n = rows(t.frames.size(), max_frames);
+        for (unsigned i = 0; i < n; ++i) out += "      at " + t.frames[i] + "\n";
+        if (n < t.frames.size()) out += fmt("      ... %zu more\n", t.frames.size() - n);
+    }
+}
+
+void legacy(std::string& out, const analysis_report& r, unsigned top) {
+    const legacy_report& l = r.legacy;
+    if (l.empty()) return;
+    out += "\nProfiler records (old hprof agent)\n";
+    if (l.control_flags)
+        out += fmt("  Control settings: allocation traces %s, CPU sampling %s, stack depth %u\n",
+                   (*l.control_flags & 1) ? "on" : "off", (*l.control_flags & 2) ? "on" : "off", *l.control_stack_depth);
+    if (l.heap_summary_live)
+        out += fmt("  Heap summary: %llu live bytes in %llu instances; %llu bytes in %llu instances allocated\n",
+                   static_cast<unsigned long long>(l.heap_summary_live->first),
+                   static_cast<unsigned long long>(l.heap_summary_live->second),
+                   static_cast<unsigned long long>(l.heap_summary_allocated->first),
+                   static_cast<unsigned long long>(l.heap_summary_allocated->second));
+    if (!l.alloc_sites.empty()) {
+        out += "\nSITES BEGIN (ordered by live bytes)\n";
+        out += "          percent          live          alloc'ed  stack class\n";
+        out += " rank   self  accum     bytes objs     bytes  objs trace name\n";
+        double total = static_cast<double>(l.sites_total_live_bytes ? l.sites_total_live_bytes : 1);
+        double accum = 0;
+        unsigned n = rows(l.alloc_sites.size(), top);
+        for (unsigned i = 0; i < n; ++i) {
+            const auto& s = l.alloc_sites[i];
+            double self = 100.0 * static_cast<double>(s.live_bytes) / total;
+            accum += self;
+            out += fmt("%5u %5.2f%% %5.2f%% %9llu %4llu %9llu %5llu %5u %s\n", i + 1, self, accum,
+                       static_cast<unsigned long long>(s.live_bytes), static_cast<unsigned long long>(s.live_instances),
+                       static_cast<unsigned long long>(s.allocated_bytes),
+                       static_cast<unsigned long long>(s.allocated_instances), s.trace_serial, s.class_name.c_str());
+        }
+        if (n < l.alloc_sites.size()) out += fmt("  ... %zu more sites\n", l.alloc_sites.size() - n);
+        out += "SITES END\n";
+    }
+    if (!l.cpu_samples.empty()) {
+        out += fmt("\nCPU SAMPLES BEGIN (total = %llu)\n", static_cast<unsigned long long>(l.cpu_total_samples));
+        out += " rank   self  count method\n";
+        double total = static_cast<double>(l.cpu_total_samples ? l.cpu_total_samples : 1);
+        unsigned n = rows(l.cpu_samples.size(), top);
+        for (unsigned i = 0; i < n; ++i)
+            out += fmt("%5u %5.2f%% %6llu %s\n", i + 1, 100.0 * static_cast<double>(l.cpu_samples[i].first) / total,
+                       static_cast<unsigned long long>(l.cpu_samples[i].first), l.cpu_samples[i].second.c_str());
+        out += "CPU SAMPLES END\n";
+    }
+}
+
+} // namespace
+
+std::string human_bytes(std::uint64_t bytes) {
+    static constexpr const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
+    if (bytes < 1024) return std::to_string(bytes) + " B";
+    double v = static_cast<double>(bytes);
+    unsigned u = 0;
+    while (v >= 1024 && u + 1 < std::size(units)) {
+        v /= 1024;
+        ++u;
+    }
+    return fmt(v >= 100 ? "%.0f %s" : v >= 10 ? "%.1f %s" : "%.2f %s", v, units[u]);
+}
+
+std::string utc_time(std::uint64_t ms) {
+    std::time_t t = static_cast<std::time_t>(ms / 1000);
+    std::tm tm{};
+    if (gmtime_r(&t, &tm) == nullptr) return "?";
+    char buf[40];
+    std::strftime(buf, sizeof buf, "%Y-%m-%d %H:%M:%S UTC", &tm);
+    return buf;
+}
+
+std::string render_text(const analysis_report& r, const text_options& options) {
+    std::string out;
+    header(out, r);
+    problems(out, r);
+    histogram(out, r, options.top);
+    largest(out, r, options.top);
+    threads(out, r, options.max_frames);
+    legacy(out, r, options.top);
+    return out;
+}
+
+} // namespace heapd

@@ -1,0 +1,24 @@
+#pragma once
+// The analysis report for people: a header with the dump's facts and aligned tables.
+#include <string>
+
+#include "report.h"
+
+namespace heapd {
+
+// Formatting choices for the text report.
+struct text_options {
+    unsigned top = 20;           // rows per table (0: all)
+    unsigned max_frames = 32;    // frames shown per thread (0: all)
+};
+
+// The whole report as text, lines under 100 columns where the data allows.
+std::string render_text(const analysis_report& r, const text_options& options);
+
+// "1.5 MiB", "312 B": bytes in binary units with three significant digits.
+std::string human_bytes(std::uint64_t bytes);
+
+// "2026-11-21 08:37:12 UTC" for milliseconds since the epoch.
+std::string utc_time(std::uint64_t ms);
+
+} // namespace heapd

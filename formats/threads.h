@@ -1,0 +1,34 @@
+#pragma once
+// The dump's threads: names, states and Java stack traces, from thread roots, traces and frames.
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "class_table.h"
+#include "heap_records.h"
+#include "record_index.h"
+
+namespace heapd {
+
+// One Java thread as the dump shows it.
+struct thread_entry {
+    std::uint32_t serial = 0;
+    std::uint64_t object_id = 0;
+    std::string name;               // decoded Thread.name, or the START_THREAD name
+    std::string state;              // java.lang.Thread.State name, "" when unknown
+    std::optional<bool> daemon;
+    std::vector<std::string> frames;  // "java.lang.Object.wait(Object.java:338)", innermost first
+};
+
+// A Java stack frame in the form a Java stack trace prints it.
+std::string format_frame(const record_index& idx, const frame_info& f);
+// The java.lang.Thread.State name for a JVMTI thread status word.
+std::string thread_state_name(std::uint32_t status);
+
+// Threads from ROOT_THREAD_OBJ roots (HotSpot) and START_THREAD records (the old hprof agent),
+// by serial; names and states are read from the Thread objects (a few passes over the heap).
+std::vector<thread_entry> collect_threads(const record_index& idx, const class_table& classes,
+                                          const std::vector<root_view>& thread_roots);
+
+} // namespace heapd
