@@ -27,13 +27,20 @@ public class Demo {
             this.created = created;
             this.user = user;
             this.payload = new byte[size];
+            long x = created * 0x9E3779B97F4A7C15L + 1;
+            for (int i = 0; i < size; i++) {
+                x ^= x << 13;
+                x ^= x >>> 7;
+                x ^= x << 17;
+                payload[i] = (byte) x;
+            }
         }
     }
 
     public static void main(String[] args) throws Exception {
         int n = args.length > 0 ? Integer.parseInt(args[0]) : 1000;
         for (int i = 0; i < n; i++) {
-            SESSIONS.add(new Session(i, "user-" + i, 100 + i % 50));
+            SESSIONS.add(new Session(i, "user-" + i, 1000 + i % 500));
             CACHE.put("k" + i, new int[i % 20]);
             COUNTERS.put(i, (long) i * 7);
             if (i % 10 == 0) LOG.add("event " + i + " \u00e9\u4e2d");
@@ -41,7 +48,7 @@ public class Demo {
         weakHeld = new Object();
         WEAK = new WeakReference<>(weakHeld);
         SOFT = new SoftReference<>(new byte[4096]);
-        Thread worker = new Thread(Demo::idle, "demo-worker");
+        Thread worker = new Thread(Demo::idle, "demo-worker-\u00e9\u4e2d");
         worker.setDaemon(true);
         worker.start();
         System.out.println("ready");

@@ -1,0 +1,145 @@
+#include "jvm_process.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <mutex>
+#include <stdexcept>
+
+namespace heapd::test {
+namespace {
+
+std::vector<char*> c_argv(const std::vector<std::string>& argv) {
+    std::vector<char*> out;
+    for (const auto& a : argv) out.push_back(const_cast<char*>(a.c_str()));
+    out.push_back(nullptr);
+    return out;
+}
+
+// Reads both pipes until they close.
+void drain(int out_fd, int err_fd, std::string& out, std::string& err) {
+    pollfd fds[2] = {{out_fd, POLLIN, 0}, {err_fd, POLLIN, 0}};
+    int open_fds = 2;
+    char buf[65536];
+    while (open_fds > 0) {
+        if (::poll(fds, 2, -1) < 0) break;
+        for (int i = 0; i < 2; ++i) {
+            if (fds[i].fd < 0 || fds[i].revents == 0) continue;
+            ssize_t n = ::read(fds[i].fd, buf, sizeof buf);
+            if (n > 0) {
+                (i == 0 ? out : err).append(buf, static_cast<std::size_t>(n));
+            } else {
+                ::close(fds[i].fd);
+                fds[i].fd = -1;
+                --open_fds;
+            }
+        }
+    }
+}
+
+std::string classes_dir() {
+    static std::once_flag once;
+    static std::string dir = std::string(HEAPD_BINARY_DIR) + "/tests/java-classes";
+    std::call_once(once, [] {
+        std::filesystem::create_directories(dir);
+        auto r = run_command({"javac", "-d", dir, std::string(HEAPD_SOURCE_DIR) + "/tests/java/Demo.java"});
+        if (r.exit_code != 0) throw std::runtime_error("javac failed: " + r.err);
+    });
+    return dir;
+}
+
+} // namespace
+
+command_result run_command(const std::vector<std::string>& argv) {
+    int out[2], err[2];
+    if (::pipe2(out, O_CLOEXEC) != 0 || ::pipe2(err, O_CLOEXEC) != 0) return {};
+    pid_t pid = ::fork();
+    if (pid == 0) {
+        ::dup2(out[1], 1);
+        ::dup2(err[1], 2);
+        int devnull = ::open("/dev/null", O_RDONLY);
+        ::dup2(devnull, 0);
+        auto args = c_argv(argv);
+        ::execvp(args[0], args.data());
+        ::_exit(127);
+    }
+    ::close(out[1]);
+    ::close(err[1]);
+    command_result r;
+    drain(out[0], err[0], r.out, r.err);
+    int status = 0;
+    ::waitpid(pid, &status, 0);
+    r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    return r;
+}
+
+std::string heapd_binary() { return std::string(HEAPD_BINARY_DIR) + "/daemon/heapd"; }
+
+demo_jvm::demo_jvm(const std::vector<std::string>& jvm_flags, const std::vector<std::string>& args) {
+    std::vector<std::string> argv = {"java"};
+    argv.insert(argv.end(), jvm_flags.begin(), jvm_flags.end());
+    argv.insert(argv.end(), {"-cp", classes_dir(), "Demo"});
+    argv.insert(argv.end(), args.begin(), args.end());
+    int out[2];
+    if (::pipe2(out, O_CLOEXEC) != 0) return;
+    pid_ = ::fork();
+    if (pid_ == 0) {
+        ::dup2(out[1], 1);
+        auto a = c_argv(argv);
+        ::execvp(a[0], a.data());
+        ::_exit(127);
+    }
+    ::close(out[1]);
+    std::string seen;
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+    char buf[4096];
+    while (seen.find("ready") == std::string::npos && std::chrono::steady_clock::now() < deadline) {
+        pollfd p{out[0], POLLIN, 0};
+        if (::poll(&p, 1, 1000) <= 0) continue;
+        ssize_t n = ::read(out[0], buf, sizeof buf);
+        if (n <= 0) break;
+        seen.append(buf, static_cast<std::size_t>(n));
+    }
+    ::close(out[0]);
+    ready_ = seen.find("ready") != std::string::npos;
+}
+
+demo_jvm::~demo_jvm() {
+    if (pid_ <= 0) return;
+    // SIGTERM lets the JVM remove its hsperfdata file; SIGKILL if it does not go within 10 s.
+    ::kill(pid_, SIGTERM);
+    for (int i = 0; i < 100; ++i) {
+        if (::waitpid(pid_, nullptr, WNOHANG) == pid_) return;
+        ::usleep(100000);
+    }
+    ::kill(pid_, SIGKILL);
+    ::waitpid(pid_, nullptr, 0);
+}
+
+command_result demo_jvm::jcmd(const std::vector<std::string>& args) const {
+    std::vector<std::string> argv = {"jcmd", std::to_string(pid_)};
+    argv.insert(argv.end(), args.begin(), args.end());
+    return run_command(argv);
+}
+
+scratch_dir::scratch_dir() {
+    std::string base = std::string(HEAPD_BINARY_DIR) + "/tests/scratch";
+    std::filesystem::create_directories(base);
+    std::string tmpl = base + "/t-XXXXXX";
+    if (::mkdtemp(tmpl.data()) == nullptr) throw std::runtime_error("mkdtemp failed");
+    path_ = tmpl;
+}
+
+scratch_dir::~scratch_dir() {
+    std::error_code ec;
+    std::filesystem::remove_all(path_, ec);
+}
+
+} // namespace heapd::test

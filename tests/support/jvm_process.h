@@ -1,0 +1,55 @@
+#pragma once
+// Test helpers that run real programs: a demo JVM started and stopped by the test, and commands.
+#include <string>
+#include <sys/types.h>
+#include <vector>
+
+namespace heapd::test {
+
+// What a finished command printed and how it ended.
+struct command_result {
+    int exit_code = -1;
+    std::string out;  // standard output
+    std::string err;  // standard error
+};
+
+// Runs argv (no shell) and waits for it; stdout and stderr captured separately.
+command_result run_command(const std::vector<std::string>& argv);
+
+// The build's heapd executable.
+std::string heapd_binary();
+
+// A JVM running tests/java/Demo.java (compiled once per build into the build tree); killed on destruction.
+class demo_jvm {
+public:
+    // Starts `java <jvm_flags> Demo <args>` and waits (up to 60 s) until it prints "ready".
+    explicit demo_jvm(const std::vector<std::string>& jvm_flags, const std::vector<std::string>& args = {});
+    ~demo_jvm();
+    demo_jvm(const demo_jvm&) = delete;
+    demo_jvm& operator=(const demo_jvm&) = delete;
+
+    pid_t pid() const { return pid_; }
+    bool ready() const { return ready_; }
+    // `jcmd <pid> args...`
+    command_result jcmd(const std::vector<std::string>& args) const;
+
+private:
+    pid_t pid_ = -1;
+    bool ready_ = false;
+};
+
+// A fresh directory under the build tree's test scratch area, removed on destruction.
+class scratch_dir {
+public:
+    scratch_dir();
+    ~scratch_dir();
+    scratch_dir(const scratch_dir&) = delete;
+    scratch_dir& operator=(const scratch_dir&) = delete;
+    const std::string& path() const { return path_; }
+    std::string file(const std::string& name) const { return path_ + "/" + name; }
+
+private:
+    std::string path_;
+};
+
+} // namespace heapd::test
