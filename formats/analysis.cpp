@@ -97,6 +97,7 @@ result<analysis_report> analyze_dump(std::span<const std::byte> data, const anal
     s.id_size = reader->id_size();
     s.timestamp_ms = reader->header().timestamp_ms;
     s.layout = c.layout;
+    s.layout_inferred = c.layout_inferred;
     s.instances = c.instances;
     s.object_arrays = c.object_arrays;
     s.primitive_arrays = c.primitive_arrays;

@@ -136,6 +136,7 @@ census_result heap_census::finish() {
     const bool gaps_are_sizes = array_pairs_ > 0 && fits_[best] * 2 >= array_pairs_;
     r.layout = std::string(layouts_[best].name);
     r.layout_evidence = fits_[best];
+    r.layout_inferred = gaps_are_sizes;
     layout_model model(*classes_, layouts_[best], id_size_);
 
     auto instance_size = [&](const class_acc& a) -> std::uint64_t {

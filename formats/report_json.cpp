@@ -80,6 +80,7 @@ nlohmann::json to_json(const analysis_report& r) {
                     {"id_size", s.id_size},
                     {"timestamp_ms", s.timestamp_ms},
                     {"layout", s.layout},
+                    {"layout_inferred", s.layout_inferred},
                     {"instances", s.instances},
                     {"object_arrays", s.object_arrays},
                     {"primitive_arrays", s.primitive_arrays},
@@ -123,6 +124,7 @@ result<analysis_report> report_from_json(const nlohmann::json& j) {
         out.id_size = s.at("id_size").get<unsigned>();
         out.timestamp_ms = s.value("timestamp_ms", std::uint64_t{0});
         out.layout = s.value("layout", "");
+        out.layout_inferred = s.value("layout_inferred", false);
         out.instances = s.at("instances").get<std::uint64_t>();
         out.object_arrays = s.value("object_arrays", std::uint64_t{0});
         out.primitive_arrays = s.value("primitive_arrays", std::uint64_t{0});

@@ -2,6 +2,7 @@
 
 #include <cstdio>
 #include <ctime>
+#include <vector>
 
 namespace heapd {
 namespace {
@@ -28,26 +29,44 @@ unsigned rows(std::size_t available, unsigned top) {
     return static_cast<unsigned>(top == 0 ? available : std::min<std::size_t>(available, top));
 }
 
+// Appends "  Label    item, item, ..." wrapped under 100 columns, continuation lines indented.
+void wrapped_line(std::string& out, const char* label, const std::vector<std::string>& items) {
+    std::string line = fmt("  %-8s ", label);
+    const std::size_t indent = line.size();
+    for (std::size_t i = 0; i < items.size(); ++i) {
+        std::string item = items[i] + (i + 1 < items.size() ? "," : "");
+        if (line.size() > indent && line.size() + 1 + item.size() > 99) {
+            out += line + "\n";
+            line = std::string(indent, ' ');
+        }
+        line += (line.size() > indent ? " " : "") + item;
+    }
+    out += line + "\n";
+}
+
 void header(std::string& out, const analysis_report& r) {
     const summary_report& s = r.summary;
     out += "heapd analyze: " + (s.file.empty() ? std::string("<memory>") : s.file) + "\n";
     out += fmt("  Dump     %s, %u-byte ids, taken %s, %s\n", s.format.c_str(), s.id_size,
                utc_time(s.timestamp_ms).c_str(), human_bytes(s.file_bytes).c_str());
-    out += "  Layout   " + s.layout + " (inferred from object addresses)\n";
+    out += "  Layout   " + s.layout +
+           (s.layout_inferred ? " (inferred from object addresses)\n" : " (assumed: object ids are not addresses)\n");
     std::uint64_t objects = s.instances + s.object_arrays + s.primitive_arrays;
-    out += "  Heap     " + grouped(objects) + " objects (" + grouped(s.instances) + " instances, " +
-           grouped(s.object_arrays) + " object arrays, " + grouped(s.primitive_arrays) + " primitive arrays), " +
-           grouped(s.classes) + " classes, " + human_bytes(s.shallow_bytes) + " shallow\n";
+    out += "  Heap     " + human_bytes(s.shallow_bytes) + " in " + grouped(objects) + " objects of " +
+           grouped(s.classes) + " classes\n";
+    out += "           " + grouped(s.instances) + " instances, " + grouped(s.object_arrays) + " object arrays, " +
+           grouped(s.primitive_arrays) + " primitive arrays\n";
     std::uint64_t roots = 0;
-    std::string kinds;
+    std::vector<std::string> kinds;
     for (const auto& [k, n] : s.gc_roots) {
         roots += n;
-        kinds += (kinds.empty() ? "" : ", ") + k + " " + grouped(n);
+        kinds.push_back(k + " " + grouped(n));
     }
-    out += "  Roots    " + grouped(roots) + " GC roots" + (kinds.empty() ? "" : ": " + kinds) + "\n";
-    std::string recs;
-    for (const auto& [k, n] : s.records) recs += (recs.empty() ? "" : ", ") + k + " " + grouped(n);
-    out += "  Records  " + recs + "\n";
+    if (!kinds.empty()) kinds[0] = grouped(roots) + " GC roots: " + kinds[0];
+    wrapped_line(out, "Roots", kinds);
+    std::vector<std::string> recs;
+    for (const auto& [k, n] : s.records) recs.push_back(k + " " + grouped(n));
+    wrapped_line(out, "Records", recs);
 }
 
 void problems(std::string& out, const analysis_report& r) {
@@ -74,12 +93,12 @@ void largest(std::string& out, const analysis_report& r, unsigned top) {
     unsigned n = rows(r.largest_objects.size(), top);
     if (n == 0) return;
     out += fmt("\nLargest objects (top %u by shallow size)\n", n);
-    out += fmt("  %4s %11s  %-20s  %s\n", "#", "Bytes", "Id", "Class");
+    out += fmt("  %4s %11s  %-15s  %s\n", "#", "Bytes", "Id", "Class");
     for (unsigned i = 0; i < n; ++i) {
         const object_entry& o = r.largest_objects[i];
         std::string cls = o.class_name;
         if (o.is_array) cls += " (length " + grouped(o.length) + ")";
-        out += fmt("  %4u %11s  0x%-18llx  %s\n", i + 1, human_bytes(o.shallow_bytes).c_str(),
+        out += fmt("  %4u %11s  0x%-13llx  %s\n", i + 1, human_bytes(o.shallow_bytes).c_str(),
                    static_cast<unsigned long long>(o.id), cls.c_str());
     }
 }
