@@ -1,0 +1,217 @@
+// Reads the peer dumps (files no one here wrote) and checks every figure against the summary an
+// independent parser printed for them (the *-result.txt beside each dump), parsed at test time.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <ctime>
+#include <fstream>
+#include <map>
+#include <regex>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "formats/census.h"
+#include "formats/heap_walk.h"
+#include "formats/mapped_file.h"
+#include "formats/record_index.h"
+
+namespace heapd {
+namespace {
+
+// What the independent parser printed for a dump.
+struct peer_summary {
+    std::string captured;                           // "YYYY-MM-DD HH:MM:SS"
+    std::map<std::string, std::uint64_t> counts;    // "Stack traces" -> 216, "GC root unknown" -> 54
+    std::uint64_t heap_dumps = 0;
+    std::uint64_t threads_found = 0;
+    std::vector<std::vector<std::string>> threads;  // frames as printed, without "  at "
+};
+
+peer_summary read_summary(const std::string& path) {
+    std::ifstream in(path);
+    EXPECT_TRUE(in) << "cannot read " << path;
+    static const std::regex captured(R"(^Dump captured at (\d{4}-\d\d-\d\d \d\d:\d\d:\d\d) UTC\.$)");
+    static const std::regex count(R"(^(?:\.\.)?([A-Za-z0-9 -]+): (\d+)$)");
+    static const std::regex dumps(R"(^(\d+) heap dumps containing in total \d+ segments:$)");
+    static const std::regex found(R"(^Found (\d+) threads with stacktraces:$)");
+    static const std::regex thread(R"(^Thread (\d+)$)");
+    static const std::regex frame(R"(^  at (.+)$)");
+    peer_summary s;
+    std::string line;
+    std::smatch m;
+    bool in_threads = false;
+    while (std::getline(in, line)) {
+        if (std::regex_match(line, m, captured)) {
+            s.captured = m[1];
+        } else if (std::regex_match(line, m, dumps)) {
+            s.heap_dumps = std::stoull(m[1]);
+        } else if (std::regex_match(line, m, found)) {
+            s.threads_found = std::stoull(m[1]);
+            in_threads = true;
+        } else if (line.starts_with("Found a total")) {
+            in_threads = false;
+        } else if (in_threads && std::regex_match(line, m, thread)) {
+            EXPECT_EQ(std::stoull(m[1]), s.threads.size() + 1) << line;
+            s.threads.emplace_back();
+        } else if (in_threads && std::regex_match(line, m, frame)) {
+            EXPECT_FALSE(s.threads.empty()) << line;
+            if (!s.threads.empty()) s.threads.back().push_back(m[1]);
+        } else if (!in_threads && std::regex_match(line, m, count)) {
+            s.counts[m[1]] = std::stoull(m[2]);
+        }
+    }
+    return s;
+}
+
+// A peer dump opened and read through the whole reader layer.
+class peer_dump_test : public ::testing::TestWithParam<std::string> {
+protected:
+    void SetUp() override {
+        const std::string base = std::string(HEAPD_PEER_DATA) + "/" + GetParam();
+        summary_ = read_summary(base + "-result.txt");
+        auto file = mapped_file::open(base + ".bin");
+        ASSERT_TRUE(file.has_value()) << file.error().describe();
+        file_ = std::move(*file);
+        auto reader = hprof_reader::parse(file_.bytes());
+        ASSERT_TRUE(reader.has_value()) << reader.error().describe();
+        reader_ = *reader;
+        index_ = record_index::build(reader_);
+        for (const auto& p : index_.problems()) ADD_FAILURE() << p.describe();
+        ASSERT_FALSE(index_.truncated());
+    }
+
+    census_result census() {
+        class_table classes(index_);
+        heap_census c(index_, classes, 20);
+        std::vector<error_info> problems;
+        walk_heap(index_, c, &problems);
+        for (const auto& p : problems) ADD_FAILURE() << p.describe();
+        return c.finish();
+    }
+
+    // The figure the peer printed under this label; fails the test when it is missing.
+    std::uint64_t peer(const std::string& label) {
+        auto it = summary_.counts.find(label);
+        if (it == summary_.counts.end()) {
+            ADD_FAILURE() << "no \"" << label << "\" line in the peer summary";
+            return ~std::uint64_t{0};
+        }
+        return it->second;
+    }
+
+    peer_summary summary_;
+    mapped_file file_;
+    hprof_reader reader_;
+    record_index index_;
+};
+
+TEST_P(peer_dump_test, header_timestamp_matches_the_capture_time) {
+    const std::time_t seconds = static_cast<std::time_t>(reader_.header().timestamp_ms / 1000);
+    std::tm utc{};
+    ASSERT_NE(gmtime_r(&seconds, &utc), nullptr);
+    char text[32];
+    ASSERT_GT(std::strftime(text, sizeof text, "%Y-%m-%d %H:%M:%S", &utc), 0u);
+    ASSERT_FALSE(summary_.captured.empty());
+    EXPECT_EQ(text, summary_.captured);
+}
+
+TEST_P(peer_dump_test, top_level_record_counts_match) {
+    // The peer counts classes by distinct class object id: a dump may load one class under several
+    // serials (hprof-64 repeats LOAD_CLASS for the primitive array classes).
+    std::set<std::uint64_t> class_ids;
+    for (const loaded_class& c : index_.classes()) class_ids.insert(c.class_id);
+    EXPECT_GE(index_.count(record_tag::load_class), class_ids.size());
+
+    EXPECT_EQ(index_.count(record_tag::utf8), peer("UTF-8 Strings"));
+    EXPECT_EQ(class_ids.size(), peer("Classes loaded"));
+    EXPECT_EQ(index_.count(record_tag::unload_class), peer("Classes unloaded"));
+    EXPECT_EQ(index_.count(record_tag::trace), peer("Stack traces"));
+    EXPECT_EQ(index_.traces().size(), peer("Stack traces"));
+    EXPECT_EQ(index_.count(record_tag::frame), peer("Stack frames"));
+    EXPECT_EQ(index_.count(record_tag::start_thread), peer("Start threads"));
+    EXPECT_EQ(index_.started_threads().size(), peer("Start threads"));
+    EXPECT_EQ(index_.count(record_tag::alloc_sites), peer("Allocation sites"));
+    EXPECT_EQ(index_.count(record_tag::end_thread), peer("End threads"));
+    EXPECT_EQ(index_.count(record_tag::control_settings), peer("Control settings"));
+    EXPECT_EQ(index_.count(record_tag::cpu_samples), peer("CPU samples"));
+    EXPECT_EQ(index_.count(record_tag::heap_summary), peer("Heap summaries"));
+    EXPECT_EQ(index_.heap_records().size(), summary_.heap_dumps);
+    EXPECT_GT(summary_.heap_dumps, 0u);
+}
+
+TEST_P(peer_dump_test, gc_roots_and_heap_sub_record_counts_match) {
+    census_result r = census();
+    auto roots = [&](root_kind k) { return r.roots[static_cast<unsigned>(k)]; };
+    EXPECT_EQ(roots(root_kind::unknown), peer("GC root unknown"));
+    EXPECT_EQ(roots(root_kind::thread_object), peer("GC root thread objects"));
+    EXPECT_EQ(roots(root_kind::jni_global), peer("GC root JNI global"));
+    EXPECT_EQ(roots(root_kind::jni_local), peer("GC root JNI local"));
+    EXPECT_EQ(roots(root_kind::java_frame), peer("GC root Java frame"));
+    EXPECT_EQ(roots(root_kind::native_stack), peer("GC root native stack"));
+    EXPECT_EQ(roots(root_kind::sticky_class), peer("GC root sticky class"));
+    EXPECT_EQ(roots(root_kind::thread_block), peer("GC root thread block"));
+    EXPECT_EQ(roots(root_kind::monitor_used), peer("GC root monitor used"));
+    // The peer knows no Android root kinds; a JVM dump has none.
+    for (root_kind k : {root_kind::interned_string, root_kind::finalizing, root_kind::debugger,
+                        root_kind::reference_cleanup, root_kind::vm_internal, root_kind::jni_monitor,
+                        root_kind::unreachable})
+        EXPECT_EQ(roots(k), 0u) << root_kind_name(k);
+
+    EXPECT_EQ(r.subrecord_counts[0x23] + r.subrecord_counts[0xC3], peer("GC primitive array dump"));
+    EXPECT_EQ(r.subrecord_counts[0x22], peer("GC object array dump"));
+    EXPECT_EQ(r.subrecord_counts[0x20], peer("GC class dump"));
+    EXPECT_EQ(r.subrecord_counts[0x21], peer("GC instance dump"));
+    EXPECT_EQ(r.primitive_arrays, peer("GC primitive array dump"));
+    EXPECT_EQ(r.object_arrays, peer("GC object array dump"));
+    EXPECT_EQ(r.classes, peer("GC class dump"));
+    EXPECT_EQ(r.instances, peer("GC instance dump"));
+}
+
+// One frame as the peer prints it: "pkg.Class.method (File.java:line)".
+std::string describe_frame(const record_index& idx, std::uint64_t frame_id) {
+    const frame_info* f = idx.frame(frame_id);
+    if (f == nullptr) return "<no FRAME record>";
+    const loaded_class* c = idx.class_by_serial(f->class_serial);
+    std::string cls = c ? std::string(idx.utf8(c->name_id)) : "<no LOAD_CLASS>";
+    for (char& ch : cls)
+        if (ch == '/') ch = '.';
+    std::string_view method = idx.utf8(f->method_name_id);
+    std::string_view file = idx.utf8(f->source_file_id);
+    std::string line;
+    switch (f->line) {
+    case -1: line = "unknown line number"; break;
+    case -2: line = "compiled method"; break;
+    case -3: line = "native method"; break;
+    default: line = std::to_string(f->line);
+    }
+    return cls + "." + std::string(method.empty() ? "unknown method name" : method) + " (" +
+           std::string(file.empty() ? "unknown source file" : file) + ":" + line + ")";
+}
+
+TEST_P(peer_dump_test, stack_traces_with_frames_match_in_order) {
+    // The peer lists the traces that have frames, by serial number.
+    std::vector<const trace_info*> traces;
+    for (const trace_info& t : index_.traces())
+        if (!t.frame_ids.empty()) traces.push_back(&t);
+    std::stable_sort(traces.begin(), traces.end(),
+                     [](const trace_info* a, const trace_info* b) { return a->serial < b->serial; });
+
+    ASSERT_GT(summary_.threads_found, 0u);
+    EXPECT_EQ(traces.size(), summary_.threads_found);
+    ASSERT_EQ(traces.size(), summary_.threads.size());
+    const unsigned id = index_.id_size();
+    for (std::size_t i = 0; i < traces.size(); ++i) {
+        SCOPED_TRACE("Thread " + std::to_string(i + 1) + ", trace serial " + std::to_string(traces[i]->serial));
+        std::vector<std::string> frames;
+        for (std::size_t off = 0; off < traces[i]->frame_ids.size(); off += id)
+            frames.push_back(describe_frame(index_, be::id(traces[i]->frame_ids.data() + off, id)));
+        EXPECT_EQ(frames, summary_.threads[i]);
+    }
+}
+
+INSTANTIATE_TEST_SUITE_P(peers, peer_dump_test, ::testing::Values("hprof-32", "hprof-64"),
+                         [](const auto& info) { return info.param == "hprof-32" ? "hprof_32" : "hprof_64"; });
+
+} // namespace
+} // namespace heapd
