@@ -9,7 +9,7 @@ namespace heapd {
 // "[[Ljava/lang/Object;" -> "java.lang.Object[][]"; hidden-class '+' suffixes keep their '/' form.
 std::string java_class_name(std::string_view internal);
 
-// True when the two names denote the same class, whether written with '/' or '.'.
+// True when internal (slash or dot form) names the class java_name gives in dot form.
 bool same_class_name(std::string_view internal, std::string_view java_name);
 
 // "0x" followed by lowercase hex digits of v.
