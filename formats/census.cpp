@@ -29,7 +29,7 @@ std::uint8_t heap_census::tag_of(root_kind k) {
 }
 
 std::uint32_t heap_census::acc_for(std::uint64_t class_id, std::uint8_t kind) {
-    if (class_id == last_class_ && accs_[last_acc_].kind == kind) return last_acc_;
+    if (!accs_.empty() && class_id == last_class_ && accs_[last_acc_].kind == kind) return last_acc_;
     auto [slot, inserted] = acc_by_class_.insert(class_id, static_cast<std::uint32_t>(accs_.size()));
     if (inserted) {
         accs_.emplace_back();

@@ -5,7 +5,8 @@
 
 namespace heapd {
 
-// Maps uint64 keys (any value but ~0) to V; linear probing, power-of-two capacity, no erase.
+// Maps any uint64 key to V; linear probing, power-of-two capacity, no erase. The one key that
+// marks empty slots (~0, which hostile input can use as an id) is kept beside the table.
 template <class V>
 class id_map {
 public:
@@ -13,6 +14,7 @@ public:
 
     // The value for key, or nullptr.
     const V* find(std::uint64_t key) const {
+        if (key == empty_key) return has_empty_key_ ? &empty_key_value_ : nullptr;
         if (size_ == 0) return nullptr;
         for (std::size_t i = slot(key);; i = (i + 1) & mask_) {
             if (keys_[i] == key) return &values_[i];
@@ -25,6 +27,12 @@ public:
 
     // Inserts key with value if absent; returns the stored value and whether it was inserted.
     std::pair<V*, bool> insert(std::uint64_t key, const V& value) {
+        if (key == empty_key) {
+            if (has_empty_key_) return {&empty_key_value_, false};
+            has_empty_key_ = true;
+            empty_key_value_ = value;
+            return {&empty_key_value_, true};
+        }
         if ((size_ + 1) * 4 > keys_.size() * 3) grow();
         for (std::size_t i = slot(key);; i = (i + 1) & mask_) {
             if (keys_[i] == key) return {&values_[i], false};
@@ -37,12 +45,13 @@ public:
         }
     }
 
-    std::size_t size() const { return size_; }
+    std::size_t size() const { return size_ + (has_empty_key_ ? 1 : 0); }
 
     // Calls f(key, value) for every entry, in no particular order.
     template <class F> void for_each(F&& f) const {
         for (std::size_t i = 0; i < keys_.size(); ++i)
             if (keys_[i] != empty_key) f(keys_[i], values_[i]);
+        if (has_empty_key_) f(empty_key, empty_key_value_);
     }
 
 private:
@@ -64,7 +73,9 @@ private:
 
     std::vector<std::uint64_t> keys_;
     std::vector<V> values_;
-    std::size_t size_ = 0;
+    std::size_t size_ = 0;  // keys in the table, the empty key aside
+    bool has_empty_key_ = false;
+    V empty_key_value_{};
     std::size_t mask_ = 0;
     unsigned shift_ = 64;
 };

@@ -28,7 +28,7 @@ struct locate_visitor : heap_visitor {
 
 object_locator::object_locator(const record_index& idx, std::span<const std::uint64_t> ids) {
     for (std::uint64_t id : ids) {
-        if (id == 0 || id == id_map<std::uint32_t>::empty_key) continue;
+        if (id == 0) continue;
         if (slot_.insert(id, static_cast<std::uint32_t>(found_.size())).second) found_.emplace_back();
     }
     if (found_.empty()) return;
