@@ -101,8 +101,10 @@ std::vector<thread_entry> collect_threads(const record_index& idx, const class_t
     std::vector<std::uint32_t> traces;
     std::map<std::uint64_t, std::size_t> by_object;
     for (const root_view& r : thread_roots) {
-        if (r.object_id != 0 && by_object.contains(r.object_id)) continue;
-        by_object[r.object_id] = threads.size();
+        if (r.object_id != 0) {
+            if (by_object.contains(r.object_id)) continue;
+            by_object[r.object_id] = threads.size();
+        }
         threads.push_back({r.thread_serial, r.object_id, {}, {}, std::nullopt, {}});
         traces.push_back(r.trace_serial);
     }
@@ -111,7 +113,9 @@ std::vector<thread_entry> collect_threads(const record_index& idx, const class_t
         if (it == by_object.end()) {
             threads.push_back({s.serial, s.object_id, {}, {}, std::nullopt, {}});
             traces.push_back(s.trace_serial);
-            it = by_object.emplace(s.object_id, threads.size() - 1).first;
+            if (s.object_id != 0) by_object.emplace(s.object_id, threads.size() - 1);
+            threads.back().name = std::string(idx.utf8(s.name_id));
+            continue;
         }
         threads[it->second].name = std::string(idx.utf8(s.name_id));
     }

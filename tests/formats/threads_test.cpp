@@ -296,8 +296,6 @@ TEST(collect_threads, start_threads_without_thread_objects_keep_their_own_names)
     b.start_thread(1, 0, 101, 0x40, 0, 0);
     b.start_thread(2, 0, 102, 0x41, 0, 0);
     loaded l(b);
-    GTEST_SKIP() << "bug in formats/threads.cpp collect_threads: every START_THREAD with object id 0 maps to "
-                    "the first such thread, which takes the last one's name (got \"beta\", \"<thread 2>\")";
     expect_threads(l.threads(), {
         {1, 0, "alpha", "", std::nullopt, main_frames},
         {2, 0, "beta", "", std::nullopt, handler_frames},
