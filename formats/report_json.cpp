@@ -3,7 +3,7 @@
 namespace heapd {
 namespace {
 
-using nlohmann::json;
+using json = nlohmann::ordered_json;
 
 json pairs_object(const std::vector<std::pair<std::string, std::uint64_t>>& pairs) {
     json o = json::object();
@@ -72,7 +72,7 @@ void legacy_from_json(const json& j, legacy_report& l) {
 
 } // namespace
 
-nlohmann::json to_json(const analysis_report& r) {
+nlohmann::ordered_json to_json(const analysis_report& r) {
     const summary_report& s = r.summary;
     json summary = {{"file", s.file},
                     {"file_bytes", s.file_bytes},
@@ -101,9 +101,10 @@ nlohmann::json to_json(const analysis_report& r) {
     }
     json threads = json::array();
     for (const auto& t : r.threads) {
-        json e = {{"name", t.name}, {"frames", t.frames}};
+        json e = {{"name", t.name}};
         if (!t.state.empty()) e["state"] = t.state;
         if (t.daemon) e["daemon"] = *t.daemon;
+        e["frames"] = t.frames;
         threads.push_back(std::move(e));
     }
     json problems = json::array();
@@ -113,7 +114,7 @@ nlohmann::json to_json(const analysis_report& r) {
             {"threads", threads}, {"legacy", legacy_json(r.legacy)}, {"problems", problems}};
 }
 
-result<analysis_report> report_from_json(const nlohmann::json& j) {
+result<analysis_report> report_from_json(const nlohmann::ordered_json& j) {
     try {
         analysis_report r;
         const json& s = j.at("summary");

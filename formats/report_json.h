@@ -7,11 +7,11 @@
 
 namespace heapd {
 
-// The report as a JSON object with the keys summary, histogram, largest_objects, threads,
+// The report as a JSON object (keys kept in the order written) with summary, histogram, largest_objects, threads,
 // legacy and problems.
-nlohmann::json to_json(const analysis_report& r);
+nlohmann::ordered_json to_json(const analysis_report& r);
 
 // Reads a report back; fails with bad_value when a required key is missing or of the wrong type.
-result<analysis_report> report_from_json(const nlohmann::json& j);
+result<analysis_report> report_from_json(const nlohmann::ordered_json& j);
 
 } // namespace heapd
