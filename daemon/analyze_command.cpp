@@ -17,6 +17,7 @@ struct analyze_args {
     std::string file;
     bool json = false;
     unsigned top = 20;
+    bool top_given = false;
     bool no_threads = false;
     std::string inflate_dir;
 };
@@ -29,8 +30,9 @@ int run_analyze(const analyze_args& a) {
     }
     if (!dump->inflate_warning().empty()) std::fprintf(stderr, "heapd: warning: %s\n", dump->inflate_warning().c_str());
     analysis_options options;
-    options.top = a.json ? 0 : a.top;
-    if (a.json && a.top != 20) options.top = a.top;
+    // JSON carries the whole histogram unless --top is given; text shows --top rows.
+    options.top = a.json && !a.top_given ? 0 : a.top;
+    options.largest = a.top == 0 ? 20 : a.top;
     options.threads = !a.no_threads;
     options.file_name = a.file;
     auto report = analyze_dump(dump->bytes(), options);
@@ -65,7 +67,10 @@ void add_analyze(CLI::App& app, int& status) {
     sub->add_option("--top", args->top, "Rows per table (0: all)")->capture_default_str();
     sub->add_flag("--no-threads", args->no_threads, "Skip resolving thread names and states");
     sub->add_option("--inflate-dir", args->inflate_dir, "Where to inflate a compressed dump (default: beside it)");
-    sub->callback([args, &status] { status = run_analyze(*args); });
+    sub->callback([args, &status, sub] {
+        args->top_given = sub->count("--top") > 0;
+        status = run_analyze(*args);
+    });
 }
 
 } // namespace heapd::cmd

@@ -84,7 +84,7 @@ result<analysis_report> analyze_dump(std::span<const std::byte> data, const anal
     if (!reader) return std::unexpected(reader.error());
     record_index idx = record_index::build(*reader);
     class_table classes(idx);
-    heap_census census(idx, classes, options.top);
+    heap_census census(idx, classes, options.largest);
     std::vector<error_info> heap_problems;
     walk_heap(idx, census, &heap_problems);
     census_result c = census.finish();

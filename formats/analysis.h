@@ -11,7 +11,8 @@ namespace heapd {
 
 // What to analyse and how much to keep.
 struct analysis_options {
-    unsigned top = 20;        // rows of histogram kept in the report (0: all) and largest objects
+    unsigned top = 20;        // histogram rows kept in the report (0: all)
+    unsigned largest = 20;    // largest objects kept
     bool threads = true;      // resolve thread names and states (three extra walks over the heap)
     std::string file_name;    // shown in the report
 };

@@ -1,5 +1,6 @@
 #include "report_text.h"
 
+#include <cmath>
 #include <cstdio>
 #include <ctime>
 #include <vector>
@@ -72,8 +73,24 @@ void header(std::string& out, const analysis_report& r) {
 void problems(std::string& out, const analysis_report& r) {
     if (r.problems.empty()) return;
     out += "\nWarnings\n";
-    for (const auto& p : r.problems)
-        out += "  ! " + p.message + " (at file offset " + std::to_string(p.offset) + ")\n";
+    for (const auto& p : r.problems) {
+        // Word-wrapped under 100 columns, continuation lines under the message.
+        std::string text = p.message + " (at file offset " + std::to_string(p.offset) + ")";
+        std::string line = "  !";
+        std::size_t start = 0;
+        while (start < text.size()) {
+            std::size_t end = text.find(' ', start);
+            if (end == std::string::npos) end = text.size();
+            std::string word = text.substr(start, end - start);
+            if (line.size() > 4 && line.size() + 1 + word.size() > 99) {
+                out += line + "\n";
+                line = "   ";
+            }
+            line += " " + word;
+            start = end + 1;
+        }
+        out += line + "\n";
+    }
 }
 
 void histogram(std::string& out, const analysis_report& r, unsigned top) {
@@ -168,11 +185,14 @@ std::string human_bytes(std::uint64_t bytes) {
     if (bytes < 1024) return std::to_string(bytes) + " B";
     double v = static_cast<double>(bytes);
     unsigned u = 0;
-    while (v >= 1024 && u + 1 < std::size(units)) {
+    // A value that would print as 1024 (1023.6) moves up a unit too.
+    while (std::round(v) >= 1024 && u + 1 < std::size(units)) {
         v /= 1024;
         ++u;
     }
-    return fmt(v >= 100 ? "%.0f %s" : v >= 10 ? "%.1f %s" : "%.2f %s", v, units[u]);
+    // Decimals by the value as it will print: 9.996 shows as "10.0", 99.96 as "100".
+    const char* f = std::round(v * 100) / 100 < 10 ? "%.2f %s" : std::round(v * 10) / 10 < 100 ? "%.1f %s" : "%.0f %s";
+    return fmt(f, v, units[u]);
 }
 
 std::string utc_time(std::uint64_t ms) {

@@ -144,10 +144,11 @@ TEST(analyze_dump, the_histogram_is_sorted_by_shallow_bytes_then_name) {
     EXPECT_FALSE(r.largest_objects[1].is_array);
 }
 
-TEST(analyze_dump, top_cuts_the_histogram_and_the_largest_objects) {
+TEST(analyze_dump, top_cuts_the_histogram_and_largest_cuts_the_objects) {
     const hprof_builder b = fixture();
     analysis_options o;
     o.top = 2;
+    o.largest = 2;
     const analysis_report r = analyze(b, o);
     ASSERT_EQ(r.histogram.size(), 2u);
     EXPECT_EQ(r.histogram[0].class_name, "int[]");
@@ -157,7 +158,8 @@ TEST(analyze_dump, top_cuts_the_histogram_and_the_largest_objects) {
     EXPECT_EQ(r.largest_objects[1].id, 0x1000u);
     EXPECT_EQ(r.summary.shallow_bytes, 584u);  // the summary still covers every class
 
-    o.top = 0;  // every histogram row; no largest-object list
+    o.top = 0;  // every histogram row
+    o.largest = 0;  // no largest-object list
     const analysis_report all = analyze(b, o);
     EXPECT_EQ(all.histogram.size(), 6u);
     EXPECT_TRUE(all.largest_objects.empty());
