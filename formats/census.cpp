@@ -30,6 +30,11 @@ std::uint8_t heap_census::tag_of(root_kind k) {
 
 std::uint32_t heap_census::acc_for(std::uint64_t class_id, std::uint8_t kind) {
     if (!accs_.empty() && class_id == last_class_ && accs_[last_acc_].kind == kind) return last_acc_;
+    if (const std::uint32_t* hit = acc_by_class_.find(class_id); hit != nullptr && accs_[*hit].kind == kind) {
+        last_class_ = class_id;
+        last_acc_ = *hit;
+        return *hit;
+    }
     auto [slot, inserted] = acc_by_class_.insert(class_id, static_cast<std::uint32_t>(accs_.size()));
     if (inserted) {
         accs_.emplace_back();
@@ -62,6 +67,10 @@ void heap_census::see_object(std::uint64_t id, std::uint32_t acc, const std::uin
 void heap_census::offer_big(std::uint64_t id, std::uint32_t acc, std::uint32_t length,
                             const std::uint64_t* sizes) {
     if (top_ == 0) return;
+    bool wanted = false;  // most arrays are smaller than every list's smallest: leave at once
+    for (std::size_t c = 0; c < layouts_.size() && !wanted; ++c)
+        wanted = big_[c].size() < top_ || sizes[c] >= big_[c].front().bytes;
+    if (!wanted) return;
     auto greater = [](const big_array& a, const big_array& b) { return a > b; };
     for (std::size_t c = 0; c < layouts_.size(); ++c) {
         auto& heap = big_[c];

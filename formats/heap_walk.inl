@@ -6,13 +6,12 @@ namespace heapd {
 // Walks the sub-records of one HEAP_DUMP or HEAP_DUMP_SEGMENT body, calling the visitor for each.
 // Every read is bounded by the body; the first sub-record that does not fit or parse stops the walk
 // with an error naming its offset (code out_of_bounds when it ran past the body's end).
-template <class V>
-result<void> walk_heap_body(std::span<const std::byte> body, std::uint64_t body_offset,
-                            unsigned id_size, V& v) {
+// The walk for one identifier size, a compile-time constant so header sizes fold.
+template <unsigned id, class V>
+result<void> walk_heap_body_for(std::span<const std::byte> body, std::uint64_t body_offset, V& v) {
     const std::byte* base = body.data();
     const std::size_t size = body.size();
     std::size_t pos = 0;
-    const unsigned id = id_size;
     while (pos < size) {
         const std::byte* p = base + pos;
         const std::size_t left = size - pos;
@@ -143,6 +142,12 @@ result<void> walk_heap_body(std::span<const std::byte> body, std::uint64_t body_
         }
     }
     return {};
+}
+
+template <class V>
+result<void> walk_heap_body(std::span<const std::byte> body, std::uint64_t body_offset,
+                            unsigned id_size, V& v) {
+    return id_size == 8 ? walk_heap_body_for<8>(body, body_offset, v) : walk_heap_body_for<4>(body, body_offset, v);
 }
 
 } // namespace heapd

@@ -7,12 +7,14 @@
 namespace heapd {
 namespace {
 
+// The array length follows the header; the first element sits at the length's end rounded up to a
+// heap word (16 or 24 on 64-bit, 12 on 32-bit, where 8-byte elements align to 16).
 constexpr vm_layout layouts_64[] = {
-    {"64-bit, compressed oops", 4, 12, 12, 8},
-    {"64-bit, uncompressed oops", 8, 12, 12, 8},
-    {"64-bit, uncompressed oops and class pointers", 8, 16, 16, 8},
+    {"64-bit, compressed oops", 4, 12, 8, 16, 16},
+    {"64-bit, uncompressed oops", 8, 12, 8, 16, 16},
+    {"64-bit, uncompressed oops and class pointers", 8, 16, 8, 24, 24},
 };
-constexpr vm_layout layouts_32[] = {{"32-bit", 4, 8, 8, 4}};
+constexpr vm_layout layouts_32[] = {{"32-bit", 4, 8, 4, 12, 16}};
 constexpr std::uint32_t object_alignment = 8;
 // Deeper super chains than this are taken as a cycle in a damaged dump.
 constexpr std::size_t max_class_depth = 4096;
@@ -76,13 +78,6 @@ void sort_for_layout(std::vector<field_to_place>& fields) {
 std::span<const vm_layout> candidate_layouts(unsigned id_size) {
     if (id_size == 4) return layouts_32;
     return layouts_64;
-}
-
-std::uint64_t array_shallow_size(const vm_layout& l, std::uint8_t elem_type, std::uint32_t length) {
-    std::uint64_t elem = elem_type == 2 ? l.oop_size : value_size(elem_type, 8);
-    std::uint64_t base = align_up(l.array_length_offset + 4, l.word_size);
-    if (l.word_size == 4 && elem == 8) base = align_up(base, 8);
-    return align_up(base + elem * length, object_alignment);
 }
 
 const layout_model::shape& layout_model::shape_of(std::uint64_t class_id) {

@@ -15,8 +15,9 @@ struct vm_layout {
     std::string_view name;           // for people: "64-bit, compressed oops"
     unsigned oop_size;               // bytes of a reference field or array element
     unsigned header_size;            // bytes before the first instance field
-    unsigned array_length_offset;    // where an array's length sits
     unsigned word_size;              // HeapWordSize: 8 on 64-bit, 4 on 32-bit
+    unsigned array_base;             // offset of the first element
+    unsigned wide_array_base;        // the same for long[] and double[] (aligned to 8 on 32-bit)
 };
 
 // The layouts a dump with this identifier size can come from, most common first.
@@ -24,7 +25,11 @@ std::span<const vm_layout> candidate_layouts(unsigned id_size);
 inline constexpr unsigned max_candidate_layouts = 3;
 
 // Bytes of an array of length elements of the given basic type (2 = references).
-std::uint64_t array_shallow_size(const vm_layout& l, std::uint8_t elem_type, std::uint32_t length);
+inline std::uint64_t array_shallow_size(const vm_layout& l, std::uint8_t elem_type, std::uint32_t length) {
+    std::uint64_t elem = elem_type == 2 ? l.oop_size : value_size(elem_type, 8);
+    std::uint64_t base = elem == 8 ? l.wide_array_base : l.array_base;
+    return (base + elem * length + 7) & ~std::uint64_t{7};
+}
 
 // Computes instance and mirror sizes of a dump's classes under one layout, memoized per class.
 class layout_model {
