@@ -19,7 +19,7 @@ char descriptor_of(std::uint8_t prim_type) {
 } // namespace
 
 heap_census::heap_census(const record_index& idx, class_table& classes, unsigned top_objects)
-    : idx_(&idx), classes_(&classes), top_(top_objects), id_size_(idx.id_size()),
+    : classes_(&classes), top_(top_objects), id_size_(idx.id_size()),
       layouts_(candidate_layouts(idx.id_size())) {}
 
 std::uint8_t heap_census::tag_of(root_kind k) {
@@ -146,7 +146,7 @@ census_result heap_census::finish() {
     r.layout = std::string(layouts_[best].name);
     r.layout_evidence = fits_[best];
     r.layout_inferred = gaps_are_sizes;
-    layout_model model(*classes_, layouts_[best], id_size_);
+    layout_model model(*classes_, layouts_[best]);
 
     auto instance_size = [&](const class_acc& a) -> std::uint64_t {
         std::uint64_t size = model.instance_size(a.class_id);

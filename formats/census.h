@@ -75,7 +75,6 @@ private:
     void see_object(std::uint64_t id, std::uint32_t acc, const std::uint64_t* array_sizes);
     void offer_big(std::uint64_t id, std::uint32_t acc, std::uint32_t length, const std::uint64_t* sizes);
 
-    const record_index* idx_;
     class_table* classes_;
     unsigned top_;
     unsigned id_size_;

@@ -34,8 +34,7 @@ inline std::uint64_t array_shallow_size(const vm_layout& l, std::uint8_t elem_ty
 // Computes instance and mirror sizes of a dump's classes under one layout, memoized per class.
 class layout_model {
 public:
-    layout_model(const class_table& classes, const vm_layout& layout, unsigned id_size)
-        : classes_(&classes), layout_(layout), id_size_(id_size) {}
+    layout_model(const class_table& classes, const vm_layout& layout) : classes_(&classes), layout_(layout) {}
 
     const vm_layout& layout() const { return layout_; }
     // Shallow size of an instance of class_id: header, fields of the class and its supers packed
@@ -58,7 +57,6 @@ private:
 
     const class_table* classes_;
     vm_layout layout_;
-    unsigned id_size_;
     id_map<std::uint32_t> shape_index_;
     std::vector<shape> shapes_;
 };

@@ -112,7 +112,7 @@ public:
     class_dump_fixture(const class_dump_fixture&) = delete;
 
     const class_table& classes() const { return classes_; }
-    layout_model model(const vm_layout& l) const { return layout_model(classes_, l, builder_.id_size()); }
+    layout_model model(const vm_layout& l) const { return layout_model(classes_, l); }
 
 private:
     test::hprof_builder builder_;
