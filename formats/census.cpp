@@ -146,6 +146,7 @@ census_result heap_census::finish() {
     r.layout = std::string(layouts_[best].name);
     r.layout_evidence = fits_[best];
     r.layout_inferred = gaps_are_sizes;
+    r.vm = &layouts_[best];
     layout_model model(*classes_, layouts_[best]);
 
     auto instance_size = [&](const class_acc& a) -> std::uint64_t {
@@ -174,6 +175,7 @@ census_result heap_census::finish() {
         if (a.kind == 0) {
             std::uint64_t size = instance_size(a);
             if (a.class_id == class_class_id) class_object_size = static_cast<std::uint32_t>(size);
+            r.instance_sizes.insert(a.class_id, static_cast<std::uint32_t>(size));
             e.shallow_bytes = size * a.instances;
             for (std::uint64_t id : a.first_ids)
                 candidates.push_back({id, a.class_id, e.class_name, size, 0, false});
@@ -196,8 +198,10 @@ census_result heap_census::finish() {
             row = r.histogram.end() - 1;
         }
         for (const class_info& c : classes_->all()) {
+            std::uint32_t size = model.mirror_size(c.id(), class_object_size);
+            r.mirror_sizes.insert(c.id(), size);
             ++row->instances;
-            row->shallow_bytes += model.mirror_size(c.id(), class_object_size);
+            row->shallow_bytes += size;
         }
     }
     r.classes = classes_->size();

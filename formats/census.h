@@ -30,6 +30,9 @@ struct census_result {
     std::vector<histogram_entry> histogram;  // by shallow bytes, descending
     std::vector<object_entry> largest;       // by shallow bytes, descending
     std::vector<root_view> thread_roots;     // ROOT_THREAD_OBJECT records, in dump order
+    const vm_layout* vm = nullptr;           // the layout sizes were computed for
+    id_map<std::uint32_t> instance_sizes;    // class id -> bytes of one instance, for classes with instances
+    id_map<std::uint32_t> mirror_sizes;      // class id -> bytes of its java.lang.Class object
 };
 
 // Visitor for walk_heap; call finish() after the walk.

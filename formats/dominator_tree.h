@@ -1,0 +1,47 @@
+#pragma once
+// Who keeps what alive: the dominator tree of the object graph (a virtual root above all GC
+// roots) and every object's retained size, by the Semi-NCA algorithm without recursion.
+//
+// Memory: kept, 12 bytes per node (immediate dominator 4, retained size 8); while computing, a
+// further 28 bytes per reachable node and 4 bytes per reference (the predecessor lists).
+#include <cstdint>
+#include <vector>
+
+#include "error.h"
+#include "object_graph.h"
+
+namespace heapd {
+
+// Immediate dominators and retained sizes of a graph's nodes.
+class dominator_tree {
+public:
+    static constexpr std::uint32_t virtual_root = object_graph::no_node - 1;  // above all GC roots
+    static constexpr std::uint32_t unreachable = object_graph::no_node;
+
+    static dominator_tree compute(const object_graph& g);
+
+    // The node's immediate dominator: a node, virtual_root, or unreachable.
+    std::uint32_t idom(std::uint32_t node) const { return idom_[node]; }
+    bool reachable(std::uint32_t node) const { return idom_[node] != unreachable; }
+    // Bytes freed if the node became unreachable: itself and everything only it keeps alive.
+    std::uint64_t retained(std::uint32_t node) const { return retained_[node]; }
+
+    std::uint64_t reachable_count() const { return reachable_count_; }
+    std::uint64_t reachable_bytes() const { return reachable_bytes_; }
+    std::uint64_t unreachable_count() const { return idom_.size() - reachable_count_; }
+    std::uint64_t unreachable_bytes() const { return unreachable_bytes_; }
+
+    // Children lists of the dominator tree (the virtual root's children under index size()).
+    struct children_index {
+        std::vector<std::uint64_t> begin;  // size() + 2 entries
+        std::vector<std::uint32_t> nodes;
+    };
+    children_index children() const;
+
+private:
+    std::vector<std::uint32_t> idom_;
+    std::vector<std::uint64_t> retained_;
+    std::uint64_t reachable_count_ = 0, reachable_bytes_ = 0, unreachable_bytes_ = 0;
+};
+
+} // namespace heapd

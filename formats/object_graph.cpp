@@ -1,0 +1,240 @@
+#include "object_graph.h"
+
+#include <algorithm>
+
+#include "heap_walk.h"
+#include "java_names.h"
+
+namespace heapd {
+
+// Builds an object_graph: collects ids, numbers them, then counts and fills references.
+struct graph_builder {
+    graph_builder(const record_index& i, const class_table& c, const census_result& s, const graph_options& o,
+                  object_graph& out)
+        : idx(i), classes(c), census(s), options(o), g(out), id_size(i.id_size()) {}
+
+    const record_index& idx;
+    const class_table& classes;
+    const census_result& census;
+    graph_options options;
+    object_graph& g;
+    unsigned id_size;
+    id_map<std::uint32_t> key_by_class;
+    std::array<std::uint32_t, 12> prim_key{};  // key + 1 per primitive type
+    std::uint32_t class_object_key = object_graph::no_node;
+    id_map<std::uint32_t> refs_by_class;        // class id -> index into ref_offsets
+    std::vector<std::vector<std::uint32_t>> ref_offsets;
+    std::vector<std::uint64_t> root_ids;
+
+    std::uint32_t add_key(std::string name) {
+        g.key_names_.push_back(std::move(name));
+        return static_cast<std::uint32_t>(g.key_names_.size() - 1);
+    }
+    std::uint32_t key_for_class(std::uint64_t class_id) {
+        auto [slot, inserted] = key_by_class.insert(class_id, 0);
+        if (inserted) *slot = add_key(classes.java_name(class_id));
+        return *slot;
+    }
+    std::uint32_t key_for_primitive(std::uint8_t type) {
+        if (prim_key[type] == 0) prim_key[type] = add_key(std::string(primitive_name(type)) + "[]") + 1;
+        return prim_key[type] - 1;
+    }
+    // Offsets in instance data of the reference fields of class_id and its supers; the referent of
+    // java.lang.ref.Reference is left out, since it does not keep its object alive.
+    const std::vector<std::uint32_t>& reference_fields(std::uint64_t class_id) {
+        auto [slot, inserted] = refs_by_class.insert(class_id, static_cast<std::uint32_t>(ref_offsets.size()));
+        if (!inserted) return ref_offsets[*slot];
+        std::vector<std::uint32_t> offsets;
+        std::uint32_t off = 0;
+        const class_info* c = classes.find(class_id);
+        for (int depth = 0; c != nullptr && depth < 4096; ++depth) {
+            bool is_reference = same_class_name(c->raw_name, "java.lang.ref.Reference");
+            c->dump.for_each_field([&](const class_dump_view::field& f) {
+                if (f.type == 2 && !(is_reference && idx.utf8(f.name_id) == "referent")) offsets.push_back(off);
+                off += value_size(f.type, id_size);
+            });
+            c = classes.find(c->super_id());
+        }
+        ref_offsets.push_back(std::move(offsets));
+        return ref_offsets.back();
+    }
+    static std::uint32_t units(std::uint64_t bytes) {
+        return static_cast<std::uint32_t>(std::min<std::uint64_t>((bytes + 7) / 8, ~std::uint32_t{0}));
+    }
+
+    // Pass 1: every object and class with its record offset; the roots' ids.
+    struct collect : heap_visitor {
+        graph_builder* b;
+        void root(const root_view& r) { b->root_ids.push_back(r.object_id); }
+        void class_dump(const class_dump_view& c) { b->g.nodes_.push_back({c.class_id(), c.offset}); }
+        void instance(const instance_view& v) { b->g.nodes_.push_back({v.id, v.offset}); }
+        void object_array(const object_array_view& v) { b->g.nodes_.push_back({v.id, v.offset}); }
+        void primitive_array(const primitive_array_view& v) { b->g.nodes_.push_back({v.id, v.offset}); }
+    };
+
+    // Passes 2 and 3: with fill false, sets keys and sizes and counts references per node; with
+    // fill true, writes them. Records whose id lost to a duplicate are skipped.
+    struct references : heap_visitor {
+        graph_builder* b;
+        bool fill;
+        std::uint32_t own(std::uint64_t id, std::uint64_t offset) const {
+            std::uint32_t n = b->g.node_of(id);
+            return n != object_graph::no_node && b->g.nodes_[n].offset == offset ? n : object_graph::no_node;
+        }
+        template <class Each>
+        void emit(std::uint32_t node, std::uint32_t count, Each&& each) {
+            if (!fill) {
+                b->g.edge_begin_[node + 1] = count;
+                return;
+            }
+            std::uint64_t at = b->g.edge_begin_[node];
+            each([&](std::uint64_t id) { b->g.edges_[at++] = b->g.node_of(id); });
+        }
+        void class_dump(const class_dump_view& c) {
+            std::uint32_t n = own(c.class_id(), c.offset);
+            if (n == object_graph::no_node) return;
+            auto each = [&](auto&& put) {
+                for (std::uint64_t id : {c.super_id(), c.loader_id(), c.signers_id(), c.protection_domain_id()})
+                    if (id != 0) put(id);
+                c.for_each_static([&](const class_dump_view::static_field& s) {
+                    if (s.type == 2) {
+                        std::uint64_t id = be::id(s.value.data(), b->id_size);
+                        if (id != 0) put(id);
+                    }
+                });
+            };
+            if (!fill) {
+                if (b->class_object_key == object_graph::no_node) {
+                    const class_info* cc = b->classes.find_by_name("java.lang.Class");
+                    b->class_object_key = cc ? b->key_for_class(cc->id()) : b->add_key("java.lang.Class");
+                }
+                b->g.key_[n] = b->class_object_key;
+                const std::uint32_t* size = b->census.mirror_sizes.find(c.class_id());
+                b->g.shallow_[n] = units(size ? *size : 0);
+                std::uint32_t count = 0;
+                each([&](std::uint64_t) { ++count; });
+                return emit(n, count, each);
+            }
+            emit(n, 0, each);
+        }
+        void instance(const instance_view& v) {
+            std::uint32_t n = own(v.id, v.offset);
+            if (n == object_graph::no_node) return;
+            const auto& fields = b->reference_fields(v.class_id);
+            const bool link_class = b->options.instances_reference_their_class;
+            auto each = [&](auto&& put) {
+                for (std::uint32_t off : fields) {
+                    if (off + b->id_size > v.data.size()) break;
+                    std::uint64_t id = be::id(v.data.data() + off, b->id_size);
+                    if (id != 0) put(id);
+                }
+                if (link_class) put(v.class_id);
+            };
+            if (!fill) {
+                b->g.key_[n] = b->key_for_class(v.class_id);
+                const std::uint32_t* size = b->census.instance_sizes.find(v.class_id);
+                b->g.shallow_[n] = units(size ? *size : 0);
+                std::uint32_t count = 0;
+                each([&](std::uint64_t) { ++count; });
+                return emit(n, count, each);
+            }
+            emit(n, 0, each);
+        }
+        void object_array(const object_array_view& v) {
+            std::uint32_t n = own(v.id, v.offset);
+            if (n == object_graph::no_node) return;
+            const bool link_class = b->options.instances_reference_their_class;
+            auto each = [&](auto&& put) {
+                for (std::uint32_t i = 0; i < v.length; ++i)
+                    if (std::uint64_t id = v.element(i); id != 0) put(id);
+                if (link_class) put(v.class_id);
+            };
+            if (!fill) {
+                b->g.key_[n] = b->key_for_class(v.class_id);
+                b->g.shallow_[n] = units(array_shallow_size(*b->census.vm, 2, v.length));
+                std::uint32_t count = 0;
+                each([&](std::uint64_t) { ++count; });
+                return emit(n, count, each);
+            }
+            emit(n, 0, each);
+        }
+        void primitive_array(const primitive_array_view& v) {
+            std::uint32_t n = own(v.id, v.offset);
+            if (n == object_graph::no_node || fill) return;
+            b->g.key_[n] = b->key_for_primitive(v.type);
+            b->g.shallow_[n] = units(array_shallow_size(*b->census.vm, v.type, v.length));
+        }
+    };
+
+    result<void> run() {
+        collect c;
+        c.b = this;
+        walk_heap(idx, c);
+        if (g.nodes_.size() >= object_graph::no_node)
+            return fail(error_code::unsupported, "the heap holds " + std::to_string(g.nodes_.size()) +
+                                                     " objects; the object graph numbers at most 2^32 - 2");
+        std::sort(g.nodes_.begin(), g.nodes_.end(), [](const auto& a, const auto& b) {
+            return a.id != b.id ? a.id < b.id : a.offset < b.offset;
+        });
+        // A damaged dump may hold an id twice: the first record in the file keeps it.
+        g.nodes_.erase(std::unique(g.nodes_.begin(), g.nodes_.end(), [](const auto& a, const auto& b) { return a.id == b.id; }),
+                       g.nodes_.end());
+        g.nodes_.shrink_to_fit();
+        build_directory();
+        const std::size_t n = g.nodes_.size();
+        g.key_.assign(n, 0);
+        g.shallow_.assign(n, 0);
+        g.edge_begin_.assign(n + 1, 0);
+        references count;
+        count.b = this;
+        count.fill = false;
+        walk_heap(idx, count);
+        for (std::size_t i = 0; i < n; ++i) g.edge_begin_[i + 1] += g.edge_begin_[i];
+        g.edges_.assign(g.edge_begin_[n], object_graph::no_node);
+        references fill = count;
+        fill.fill = true;
+        walk_heap(idx, fill);
+        for (std::uint64_t id : root_ids)
+            if (std::uint32_t node = g.node_of(id); node != object_graph::no_node) g.roots_.push_back(node);
+        std::sort(g.roots_.begin(), g.roots_.end());
+        g.roots_.erase(std::unique(g.roots_.begin(), g.roots_.end()), g.roots_.end());
+        return {};
+    }
+
+    // Buckets of ids by their high bits, about four nodes a bucket, so node_of is a short search.
+    void build_directory() {
+        if (g.nodes_.empty()) return;
+        g.min_id_ = g.nodes_.front().id;
+        std::uint64_t span = g.nodes_.back().id - g.min_id_;
+        unsigned shift = 0;
+        while (shift < 63 && (span >> shift) > std::max<std::uint64_t>(g.nodes_.size() / 4, 1)) ++shift;
+        g.shift_ = shift;
+        std::size_t buckets = static_cast<std::size_t>(span >> shift) + 2;
+        g.bucket_start_.assign(buckets, 0);
+        std::size_t i = 0;
+        for (std::size_t b = 0; b < buckets; ++b) {
+            while (i < g.nodes_.size() && ((g.nodes_[i].id - g.min_id_) >> shift) < b) ++i;
+            g.bucket_start_[b] = static_cast<std::uint32_t>(i);
+        }
+    }
+};
+
+std::uint32_t object_graph::node_of(std::uint64_t id) const {
+    if (nodes_.empty() || id < min_id_) return no_node;
+    std::uint64_t b = (id - min_id_) >> shift_;
+    if (b + 1 >= bucket_start_.size()) return no_node;
+    auto first = nodes_.begin() + bucket_start_[b], last = nodes_.begin() + bucket_start_[b + 1];
+    auto it = std::lower_bound(first, last, id, [](const node_record& r, std::uint64_t v) { return r.id < v; });
+    return it != last && it->id == id ? static_cast<std::uint32_t>(it - nodes_.begin()) : no_node;
+}
+
+result<object_graph> object_graph::build(const record_index& idx, const class_table& classes,
+                                         const census_result& census, const graph_options& options) {
+    if (census.vm == nullptr) return fail(error_code::bad_value, "the census has not been finished");
+    object_graph g;
+    graph_builder b(idx, classes, census, options, g);
+    if (auto r = b.run(); !r) return std::unexpected(r.error());
+    return g;
+}
+
+} // namespace heapd
