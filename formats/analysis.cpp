@@ -6,7 +6,10 @@
 #include "class_table.h"
 #include "heap_walk.h"
 #include "hprof_reader.h"
+#include "dominator_tree.h"
 #include "legacy_records.h"
+#include "object_graph.h"
+#include "retention.h"
 #include "record_index.h"
 #include "threads.h"
 
@@ -109,6 +112,15 @@ result<analysis_report> analyze_dump(std::span<const std::byte> data, const anal
         r.problems.push_back({e.message, e.offset, e.code == error_code::out_of_bounds && idx.truncated()});
     for (const error_info& e : heap_problems) r.problems.push_back({e.message, e.offset, false});
 
+    if (options.retained) {
+        auto graph = object_graph::build(idx, classes, c);
+        if (graph) {
+            dominator_tree dom = dominator_tree::compute(*graph);
+            r.retention = summarize_retention(*graph, dom, classes, options.largest);
+        } else {
+            r.problems.push_back({graph.error().message, 0, false});
+        }
+    }
     r.histogram = std::move(c.histogram);
     if (options.top != 0 && r.histogram.size() > options.top) r.histogram.resize(options.top);
     r.largest_objects = std::move(c.largest);

@@ -14,6 +14,7 @@ struct analysis_options {
     unsigned top = 20;        // histogram rows kept in the report (0: all)
     unsigned largest = 20;    // largest objects kept
     bool threads = true;      // resolve thread names and states (three extra walks over the heap)
+    bool retained = true;     // build the object graph and dominator tree (see object_graph.h for memory)
     std::string file_name;    // shown in the report
 };
 

@@ -73,6 +73,29 @@ struct legacy_report {
     }
 };
 
+// An object that keeps others alive, with what it retains.
+struct dominator_entry {
+    std::uint64_t id = 0;
+    std::string class_name;
+    std::uint64_t shallow_bytes = 0;
+    std::uint64_t retained_bytes = 0;
+};
+
+// What the instances of one class retain together (nested instances counted once).
+struct retained_class_entry {
+    std::string class_name;
+    std::uint64_t retained_bytes = 0;
+};
+
+// The dominator tree's findings: biggest retainers, retention by class, and reachability.
+struct retention_report {
+    bool computed = false;
+    std::uint64_t reachable_objects = 0, reachable_bytes = 0;
+    std::uint64_t unreachable_objects = 0, unreachable_bytes = 0;
+    std::vector<dominator_entry> dominators;               // by retained bytes, descending
+    std::vector<retained_class_entry> retained_by_class;   // by retained bytes, descending
+};
+
 // Something in the dump that could not be read; truncation is expected of dying JVMs.
 struct problem_report {
     std::string message;
@@ -87,6 +110,7 @@ struct analysis_report {
     std::vector<object_entry> largest_objects;
     std::vector<thread_report> threads;
     legacy_report legacy;
+    retention_report retention;
     std::vector<problem_report> problems;
 };
 

@@ -108,10 +108,27 @@ nlohmann::ordered_json to_json(const analysis_report& r) {
         threads.push_back(std::move(e));
     }
     json problems = json::array();
+    json dominators = json::array(), by_class = json::array();
+    for (const auto& d : r.retention.dominators)
+        dominators.push_back({{"id", d.id}, {"class", d.class_name}, {"shallow_bytes", d.shallow_bytes},
+                              {"retained_bytes", d.retained_bytes}});
+    for (const auto& c : r.retention.retained_by_class)
+        by_class.push_back({{"class", c.class_name}, {"retained_bytes", c.retained_bytes}});
     for (const auto& p : r.problems)
         problems.push_back({{"message", p.message}, {"offset", p.offset}, {"truncation", p.truncation}});
-    return {{"summary", summary}, {"histogram", histogram}, {"largest_objects", largest},
-            {"threads", threads}, {"legacy", legacy_json(r.legacy)}, {"problems", problems}};
+    json out = {{"summary", summary}, {"histogram", histogram}, {"largest_objects", largest}};
+    if (r.retention.computed) {
+        out["reachability"] = {{"reachable_objects", r.retention.reachable_objects},
+                               {"reachable_bytes", r.retention.reachable_bytes},
+                               {"unreachable_objects", r.retention.unreachable_objects},
+                               {"unreachable_bytes", r.retention.unreachable_bytes}};
+        out["dominators"] = dominators;
+        out["retained_by_class"] = by_class;
+    }
+    out["threads"] = threads;
+    out["legacy"] = legacy_json(r.legacy);
+    out["problems"] = problems;
+    return out;
 }
 
 result<analysis_report> report_from_json(const nlohmann::ordered_json& j) {
@@ -148,6 +165,20 @@ result<analysis_report> report_from_json(const nlohmann::ordered_json& j) {
             r.threads.push_back(std::move(t));
         }
         if (j.contains("legacy")) legacy_from_json(j.at("legacy"), r.legacy);
+        if (j.contains("dominators")) {
+            retention_report& t = r.retention;
+            t.computed = true;
+            const json& reach = j.at("reachability");
+            t.reachable_objects = reach.at("reachable_objects").get<std::uint64_t>();
+            t.reachable_bytes = reach.at("reachable_bytes").get<std::uint64_t>();
+            t.unreachable_objects = reach.at("unreachable_objects").get<std::uint64_t>();
+            t.unreachable_bytes = reach.at("unreachable_bytes").get<std::uint64_t>();
+            for (const json& d : j.at("dominators"))
+                t.dominators.push_back({d.at("id").get<std::uint64_t>(), d.at("class").get<std::string>(),
+                                        d.at("shallow_bytes").get<std::uint64_t>(), d.at("retained_bytes").get<std::uint64_t>()});
+            for (const json& c : j.at("retained_by_class"))
+                t.retained_by_class.push_back({c.at("class").get<std::string>(), c.at("retained_bytes").get<std::uint64_t>()});
+        }
         if (j.contains("problems"))
             for (const json& p : j.at("problems"))
                 r.problems.push_back({p.at("message").get<std::string>(), p.at("offset").get<std::uint64_t>(),

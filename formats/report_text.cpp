@@ -120,6 +120,35 @@ void largest(std::string& out, const analysis_report& r, unsigned top) {
     }
 }
 
+void retention(std::string& out, const analysis_report& r, unsigned top) {
+    const retention_report& t = r.retention;
+    if (!t.computed) return;
+    out += "\nReachability\n";
+    out += "  " + human_bytes(t.reachable_bytes) + " in " + grouped(t.reachable_objects) +
+           " objects reachable from GC roots through strong references; " + human_bytes(t.unreachable_bytes) + " in " +
+           grouped(t.unreachable_objects) + " not\n";
+    unsigned n = rows(t.dominators.size(), top);
+    if (n > 0) {
+        out += fmt("\nBiggest retainers (top %u by retained size)\n", n);
+        out += fmt("  %4s %11s %6s %11s  %-15s  %s\n", "#", "Retained", "Share", "Shallow", "Id", "Class");
+        double total = static_cast<double>(t.reachable_bytes ? t.reachable_bytes : 1);
+        for (unsigned i = 0; i < n; ++i) {
+            const dominator_entry& d = t.dominators[i];
+            out += fmt("  %4u %11s %5.1f%% %11s  0x%-13llx  %s\n", i + 1, human_bytes(d.retained_bytes).c_str(),
+                       100.0 * static_cast<double>(d.retained_bytes) / total, human_bytes(d.shallow_bytes).c_str(),
+                       static_cast<unsigned long long>(d.id), d.class_name.c_str());
+        }
+    }
+    n = rows(t.retained_by_class.size(), top);
+    if (n > 0) {
+        out += fmt("\nRetained by class (top %u)\n", n);
+        out += fmt("  %4s %11s  %s\n", "#", "Retained", "Class");
+        for (unsigned i = 0; i < n; ++i)
+            out += fmt("  %4u %11s  %s\n", i + 1, human_bytes(t.retained_by_class[i].retained_bytes).c_str(),
+                       t.retained_by_class[i].class_name.c_str());
+    }
+}
+
 void threads(std::string& out, const analysis_report& r, unsigned max_frames) {
     if (r.threads.empty()) return;
     out += fmt("\nThreads (%zu)\n", r.threads.size());
@@ -208,6 +237,7 @@ std::string render_text(const analysis_report& r, const text_options& options) {
     std::string out;
     header(out, r);
     problems(out, r);
+    retention(out, r, options.top);
     histogram(out, r, options.top);
     largest(out, r, options.top);
     threads(out, r, options.max_frames);

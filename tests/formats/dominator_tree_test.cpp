@@ -28,7 +28,8 @@ struct random_heap {
     hprof_builder b{8};
     std::vector<std::vector<std::uint64_t>> links;  // per node, the ids it holds strongly
     std::vector<std::uint64_t> roots;
-    static std::uint64_t id_of(std::size_t i) { return 0x10000 + i * 32; }
+    // Ids in a scrambled order (37 is prime to the sizes used), so the graph must sort them.
+    static std::uint64_t id_of(std::size_t i) { return 0x10000 + (i * 37 % 60 + i / 60 * 60) * 32; }
 
     random_heap(std::size_t n, std::uint32_t seed, double density) {
         std::mt19937 rng(seed);
@@ -156,6 +157,7 @@ TEST(dominator_tree, weak_referents_are_retained_by_nobody) {
 
 TEST(dominator_tree, a_long_chain_needs_no_recursion) {
     // One root, then a chain of 300,000 nodes: retained sizes fall by one node's size per step.
+    // The second half is written first, so ids arrive in two ascending runs to be merged.
     hprof_builder b(8);
     b.utf8(0x901, "java/lang/Object").load_class(1, object_class, 0, 0x901);
     b.utf8(0x902, "demo/Node").load_class(2, node_class, 0, 0x902);
@@ -164,8 +166,10 @@ TEST(dominator_tree, a_long_chain_needs_no_recursion) {
     b.class_dump(object_class, 0, {});
     b.class_dump(node_class, object_class, {{0x801, t_object}});
     const std::size_t n = 300000;
-    for (std::size_t i = 0; i < n; ++i)
+    for (std::size_t k = 0; k < n; ++k) {
+        std::size_t i = (k + n / 2) % n;
         b.instance(0x100000 + i * 16, node_class, values(8).id(i + 1 < n ? 0x100000 + (i + 1) * 16 : 0).bytes());
+    }
     b.root_jni_global(0x100000, 0);
     b.end_segment();
     analysed a(b);
@@ -176,6 +180,8 @@ TEST(dominator_tree, a_long_chain_needs_no_recursion) {
     EXPECT_EQ(a.dom.retained(tail), node_bytes);
     EXPECT_EQ(a.dom.idom(tail), a.graph.node_of(0x100000 + (n - 2) * 16));
     EXPECT_EQ(a.dom.unreachable_count(), 2u);  // the two class objects: no root holds them here
+    for (std::size_t i = 0; i + 1 < a.graph.size(); ++i) ASSERT_LT(a.graph.id(i), a.graph.id(i + 1));
+    for (std::size_t i = 0; i < n; i += 997) EXPECT_EQ(a.graph.id(a.graph.node_of(0x100000 + i * 16)), 0x100000 + i * 16);
 }
 
 } // namespace

@@ -142,6 +142,25 @@ TEST(report_json, a_full_report_survives_a_round_trip_through_text) {
     expect_same(r, *back);
 }
 
+TEST(report_json, retention_survives_a_round_trip) {
+    analysis_report r = full_report();
+    r.retention.computed = true;
+    r.retention.reachable_objects = 10;
+    r.retention.reachable_bytes = 4096;
+    r.retention.unreachable_objects = 2;
+    r.retention.unreachable_bytes = 48;
+    r.retention.dominators = {{0x7f00, "class demo.Sessions", 96, 4000}, {0x7f80, "java.util.ArrayList", 24, 3900}};
+    r.retention.retained_by_class = {{"java.util.ArrayList", 3900}, {"byte[]", 3000}};
+    const json j = to_json(r);
+    EXPECT_EQ(j.at("dominators").at(0), json({{"id", 0x7f00}, {"class", "class demo.Sessions"}, {"shallow_bytes", 96},
+                                              {"retained_bytes", 4000}}));
+    EXPECT_EQ(j.at("reachability").at("unreachable_bytes"), 48);
+    auto back = report_from_json(j);
+    ASSERT_TRUE(back.has_value()) << back.error().message;
+    EXPECT_EQ(to_json(*back), j);
+    EXPECT_FALSE(to_json(full_report()).contains("dominators"));  // not computed: not claimed
+}
+
 TEST(report_json, an_empty_report_survives_a_round_trip) {
     analysis_report r;
     r.summary.format = "JAVA PROFILE 1.0.1";

@@ -1,0 +1,16 @@
+#pragma once
+// Summaries of a dominator tree for the report: the biggest retainers and retention by class.
+#include "class_table.h"
+#include "dominator_tree.h"
+#include "object_graph.h"
+#include "report.h"
+
+namespace heapd {
+
+// The top objects by retained size, and per class the bytes its instances retain together: an
+// instance counts unless a dominator above it is of the same class, so nesting is counted once.
+// Class objects are named "class NAME" from classes.
+retention_report summarize_retention(const object_graph& g, const dominator_tree& d, const class_table& classes,
+                                     unsigned top);
+
+} // namespace heapd
