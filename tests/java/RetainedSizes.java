@@ -36,7 +36,8 @@ public class RetainedSizes {
         long t1 = System.nanoTime();
         System.err.printf("createHeap: %.3f s%n", (t1 - t0) / 1e9);
 
-        List<Instance> objects = heap.getBiggestObjectsByRetainedSize(n);
+        // The library ranks with a strict ">" against the current minimum, so n must be at least 1.
+        List<Instance> objects = heap.getBiggestObjectsByRetainedSize(Math.max(n, 1)).subList(0, n);
         long t2 = System.nanoTime();
         System.err.printf("retained: %.3f s%n", (t2 - t1) / 1e9);
 
@@ -51,6 +52,9 @@ public class RetainedSizes {
             }
         }
         for (Instance i : objects) {
+            if (i == null) {
+                continue; // n exceeded the number of objects
+            }
             System.out.println(i.getInstanceId() + " " + i.getRetainedSize() + " " + i.getSize() + " "
                     + i.getJavaClass().getName());
         }
