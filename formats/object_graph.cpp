@@ -249,7 +249,7 @@ struct graph_builder {
 std::uint32_t object_graph::node_of(std::uint64_t id) const {
     if (nodes_.empty() || id < min_id_) return no_node;
     std::uint64_t b = (id - min_id_) >> shift_;
-    if (b + 1 >= bucket_start_.size()) return no_node;
+    if (b >= bucket_start_.size() - 1) return no_node;  // (b + 1 could wrap for an id near 2^64)
     auto first = nodes_.begin() + bucket_start_[b], last = nodes_.begin() + bucket_start_[b + 1];
     auto it = std::lower_bound(first, last, id, [](const node_record& r, std::uint64_t v) { return r.id < v; });
     return it != last && it->id == id ? static_cast<std::uint32_t>(it - nodes_.begin()) : no_node;

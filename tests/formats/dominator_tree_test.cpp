@@ -181,6 +181,8 @@ TEST(dominator_tree, a_long_chain_needs_no_recursion) {
     EXPECT_EQ(a.dom.idom(tail), a.graph.node_of(0x100000 + (n - 2) * 16));
     EXPECT_EQ(a.dom.unreachable_count(), 2u);  // the two class objects: no root holds them here
     for (std::size_t i = 0; i + 1 < a.graph.size(); ++i) ASSERT_LT(a.graph.id(i), a.graph.id(i + 1));
+    for (std::uint64_t absent : {std::uint64_t{0}, std::uint64_t{0x100008}, ~std::uint64_t{0}, ~std::uint64_t{0} - 7})
+        EXPECT_EQ(a.graph.node_of(absent), object_graph::no_node) << absent;
     for (std::size_t i = 0; i < n; i += 997) EXPECT_EQ(a.graph.id(a.graph.node_of(0x100000 + i * 16)), 0x100000 + i * 16);
 }
 
