@@ -44,18 +44,26 @@ void drain(int out_fd, int err_fd, std::string& out, std::string& err) {
     }
 }
 
-std::string classes_dir() {
+}  // namespace
+
+std::string visualvm_heap_jar() {
+    return "/usr/share/visualvm/visualvm/modules/org-graalvm-visualvm-lib-jfluid-heap.jar";
+}
+
+std::string test_classes_dir() {
     static std::once_flag once;
     static std::string dir = std::string(HEAPD_BINARY_DIR) + "/tests/java-classes";
     std::call_once(once, [] {
         std::filesystem::create_directories(dir);
-        auto r = run_command({"javac", "-d", dir, std::string(HEAPD_SOURCE_DIR) + "/tests/java/Demo.java"});
+        // Every program in tests/java; those that use VisualVM's heap library need it on the classpath.
+        std::vector<std::string> argv = {"javac", "-d", dir, "-cp", visualvm_heap_jar()};
+        for (const auto& e : std::filesystem::directory_iterator(std::string(HEAPD_SOURCE_DIR) + "/tests/java"))
+            if (e.path().extension() == ".java") argv.push_back(e.path().string());
+        auto r = run_command(argv);
         if (r.exit_code != 0) throw std::runtime_error("javac failed: " + r.err);
     });
     return dir;
 }
-
-} // namespace
 
 command_result run_command(const std::vector<std::string>& argv) {
     int out[2], err[2];
@@ -82,10 +90,14 @@ command_result run_command(const std::vector<std::string>& argv) {
 
 std::string heapd_binary() { return std::string(HEAPD_BINARY_DIR) + "/daemon/heapd"; }
 
-demo_jvm::demo_jvm(const std::vector<std::string>& jvm_flags, const std::vector<std::string>& args) {
+demo_jvm::demo_jvm(const std::vector<std::string>& jvm_flags, const std::vector<std::string>& args)
+    : demo_jvm(java_main{"Demo"}, jvm_flags, args) {}
+
+demo_jvm::demo_jvm(const java_main& main_class, const std::vector<std::string>& jvm_flags,
+                   const std::vector<std::string>& args) {
     std::vector<std::string> argv = {"java"};
     argv.insert(argv.end(), jvm_flags.begin(), jvm_flags.end());
-    argv.insert(argv.end(), {"-cp", classes_dir(), "Demo"});
+    argv.insert(argv.end(), {"-cp", test_classes_dir(), main_class.name});
     argv.insert(argv.end(), args.begin(), args.end());
     int out[2];
     if (::pipe2(out, O_CLOEXEC) != 0) return;

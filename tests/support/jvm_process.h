@@ -19,11 +19,25 @@ command_result run_command(const std::vector<std::string>& argv);
 // The build's heapd executable.
 std::string heapd_binary();
 
-// A JVM running tests/java/Demo.java (compiled once per build into the build tree); killed on destruction.
+// VisualVM's heap library (Debian package visualvm), an independent analyzer for comparisons.
+std::string visualvm_heap_jar();
+
+// The directory of the compiled programs of tests/java (compiled once per build into the build tree).
+std::string test_classes_dir();
+
+// The main class of a program in tests/java, e.g. java_main{"Shapes"}.
+struct java_main {
+    std::string name;
+};
+
+// A JVM running tests/java/Demo.java or another program of tests/java (compiled once per build into the build tree); killed on destruction.
 class demo_jvm {
 public:
     // Starts `java <jvm_flags> Demo <args>` and waits (up to 60 s) until it prints "ready".
     explicit demo_jvm(const std::vector<std::string>& jvm_flags, const std::vector<std::string>& args = {});
+    // Starts `java <jvm_flags> MAIN_CLASS <args>` (a program of tests/java) and waits for "ready".
+    demo_jvm(const java_main& main_class, const std::vector<std::string>& jvm_flags,
+             const std::vector<std::string>& args);
     ~demo_jvm();
     demo_jvm(const demo_jvm&) = delete;
     demo_jvm& operator=(const demo_jvm&) = delete;
