@@ -20,6 +20,7 @@ struct analyze_args {
     bool top_given = false;
     bool no_threads = false;
     bool no_retained = false;
+    double suspect_percent = 10;
     std::string inflate_dir;
 };
 
@@ -36,6 +37,7 @@ int run_analyze(const analyze_args& a) {
     options.largest = a.top == 0 ? 20 : a.top;
     options.threads = !a.no_threads;
     options.retained = !a.no_retained;
+    options.suspect_threshold = a.suspect_percent / 100;
     options.file_name = a.file;
     auto report = analyze_dump(dump->bytes(), options);
     if (!report) {
@@ -69,6 +71,10 @@ void add_analyze(CLI::App& app, int& status) {
     sub->add_option("--top", args->top, "Rows per table (0: all)")->capture_default_str();
     sub->add_flag("--no-threads", args->no_threads, "Skip resolving thread names and states");
     sub->add_flag("--no-retained", args->no_retained, "Skip the object graph: no dominators or retained sizes");
+    sub->add_option("--suspect-threshold", args->suspect_percent,
+                    "Leak suspects retain at least this percentage of the reachable heap")
+        ->check(CLI::Range(0.1, 100.0))
+        ->capture_default_str();
     sub->add_option("--inflate-dir", args->inflate_dir, "Where to inflate a compressed dump (default: beside it)");
     sub->callback([args, &status, sub] {
         args->top_given = sub->count("--top") > 0;

@@ -12,4 +12,7 @@ void add_analyze(CLI::App& app, int& status);
 // `heapd strip IN OUT [--keep-strings]`: a copy without primitive array contents.
 void add_strip(CLI::App& app, int& status);
 
+// `heapd path FILE OBJECT_ID [--roots N] [--json]`: shortest strong paths from GC roots.
+void add_path(CLI::App& app, int& status);
+
 } // namespace heapd::cmd

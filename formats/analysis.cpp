@@ -7,6 +7,8 @@
 #include "heap_walk.h"
 #include "hprof_reader.h"
 #include "dominator_tree.h"
+#include "gc_paths.h"
+#include "leak_suspects.h"
 #include "legacy_records.h"
 #include "object_graph.h"
 #include "retention.h"
@@ -116,7 +118,13 @@ result<analysis_report> analyze_dump(std::span<const std::byte> data, const anal
         auto graph = object_graph::build(idx, classes, c);
         if (graph) {
             dominator_tree dom = dominator_tree::compute(*graph);
-            r.retention = summarize_retention(*graph, dom, classes, options.largest);
+            const auto children = dom.children();
+            r.retention = summarize_retention(*graph, dom, children, classes, options.largest);
+            suspect_options so;
+            so.threshold = options.suspect_threshold;
+            r.retention.suspect_threshold = so.threshold;
+            r.retention.leak_suspects =
+                find_leak_suspects(*graph, dom, children, classes, root_paths::compute(*graph), so);
         } else {
             r.problems.push_back({graph.error().message, 0, false});
         }

@@ -1,5 +1,6 @@
 #pragma once
 // Walks every heap dump record of an indexed dump with one visitor, collecting what stopped it.
+#include <algorithm>
 #include <vector>
 
 #include "heap_records.h"
@@ -17,6 +18,33 @@ void walk_heap(const record_index& idx, V& v, std::vector<error_info>* problems 
         if (!r && problems != nullptr && !(rec.truncated && r.error().code == error_code::out_of_bounds))
             problems->push_back(r.error());
     }
+}
+
+// Visits the one sub-record that starts at file offset `offset` (an offset the walker reported),
+// bounded by its enclosing heap dump record; an error when no heap record holds that offset.
+template <class V>
+result<void> visit_record_at(const record_index& idx, std::uint64_t offset, V& v) {
+    const auto& recs = idx.heap_records();
+    auto it = std::upper_bound(recs.begin(), recs.end(), offset,
+                               [](std::uint64_t off, const hprof_record& r) { return off < r.body_offset; });
+    if (it == recs.begin()) return fail(error_code::out_of_bounds, "no heap record holds this offset", offset);
+    const hprof_record& rec = *--it;
+    if (offset - rec.body_offset >= rec.body.size())
+        return fail(error_code::out_of_bounds, "no heap record holds this offset", offset);
+    // Stops after the first sub-record.
+    struct one {
+        V* inner;
+        bool seen = false;
+        bool done() const { return seen; }
+        void root(const root_view& r) { seen = true; inner->root(r); }
+        void class_dump(const class_dump_view& c) { seen = true; inner->class_dump(c); }
+        void instance(const instance_view& o) { seen = true; inner->instance(o); }
+        void object_array(const object_array_view& a) { seen = true; inner->object_array(a); }
+        void primitive_array(const primitive_array_view& a) { seen = true; inner->primitive_array(a); }
+        void heap_info(const heap_info_view& h) { seen = true; inner->heap_info(h); }
+    };
+    one w{&v};
+    return walk_heap_body(rec.body.subspan(offset - rec.body_offset), offset, idx.id_size(), w);
 }
 
 } // namespace heapd

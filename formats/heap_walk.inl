@@ -3,7 +3,8 @@
 
 namespace heapd {
 
-// Walks the sub-records of one HEAP_DUMP or HEAP_DUMP_SEGMENT body, calling the visitor for each.
+// Walks the sub-records of one HEAP_DUMP or HEAP_DUMP_SEGMENT body, calling the visitor for each;
+// a visitor with a done() member stops the walk when done() turns true.
 // Every read is bounded by the body; the first sub-record that does not fit or parse stops the walk
 // with an error naming its offset (code out_of_bounds when it ran past the body's end).
 // The walk for one identifier size, a compile-time constant so header sizes fold.
@@ -139,6 +140,9 @@ result<void> walk_heap_body_for(std::span<const std::byte> body, std::uint64_t b
         }
         default:
             return heap_walk_error(tag, at, false);
+        }
+        if constexpr (requires { v.done(); }) {
+            if (v.done()) return {};
         }
     }
     return {};

@@ -24,7 +24,7 @@ struct graph_builder {
     std::uint32_t class_object_key = object_graph::no_node;
     id_map<std::uint32_t> refs_by_class;        // class id -> index into ref_offsets
     std::vector<std::vector<std::uint32_t>> ref_offsets;
-    std::vector<std::uint64_t> root_ids;
+    std::vector<std::pair<std::uint64_t, root_kind>> root_ids;
 
     std::uint32_t add_key(std::string name) {
         g.key_names_.push_back(std::move(name));
@@ -65,7 +65,7 @@ struct graph_builder {
     // Pass 1: every object and class with its record offset; the roots' ids.
     struct collect : heap_visitor {
         graph_builder* b;
-        void root(const root_view& r) { b->root_ids.push_back(r.object_id); }
+        void root(const root_view& r) { b->root_ids.emplace_back(r.object_id, r.kind); }
         void class_dump(const class_dump_view& c) { b->g.nodes_.push_back({c.class_id(), c.offset}); }
         void instance(const instance_view& v) { b->g.nodes_.push_back({v.id, v.offset}); }
         void object_array(const object_array_view& v) { b->g.nodes_.push_back({v.id, v.offset}); }
@@ -193,10 +193,18 @@ struct graph_builder {
         references fill = count;
         fill.fill = true;
         walk_heap(idx, fill);
-        for (std::uint64_t id : root_ids)
-            if (std::uint32_t node = g.node_of(id); node != object_graph::no_node) g.roots_.push_back(node);
-        std::sort(g.roots_.begin(), g.roots_.end());
-        g.roots_.erase(std::unique(g.roots_.begin(), g.roots_.end()), g.roots_.end());
+        std::vector<std::pair<std::uint32_t, std::uint32_t>> rooted;  // (node, kind bit)
+        for (auto [id, kind] : root_ids)
+            if (std::uint32_t node = g.node_of(id); node != object_graph::no_node)
+                rooted.emplace_back(node, 1u << static_cast<unsigned>(kind));
+        std::sort(rooted.begin(), rooted.end());
+        for (auto [node, bit] : rooted) {
+            if (g.roots_.empty() || g.roots_.back() != node) {
+                g.roots_.push_back(node);
+                g.root_kinds_.push_back(0);
+            }
+            g.root_kinds_.back() |= bit;
+        }
         return {};
     }
 
@@ -253,6 +261,11 @@ std::uint32_t object_graph::node_of(std::uint64_t id) const {
     auto first = nodes_.begin() + bucket_start_[b], last = nodes_.begin() + bucket_start_[b + 1];
     auto it = std::lower_bound(first, last, id, [](const node_record& r, std::uint64_t v) { return r.id < v; });
     return it != last && it->id == id ? static_cast<std::uint32_t>(it - nodes_.begin()) : no_node;
+}
+
+std::uint32_t object_graph::root_kinds_of(std::uint32_t node) const {
+    auto it = std::lower_bound(roots_.begin(), roots_.end(), node);
+    return it != roots_.end() && *it == node ? root_kinds_[static_cast<std::size_t>(it - roots_.begin())] : 0;
 }
 
 result<object_graph> object_graph::build(const record_index& idx, const class_table& classes,

@@ -48,6 +48,10 @@ public:
     std::uint64_t reference_count() const { return edges_.size(); }
     // GC roots as nodes, each once, in ascending node order.
     const std::vector<std::uint32_t>& roots() const { return roots_; }
+    // Per root (parallel to roots()), its kinds as bits 1 << root_kind.
+    const std::vector<std::uint32_t>& root_kinds() const { return root_kinds_; }
+    // The kinds of root a node is (bits 1 << root_kind), 0 when it is none.
+    std::uint32_t root_kinds_of(std::uint32_t node) const;
 
 private:
     struct node_record {
@@ -65,6 +69,7 @@ private:
     std::vector<std::uint64_t> edge_begin_;
     std::vector<std::uint32_t> edges_;
     std::vector<std::uint32_t> roots_;
+    std::vector<std::uint32_t> root_kinds_;
     std::vector<std::string> key_names_;
 };
 

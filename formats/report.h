@@ -87,6 +87,54 @@ struct retained_class_entry {
     std::uint64_t retained_bytes = 0;
 };
 
+// One object on a path from a GC root, and how it holds the next one.
+struct path_step {
+    std::uint64_t id = 0;
+    std::string class_name;  // "class NAME" for class objects
+    bool is_class = false;   // a class object (its statics hold the next step)
+    std::string field;       // instance or static field name, or "[i]" for an array element; "" at the end
+    std::uint64_t repeat = 1;  // a run of steps of the same class through the same field (a chain)
+};
+
+// A shortest strong path from a GC root: the root's kinds, then the steps, root first.
+struct gc_path {
+    std::vector<std::string> root_kinds;
+    std::vector<path_step> steps;
+    std::uint64_t length = 0;  // references followed (repeats counted)
+};
+
+// `heapd path`: an object and its shortest strong paths from different GC roots.
+struct object_paths_report {
+    std::string file;
+    std::uint64_t id = 0;
+    std::string class_name;
+    std::uint64_t shallow_bytes = 0;
+    std::uint64_t retained_bytes = 0;
+    bool reachable = false;
+    std::vector<gc_path> paths;  // shortest first, each from a different root
+};
+
+// Objects of one class among the things a leak suspect keeps alive.
+struct accumulated_class {
+    std::string class_name;
+    std::uint64_t count = 0;
+    std::uint64_t retained_bytes = 0;
+};
+
+// An object, or the instances of a class, retaining a large share of the reachable heap.
+struct leak_suspect {
+    bool is_class = false;         // instances of one class together, no single one large
+    dominator_entry suspect;       // the object (for a class: its biggest instance)
+    std::uint64_t instances = 0;   // for a class: its instances counted
+    std::uint64_t retained_bytes = 0;
+    double share = 0;              // of the reachable bytes
+    dominator_entry accumulation;  // where the memory accumulates (below the suspect)
+    std::uint64_t chain_length = 0;             // > 1: the accumulation point heads a chain of its class
+    std::vector<accumulated_class> accumulated; // the accumulation point's children by class
+    std::vector<accumulated_class> held_by;     // for a class: its instances' dominators by class
+    gc_path path;                               // from a GC root to the accumulation point
+};
+
 // The dominator tree's findings: biggest retainers, retention by class, and reachability.
 struct retention_report {
     bool computed = false;
@@ -94,6 +142,8 @@ struct retention_report {
     std::uint64_t unreachable_objects = 0, unreachable_bytes = 0;
     std::vector<dominator_entry> dominators;               // by retained bytes, descending
     std::vector<retained_class_entry> retained_by_class;   // by retained bytes, descending
+    double suspect_threshold = 0;                           // share of the reachable bytes
+    std::vector<leak_suspect> leak_suspects;                // by retained bytes, descending
 };
 
 // Something in the dump that could not be read; truncation is expected of dying JVMs.

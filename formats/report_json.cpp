@@ -1,5 +1,7 @@
 #include "report_json.h"
 
+#include "report_text.h"
+
 namespace heapd {
 namespace {
 
@@ -40,6 +42,87 @@ json legacy_json(const legacy_report& l) {
     if (l.control_flags)
         j["control_settings"] = {{"flags", *l.control_flags}, {"stack_depth", *l.control_stack_depth}};
     return j;
+}
+
+json groups_json(const std::vector<accumulated_class>& groups) {
+    json a = json::array();
+    for (const auto& g : groups) a.push_back({{"class", g.class_name}, {"count", g.count}, {"retained_bytes", g.retained_bytes}});
+    return a;
+}
+
+std::vector<accumulated_class> groups_from_json(const json& a) {
+    std::vector<accumulated_class> out;
+    for (const json& g : a)
+        out.push_back({g.at("class").get<std::string>(), g.at("count").get<std::uint64_t>(),
+                       g.at("retained_bytes").get<std::uint64_t>()});
+    return out;
+}
+
+json entry_json(const dominator_entry& d) {
+    return {{"id", d.id}, {"class", d.class_name}, {"shallow_bytes", d.shallow_bytes}, {"retained_bytes", d.retained_bytes}};
+}
+
+dominator_entry entry_from_json(const json& d) {
+    return {d.at("id").get<std::uint64_t>(), d.at("class").get<std::string>(), d.at("shallow_bytes").get<std::uint64_t>(),
+            d.at("retained_bytes").get<std::uint64_t>()};
+}
+
+json suspects_json(const retention_report& t) {
+    json list = json::array();
+    for (const leak_suspect& s : t.leak_suspects) {
+        json e = {{"kind", s.is_class ? "class" : "object"}};
+        if (s.is_class) {
+            e["class"] = s.suspect.class_name;
+            e["instances"] = s.instances;
+            e["biggest"] = entry_json(s.suspect);
+        } else {
+            e["object"] = entry_json(s.suspect);
+        }
+        e["retained_bytes"] = s.retained_bytes;
+        e["share"] = s.share;
+        json acc = entry_json(s.accumulation);
+        acc["chain_length"] = s.chain_length;
+        e["accumulation_point"] = acc;
+        e["accumulated"] = groups_json(s.accumulated);
+        if (s.is_class) e["held_by"] = groups_json(s.held_by);
+        e["path"] = path_json(s.path);
+        list.push_back(std::move(e));
+    }
+    return {{"threshold", t.suspect_threshold}, {"suspects", list}};
+}
+
+gc_path path_from_json(const json& j) {
+    gc_path p;
+    p.root_kinds = j.at("root_kinds").get<std::vector<std::string>>();
+    p.length = j.at("length").get<std::uint64_t>();
+    for (const json& s : j.at("steps"))
+        p.steps.push_back({s.at("id").get<std::uint64_t>(), s.at("class").get<std::string>(), s.value("is_class", false),
+                           s.value("field", ""), s.value("repeat", std::uint64_t{1})});
+    return p;
+}
+
+void suspects_from_json(const json& j, retention_report& t) {
+    t.suspect_threshold = j.at("threshold").get<double>();
+    for (const json& e : j.at("suspects")) {
+        leak_suspect s;
+        s.is_class = e.at("kind").get<std::string>() == "class";
+        if (s.is_class) {
+            s.suspect = entry_from_json(e.at("biggest"));
+            s.suspect.class_name = e.at("class").get<std::string>();
+            s.instances = e.at("instances").get<std::uint64_t>();
+            s.held_by = groups_from_json(e.at("held_by"));
+        } else {
+            s.suspect = entry_from_json(e.at("object"));
+            s.instances = 1;
+        }
+        s.retained_bytes = e.at("retained_bytes").get<std::uint64_t>();
+        s.share = e.at("share").get<double>();
+        s.accumulation = entry_from_json(e.at("accumulation_point"));
+        s.chain_length = e.at("accumulation_point").at("chain_length").get<std::uint64_t>();
+        s.accumulated = groups_from_json(e.at("accumulated"));
+        s.path = path_from_json(e.at("path"));
+        t.leak_suspects.push_back(std::move(s));
+    }
 }
 
 void legacy_from_json(const json& j, legacy_report& l) {
@@ -122,6 +205,7 @@ nlohmann::ordered_json to_json(const analysis_report& r) {
                                {"reachable_bytes", r.retention.reachable_bytes},
                                {"unreachable_objects", r.retention.unreachable_objects},
                                {"unreachable_bytes", r.retention.unreachable_bytes}};
+        out["leak_suspects"] = suspects_json(r.retention);
         out["dominators"] = dominators;
         out["retained_by_class"] = by_class;
     }
@@ -129,6 +213,27 @@ nlohmann::ordered_json to_json(const analysis_report& r) {
     out["legacy"] = legacy_json(r.legacy);
     out["problems"] = problems;
     return out;
+}
+
+json path_json(const gc_path& path) {
+    json steps = json::array();
+    for (const path_step& s : path.steps) {
+        json e = {{"id", s.id}, {"class", s.class_name}};
+        if (s.is_class) e["is_class"] = true;
+        if (!s.field.empty()) e["field"] = s.field;
+        if (s.repeat > 1) e["repeat"] = s.repeat;
+        steps.push_back(std::move(e));
+    }
+    return {{"root_kinds", path.root_kinds}, {"length", path.length}, {"steps", steps}, {"text", path_text(path)}};
+}
+
+json to_json(const object_paths_report& r) {
+    json paths = json::array();
+    for (const gc_path& p : r.paths) paths.push_back(path_json(p));
+    return {{"file", r.file},           {"id", r.id},
+            {"class", r.class_name},    {"shallow_bytes", r.shallow_bytes},
+            {"retained_bytes", r.retained_bytes}, {"reachable", r.reachable},
+            {"paths", paths}};
 }
 
 result<analysis_report> report_from_json(const nlohmann::ordered_json& j) {
@@ -178,6 +283,7 @@ result<analysis_report> report_from_json(const nlohmann::ordered_json& j) {
                                         d.at("shallow_bytes").get<std::uint64_t>(), d.at("retained_bytes").get<std::uint64_t>()});
             for (const json& c : j.at("retained_by_class"))
                 t.retained_by_class.push_back({c.at("class").get<std::string>(), c.at("retained_bytes").get<std::uint64_t>()});
+            if (j.contains("leak_suspects")) suspects_from_json(j.at("leak_suspects"), t);
         }
         if (j.contains("problems"))
             for (const json& p : j.at("problems"))

@@ -11,6 +11,12 @@ namespace heapd {
 // legacy and problems.
 nlohmann::ordered_json to_json(const analysis_report& r);
 
+// A path from a GC root: root kinds, length, steps and the one-line text form.
+nlohmann::ordered_json path_json(const gc_path& path);
+
+// `heapd path`'s answer: the object, whether it is reachable, and its paths.
+nlohmann::ordered_json to_json(const object_paths_report& r);
+
 // Reads a report back; fails with bad_value when a required key is missing or of the wrong type.
 result<analysis_report> report_from_json(const nlohmann::ordered_json& j);
 

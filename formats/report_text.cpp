@@ -149,6 +149,62 @@ void retention(std::string& out, const analysis_report& r, unsigned top) {
     }
 }
 
+// Appends text after indent, broken before " → " so lines stay under 100 columns.
+void wrapped_path(std::string& out, const std::string& indent, const std::string& text) {
+    static const std::string arrow = " \u2192 ";
+    std::string line = indent;
+    std::size_t pos = 0;
+    while (pos < text.size()) {
+        std::size_t next = text.find(arrow, pos + 1);
+        std::string piece = text.substr(pos, next == std::string::npos ? std::string::npos : next - pos);
+        if (line.size() > indent.size() + 4 && line.size() + piece.size() > 99) {
+            out += line + "\n";
+            line = indent + "   ";
+            if (piece.starts_with(" ")) piece.erase(0, 1);
+        }
+        line += piece;
+        pos = next == std::string::npos ? text.size() : next;
+    }
+    out += line + "\n";
+}
+
+std::string groups_text(const std::vector<accumulated_class>& groups) {
+    std::string s;
+    for (const auto& a : groups)
+        s += (s.empty() ? "" : ", ") + grouped(a.count) + " " + a.class_name + " (" + human_bytes(a.retained_bytes) + ")";
+    return s;
+}
+
+void suspects(std::string& out, const analysis_report& r) {
+    const retention_report& t = r.retention;
+    if (!t.computed) return;
+    out += fmt("\nLeak suspects (each retaining at least %.0f%% of the reachable heap)\n", 100 * t.suspect_threshold);
+    if (t.leak_suspects.empty()) out += "  none\n";
+    unsigned i = 0;
+    for (const leak_suspect& s : t.leak_suspects) {
+        std::string head = fmt("  %u. %s (%.1f%%) ", ++i, human_bytes(s.retained_bytes).c_str(), 100 * s.share);
+        if (s.is_class)
+            head += "in " + grouped(s.instances) + " instances of " + s.suspect.class_name + ", none large alone";
+        else
+            head += fmt("retained by one %s 0x%llx", s.suspect.class_name.c_str(),
+                        static_cast<unsigned long long>(s.suspect.id));
+        out += head + "\n";
+        if (!s.is_class) {
+            std::string acc = s.accumulation.id == s.suspect.id
+                                  ? "accumulates in it"
+                                  : fmt("accumulates in %s 0x%llx (%s)", s.accumulation.class_name.c_str(),
+                                        static_cast<unsigned long long>(s.accumulation.id),
+                                        human_bytes(s.accumulation.retained_bytes).c_str());
+            if (s.chain_length > 1) acc += ", the head of a chain of " + grouped(s.chain_length);
+            if (!s.accumulated.empty()) acc += ": " + groups_text(s.accumulated);
+            wrapped_path(out, "     ", acc);
+        } else if (!s.held_by.empty()) {
+            wrapped_path(out, "     ", "held by " + groups_text(s.held_by));
+        }
+        wrapped_path(out, "     ", (s.is_class ? "path to the biggest: " : "path: ") + path_text(s.path));
+    }
+}
+
 void threads(std::string& out, const analysis_report& r, unsigned max_frames) {
     if (r.threads.empty()) return;
     out += fmt("\nThreads (%zu)\n", r.threads.size());
@@ -209,6 +265,49 @@ void legacy(std::string& out, const analysis_report& r, unsigned top) {
 
 } // namespace
 
+std::string render_text(const object_paths_report& r) {
+    std::string out = fmt("heapd path: 0x%llx, ", static_cast<unsigned long long>(r.id)) + r.class_name + ", " +
+                      human_bytes(r.shallow_bytes) + " shallow, " + human_bytes(r.retained_bytes) + " retained\n";
+    if (!r.file.empty()) out += "  in " + r.file + "\n";
+    if (!r.reachable) {
+        out += "  unreachable: no chain of strong references from a GC root leads to it "
+               "(garbage, or held only through weak, soft or phantom references)\n";
+        return out;
+    }
+    unsigned i = 0;
+    for (const gc_path& p : r.paths) {
+        out += fmt("  %u. %s references from a GC root\n", ++i, grouped(p.length).c_str());
+        wrapped_path(out, "     ", path_text(p));
+    }
+    return out;
+}
+
+std::string path_text(const gc_path& path) {
+    std::string s;
+    if (path.steps.empty()) return "unreachable";
+    if (!path.root_kinds.empty()) {
+        s += "(";
+        for (std::size_t i = 0; i < path.root_kinds.size(); ++i) s += (i ? ", " : "") + path.root_kinds[i];
+        s += " root) ";
+    }
+    for (std::size_t i = 0; i < path.steps.size(); ++i) {
+        const path_step& p = path.steps[i];
+        if (i > 0) s += " \u2192 ";
+        if (p.field.empty()) {
+            s += p.class_name;
+        } else if (p.is_class) {
+            s += p.class_name + " (" + p.field + ")";
+        } else if (std::size_t dims = p.class_name.find("[]"); p.field.starts_with("[") && dims != std::string::npos) {
+            // "java.lang.Object[][]" element 3: "java.lang.Object[3][]", the index on the outer dimension
+            s += p.class_name.substr(0, dims) + p.field + p.class_name.substr(dims + 2);
+        } else {
+            s += p.class_name + "." + p.field;
+        }
+        if (p.repeat > 1) s += " \u00d7" + grouped(p.repeat);
+    }
+    return s;
+}
+
 std::string human_bytes(std::uint64_t bytes) {
     static constexpr const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
     if (bytes < 1024) return std::to_string(bytes) + " B";
@@ -237,6 +336,7 @@ std::string render_text(const analysis_report& r, const text_options& options) {
     std::string out;
     header(out, r);
     problems(out, r);
+    suspects(out, r);
     retention(out, r, options.top);
     histogram(out, r, options.top);
     largest(out, r, options.top);

@@ -15,6 +15,13 @@ struct text_options {
 // The whole report as text, lines under 100 columns where the data allows.
 std::string render_text(const analysis_report& r, const text_options& options);
 
+// A path from a GC root on one line: "class Sessions (static LEAK) → java.util.ArrayList.elementData
+// → java.lang.Object[12] → Sessions$Session", folded chains as "Node.next ×999".
+std::string path_text(const gc_path& path);
+
+// `heapd path`'s answer for people: the object, then one numbered path per root.
+std::string render_text(const object_paths_report& r);
+
 // "1.5 MiB", "312 B": bytes in binary units with three significant digits.
 std::string human_bytes(std::uint64_t bytes);
 

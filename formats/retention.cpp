@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "path_description.h"
+
 namespace heapd {
 namespace {
 
@@ -25,15 +27,13 @@ std::vector<dominator_entry> top_retainers(const object_graph& g, const dominato
     std::sort(best.begin(), best.end(), smaller);
     std::vector<dominator_entry> out;
     for (std::uint32_t v : best) {
-        const class_info* c = classes.find(g.id(v));  // a class object: its id is the class id
-        std::string name = c ? "class " + classes.java_name(g.id(v)) : g.key_name(g.class_key(v));
-        out.push_back({g.id(v), std::move(name), g.shallow_size(v), d.retained(v)});
+        out.push_back({g.id(v), node_name(g, classes, v), g.shallow_size(v), d.retained(v)});
     }
     return out;
 }
 
-std::vector<retained_class_entry> retained_by_class(const object_graph& g, const dominator_tree& d) {
-    const auto children = d.children();
+std::vector<retained_class_entry> retained_by_class(const object_graph& g, const dominator_tree& d,
+                                                    const dominator_tree::children_index& children) {
     std::vector<std::uint64_t> bytes(g.key_count(), 0);
     std::vector<std::uint32_t> active(g.key_count(), 0);
     struct frame {
@@ -70,7 +70,8 @@ std::vector<retained_class_entry> retained_by_class(const object_graph& g, const
 
 } // namespace
 
-retention_report summarize_retention(const object_graph& g, const dominator_tree& d, const class_table& classes,
+retention_report summarize_retention(const object_graph& g, const dominator_tree& d,
+                                     const dominator_tree::children_index& children, const class_table& classes,
                                      unsigned top) {
     retention_report r;
     r.computed = true;
@@ -79,7 +80,7 @@ retention_report summarize_retention(const object_graph& g, const dominator_tree
     r.unreachable_objects = d.unreachable_count();
     r.unreachable_bytes = d.unreachable_bytes();
     r.dominators = top_retainers(g, d, classes, top);
-    r.retained_by_class = retained_by_class(g, d);
+    r.retained_by_class = retained_by_class(g, d, children);
     if (top != 0 && r.retained_by_class.size() > top) r.retained_by_class.resize(top);
     return r;
 }

@@ -12,12 +12,14 @@
 #include "formats/heap_walk.h"
 #include "formats/object_graph.h"
 #include "tests/support/hprof_builder.h"
+#include "tests/support/shaped_heap.h"
 
 namespace heapd {
 namespace {
 
 using test::hprof_builder;
 using test::values;
+using test::analysed;
 
 constexpr std::uint8_t t_object = 2, t_long = 11;
 constexpr std::uint64_t object_class = 0x100, node_class = 0x101, weak_class = 0x102, reference_class = 0x103;
@@ -70,23 +72,6 @@ struct random_heap {
         }
         for (std::uint64_t r : roots) b.root_jni_global(r, 0);
         b.end_segment();
-    }
-};
-
-// The graph and dominators of a builder's dump, with everything they point into kept alive.
-struct analysed {
-    record_index idx;
-    class_table classes;
-    census_result census;
-    object_graph graph;
-    dominator_tree dom;
-    explicit analysed(const hprof_builder& b)
-        : idx(record_index::build(*hprof_reader::parse(b.span()))), classes(idx), census(run_census()),
-          graph(*object_graph::build(idx, classes, census, {false})), dom(dominator_tree::compute(graph)) {}
-    census_result run_census() {
-        heap_census c(idx, classes, 0);
-        walk_heap(idx, c);
-        return c.finish();
     }
 };
 

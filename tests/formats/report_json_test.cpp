@@ -151,7 +151,37 @@ TEST(report_json, retention_survives_a_round_trip) {
     r.retention.unreachable_bytes = 48;
     r.retention.dominators = {{0x7f00, "class demo.Sessions", 96, 4000}, {0x7f80, "java.util.ArrayList", 24, 3900}};
     r.retention.retained_by_class = {{"java.util.ArrayList", 3900}, {"byte[]", 3000}};
+    r.retention.suspect_threshold = 0.1;
+    leak_suspect list;
+    list.suspect = {0x7f80, "java.util.ArrayList", 24, 3900};
+    list.instances = 1;
+    list.retained_bytes = 3900;
+    list.share = 3900.0 / 4096;
+    list.accumulation = {0x7f90, "java.lang.Object[]", 56, 3870};
+    list.chain_length = 1;
+    list.accumulated = {{"demo.Sessions$Session", 10, 3800}};
+    list.path.root_kinds = {"sticky_class"};
+    list.path.length = 2;
+    list.path.steps = {{0x7f00, "class demo.Sessions", true, "static LEAK", 1},
+                       {0x7f80, "java.util.ArrayList", false, "elementData", 1},
+                       {0x7f90, "java.lang.Object[]", false, "", 1}};
+    leak_suspect blobs;
+    blobs.is_class = true;
+    blobs.suspect = {0x9000, "demo.Blob", 16, 40};
+    blobs.instances = 12;
+    blobs.retained_bytes = 480;
+    blobs.share = 480.0 / 4096;
+    blobs.accumulation = blobs.suspect;
+    blobs.chain_length = 1;
+    blobs.held_by = {{"<GC roots>", 12, 480}};
+    blobs.path.root_kinds = {"jni_global"};
+    blobs.path.steps = {{0x9000, "demo.Blob", false, "", 1}};
+    r.retention.leak_suspects = {list, blobs};
     const json j = to_json(r);
+    EXPECT_EQ(j.at("leak_suspects").at("suspects").at(0).at("path").at("text"),
+              "(sticky_class root) class demo.Sessions (static LEAK) \u2192 java.util.ArrayList.elementData "
+              "\u2192 java.lang.Object[]");
+    EXPECT_EQ(j.at("leak_suspects").at("suspects").at(1).at("kind"), "class");
     EXPECT_EQ(j.at("dominators").at(0), json({{"id", 0x7f00}, {"class", "class demo.Sessions"}, {"shallow_bytes", 96},
                                               {"retained_bytes", 4000}}));
     EXPECT_EQ(j.at("reachability").at("unreachable_bytes"), 48);

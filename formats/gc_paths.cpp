@@ -1,0 +1,78 @@
+#include "gc_paths.h"
+
+#include <algorithm>
+
+namespace heapd {
+
+root_paths root_paths::compute(const object_graph& g) {
+    root_paths p;
+    constexpr std::uint32_t none = object_graph::no_node;
+    p.parent_.assign(g.size(), none);
+    std::vector<std::uint32_t> queue;
+    queue.reserve(g.size());
+    for (std::uint32_t r : g.roots()) {
+        p.parent_[r] = r;
+        queue.push_back(r);
+    }
+    for (std::size_t head = 0; head < queue.size(); ++head) {
+        std::uint32_t u = queue[head];
+        for (std::uint32_t v : g.references(u)) {
+            if (v == none || p.parent_[v] != none) continue;
+            p.parent_[v] = u;
+            queue.push_back(v);
+        }
+    }
+    return p;
+}
+
+std::vector<std::uint32_t> root_paths::path_to(std::uint32_t node) const {
+    std::vector<std::uint32_t> path;
+    if (node >= parent_.size() || !reachable(node)) return path;
+    for (std::uint32_t v = node;; v = parent_[v]) {
+        path.push_back(v);
+        if (parent_[v] == v) break;
+    }
+    std::reverse(path.begin(), path.end());
+    return path;
+}
+
+std::vector<std::vector<std::uint32_t>> paths_from_roots(const object_graph& g, std::uint32_t target,
+                                                         unsigned max_paths) {
+    constexpr std::uint32_t none = object_graph::no_node;
+    std::vector<std::vector<std::uint32_t>> paths;
+    if (target >= g.size() || max_paths == 0) return paths;
+    // Predecessor lists: who references each node.
+    std::vector<std::uint64_t> begin(std::size_t{g.size()} + 1, 0);
+    for (std::uint32_t u = 0; u < g.size(); ++u)
+        for (std::uint32_t v : g.references(u))
+            if (v != none) ++begin[v + 1];
+    for (std::size_t i = 0; i < g.size(); ++i) begin[i + 1] += begin[i];
+    std::vector<std::uint32_t> preds(begin[g.size()]);
+    {
+        std::vector<std::uint64_t> at(begin.begin(), begin.end() - 1);
+        for (std::uint32_t u = 0; u < g.size(); ++u)
+            for (std::uint32_t v : g.references(u))
+                if (v != none) preds[at[v]++] = u;
+    }
+    // Backwards from the target; next[v] is v's successor on its shortest path to the target.
+    std::vector<std::uint32_t> next(g.size(), none);
+    std::vector<std::uint32_t> queue = {target};
+    next[target] = target;
+    for (std::size_t head = 0; head < queue.size() && paths.size() < max_paths; ++head) {
+        std::uint32_t v = queue[head];
+        if (g.root_kinds_of(v) != 0) {
+            std::vector<std::uint32_t> path = {v};
+            for (std::uint32_t w = v; w != target; w = next[w]) path.push_back(next[w]);
+            paths.push_back(std::move(path));
+        }
+        for (std::uint64_t i = begin[v]; i < begin[v + 1]; ++i) {
+            std::uint32_t u = preds[i];
+            if (next[u] != none) continue;
+            next[u] = v;
+            queue.push_back(u);
+        }
+    }
+    return paths;
+}
+
+} // namespace heapd

@@ -1,0 +1,45 @@
+#include "object_paths.h"
+
+#include <cstdio>
+
+#include "census.h"
+#include "class_table.h"
+#include "dominator_tree.h"
+#include "gc_paths.h"
+#include "heap_walk.h"
+#include "hprof_reader.h"
+#include "object_graph.h"
+#include "path_description.h"
+#include "record_index.h"
+
+namespace heapd {
+
+result<object_paths_report> find_object_paths(std::span<const std::byte> data, std::uint64_t id, unsigned max_paths) {
+    auto reader = hprof_reader::parse(data);
+    if (!reader) return std::unexpected(reader.error());
+    record_index idx = record_index::build(*reader);
+    class_table classes(idx);
+    heap_census census(idx, classes, 0);
+    walk_heap(idx, census);
+    census_result c = census.finish();
+    auto graph = object_graph::build(idx, classes, c);
+    if (!graph) return std::unexpected(graph.error());
+    std::uint32_t node = graph->node_of(id);
+    if (node == object_graph::no_node) {
+        char hex[32];
+        std::snprintf(hex, sizeof hex, "0x%llx", static_cast<unsigned long long>(id));
+        return fail(error_code::not_found, std::string("the dump holds no object ") + hex);
+    }
+    object_paths_report r;
+    r.id = id;
+    r.class_name = node_name(*graph, classes, node);
+    r.shallow_bytes = graph->shallow_size(node);
+    dominator_tree dom = dominator_tree::compute(*graph);
+    r.reachable = dom.reachable(node);
+    r.retained_bytes = dom.retained(node);
+    for (const auto& path : paths_from_roots(*graph, node, max_paths))
+        r.paths.push_back(describe_path(*graph, classes, path));
+    return r;
+}
+
+} // namespace heapd
