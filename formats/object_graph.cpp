@@ -1,6 +1,7 @@
 #include "object_graph.h"
 
 #include <algorithm>
+#include <thread>
 
 #include "heap_walk.h"
 #include "java_names.h"
@@ -21,29 +22,42 @@ struct graph_builder {
     unsigned id_size;
     id_map<std::uint32_t> key_by_class;
     std::array<std::uint32_t, 12> prim_key{};  // key + 1 per primitive type
-    std::uint32_t class_object_key = object_graph::no_node;
+    std::uint32_t class_object_key = 0, unknown_key = 0;
+    const std::vector<std::uint32_t> no_fields;
     id_map<std::uint32_t> refs_by_class;        // class id -> index into ref_offsets
     std::vector<std::vector<std::uint32_t>> ref_offsets;
-    std::vector<std::pair<std::uint64_t, root_kind>> root_ids;
+    unsigned threads = 1;
 
     std::uint32_t add_key(std::string name) {
         g.key_names_.push_back(std::move(name));
         return static_cast<std::uint32_t>(g.key_names_.size() - 1);
     }
-    std::uint32_t key_for_class(std::uint64_t class_id) {
-        auto [slot, inserted] = key_by_class.insert(class_id, 0);
-        if (inserted) *slot = add_key(classes.java_name(class_id));
-        return *slot;
+    // Keys and reference field lists of every class, made before the parallel walks, which only
+    // read them: class keys in class table order, then the primitive arrays in type order.
+    void prepare_classes() {
+        for (const class_info& c : classes.all()) {
+            auto [slot, inserted] = key_by_class.insert(c.id(), 0);
+            if (inserted) *slot = add_key(classes.java_name(c.id()));
+            auto [ref_slot, ref_inserted] = refs_by_class.insert(c.id(), static_cast<std::uint32_t>(ref_offsets.size()));
+            if (ref_inserted) ref_offsets.push_back(compute_reference_fields(c.id()));
+        }
+        for (std::uint8_t type = 4; type <= 11; ++type) prim_key[type] = add_key(std::string(primitive_name(type)) + "[]") + 1;
+        const class_info* cc = classes.find_by_name("java.lang.Class");
+        class_object_key = cc ? *key_by_class.find(cc->id()) : add_key("java.lang.Class");
+        unknown_key = add_key("<unknown class>");
     }
-    std::uint32_t key_for_primitive(std::uint8_t type) {
-        if (prim_key[type] == 0) prim_key[type] = add_key(std::string(primitive_name(type)) + "[]") + 1;
-        return prim_key[type] - 1;
+    std::uint32_t key_for_class(std::uint64_t class_id) const {
+        const std::uint32_t* k = key_by_class.find(class_id);
+        return k ? *k : unknown_key;
+    }
+    std::uint32_t key_for_primitive(std::uint8_t type) const { return prim_key[type] - 1; }
+    const std::vector<std::uint32_t>& reference_fields(std::uint64_t class_id) const {
+        const std::uint32_t* slot = refs_by_class.find(class_id);
+        return slot ? ref_offsets[*slot] : no_fields;
     }
     // Offsets in instance data of the reference fields of class_id and its supers; the referent of
     // java.lang.ref.Reference is left out, since it does not keep its object alive.
-    const std::vector<std::uint32_t>& reference_fields(std::uint64_t class_id) {
-        auto [slot, inserted] = refs_by_class.insert(class_id, static_cast<std::uint32_t>(ref_offsets.size()));
-        if (!inserted) return ref_offsets[*slot];
+    std::vector<std::uint32_t> compute_reference_fields(std::uint64_t class_id) const {
         std::vector<std::uint32_t> offsets;
         std::uint32_t off = 0;
         const class_info* c = classes.find(class_id);
@@ -55,27 +69,27 @@ struct graph_builder {
             });
             c = classes.find(c->super_id());
         }
-        ref_offsets.push_back(std::move(offsets));
-        return ref_offsets.back();
+        return offsets;
     }
     static std::uint32_t units(std::uint64_t bytes) {
         return static_cast<std::uint32_t>(std::min<std::uint64_t>((bytes + 7) / 8, ~std::uint32_t{0}));
     }
 
-    // Pass 1: every object and class with its record offset; the roots' ids.
+    // Pass 1, per part of the dump: every object and class with its record offset; the roots' ids.
     struct collect : heap_visitor {
-        graph_builder* b;
-        void root(const root_view& r) { b->root_ids.emplace_back(r.object_id, r.kind); }
-        void class_dump(const class_dump_view& c) { b->g.nodes_.push_back({c.class_id(), c.offset}); }
-        void instance(const instance_view& v) { b->g.nodes_.push_back({v.id, v.offset}); }
-        void object_array(const object_array_view& v) { b->g.nodes_.push_back({v.id, v.offset}); }
-        void primitive_array(const primitive_array_view& v) { b->g.nodes_.push_back({v.id, v.offset}); }
+        std::vector<object_graph::node_record> nodes;
+        std::vector<std::pair<std::uint64_t, root_kind>> roots;
+        void root(const root_view& r) { roots.emplace_back(r.object_id, r.kind); }
+        void class_dump(const class_dump_view& c) { nodes.push_back({c.class_id(), c.offset}); }
+        void instance(const instance_view& v) { nodes.push_back({v.id, v.offset}); }
+        void object_array(const object_array_view& v) { nodes.push_back({v.id, v.offset}); }
+        void primitive_array(const primitive_array_view& v) { nodes.push_back({v.id, v.offset}); }
     };
 
     // Passes 2 and 3: with fill false, sets keys and sizes and counts references per node; with
     // fill true, writes them. Records whose id lost to a duplicate are skipped.
     struct references : heap_visitor {
-        graph_builder* b;
+        const graph_builder* b;
         bool fill;
         std::uint32_t own(std::uint64_t id, std::uint64_t offset) const {
             std::uint32_t n = b->g.node_of(id);
@@ -104,10 +118,6 @@ struct graph_builder {
                 });
             };
             if (!fill) {
-                if (b->class_object_key == object_graph::no_node) {
-                    const class_info* cc = b->classes.find_by_name("java.lang.Class");
-                    b->class_object_key = cc ? b->key_for_class(cc->id()) : b->add_key("java.lang.Class");
-                }
                 b->g.key_[n] = b->class_object_key;
                 const std::uint32_t* size = b->census.mirror_sizes.find(c.class_id());
                 b->g.shallow_[n] = units(size ? *size : 0);
@@ -166,14 +176,55 @@ struct graph_builder {
         }
     };
 
+    // The heap records split into `threads` runs of about equal bytes, in file order.
+    std::vector<std::span<const hprof_record>> parts() const {
+        const auto& recs = idx.heap_records();
+        std::uint64_t total = 0;
+        for (const hprof_record& r : recs) total += r.body.size();
+        std::vector<std::span<const hprof_record>> out;
+        std::size_t first = 0;
+        std::uint64_t seen = 0;
+        for (std::size_t i = 0; i < recs.size(); ++i) {
+            seen += recs[i].body.size();
+            if (out.size() + 1 < threads && seen * threads >= total * (out.size() + 1)) {
+                out.emplace_back(recs.data() + first, i + 1 - first);
+                first = i + 1;
+            }
+        }
+        out.emplace_back(recs.data() + first, recs.size() - first);
+        return out;
+    }
+    // Runs make_visitor(part) over each part, the parts on their own threads; returns the visitors.
+    template <class V, class Make>
+    std::vector<V> walk_parts(Make make_visitor) const {
+        auto ps = parts();
+        std::vector<V> visitors;
+        for (std::size_t i = 0; i < ps.size(); ++i) visitors.push_back(make_visitor());
+        auto walk = [&](std::size_t i) {
+            for (const hprof_record& rec : ps[i]) (void)walk_heap_body(rec.body, rec.body_offset, id_size, visitors[i]);
+        };
+        std::vector<std::thread> workers;
+        for (std::size_t i = 1; i < ps.size(); ++i) workers.emplace_back(walk, i);
+        walk(0);
+        for (std::thread& t : workers) t.join();
+        return visitors;
+    }
+
     result<void> run() {
-        collect c;
-        c.b = this;
-        g.nodes_.reserve(census.instances + census.object_arrays + census.primitive_arrays + census.classes);
-        walk_heap(idx, c);
-        if (g.nodes_.size() >= object_graph::no_node)
-            return fail(error_code::unsupported, "the heap holds " + std::to_string(g.nodes_.size()) +
+        prepare_classes();
+        auto collected = walk_parts<collect>([] { return collect{}; });
+        std::size_t total = 0;
+        for (const collect& c : collected) total += c.nodes.size();
+        if (total >= object_graph::no_node)
+            return fail(error_code::unsupported, "the heap holds " + std::to_string(total) +
                                                      " objects; the object graph numbers at most 2^32 - 2");
+        g.nodes_.reserve(total);
+        std::vector<std::pair<std::uint64_t, root_kind>> root_ids;
+        for (collect& c : collected) {
+            g.nodes_.insert(g.nodes_.end(), c.nodes.begin(), c.nodes.end());
+            root_ids.insert(root_ids.end(), c.roots.begin(), c.roots.end());
+            c = collect{};
+        }
         sort_nodes();
         // A damaged dump may hold an id twice: the first record in the file keeps it.
         g.nodes_.erase(std::unique(g.nodes_.begin(), g.nodes_.end(), [](const auto& a, const auto& b) { return a.id == b.id; }),
@@ -184,15 +235,10 @@ struct graph_builder {
         g.key_.assign(n, 0);
         g.shallow_.assign(n, 0);
         g.edge_begin_.assign(n + 1, 0);
-        references count;
-        count.b = this;
-        count.fill = false;
-        walk_heap(idx, count);
+        walk_parts<references>([this] { return references{{}, this, false}; });
         for (std::size_t i = 0; i < n; ++i) g.edge_begin_[i + 1] += g.edge_begin_[i];
         g.edges_.assign(g.edge_begin_[n], object_graph::no_node);
-        references fill = count;
-        fill.fill = true;
-        walk_heap(idx, fill);
+        walk_parts<references>([this] { return references{{}, this, true}; });
         std::vector<std::pair<std::uint32_t, std::uint32_t>> rooted;  // (node, kind bit)
         for (auto [id, kind] : root_ids)
             if (std::uint32_t node = g.node_of(id); node != object_graph::no_node)
@@ -273,6 +319,7 @@ result<object_graph> object_graph::build(const record_index& idx, const class_ta
     if (census.vm == nullptr) return fail(error_code::bad_value, "the census has not been finished");
     object_graph g;
     graph_builder b(idx, classes, census, options, g);
+    b.threads = options.threads != 0 ? options.threads : std::clamp(std::thread::hardware_concurrency(), 1u, 4u);
     if (auto r = b.run(); !r) return std::unexpected(r.error());
     return g;
 }

@@ -20,6 +20,7 @@ namespace heapd {
 // What counts as a reference when building the graph.
 struct graph_options {
     bool instances_reference_their_class = true;  // an object keeps its class alive, as in the JVM
+    unsigned threads = 0;  // walks of the dump in parallel (0: one per core, at most 4); same graph for any count
 };
 
 // The strong object graph of a dump; nodes are numbered in ascending id order.
