@@ -11,5 +11,7 @@ enum exit_code : int { ok = 0, usage = 1, bad_input = 2 };
 void add_analyze(CLI::App& app, int& status);
 // `heapd strip IN OUT [--keep-strings]`: a copy without primitive array contents.
 void add_strip(CLI::App& app, int& status);
+// `heapd diff OLD NEW [--json] [--top N]`: per class, the change between two dumps of one JVM.
+void add_diff(CLI::App& app, int& status);
 
 } // namespace heapd::cmd

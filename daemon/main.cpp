@@ -10,6 +10,7 @@ int main(int argc, char** argv) {
     int status = heapd::cmd::ok;
     heapd::cmd::add_analyze(app, status);
     heapd::cmd::add_strip(app, status);
+    heapd::cmd::add_diff(app, status);
     try {
         app.parse(argc, argv);
     } catch (const CLI::ParseError& e) {

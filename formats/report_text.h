@@ -15,6 +15,10 @@ struct text_options {
 // The whole report as text, lines under 100 columns where the data allows.
 std::string render_text(const analysis_report& r, const text_options& options);
 
+// A diff as text: both heaps' totals, a headline naming the class that grew most, then the classes
+// that grew and those that shrank (options.top rows each).
+std::string render_text(const diff_report& r, const text_options& options);
+
 // "1.5 MiB", "312 B": bytes in binary units with three significant digits.
 std::string human_bytes(std::uint64_t bytes);
 
