@@ -11,6 +11,8 @@ enum exit_code : int { ok = 0, usage = 1, bad_input = 2 };
 void add_analyze(CLI::App& app, int& status);
 // `heapd strip IN OUT [--keep-strings]`: a copy without primitive array contents.
 void add_strip(CLI::App& app, int& status);
+// `heapd diff OLD NEW [--json] [--top N]`: per class, the change between two dumps of one JVM.
+void add_diff(CLI::App& app, int& status);
 
 // `heapd path FILE OBJECT_ID [--roots N] [--json]`: shortest strong paths from GC roots.
 void add_path(CLI::App& app, int& status);

@@ -165,3 +165,38 @@ struct analysis_report {
 };
 
 } // namespace heapd
+
+namespace heapd {
+
+// One class's change between two dumps of the same JVM, matched by name (deltas are after - before,
+// held at INT64_MIN/INT64_MAX when the true difference does not fit).
+struct class_diff_entry {
+    std::string class_name;
+    std::uint64_t instances_before = 0, instances_after = 0;
+    std::uint64_t shallow_before = 0, shallow_after = 0;
+    std::uint64_t retained_before = 0, retained_after = 0;  // 0 unless diff_report::retained
+    std::int64_t instances_delta = 0, shallow_delta = 0, retained_delta = 0;
+    bool added = false;    // no instances before, some after ("new")
+    bool removed = false;  // instances before, none after ("gone")
+};
+
+// The heap as a whole in one of the two dumps compared.
+struct diff_side {
+    std::string file;
+    std::uint64_t timestamp_ms = 0;
+    std::string layout;
+    std::uint64_t objects = 0, shallow_bytes = 0, classes = 0;
+    std::uint64_t reachable_objects = 0, reachable_bytes = 0;  // 0 unless diff_report::retained
+};
+
+// `heapd diff`: what changed per class between an earlier and a later dump, biggest growth first.
+struct diff_report {
+    diff_side before, after;
+    bool retained = false;  // retained sizes were computed for both dumps
+    std::vector<class_diff_entry> grew;    // by growth, largest first (see formats/dump_diff.h)
+    std::vector<class_diff_entry> shrank;  // by shrinkage, largest first
+    std::uint64_t grew_classes = 0, shrank_classes = 0, unchanged_classes = 0;  // before any cut to top
+    std::vector<std::string> notes;  // why the two dumps may not compare well
+};
+
+} // namespace heapd

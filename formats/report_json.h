@@ -20,4 +20,8 @@ nlohmann::ordered_json to_json(const object_paths_report& r);
 // Reads a report back; fails with bad_value when a required key is missing or of the wrong type.
 result<analysis_report> report_from_json(const nlohmann::ordered_json& j);
 
+// A diff as JSON: before and after (heap totals), retained, counts, grew and shrank (one object per
+// class with before, after and delta of instances, shallow bytes and retained bytes), notes.
+nlohmann::ordered_json to_json(const diff_report& r);
+
 } // namespace heapd

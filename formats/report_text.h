@@ -22,6 +22,10 @@ std::string path_text(const gc_path& path);
 // `heapd path`'s answer for people: the object, then one numbered path per root.
 std::string render_text(const object_paths_report& r);
 
+// A diff as text: both heaps' totals, a headline naming the class that grew most, then the classes
+// that grew and those that shrank (options.top rows each).
+std::string render_text(const diff_report& r, const text_options& options);
+
 // "1.5 MiB", "312 B": bytes in binary units with three significant digits.
 std::string human_bytes(std::uint64_t bytes);
 

@@ -1,0 +1,159 @@
+// heapd diff against a real JVM that leaks on demand (tests/java/Leaky.java): between two dumps it
+// adds exactly N objects of one class, and the diff must name that class first with +N instances.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <thread>
+
+#include "tests/support/jvm_process.h"
+
+namespace heapd::test {
+namespace {
+
+constexpr int leak_count = 10000;
+
+// Makes Leaky add leak_count objects: writes its trigger file and waits until Leaky deletes it,
+// which it does once the objects are in its list.
+bool grow(const std::string& trigger) {
+    std::ofstream(trigger) << "grow\n";
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+    while (std::filesystem::exists(trigger)) {
+        if (std::chrono::steady_clock::now() > deadline) return false;
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    return true;
+}
+
+const nlohmann::json* row(const nlohmann::json& list, const std::string& name) {
+    for (const auto& e : list)
+        if (e.at("class") == name) return &e;
+    return nullptr;
+}
+
+// Two dumps of Leaky, the second after one more leak: before.hprof and after.hprof.gz.
+class diff_command_leaky_jvm : public ::testing::Test {
+protected:
+    static void SetUpTestSuite() {
+        dir_ = new scratch_dir;
+        demo_jvm jvm(java_main{"Leaky"}, {"-Xmx256m", "-Xshare:off"},
+                     {dir_->file("trigger"), std::to_string(leak_count)});
+        ASSERT_TRUE(jvm.ready());
+        // One batch before the first dump, so the class is there in both and its growth is +100%.
+        ASSERT_TRUE(grow(dir_->file("trigger")));
+        ASSERT_EQ(jvm.jcmd({"GC.heap_dump", dir_->file("before.hprof")}).exit_code, 0);
+        ASSERT_TRUE(grow(dir_->file("trigger")));
+        ASSERT_EQ(jvm.jcmd({"GC.heap_dump", "-gz=1", dir_->file("after.hprof.gz")}).exit_code, 0);
+    }
+    static void TearDownTestSuite() {
+        delete dir_;
+        dir_ = nullptr;
+    }
+    static command_result diff(std::vector<std::string> extra) {
+        std::vector<std::string> argv = {heapd_binary(), "diff", dir_->file("before.hprof"),
+                                         dir_->file("after.hprof.gz"), "--inflate-dir", dir_->path()};
+        argv.insert(argv.end(), extra.begin(), extra.end());
+        return run_command(argv);
+    }
+    static scratch_dir* dir_;
+};
+
+scratch_dir* diff_command_leaky_jvm::dir_ = nullptr;
+
+TEST_F(diff_command_leaky_jvm, the_leaking_class_grew_by_exactly_the_objects_added_and_comes_first) {
+    auto r = diff({"--json"});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    auto j = nlohmann::json::parse(r.out);
+    EXPECT_EQ(j.at("retained"), true);
+    EXPECT_TRUE(j.at("notes").empty()) << j.at("notes").dump();
+    const auto& grew = j.at("grew");
+    ASSERT_FALSE(grew.empty());
+    // First: its shallow growth (10,000 objects of 32 bytes) is far above anything else that
+    // changes between the dumps, the list's backing array included (4 bytes a reference).
+    const auto& top = grew.at(0);
+    EXPECT_EQ(top.at("class"), "Leaky") << grew.dump(1);
+    EXPECT_EQ(top.at("status"), "changed");
+    EXPECT_EQ(top.at("instances_before"), leak_count);
+    EXPECT_EQ(top.at("instances_after"), 2 * leak_count);
+    EXPECT_EQ(top.at("instances_delta"), leak_count);
+    EXPECT_EQ(top.at("shallow_bytes_delta"), top.at("shallow_bytes_before"));
+    EXPECT_GT(top.at("retained_bytes_delta").get<std::int64_t>(), 0);
+    EXPECT_EQ(top.at("retained_bytes_delta"), top.at("shallow_bytes_delta"));  // a Leaky holds nothing else
+    // The list's array holds every Leaky: its retained growth covers theirs.
+    const auto* array = row(grew, "java.lang.Object[]");
+    ASSERT_NE(array, nullptr);
+    EXPECT_GE(array->at("retained_bytes_delta").get<std::int64_t>(),
+              top.at("retained_bytes_delta").get<std::int64_t>());
+    // Both heaps' totals: the heap grew by at least the leaked bytes.
+    auto bytes = [](const nlohmann::json& side, const char* key) { return side.at(key).get<std::int64_t>(); };
+    EXPECT_GE(bytes(j.at("after"), "shallow_bytes") - bytes(j.at("before"), "shallow_bytes"),
+              top.at("shallow_bytes_delta").get<std::int64_t>());
+    EXPECT_GE(bytes(j.at("after"), "reachable_bytes") - bytes(j.at("before"), "reachable_bytes"),
+              top.at("retained_bytes_delta").get<std::int64_t>());
+    EXPECT_GE(bytes(j.at("after"), "objects") - bytes(j.at("before"), "objects"), leak_count);
+    EXPECT_EQ(j.at("grew_classes").get<std::size_t>(), grew.size());  // no --top: every class
+}
+
+TEST_F(diff_command_leaky_jvm, the_text_headline_names_the_leaking_class) {
+    auto r = diff({});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_NE(r.out.find("\nGrew most: Leaky\n  +10,000 instances (+100.0%), "), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("\n  Before   "), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("\n  Change   heap +"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("\n     1      +10,000       20,000 "), std::string::npos) << r.out;
+}
+
+TEST_F(diff_command_leaky_jvm, top_cuts_the_lists_and_no_retained_compares_shallow_sizes_only) {
+    auto r = diff({"--json", "--top", "1", "--no-retained"});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    auto j = nlohmann::json::parse(r.out);
+    EXPECT_EQ(j.at("retained"), false);
+    ASSERT_EQ(j.at("grew").size(), 1u);
+    EXPECT_LE(j.at("shrank").size(), 1u);
+    EXPECT_GE(j.at("grew_classes").get<std::size_t>(), 1u);
+    EXPECT_EQ(j.at("grew").at(0).at("class"), "Leaky");
+    EXPECT_EQ(j.at("grew").at(0).at("instances_delta"), leak_count);
+    EXPECT_FALSE(j.at("grew").at(0).contains("retained_bytes_delta"));
+    EXPECT_FALSE(j.at("after").contains("reachable_bytes"));
+    // Swapped, the same leak reads as shrinkage, and the timestamps say the order is backwards.
+    auto back = run_command({heapd_binary(), "diff", "--json", "--no-retained", "--inflate-dir", dir_->path(),
+                             dir_->file("after.hprof.gz"), dir_->file("before.hprof")});
+    ASSERT_EQ(back.exit_code, 0) << back.err;
+    auto b = nlohmann::json::parse(back.out);
+    const auto* leaky = row(b.at("shrank"), "Leaky");
+    ASSERT_NE(leaky, nullptr) << b.at("shrank").dump(1);
+    EXPECT_EQ(leaky->at("instances_delta"), -leak_count);
+    EXPECT_EQ(b.at("shrank").at(0).at("class"), "Leaky");
+    ASSERT_FALSE(b.at("notes").empty());
+    EXPECT_NE(b.at("notes").at(0).get<std::string>().find("taken before"), std::string::npos) << b.at("notes");
+}
+
+TEST(diff_command, usage_errors_exit_1) {
+    EXPECT_EQ(run_command({heapd_binary(), "diff"}).exit_code, 1);
+    EXPECT_EQ(run_command({heapd_binary(), "diff", "one.hprof"}).exit_code, 1);
+    EXPECT_EQ(run_command({heapd_binary(), "diff", "a", "b", "c"}).exit_code, 1);
+    EXPECT_EQ(run_command({heapd_binary(), "diff", "--top", "x", "a", "b"}).exit_code, 1);
+    EXPECT_EQ(run_command({heapd_binary(), "diff", "--no-such-option", "a", "b"}).exit_code, 1);
+}
+
+TEST(diff_command, missing_or_invalid_files_exit_2_with_the_reason) {
+    scratch_dir dir;
+    std::ofstream(dir.file("text.hprof")) << "not a heap dump\n";
+    auto missing_old = run_command({heapd_binary(), "diff", dir.file("missing.hprof"), dir.file("text.hprof")});
+    EXPECT_EQ(missing_old.exit_code, 2);
+    EXPECT_NE(missing_old.err.find("No such file"), std::string::npos) << missing_old.err;
+    EXPECT_TRUE(missing_old.out.empty());
+    auto missing_new = run_command({heapd_binary(), "diff", dir.file("text.hprof"), dir.file("missing.hprof")});
+    EXPECT_EQ(missing_new.exit_code, 2);
+    EXPECT_NE(missing_new.err.find("missing.hprof"), std::string::npos) << missing_new.err;
+    EXPECT_NE(missing_new.err.find("No such file"), std::string::npos) << missing_new.err;
+    auto text = run_command({heapd_binary(), "diff", dir.file("text.hprof"), dir.file("text.hprof")});
+    EXPECT_EQ(text.exit_code, 2);
+    EXPECT_NE(text.err.find("not an HPROF file"), std::string::npos) << text.err;
+    EXPECT_TRUE(text.out.empty());
+}
+
+} // namespace
+} // namespace heapd::test
