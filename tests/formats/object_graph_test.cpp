@@ -1,0 +1,79 @@
+// The object graph is the same whatever the number of threads that walk the dump.
+#include "formats/object_graph.h"
+
+#include <gtest/gtest.h>
+
+#include <random>
+
+#include "formats/heap_walk.h"
+#include "formats/hprof_reader.h"
+#include "tests/support/hprof_builder.h"
+
+namespace heapd {
+namespace {
+
+using test::hprof_builder;
+using test::values;
+
+// n objects {a, b} with random links, ids out of order, spread over many segments, with roots
+// and primitive arrays in every segment.
+hprof_builder segmented_heap(std::size_t n, std::size_t per_segment) {
+    hprof_builder b(8);
+    constexpr std::uint64_t object_class = 0x100, node_class = 0x101;
+    b.utf8(0x901, "java/lang/Object").load_class(1, object_class, 0, 0x901);
+    b.utf8(0x902, "demo/Node").load_class(2, node_class, 0, 0x902);
+    b.utf8(0x801, "a").utf8(0x802, "b");
+    auto id_of = [&](std::size_t i) { return 0x10000 + (i * 7919 % n) * 32; };
+    std::mt19937 rng(7);
+    std::uniform_int_distribution<std::size_t> pick(0, n - 1);
+    b.begin_segment();
+    b.class_dump(object_class, 0, {});
+    b.class_dump(node_class, object_class, {{0x801, 2}, {0x802, 2}});
+    for (std::size_t i = 0; i < n; ++i) {
+        if (i % per_segment == 0) b.end_segment().begin_segment();
+        b.instance(id_of(i), node_class, values(8).id(id_of(pick(rng))).id(i % 3 ? 0x9000000 + i * 16 : 0).bytes());
+        if (i % 3) b.primitive_array(0x9000000 + i * 16, 8, static_cast<std::uint32_t>(i % 50));
+        if (i % 11 == 0) b.root_jni_global(id_of(i), 0);
+        if (i % 13 == 0) b.root_java_frame(id_of(i), 1, 0);
+    }
+    b.end_segment();
+    return b;
+}
+
+TEST(object_graph, any_thread_count_builds_the_same_graph) {
+    hprof_builder b = segmented_heap(20000, 700);
+    record_index idx = record_index::build(*hprof_reader::parse(b.span()));
+    ASSERT_GT(idx.heap_records().size(), 20u);
+    class_table classes(idx);
+    heap_census census(idx, classes, 0);
+    walk_heap(idx, census);
+    census_result c = census.finish();
+    auto one = object_graph::build(idx, classes, c, {true, 1});
+    ASSERT_TRUE(one.has_value());
+    EXPECT_EQ(one->size(), 20000u + 20000u * 2 / 3 + 2);
+    for (unsigned threads : {2u, 3u, 8u}) {
+        auto many = object_graph::build(idx, classes, c, {true, threads});
+        ASSERT_TRUE(many.has_value());
+        ASSERT_EQ(many->size(), one->size());
+        ASSERT_EQ(many->reference_count(), one->reference_count());
+        EXPECT_EQ(many->roots(), one->roots());
+        EXPECT_EQ(many->root_kinds(), one->root_kinds());
+        ASSERT_EQ(many->key_count(), one->key_count());
+        for (std::uint32_t k = 0; k < one->key_count(); ++k) EXPECT_EQ(many->key_name(k), one->key_name(k));
+        for (std::uint32_t v = 0; v < one->size(); ++v) {
+            ASSERT_EQ(many->id(v), one->id(v));
+            ASSERT_EQ(many->record_offset(v), one->record_offset(v));
+            ASSERT_EQ(many->class_key(v), one->class_key(v));
+            ASSERT_EQ(many->shallow_size(v), one->shallow_size(v));
+            auto a = one->references(v), m = many->references(v);
+            ASSERT_TRUE(std::equal(a.begin(), a.end(), m.begin(), m.end())) << "node " << v << " threads " << threads;
+        }
+    }
+    // Both root kinds of a node that is a JNI global and a Java frame root are kept.
+    std::uint32_t both = one->node_of(0x10000);
+    EXPECT_EQ(one->root_kinds_of(both), (1u << static_cast<unsigned>(root_kind::jni_global)) |
+                                            (1u << static_cast<unsigned>(root_kind::java_frame)));
+}
+
+} // namespace
+} // namespace heapd
