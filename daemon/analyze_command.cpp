@@ -39,6 +39,7 @@ int run_analyze(const analyze_args& a) {
     options.retained = !a.no_retained;
     options.suspect_threshold = a.suspect_percent / 100;
     options.file_name = a.file;
+    options.bulk_reads_done = [&dump] { dump->release_resident(); };
     auto report = analyze_dump(dump->bytes(), options);
     if (!report) {
         std::fprintf(stderr, "heapd: %s: %s\n", a.file.c_str(), report.error().describe().c_str());

@@ -1,6 +1,7 @@
 #include "analysis.h"
 
 #include <algorithm>
+#include <thread>
 
 #include "census.h"
 #include "class_table.h"
@@ -82,6 +83,28 @@ void add_legacy(analysis_report& r, const record_index& idx) {
     }
 }
 
+// The object graph and what the dominator tree tells. The shortest paths from the roots are found
+// on a second thread while the dominator tree is computed; both only read the graph.
+void add_retention(analysis_report& r, const record_index& idx, const class_table& classes, const census_result& c,
+                   const analysis_options& options) {
+    auto graph = object_graph::build(idx, classes, c);
+    if (options.bulk_reads_done) options.bulk_reads_done();
+    if (!graph) {
+        r.problems.push_back({graph.error().message, 0, false});
+        return;
+    }
+    root_paths paths;
+    std::thread path_search([&] { paths = root_paths::compute(*graph); });
+    dominator_tree dom = dominator_tree::compute(*graph);
+    path_search.join();
+    const auto children = dom.children();
+    r.retention = summarize_retention(*graph, dom, children, classes, options.largest);
+    suspect_options so;
+    so.threshold = options.suspect_threshold;
+    r.retention.suspect_threshold = so.threshold;
+    r.retention.leak_suspects = find_leak_suspects(*graph, dom, children, classes, paths, so);
+}
+
 } // namespace
 
 result<analysis_report> analyze_dump(std::span<const std::byte> data, const analysis_options& options) {
@@ -114,21 +137,6 @@ result<analysis_report> analyze_dump(std::span<const std::byte> data, const anal
         r.problems.push_back({e.message, e.offset, e.code == error_code::out_of_bounds && idx.truncated()});
     for (const error_info& e : heap_problems) r.problems.push_back({e.message, e.offset, false});
 
-    if (options.retained) {
-        auto graph = object_graph::build(idx, classes, c);
-        if (graph) {
-            dominator_tree dom = dominator_tree::compute(*graph);
-            const auto children = dom.children();
-            r.retention = summarize_retention(*graph, dom, children, classes, options.largest);
-            suspect_options so;
-            so.threshold = options.suspect_threshold;
-            r.retention.suspect_threshold = so.threshold;
-            r.retention.leak_suspects =
-                find_leak_suspects(*graph, dom, children, classes, root_paths::compute(*graph), so);
-        } else {
-            r.problems.push_back({graph.error().message, 0, false});
-        }
-    }
     r.histogram = std::move(c.histogram);
     if (options.top != 0 && r.histogram.size() > options.top) r.histogram.resize(options.top);
     r.largest_objects = std::move(c.largest);
@@ -136,6 +144,8 @@ result<analysis_report> analyze_dump(std::span<const std::byte> data, const anal
         for (thread_entry& t : collect_threads(idx, classes, c.thread_roots))
             r.threads.push_back({std::move(t.name), std::move(t.state), t.daemon, std::move(t.frames)});
     }
+    if (options.retained) add_retention(r, idx, classes, c, options);
+    else if (options.bulk_reads_done) options.bulk_reads_done();
     add_legacy(r, idx);
     return r;
 }

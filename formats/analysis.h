@@ -1,6 +1,7 @@
 #pragma once
 // `heapd analyze`: the reader and the first analyses put together into one report.
 #include <cstddef>
+#include <functional>
 #include <span>
 #include <string>
 
@@ -17,6 +18,9 @@ struct analysis_options {
     bool retained = true;     // build the object graph and dominator tree (see object_graph.h for memory)
     double suspect_threshold = 0.10;  // leak suspects retain at least this share of the reachable heap
     std::string file_name;    // shown in the report
+    // Called once the analysis has read all it reads in bulk from the dump (before the dominator
+    // tree): the owner of a mapping may drop its resident pages (mapped_file::release_resident).
+    std::function<void()> bulk_reads_done;
 };
 
 // Analyses an HPROF image held in memory. Fails only when the header is unusable; damage further

@@ -26,6 +26,8 @@ public:
     std::span<const std::byte> bytes() const& { return map_.bytes(); }
     std::span<const std::byte> bytes() const&& = delete;
     const std::string& name() const { return name_; }
+    // See mapped_file::release_resident.
+    void release_resident() const { map_.release_resident(); }
     bool compressed() const { return compressed_; }
     std::uint64_t compressed_bytes() const { return compressed_bytes_; }
     // For a gzip file whose last member is cut short: what was inflated is kept; this says so.

@@ -17,6 +17,7 @@ namespace heapd {
 class root_paths {
 public:
     static root_paths compute(const object_graph& g);
+    root_paths() = default;
 
     bool reachable(std::uint32_t node) const { return parent_[node] != object_graph::no_node; }
     // The path root first, node last; empty when the node is unreachable.

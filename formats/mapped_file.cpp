@@ -54,4 +54,9 @@ void mapped_file::advise_sequential() const {
     if (data_ != nullptr) ::madvise(const_cast<std::byte*>(data_), size_, MADV_SEQUENTIAL);
 }
 
+void mapped_file::release_resident() const {
+    // A read-only file mapping: MADV_DONTNEED only unmaps the pages; reads fault them back in.
+    if (data_ != nullptr) ::madvise(const_cast<std::byte*>(data_), size_, MADV_DONTNEED);
+}
+
 } // namespace heapd

@@ -31,6 +31,9 @@ public:
 
     // Tells the kernel the mapping will be read front to back (read-ahead, early drop).
     void advise_sequential() const;
+    // Drops this process's resident pages of the mapping (they stay in the page cache and come
+    // back on the next read): the dump stops counting in the resident set while it is not read.
+    void release_resident() const;
 
 private:
     const std::byte* data_ = nullptr;
