@@ -16,12 +16,27 @@ public class Shapes {
     static SoftReference<byte[]> SOFT;
     static byte[] HELD;
     static WeakReference<byte[]> WEAK_TO_HELD;
+    // An array held by an object and also by a weak reference, which keeps nothing alive: the
+    // array goes when HOLDER goes.
+    static Holder HOLDER;
+    static WeakReference<byte[]> WEAK_TO_HOLDER_DATA;
+    // An array held by an object and also by an object only a soft reference reaches (garbage as
+    // far as strong references go): the array goes when BESIDE_SOFT goes.
+    static Holder BESIDE_SOFT;
+    static SoftReference<Holder> SOFT_TO_HOLDER;
 
     static final class Session {
         final String id;
         final byte[] payload = new byte[512];
         Session(String id) {
             this.id = id;
+        }
+    }
+
+    static final class Holder {
+        final byte[] data;
+        Holder(byte[] data) {
+            this.data = data;
         }
     }
 
@@ -49,7 +64,9 @@ public class Shapes {
 
     static void buildLeak() {
         for (int i = 0; i < 20_000; i++) {
-            LEAK.add(new Session("session-" + i));
+            // No "+": string concatenation is an invokedynamic call site whose method handles (JDK
+            // objects, cached through soft references) would hang below this class's constant pool.
+            LEAK.add(new Session("session-".concat(Integer.toString(i))));
         }
     }
 
@@ -78,8 +95,8 @@ public class Shapes {
     static void buildShared() {
         for (int i = 0; i < 1000; i++) {
             byte[] shared = new byte[1024];
-            SHARED_A.put("a" + i, shared);
-            SHARED_B.put("b" + i, shared);
+            SHARED_A.put("a".concat(Integer.toString(i)), shared);
+            SHARED_B.put("b".concat(Integer.toString(i)), shared);
         }
     }
 
@@ -88,6 +105,10 @@ public class Shapes {
         SOFT = new SoftReference<>(new byte[100_000]);
         HELD = new byte[50_000];
         WEAK_TO_HELD = new WeakReference<>(HELD);
+        HOLDER = new Holder(new byte[30_000]);
+        WEAK_TO_HOLDER_DATA = new WeakReference<>(HOLDER.data);
+        BESIDE_SOFT = new Holder(new byte[20_000]);
+        SOFT_TO_HOLDER = new SoftReference<>(new Holder(BESIDE_SOFT.data));
     }
 
     static void idle() {

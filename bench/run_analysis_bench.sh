@@ -1,0 +1,219 @@
+#!/usr/bin/env bash
+# Runs the full-analysis benchmark: on the same dump as the histogram benchmark (BigHeap.java),
+# times `cat FILE >/dev/null`, `heapd analyze` (the object graph, dominator tree and retained sizes
+# included, and without them) and VisualVM's heap library computing retained sizes for the top
+# objects (tests/java/RetainedSizes.java), with each one's wall time and peak memory.
+#
+#   bench/run_analysis_bench.sh [--fresh] [--runs N] [--visualvm-runs N] [--build-dir DIR] [--scale S]
+#                               [--top N] [--visualvm-xmx SIZE] [--no-visualvm] [--keep-cache]
+#
+# Before timing, the dump's pages are evicted from the page cache (dd iflag=nocache) and read back
+# once, so every tool starts from the same cache state; --keep-cache skips the eviction.
+#
+# Environment: HEAPD_BENCH_DIR     where the dump is kept (default /tmp/heapd-bench); an existing
+#                                  dump is reused unless --fresh
+#              HEAPD_BUILD_DIR     the CMake build directory holding daemon/heapd (default: <repo>/build);
+#                                  --build-dir overrides it
+#              VISUALVM_HEAP_JAR   VisualVM's heap library (default: the Debian visualvm package's)
+#              JAVA_HOME           optional; java, javac and jcmd are taken from its bin/ when set
+set -euo pipefail
+
+script_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+repo_dir=$(dirname "$script_dir")
+
+fresh=0
+keep_cache=0
+runs=3
+vv_runs=1
+scale=1.0
+top=20
+vv_xmx=2g
+visualvm=1
+build_dir=${HEAPD_BUILD_DIR:-$repo_dir/build}
+vv_jar=${VISUALVM_HEAP_JAR:-/usr/share/visualvm/visualvm/modules/org-graalvm-visualvm-lib-jfluid-heap.jar}
+while [[ $# -gt 0 ]]; do
+    case $1 in
+        --fresh) fresh=1 ;;
+        --runs) runs=$2; shift ;;
+        --visualvm-runs) vv_runs=$2; shift ;;
+        --build-dir) build_dir=$2; shift ;;
+        --scale) scale=$2; shift ;;
+        --top) top=$2; shift ;;
+        --visualvm-xmx) vv_xmx=$2; shift ;;
+        --no-visualvm) visualvm=0 ;;
+        --keep-cache) keep_cache=1 ;;
+        -h|--help) sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        *) echo "unknown argument: $1" >&2; exit 2 ;;
+    esac
+    shift
+done
+
+heapd_bin=$build_dir/daemon/heapd
+if [[ ! -x $heapd_bin ]]; then
+    echo "no $heapd_bin; build it first: cmake -S $repo_dir -B $build_dir -G Ninja -DCMAKE_BUILD_TYPE=Release && ninja -C $build_dir heapd" >&2
+    exit 1
+fi
+build_type=$(sed -n 's/^CMAKE_BUILD_TYPE:[A-Z]*=//p' "$build_dir/CMakeCache.txt" 2>/dev/null || true)
+if [[ ! -x /usr/bin/time ]]; then
+    echo "/usr/bin/time is needed for peak memory (Debian package time)" >&2
+    exit 1
+fi
+if [[ $visualvm == 1 && ! -f $vv_jar ]]; then
+    echo "no VisualVM heap library at $vv_jar (Debian package visualvm, or set VISUALVM_HEAP_JAR; --no-visualvm skips it)" >&2
+    exit 1
+fi
+
+java_bin=java; javac_bin=javac; jcmd_bin=jcmd
+if [[ -n ${JAVA_HOME:-} ]]; then
+    java_bin=$JAVA_HOME/bin/java; javac_bin=$JAVA_HOME/bin/javac; jcmd_bin=$JAVA_HOME/bin/jcmd
+fi
+
+dump_dir=${HEAPD_BENCH_DIR:-/tmp/heapd-bench}
+mkdir -p "$dump_dir"
+dump_dir=$(cd "$dump_dir" && pwd)   # jcmd resolves relative paths against the JVM's directory
+dump=$dump_dir/bigheap.hprof
+
+work_dir=$(mktemp -d "${TMPDIR:-/tmp}/heapd-analysis-bench.XXXXXX")
+jvm_pid=
+cleanup() {
+    if [[ -n $jvm_pid ]] && kill -0 "$jvm_pid" 2>/dev/null; then
+        kill "$jvm_pid" 2>/dev/null || true
+        wait "$jvm_pid" 2>/dev/null || true
+    fi
+    rm -rf "$work_dir"
+    rm -f "$dump.partial"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+now_ns() { date +%s%N; }
+
+# The same dump as bench/run_histogram_bench.sh makes (and that script reuses this one's).
+make_dump() {
+    echo "compiling BigHeap.java"
+    "$javac_bin" -d "$work_dir" "$script_dir/BigHeap.java"
+    echo "starting the JVM (-Xmx3g, scale $scale)"
+    "$java_bin" -Xmx3g -cp "$work_dir" BigHeap "$scale" >"$work_dir/jvm.out" 2>&1 &
+    jvm_pid=$!
+    local waited=0
+    until grep -qx ready "$work_dir/jvm.out" 2>/dev/null; do
+        if ! kill -0 "$jvm_pid" 2>/dev/null; then
+            echo "the JVM exited before it was ready:" >&2
+            cat "$work_dir/jvm.out" >&2
+            exit 1
+        fi
+        if (( waited >= 600 )); then echo "the JVM was not ready after 300 s" >&2; exit 1; fi
+        sleep 0.5
+        waited=$((waited + 1))
+    done
+    echo "dumping the heap of pid $jvm_pid"
+    rm -f "$dump.partial"
+    # HotSpot refuses to overwrite a file, hence the fresh name and the rename.
+    "$jcmd_bin" "$jvm_pid" GC.heap_dump "$dump.partial" | sed 's/^/  jcmd: /'
+    [[ -s $dump.partial ]] || { echo "jcmd wrote no dump" >&2; exit 1; }
+    mv -f "$dump.partial" "$dump"
+    kill "$jvm_pid" 2>/dev/null || true
+    wait "$jvm_pid" 2>/dev/null || true
+    jvm_pid=
+}
+
+if [[ $fresh == 1 || ! -s $dump ]]; then
+    make_dump
+else
+    echo "reusing $dump (pass --fresh to rebuild it)"
+fi
+file_bytes=$(stat -c %s "$dump")
+
+if [[ $visualvm == 1 ]]; then
+    echo "compiling RetainedSizes.java against $vv_jar"
+    "$javac_bin" -d "$work_dir/classes" -cp "$vv_jar" "$repo_dir/tests/java/RetainedSizes.java"
+fi
+
+if [[ $keep_cache == 0 ]]; then
+    echo "evicting the dump from the page cache and reading it back"
+    dd if="$dump" iflag=nocache count=0 status=none
+else
+    echo "warming the page cache"
+fi
+cat "$dump" >/dev/null
+
+# measure NAME OUT CMD...: runs CMD under /usr/bin/time with stdout to OUT, samples its anonymous
+# memory every 50 ms, and appends "NAME wall_ns maxrss_kb user_s sys_s peak_anon_kb" to results.
+results=$work_dir/results
+measure() {
+    local name=$1 out=$2
+    shift 2
+    local t0 t1 pid child= anon peak_anon=0
+    t0=$(now_ns)
+    /usr/bin/time -f '%M %U %S' -o "$work_dir/time.out" "$@" >"$out" 2>"$work_dir/stderr" &
+    pid=$!
+    while kill -0 "$pid" 2>/dev/null; do
+        [[ -n $child ]] || child=$(pgrep -P "$pid" | head -1 || true)
+        if [[ -n $child ]]; then
+            anon=$(awk '/^RssAnon:/ { print $2 }' "/proc/$child/status" 2>/dev/null || true)
+            if [[ -n $anon ]] && (( anon > peak_anon )); then peak_anon=$anon; fi
+        fi
+        sleep 0.05
+    done
+    local rc=0
+    wait "$pid" || rc=$?
+    t1=$(now_ns)
+    if [[ $rc != 0 ]]; then
+        echo "$name failed (exit $rc):" >&2
+        cat "$work_dir/stderr" >&2
+        exit 1
+    fi
+    echo "$name $((t1 - t0)) $(tail -1 "$work_dir/time.out") $peak_anon" >>"$results"
+}
+
+echo "timing cat FILE >/dev/null ($runs runs)"
+for ((i = 0; i < runs; ++i)); do measure cat /dev/null cat "$dump"; done
+echo "timing heapd analyze --no-retained ($runs runs)"
+for ((i = 0; i < runs; ++i)); do measure histogram /dev/null "$heapd_bin" analyze --no-retained "$dump"; done
+echo "timing heapd analyze ($runs runs)"
+for ((i = 0; i < runs; ++i)); do measure retained "$work_dir/heapd.out" "$heapd_bin" analyze --top "$top" "$dump"; done
+if [[ $visualvm == 1 ]]; then
+    echo "timing VisualVM's heap library: RetainedSizes FILE $top with -Xmx$vv_xmx ($vv_runs runs)"
+    for ((i = 0; i < vv_runs; ++i)); do
+        measure visualvm "$work_dir/visualvm.out" "$java_bin" "-Xmx$vv_xmx" -cp "$work_dir/classes:$vv_jar" \
+            RetainedSizes "$dump" "$top"
+        sed 's/^/  /' "$work_dir/stderr"   # its own split: opening the dump, then retained sizes
+    done
+fi
+
+echo
+echo "heapd's biggest retainers (top 3):"
+grep -A3 '^ *# *Retained  Share' "$work_dir/heapd.out" | tail -3 || true
+if [[ $visualvm == 1 ]]; then
+    echo "VisualVM's (id retained shallow class; the retained sizes of class objects leave out their own size):"
+    head -3 "$work_dir/visualvm.out" | while read -r id retained shallow class; do
+        printf '  0x%x %s %s %s\n' "$id" "$retained" "$shallow" "$class"
+    done
+fi
+
+echo
+awk -v bytes="$file_bytes" -v build="${build_type:-unknown}" -v xmx="$vv_xmx" '
+    { n[$1]++; w = $2 / 1e9; wall[$1, n[$1]] = w
+      if (!($1 in best) || w < best[$1]) best[$1] = w
+      if ($3 > rss[$1]) rss[$1] = $3
+      if ($6 > anon[$1]) anon[$1] = $6 }
+    function median(k,   m, i, j, t, v) {
+        m = n[k]; for (i = 1; i <= m; i++) v[i] = wall[k, i]
+        for (i = 1; i <= m; i++) for (j = i + 1; j <= m; j++) if (v[j] < v[i]) { t = v[i]; v[i] = v[j]; v[j] = t }
+        return (m % 2) ? v[(m + 1) / 2] : (v[m / 2] + v[m / 2 + 1]) / 2
+    }
+    function row(k, label) {
+        if (!(k in n)) return
+        printf "%-36s %5d %9.3f %9.1f %9.3f %10.1f %10.1f\n", label, n[k], best[k], bytes / best[k] / 1e6,
+            median(k), rss[k] / 1024 * 1.048576, anon[k] / 1024 * 1.048576
+    }
+    END {
+        printf "file: %.1f MB (%d bytes); heapd build type: %s\n", bytes / 1e6, bytes, build
+        printf "%-36s %5s %9s %9s %9s %10s %10s\n", "", "runs", "best s", "MB/s", "median s", "max RSS MB", "anon MB"
+        row("cat", "cat FILE >/dev/null (warm cache)")
+        row("histogram", "heapd analyze --no-retained")
+        row("retained", "heapd analyze (retained sizes)")
+        row("visualvm", "VisualVM RetainedSizes (-Xmx" xmx ")")
+        print "MB = 10^6 bytes. max RSS: peak resident set (/usr/bin/time), mapped file pages included;"
+        print "anon MB: peak RssAnon sampled every 50 ms (memory beyond the file; a JVM counts its heap)."
+    }' "$results"
