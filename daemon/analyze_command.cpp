@@ -1,10 +1,12 @@
 // `heapd analyze`: reads a dump (plain or gzip) and prints its report as text or JSON.
+#include <algorithm>
 #include <cstdio>
 #include <memory>
 #include <string>
 
 #include "commands.h"
 #include "formats/analysis.h"
+#include "formats/analysis_index.h"
 #include "formats/dump_file.h"
 #include "formats/report_json.h"
 #include "formats/report_text.h"
@@ -22,29 +24,59 @@ struct analyze_args {
     bool no_retained = false;
     double suspect_percent = 10;
     std::string inflate_dir;
+    bool no_index = false;
+    std::string index_dir;
 };
 
-int run_analyze(const analyze_args& a) {
-    auto dump = dump_file::open(a.file, {a.inflate_dir});
-    if (!dump) {
-        std::fprintf(stderr, "heapd: %s\n", dump.error().describe().c_str());
-        return bad_input;
+// The report from the dump's index when it matches, else from a fresh analysis, which is then
+// indexed for next time (a dump in a place we cannot write to is simply not indexed).
+result<analysis_report> indexed_analysis(const analyze_args& a, analysis_options options) {
+    options.top = 0;  // the index keeps the whole histogram
+    std::optional<dump_identity> identity;
+    std::string index_file = index_path(a.file, a.index_dir);
+    if (!a.no_index) {
+        if (auto id = identify_dump(a.file)) identity = *id;
+        if (identity)
+            if (auto cached = load_index(index_file, *identity, index_options_key(options))) {
+                cached->summary.file = a.file;
+                return std::move(*cached);
+            }
     }
+    auto dump = dump_file::open(a.file, {a.inflate_dir});
+    if (!dump) return std::unexpected(dump.error());
     if (!dump->inflate_warning().empty()) std::fprintf(stderr, "heapd: warning: %s\n", dump->inflate_warning().c_str());
+    options.bulk_reads_done = [&dump] { dump->release_resident(); };
+    auto report = analyze_dump(dump->bytes(), options);
+    if (report && identity) {
+        if (auto saved = save_index(index_file, *identity, index_options_key(options), *report); !saved)
+            std::fprintf(stderr, "heapd: note: no index kept: %s\n", saved.error().message.c_str());
+    }
+    return report;
+}
+
+int run_analyze(const analyze_args& a) {
     analysis_options options;
-    // JSON carries the whole histogram unless --top is given; text shows --top rows.
-    options.top = a.json && !a.top_given ? 0 : a.top;
-    options.largest = a.top == 0 ? 20 : a.top;
+    // The index keeps at least 100 of each top list, so other --top values are cut from it.
+    const unsigned largest = a.top == 0 ? 20 : a.top;
+    options.largest = std::max(largest, 100u);
     options.threads = !a.no_threads;
     options.retained = !a.no_retained;
     options.suspect_threshold = a.suspect_percent / 100;
     options.file_name = a.file;
-    options.bulk_reads_done = [&dump] { dump->release_resident(); };
-    auto report = analyze_dump(dump->bytes(), options);
+    auto report = indexed_analysis(a, options);
     if (!report) {
         std::fprintf(stderr, "heapd: %s: %s\n", a.file.c_str(), report.error().describe().c_str());
         return bad_input;
     }
+    // JSON carries the whole histogram unless --top is given; text shows --top rows.
+    unsigned top = a.json && !a.top_given ? 0 : a.top;
+    if (top != 0 && report->histogram.size() > top) report->histogram.resize(top);
+    auto cut = [](auto& v, std::size_t n) {
+        if (v.size() > n) v.resize(n);
+    };
+    cut(report->largest_objects, largest);
+    cut(report->retention.dominators, largest);
+    cut(report->retention.retained_by_class, largest);
     if (a.json) {
         std::string text = to_json(*report).dump(2, ' ', false, nlohmann::json::error_handler_t::replace);
         std::fwrite(text.data(), 1, text.size(), stdout);
@@ -76,6 +108,8 @@ void add_analyze(CLI::App& app, int& status) {
                     "Leak suspects retain at least this percentage of the reachable heap")
         ->check(CLI::Range(0.1, 100.0))
         ->capture_default_str();
+    sub->add_flag("--no-index", args->no_index, "Neither read nor write the dump's analysis index");
+    sub->add_option("--index-dir", args->index_dir, "Keep the analysis index here (default: beside the dump)");
     sub->add_option("--inflate-dir", args->inflate_dir, "Where to inflate a compressed dump (default: beside it)");
     sub->callback([args, &status, sub] {
         args->top_given = sub->count("--top") > 0;

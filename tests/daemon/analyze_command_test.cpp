@@ -7,6 +7,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 #include <regex>
+#include <set>
 #include <sstream>
 
 #include "tests/support/jvm_process.h"
@@ -141,8 +142,10 @@ TEST(analyze_command, gzip_dump_reads_like_the_plain_one) {
                           dir.file("heap.hprof.gz")});
     ASSERT_EQ(r.exit_code, 0) << r.err;
     EXPECT_EQ(differences(jcmd, ours(nlohmann::json::parse(r.out))), "");
-    // The inflated copy was an unlinked temporary: nothing is left beside the dump.
-    EXPECT_EQ(std::distance(std::filesystem::directory_iterator(dir.path()), {}), 1);
+    // The inflated copy was an unlinked temporary: nothing but the analysis index is left beside the dump.
+    std::set<std::string> left;
+    for (const auto& e : std::filesystem::directory_iterator(dir.path())) left.insert(e.path().filename());
+    EXPECT_EQ(left, (std::set<std::string>{"heap.hprof.gz", "heap.hprof.gz.heapd-index"}));
 }
 
 TEST(analyze_command, threads_match_the_jvm) {
@@ -195,6 +198,46 @@ TEST(analyze_command, truncated_dump_reports_what_was_read_and_where_it_stopped)
     EXPECT_LT(objects(cut), objects(full));
     ASSERT_FALSE(cut.at("problems").empty());
     EXPECT_TRUE(cut.at("problems")[0].at("truncation").get<bool>());
+}
+
+TEST(analyze_command, a_second_analysis_reads_the_index_until_the_dump_changes) {
+    demo_jvm jvm({}, {"500"});
+    ASSERT_TRUE(jvm.ready());
+    scratch_dir dir;
+    const std::string dump = dir.file("heap.hprof"), index = dump + ".heapd-index";
+    ASSERT_EQ(jvm.jcmd({"GC.heap_dump", dump}).exit_code, 0);
+    auto fresh = run_command({heapd_binary(), "analyze", "--json", "--no-index", dump});
+    ASSERT_EQ(fresh.exit_code, 0) << fresh.err;
+    EXPECT_FALSE(std::filesystem::exists(index));
+    auto first = run_command({heapd_binary(), "analyze", "--json", dump});
+    ASSERT_TRUE(std::filesystem::exists(index));
+    EXPECT_EQ((std::filesystem::status(index).permissions() & std::filesystem::perms::all),
+              std::filesystem::perms::owner_read | std::filesystem::perms::owner_write);
+    auto second = run_command({heapd_binary(), "analyze", "--json", dump});
+    EXPECT_EQ(first.out, fresh.out);
+    EXPECT_EQ(second.out, fresh.out);
+    // Other --top values are cut from the same index.
+    auto top3 = nlohmann::json::parse(run_command({heapd_binary(), "analyze", "--json", "--top", "3", dump}).out);
+    EXPECT_EQ(top3.at("histogram").size(), 3u);
+    EXPECT_EQ(top3.at("dominators").size(), 3u);
+
+    // Proof that the index is read: a marker put into it shows in the next report.
+    auto doctored = nlohmann::ordered_json::parse(std::ifstream(index));
+    doctored["report"]["summary"]["format"] = "FROM THE INDEX";
+    std::ofstream(index) << doctored.dump();
+    auto marked = nlohmann::json::parse(run_command({heapd_binary(), "analyze", "--json", dump}).out);
+    EXPECT_EQ(marked.at("summary").at("format"), "FROM THE INDEX");
+    // Touching the dump (a new mtime) makes the index stale: analysed afresh and rewritten.
+    std::filesystem::last_write_time(dump, std::filesystem::last_write_time(dump) + std::chrono::seconds(5));
+    auto after_touch = nlohmann::json::parse(run_command({heapd_binary(), "analyze", "--json", dump}).out);
+    EXPECT_EQ(after_touch.at("summary").at("format"), "JAVA PROFILE 1.0.2");
+    // A damaged index is ignored and replaced.
+    std::ofstream(index) << "{ not json";
+    auto after_damage = run_command({heapd_binary(), "analyze", "--json", dump});
+    EXPECT_EQ(after_damage.exit_code, 0) << after_damage.err;
+    EXPECT_EQ(after_damage.out, fresh.out);
+    // No temporary files are left behind.
+    EXPECT_EQ(std::distance(std::filesystem::directory_iterator(dir.path()), {}), 2);
 }
 
 } // namespace

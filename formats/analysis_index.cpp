@@ -1,0 +1,113 @@
+#include "analysis_index.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <array>
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+
+#include "report_json.h"
+
+namespace heapd {
+namespace {
+
+constexpr int index_version = 1;
+constexpr std::size_t edge_bytes = 64 * 1024;
+
+// FNV-1a, 64-bit.
+std::uint64_t fnv1a(const unsigned char* p, std::size_t n, std::uint64_t h) {
+    for (std::size_t i = 0; i < n; ++i) h = (h ^ p[i]) * 0x100000001b3ULL;
+    return h;
+}
+
+// Closes a descriptor on scope exit.
+struct fd_guard {
+    int fd;
+    ~fd_guard() {
+        if (fd >= 0) ::close(fd);
+    }
+};
+
+} // namespace
+
+result<dump_identity> identify_dump(const std::string& path) {
+    fd_guard f{::open(path.c_str(), O_RDONLY | O_CLOEXEC)};
+    struct stat st {};
+    if (f.fd < 0 || ::fstat(f.fd, &st) != 0) return fail(error_code::io, "cannot read " + path);
+    dump_identity id;
+    id.size = static_cast<std::uint64_t>(st.st_size);
+    id.mtime_ns = std::int64_t{st.st_mtim.tv_sec} * 1000000000 + st.st_mtim.tv_nsec;
+    std::uint64_t h = 0xcbf29ce484222325ULL;
+    std::array<unsigned char, edge_bytes> buf;
+    for (std::uint64_t at : {std::uint64_t{0}, id.size > edge_bytes ? id.size - edge_bytes : 0}) {
+        ssize_t n = ::pread(f.fd, buf.data(), buf.size(), static_cast<off_t>(at));
+        if (n < 0) return fail(error_code::io, "cannot read " + path);
+        h = fnv1a(buf.data(), static_cast<std::size_t>(n), h);
+    }
+    id.edge_hash = h;
+    return id;
+}
+
+std::string index_path(const std::string& dump_path, const std::string& dir) {
+    if (dir.empty()) return dump_path + ".heapd-index";
+    std::size_t slash = dump_path.rfind('/');
+    return dir + "/" + (slash == std::string::npos ? dump_path : dump_path.substr(slash + 1)) + ".heapd-index";
+}
+
+std::string index_options_key(const analysis_options& o) {
+    char buf[160];
+    std::snprintf(buf, sizeof buf, "largest=%u threads=%d retained=%d suspects=%.6f", o.largest, o.threads ? 1 : 0,
+                  o.retained ? 1 : 0, o.suspect_threshold);
+    return buf;
+}
+
+std::optional<analysis_report> load_index(const std::string& index_file, const dump_identity& dump,
+                                          const std::string& options_key) {
+    std::ifstream in(index_file, std::ios::binary);
+    if (!in) return std::nullopt;
+    auto j = nlohmann::ordered_json::parse(in, nullptr, false);
+    if (j.is_discarded() || !j.is_object()) return std::nullopt;
+    try {
+        if (j.at("version").get<int>() != index_version) return std::nullopt;
+        const auto& d = j.at("dump");
+        dump_identity seen{d.at("size").get<std::uint64_t>(), d.at("mtime_ns").get<std::int64_t>(),
+                           d.at("edge_hash").get<std::uint64_t>()};
+        if (!(seen == dump) || j.at("options").get<std::string>() != options_key) return std::nullopt;
+        auto report = report_from_json(j.at("report"));
+        if (!report) return std::nullopt;
+        return std::move(*report);
+    } catch (const nlohmann::json::exception&) {
+        return std::nullopt;
+    }
+}
+
+result<void> save_index(const std::string& index_file, const dump_identity& dump, const std::string& options_key,
+                        const analysis_report& report) {
+    nlohmann::ordered_json j = {{"version", index_version},
+                                {"dump", {{"size", dump.size}, {"mtime_ns", dump.mtime_ns}, {"edge_hash", dump.edge_hash}}},
+                                {"options", options_key},
+                                {"report", to_json(report)}};
+    std::string text = j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+    std::string tmp = index_file + ".tmp-XXXXXX";
+    int fd = ::mkostemp(tmp.data(), O_CLOEXEC);
+    if (fd < 0) return fail(error_code::io, "cannot create " + tmp);
+    ::fchmod(fd, 0600);  // the report names what the heap holds: as private as the dump
+    bool ok = true;
+    for (std::size_t done = 0; ok && done < text.size();) {
+        ssize_t n = ::write(fd, text.data() + done, text.size() - done);
+        ok = n > 0;
+        if (ok) done += static_cast<std::size_t>(n);
+    }
+    ok = ok && ::fsync(fd) == 0;
+    ::close(fd);
+    if (!ok || ::rename(tmp.c_str(), index_file.c_str()) != 0) {
+        ::unlink(tmp.c_str());
+        return fail(error_code::io, "cannot write " + index_file);
+    }
+    return {};
+}
+
+} // namespace heapd
