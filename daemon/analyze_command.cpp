@@ -20,6 +20,7 @@ struct analyze_args {
     bool top_given = false;
     bool no_threads = false;
     bool no_retained = false;
+    bool no_waste = false;
     std::string inflate_dir;
 };
 
@@ -36,6 +37,7 @@ int run_analyze(const analyze_args& a) {
     options.largest = a.top == 0 ? 20 : a.top;
     options.threads = !a.no_threads;
     options.retained = !a.no_retained;
+    options.waste = !a.no_waste;
     options.file_name = a.file;
     auto report = analyze_dump(dump->bytes(), options);
     if (!report) {
@@ -69,6 +71,8 @@ void add_analyze(CLI::App& app, int& status) {
     sub->add_option("--top", args->top, "Rows per table (0: all)")->capture_default_str();
     sub->add_flag("--no-threads", args->no_threads, "Skip resolving thread names and states");
     sub->add_flag("--no-retained", args->no_retained, "Skip the object graph: no dominators or retained sizes");
+    sub->add_flag("--no-waste", args->no_waste,
+                  "Skip the waste report (duplicate strings, sparse collections, boxes, zero arrays)");
     sub->add_option("--inflate-dir", args->inflate_dir, "Where to inflate a compressed dump (default: beside it)");
     sub->callback([args, &status, sub] {
         args->top_given = sub->count("--top") > 0;

@@ -12,6 +12,7 @@
 #include "retention.h"
 #include "record_index.h"
 #include "threads.h"
+#include "waste.h"
 
 namespace heapd {
 namespace {
@@ -121,6 +122,7 @@ result<analysis_report> analyze_dump(std::span<const std::byte> data, const anal
             r.problems.push_back({graph.error().message, 0, false});
         }
     }
+    if (options.waste) r.waste = find_waste(idx, classes, c, options.largest);
     r.histogram = std::move(c.histogram);
     if (options.top != 0 && r.histogram.size() > options.top) r.histogram.resize(options.top);
     r.largest_objects = std::move(c.largest);

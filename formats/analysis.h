@@ -15,6 +15,7 @@ struct analysis_options {
     unsigned largest = 20;    // largest objects kept
     bool threads = true;      // resolve thread names and states (three extra walks over the heap)
     bool retained = true;     // build the object graph and dominator tree (see object_graph.h for memory)
+    bool waste = true;        // the waste report: two more walks over the heap (see waste.h)
     std::string file_name;    // shown in the report
 };
 
