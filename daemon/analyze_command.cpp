@@ -23,6 +23,7 @@ struct analyze_args {
     bool no_threads = false;
     bool no_retained = false;
     double suspect_percent = 10;
+    bool no_waste = false;
     std::string inflate_dir;
     bool no_index = false;
     std::string index_dir;
@@ -62,6 +63,7 @@ int run_analyze(const analyze_args& a) {
     options.threads = !a.no_threads;
     options.retained = !a.no_retained;
     options.suspect_threshold = a.suspect_percent / 100;
+    options.waste = !a.no_waste;
     options.file_name = a.file;
     auto report = indexed_analysis(a, options);
     if (!report) {
@@ -77,6 +79,7 @@ int run_analyze(const analyze_args& a) {
     cut(report->largest_objects, largest);
     cut(report->retention.dominators, largest);
     cut(report->retention.retained_by_class, largest);
+    cut(report->waste.duplicate_strings_top, largest);
     if (a.json) {
         std::string text = to_json(*report).dump(2, ' ', false, nlohmann::json::error_handler_t::replace);
         std::fwrite(text.data(), 1, text.size(), stdout);
@@ -110,6 +113,8 @@ void add_analyze(CLI::App& app, int& status) {
         ->capture_default_str();
     sub->add_flag("--no-index", args->no_index, "Neither read nor write the dump's analysis index");
     sub->add_option("--index-dir", args->index_dir, "Keep the analysis index here (default: beside the dump)");
+    sub->add_flag("--no-waste", args->no_waste,
+                  "Skip the waste report (duplicate strings, sparse collections, boxes, zero arrays)");
     sub->add_option("--inflate-dir", args->inflate_dir, "Where to inflate a compressed dump (default: beside it)");
     sub->callback([args, &status, sub] {
         args->top_given = sub->count("--top") > 0;

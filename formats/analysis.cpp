@@ -15,6 +15,7 @@
 #include "retention.h"
 #include "record_index.h"
 #include "threads.h"
+#include "waste.h"
 
 namespace heapd {
 namespace {
@@ -144,6 +145,7 @@ result<analysis_report> analyze_dump(std::span<const std::byte> data, const anal
         for (thread_entry& t : collect_threads(idx, classes, c.thread_roots))
             r.threads.push_back({std::move(t.name), std::move(t.state), t.daemon, std::move(t.frames)});
     }
+    if (options.waste) r.waste = find_waste(idx, classes, c, options.largest);
     if (options.retained) add_retention(r, idx, classes, c, options);
     else if (options.bulk_reads_done) options.bulk_reads_done();
     add_legacy(r, idx);

@@ -153,6 +153,50 @@ struct problem_report {
     bool truncation = false;
 };
 
+// A group of java.lang.String objects with the same contents.
+struct duplicate_string_entry {
+    std::string content;             // for display: at most 50 characters, escaped, "..." when cut
+    std::uint64_t length = 0;        // characters (UTF-16 units) of the whole string
+    std::uint64_t copies = 0;        // String objects with these contents
+    std::uint64_t saving_bytes = 0;  // what keeping one String and one value array would save
+};
+
+// The hash maps or lists of one class, and how many hold nothing or little in a big backing array.
+struct collection_waste_entry {
+    std::string class_name;
+    std::uint64_t count = 0;         // instances
+    std::uint64_t empty = 0;         // size 0 with a backing array of length > 0
+    std::uint64_t sparse = 0;        // size below a quarter of the backing array's length
+    std::uint64_t saving_bytes = 0;  // backing array bytes beyond what the entries need
+};
+
+// The instances of one box class (java.lang.Integer, ...) and the values they hold.
+struct boxed_waste_entry {
+    std::string class_name;
+    std::uint64_t count = 0, bytes = 0, distinct_values = 0;
+    std::uint64_t saving_bytes = 0;  // the boxes beyond one per distinct value
+};
+
+// The primitive arrays of one element type whose elements are all zero; their bytes are the saving.
+struct zero_array_entry {
+    std::string class_name;  // "long[]"
+    std::uint64_t count = 0, bytes = 0;
+};
+
+// Bytes the heap could do without, by kind; see formats/waste.h for how each saving is counted.
+struct waste_report {
+    bool computed = false;
+    std::uint64_t saving_bytes = 0;  // all four kinds together
+    std::uint64_t duplicate_string_groups = 0, duplicate_strings = 0, duplicate_string_saving = 0;
+    std::vector<duplicate_string_entry> duplicate_strings_top;  // by saving, descending
+    std::uint64_t collection_saving = 0;
+    std::vector<collection_waste_entry> collections;  // by saving, descending
+    std::uint64_t boxed_saving = 0;
+    std::vector<boxed_waste_entry> boxed;  // by saving, descending
+    std::uint64_t zero_array_saving = 0;
+    std::vector<zero_array_entry> zero_arrays;  // by bytes, descending
+};
+
 // Everything `heapd analyze` tells about one dump.
 struct analysis_report {
     summary_report summary;
@@ -162,6 +206,7 @@ struct analysis_report {
     legacy_report legacy;
     retention_report retention;
     std::vector<problem_report> problems;
+    waste_report waste;
 };
 
 } // namespace heapd

@@ -153,6 +153,49 @@ void legacy_from_json(const json& j, legacy_report& l) {
     }
 }
 
+json waste_json(const waste_report& w) {
+    json top = json::array(), collections = json::array(), boxed = json::array(), zeros = json::array();
+    for (const auto& d : w.duplicate_strings_top)
+        top.push_back({{"content", d.content}, {"length", d.length}, {"copies", d.copies}, {"saving_bytes", d.saving_bytes}});
+    for (const auto& c : w.collections)
+        collections.push_back({{"class", c.class_name}, {"count", c.count}, {"empty", c.empty}, {"sparse", c.sparse},
+                               {"saving_bytes", c.saving_bytes}});
+    for (const auto& b : w.boxed)
+        boxed.push_back({{"class", b.class_name}, {"count", b.count}, {"bytes", b.bytes},
+                         {"distinct_values", b.distinct_values}, {"saving_bytes", b.saving_bytes}});
+    for (const auto& z : w.zero_arrays) zeros.push_back({{"class", z.class_name}, {"count", z.count}, {"bytes", z.bytes}});
+    return {{"saving_bytes", w.saving_bytes},
+            {"duplicate_strings", {{"groups", w.duplicate_string_groups}, {"strings", w.duplicate_strings},
+                                   {"saving_bytes", w.duplicate_string_saving}, {"top", top}}},
+            {"collections", {{"saving_bytes", w.collection_saving}, {"classes", collections}}},
+            {"boxed", {{"saving_bytes", w.boxed_saving}, {"classes", boxed}}},
+            {"zero_arrays", {{"saving_bytes", w.zero_array_saving}, {"types", zeros}}}};
+}
+
+void waste_from_json(const json& j, waste_report& w) {
+    auto u64 = [](const json& o, const char* key) { return o.at(key).get<std::uint64_t>(); };
+    w.computed = true;
+    w.saving_bytes = u64(j, "saving_bytes");
+    const json& d = j.at("duplicate_strings");
+    w.duplicate_string_groups = u64(d, "groups");
+    w.duplicate_strings = u64(d, "strings");
+    w.duplicate_string_saving = u64(d, "saving_bytes");
+    for (const json& e : d.at("top"))
+        w.duplicate_strings_top.push_back({e.at("content").get<std::string>(), u64(e, "length"), u64(e, "copies"),
+                                           u64(e, "saving_bytes")});
+    w.collection_saving = u64(j.at("collections"), "saving_bytes");
+    for (const json& e : j.at("collections").at("classes"))
+        w.collections.push_back({e.at("class").get<std::string>(), u64(e, "count"), u64(e, "empty"), u64(e, "sparse"),
+                                 u64(e, "saving_bytes")});
+    w.boxed_saving = u64(j.at("boxed"), "saving_bytes");
+    for (const json& e : j.at("boxed").at("classes"))
+        w.boxed.push_back({e.at("class").get<std::string>(), u64(e, "count"), u64(e, "bytes"), u64(e, "distinct_values"),
+                           u64(e, "saving_bytes")});
+    w.zero_array_saving = u64(j.at("zero_arrays"), "saving_bytes");
+    for (const json& e : j.at("zero_arrays").at("types"))
+        w.zero_arrays.push_back({e.at("class").get<std::string>(), u64(e, "count"), u64(e, "bytes")});
+}
+
 } // namespace
 
 nlohmann::ordered_json to_json(const analysis_report& r) {
@@ -211,6 +254,7 @@ nlohmann::ordered_json to_json(const analysis_report& r) {
     }
     out["threads"] = threads;
     out["legacy"] = legacy_json(r.legacy);
+    if (r.waste.computed) out["waste"] = waste_json(r.waste);
     out["problems"] = problems;
     return out;
 }
@@ -270,6 +314,7 @@ result<analysis_report> report_from_json(const nlohmann::ordered_json& j) {
             r.threads.push_back(std::move(t));
         }
         if (j.contains("legacy")) legacy_from_json(j.at("legacy"), r.legacy);
+        if (j.contains("waste")) waste_from_json(j.at("waste"), r.waste);
         if (j.contains("dominators")) {
             retention_report& t = r.retention;
             t.computed = true;

@@ -205,6 +205,71 @@ void suspects(std::string& out, const analysis_report& r) {
     }
 }
 
+// Duplicate strings, empty and sparse collections, boxes and zero arrays: the total first.
+void waste(std::string& out, const analysis_report& r, unsigned top) {
+    const waste_report& w = r.waste;
+    if (!w.computed) return;
+    double heap = static_cast<double>(r.summary.shallow_bytes ? r.summary.shallow_bytes : 1);
+    out += "\nWaste (" + human_bytes(w.saving_bytes) + " could be saved, " +
+           fmt("%.1f%%", 100.0 * static_cast<double>(w.saving_bytes) / heap) + " of the heap)\n";
+    std::uint64_t collections = 0, empty = 0, sparse = 0, boxes = 0, distinct = 0, zero_arrays = 0;
+    for (const auto& c : w.collections) {
+        collections += c.count;
+        empty += c.empty;
+        sparse += c.sparse;
+    }
+    for (const auto& b : w.boxed) {
+        boxes += b.count;
+        distinct += b.distinct_values;
+    }
+    for (const auto& z : w.zero_arrays) zero_arrays += z.count;
+    auto line = [&](const char* what, std::uint64_t bytes, const std::string& detail) {
+        out += fmt("  %-17s %9s  ", what, human_bytes(bytes).c_str()) + detail + "\n";
+    };
+    line("Duplicate strings", w.duplicate_string_saving,
+         grouped(w.duplicate_strings) + " Strings in " + grouped(w.duplicate_string_groups) + " groups of equal contents");
+    line("Collections", w.collection_saving,
+         grouped(empty) + " empty, " + grouped(sparse) + " sparse of " + grouped(collections) + " maps and lists");
+    line("Boxed primitives", w.boxed_saving, grouped(boxes) + " boxes of " + grouped(distinct) + " distinct values");
+    line("Zero arrays", w.zero_array_saving, grouped(zero_arrays) + " primitive arrays of zeros only");
+    if (unsigned n = rows(w.duplicate_strings_top.size(), top)) {
+        out += fmt("\nDuplicate strings (top %u by saving)\n", n);
+        out += fmt("  %4s %8s %9s  %s\n", "#", "Copies", "Saving", "Contents (length)");
+        for (unsigned i = 0; i < n; ++i) {
+            const duplicate_string_entry& d = w.duplicate_strings_top[i];
+            out += fmt("  %4u %8s %9s  ", i + 1, grouped(d.copies).c_str(), human_bytes(d.saving_bytes).c_str()) +
+                   "\"" + d.content + "\" (" + grouped(d.length) + ")\n";
+        }
+    }
+    if (unsigned n = rows(w.collections.size(), top)) {
+        out += fmt("\nEmpty and sparse collections (top %u by saving)\n", n);
+        out += fmt("  %4s %9s %9s %9s %9s  %s\n", "#", "Count", "Empty", "Sparse", "Saving", "Class");
+        for (unsigned i = 0; i < n; ++i) {
+            const collection_waste_entry& c = w.collections[i];
+            out += fmt("  %4u %9s %9s %9s %9s  ", i + 1, grouped(c.count).c_str(), grouped(c.empty).c_str(),
+                       grouped(c.sparse).c_str(), human_bytes(c.saving_bytes).c_str()) + c.class_name + "\n";
+        }
+    }
+    if (!w.boxed.empty()) {
+        out += "\nBoxed primitives\n";
+        out += fmt("  %4s %9s %9s %9s %9s  %s\n", "#", "Count", "Bytes", "Distinct", "Saving", "Class");
+        for (unsigned i = 0; i < w.boxed.size(); ++i) {
+            const boxed_waste_entry& b = w.boxed[i];
+            out += fmt("  %4u %9s %9s %9s %9s  ", i + 1, grouped(b.count).c_str(), human_bytes(b.bytes).c_str(),
+                       grouped(b.distinct_values).c_str(), human_bytes(b.saving_bytes).c_str()) + b.class_name + "\n";
+        }
+    }
+    if (!w.zero_arrays.empty()) {
+        out += "\nPrimitive arrays of zeros only\n";
+        out += fmt("  %4s %9s %9s  %s\n", "#", "Count", "Bytes", "Type");
+        for (unsigned i = 0; i < w.zero_arrays.size(); ++i) {
+            const zero_array_entry& z = w.zero_arrays[i];
+            out += fmt("  %4u %9s %9s  ", i + 1, grouped(z.count).c_str(), human_bytes(z.bytes).c_str()) +
+                   z.class_name + "\n";
+        }
+    }
+}
+
 void threads(std::string& out, const analysis_report& r, unsigned max_frames) {
     if (r.threads.empty()) return;
     out += fmt("\nThreads (%zu)\n", r.threads.size());
@@ -340,6 +405,7 @@ std::string render_text(const analysis_report& r, const text_options& options) {
     retention(out, r, options.top);
     histogram(out, r, options.top);
     largest(out, r, options.top);
+    waste(out, r, options.top);
     threads(out, r, options.max_frames);
     legacy(out, r, options.top);
     return out;

@@ -191,6 +191,62 @@ TEST(report_json, retention_survives_a_round_trip) {
     EXPECT_FALSE(to_json(full_report()).contains("dominators"));  // not computed: not claimed
 }
 
+// A waste report with a row of every kind, values past 32 bits and contents beyond ASCII.
+waste_report full_waste() {
+    waste_report w;
+    w.computed = true;
+    w.duplicate_string_groups = 3;
+    w.duplicate_strings = 7'000'000'000;
+    w.duplicate_string_saving = 55'944;
+    w.duplicate_strings_top = {{"waste-dup-latin", 15, 1000, 55'944}, {"\xE2\x82\xAC \\n\\\"...", 70, 2, 150}};
+    w.collections = {{"java.util.HashMap", 360, 2, 312, 36'000}, {"java.util.ArrayList", 9, 0, 0, 0}};
+    w.collection_saving = 36'000;
+    w.boxed = {{"java.lang.Long", 5'000'000'000, 120'000'000'000, 100, 119'999'997'600}};
+    w.boxed_saving = 119'999'997'600;
+    w.zero_arrays = {{"short[]", 700, 151'200}};
+    w.zero_array_saving = 151'200;
+    w.saving_bytes = 55'944 + 36'000 + 119'999'997'600 + 151'200;
+    return w;
+}
+
+TEST(report_json, waste_survives_a_round_trip) {
+    analysis_report r = full_report();
+    r.waste = full_waste();
+    const json j = to_json(r);
+    const json& w = j.at("waste");
+    EXPECT_EQ(w.at("saving_bytes"), r.waste.saving_bytes);
+    EXPECT_EQ(w.at("duplicate_strings"),
+              json({{"groups", 3}, {"strings", 7'000'000'000u}, {"saving_bytes", 55'944},
+                    {"top", {{{"content", "waste-dup-latin"}, {"length", 15}, {"copies", 1000}, {"saving_bytes", 55'944}},
+                             {{"content", "\xE2\x82\xAC \\n\\\"..."}, {"length", 70}, {"copies", 2},
+                              {"saving_bytes", 150}}}}}));
+    EXPECT_EQ(w.at("collections").at("classes").at(0),
+              json({{"class", "java.util.HashMap"}, {"count", 360}, {"empty", 2}, {"sparse", 312}, {"saving_bytes", 36'000}}));
+    EXPECT_EQ(w.at("boxed").at("classes").at(0),
+              json({{"class", "java.lang.Long"}, {"count", 5'000'000'000u}, {"bytes", 120'000'000'000u},
+                    {"distinct_values", 100}, {"saving_bytes", 119'999'997'600u}}));
+    EXPECT_EQ(w.at("zero_arrays"),
+              json({{"saving_bytes", 151'200}, {"types", {{{"class", "short[]"}, {"count", 700}, {"bytes", 151'200}}}}}));
+    auto back = report_from_json(j);
+    ASSERT_TRUE(back.has_value()) << back.error().describe();
+    expect_same(r, *back);
+    EXPECT_TRUE(back->waste.computed);
+    EXPECT_EQ(to_json(*back), j);
+    EXPECT_FALSE(to_json(full_report()).contains("waste"));  // not computed: not claimed
+    EXPECT_FALSE(report_from_json(to_json(full_report()))->waste.computed);
+    // Once present, every part of it is required.
+    for (const char* path : {"/waste/saving_bytes", "/waste/duplicate_strings/top/1/copies", "/waste/collections/classes",
+                             "/waste/boxed/classes/0/distinct_values", "/waste/zero_arrays/saving_bytes"}) {
+        SCOPED_TRACE(path);
+        json broken = j;
+        const json::json_pointer p(path);
+        broken.at(p.parent_pointer()).erase(p.back());
+        auto e = report_from_json(broken);
+        ASSERT_FALSE(e.has_value());
+        EXPECT_EQ(e.error().code, error_code::bad_value);
+    }
+}
+
 TEST(report_json, an_empty_report_survives_a_round_trip) {
     analysis_report r;
     r.summary.format = "JAVA PROFILE 1.0.1";

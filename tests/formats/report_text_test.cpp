@@ -313,6 +313,91 @@ TEST(render_text, the_old_agent_records_read_like_the_agent_wrote_them) {
               std::string::npos);
 }
 
+// A waste report with two rows in each table.
+waste_report small_waste() {
+    waste_report w;
+    w.computed = true;
+    w.duplicate_string_groups = 2;
+    w.duplicate_strings = 1004;
+    w.duplicate_string_saving = 56'088;
+    w.duplicate_strings_top = {{"waste-dup-latin", 15, 1000, 55'944}, {"a\\tb", 3, 4, 144}};
+    w.collections = {{"demo.SparseMap", 300, 0, 300, 302'400}, {"java.util.HashMap", 1'234, 2, 10, 1'000}};
+    w.collection_saving = 303'400;
+    w.boxed = {{"java.lang.Long", 5'256, 126'144, 356, 117'600}, {"java.lang.Boolean", 2, 32, 2, 0}};
+    w.boxed_saving = 117'600;
+    w.zero_arrays = {{"short[]", 704, 152'064}, {"int[]", 4, 576}};
+    w.zero_array_saving = 152'640;
+    w.saving_bytes = 56'088 + 303'400 + 117'600 + 152'640;
+    return w;
+}
+
+TEST(render_text, renders_the_waste_after_the_largest_objects) {
+    analysis_report r = small_report();
+    r.summary.shallow_bytes = 2'000'000;
+    r.waste = small_waste();
+    const std::string expected =
+        "\n"
+        "Waste (615 KiB could be saved, 31.5% of the heap)\n"
+        "  Duplicate strings  54.8 KiB  1,004 Strings in 2 groups of equal contents\n"
+        "  Collections         296 KiB  2 empty, 310 sparse of 1,534 maps and lists\n"
+        "  Boxed primitives    115 KiB  5,258 boxes of 358 distinct values\n"
+        "  Zero arrays         149 KiB  708 primitive arrays of zeros only\n"
+        "\n"
+        "Duplicate strings (top 2 by saving)\n"
+        "     #   Copies    Saving  Contents (length)\n"
+        "     1    1,000  54.6 KiB  \"waste-dup-latin\" (15)\n"
+        "     2        4     144 B  \"a\\tb\" (3)\n"
+        "\n"
+        "Empty and sparse collections (top 2 by saving)\n"
+        "     #     Count     Empty    Sparse    Saving  Class\n"
+        "     1       300         0       300   295 KiB  demo.SparseMap\n"
+        "     2     1,234         2        10    1000 B  java.util.HashMap\n"
+        "\n"
+        "Boxed primitives\n"
+        "     #     Count     Bytes  Distinct    Saving  Class\n"
+        "     1     5,256   123 KiB       356   115 KiB  java.lang.Long\n"
+        "     2         2      32 B         2       0 B  java.lang.Boolean\n"
+        "\n"
+        "Primitive arrays of zeros only\n"
+        "     #     Count     Bytes  Type\n"
+        "     1       704   148 KiB  short[]\n"
+        "     2         4     576 B  int[]\n"
+        "\n"
+        "Threads (2)\n";
+    const std::string text = render_text(r, {});
+    const std::size_t from = text.find("\nWaste ("), to = text.find("Threads (2)\n");
+    ASSERT_NE(from, std::string::npos);
+    ASSERT_NE(to, std::string::npos);
+    EXPECT_GT(from, text.find("Largest objects"));
+    EXPECT_EQ(text.substr(from, to + 12 - from), expected);
+    // Not computed: no section.
+    EXPECT_EQ(render_text(small_report(), {}).find("Waste"), std::string::npos);
+}
+
+TEST(render_text, waste_tables_respect_top_and_stay_under_100_columns) {
+    analysis_report r = realistic_report();
+    r.waste.computed = true;
+    for (unsigned i = 0; i < 30; ++i) {
+        // 50 characters cut with "...", as the waste pass shortens contents.
+        r.waste.duplicate_strings_top.push_back(
+            {"jdbc:postgresql://orders-db.internal:5432/orders?ss...", 1'234'567, 9'999'999, 999'999'999'999});
+        r.waste.collections.push_back({"java.util.concurrent.ConcurrentHashMap", 12'345'678, 1'234'567, 9'999'999,
+                                       999'999'999'999});
+    }
+    r.waste.boxed.push_back({"java.lang.Character", 123'456'789, 1'975'308'624, 65'536, 1'974'260'048});
+    r.waste.zero_arrays.push_back({"boolean[]", 123'456'789, 999'999'999'999});
+    r.waste.duplicate_strings = r.waste.duplicate_string_groups = 123'456'789;
+    for (unsigned top : {0u, 5u, 20u}) {
+        SCOPED_TRACE(top);
+        const std::string text = render_text(r, {top, 0});
+        for (const auto& line : lines_of(text)) EXPECT_LE(line.size(), 100u) << line;
+        const unsigned n = top == 0 ? 30 : top;
+        EXPECT_NE(text.find("Duplicate strings (top " + std::to_string(n) + " by saving)"), std::string::npos);
+        EXPECT_NE(text.find("Empty and sparse collections (top " + std::to_string(n) + " by saving)"),
+                  std::string::npos);
+    }
+}
+
 TEST(render_text, a_truncation_warning_stays_under_100_columns) {
     analysis_report r = small_report();
     r.problems = {{"file ends inside a HEAP_DUMP_SEGMENT record: the dump was cut short; showing what was read "

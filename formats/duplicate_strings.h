@@ -1,0 +1,68 @@
+#pragma once
+// Duplicate strings for the waste report: java.lang.String objects grouped by contents (value
+// array bytes and coder, hashed, then compared), and what keeping one of each would save.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "heap_records.h"
+#include "id_map.h"
+#include "object_layout.h"
+#include "report.h"
+
+namespace heapd {
+
+// Characters of a duplicate string's contents shown in the report before it is cut with "...".
+inline constexpr unsigned string_display_chars = 50;
+
+// Collects Strings during one walk over the heap and their value arrays during the next, then
+// groups equal contents. A group of copies Strings over arrays distinct value arrays saves
+// (copies - 1) × String + (arrays - 1) × value array: Strings already sharing an array cost only
+// the String. Memory: about 80 bytes per String (value array id, a view of its bytes and their
+// hash, a sort entry); nothing per other object.
+class duplicate_strings {
+public:
+    // Room for this many Strings without growing.
+    void reserve(std::size_t strings);
+    // A String whose value field holds value_id (0: null, ignored), with its coder and shallow size.
+    void add_string(std::uint64_t value_id, std::uint8_t coder, std::uint32_t string_size);
+    // Offers any primitive array; true when it is the value of a String added before (then its
+    // view is kept: the dump must stay mapped until finish).
+    bool add_array(const primitive_array_view& v);
+    // Fills r's duplicate-string totals and its top groups by saving (top 0: all). Strings whose
+    // value is missing, not a byte[] or char[], or without data are left out.
+    void finish(const vm_layout& vm, unsigned top, waste_report& r) const;
+
+private:
+    // A String: its value array (index into arrays_), shallow size and coder.
+    struct string_rec {
+        std::uint32_t array;
+        std::uint32_t size;
+        std::uint8_t coder;
+    };
+    // A value array, filled in by add_array.
+    struct array_rec {
+        const std::byte* data = nullptr;
+        std::uint64_t hash = 0;
+        std::uint32_t bytes = 0;  // of data
+        std::uint8_t type = 0;    // 5 (char[]) or 8 (byte[]); 0 until found, or when unusable
+        std::uint32_t length() const { return type == 5 ? bytes / 2 : bytes; }
+    };
+    // One group of equal contents.
+    struct group {
+        std::uint64_t saving, copies;
+        std::uint32_t array;  // a value array holding the contents
+        std::uint8_t coder;
+    };
+    std::vector<group> groups(const vm_layout& vm, waste_report& r) const;
+
+    std::vector<string_rec> strings_;
+    std::vector<array_rec> arrays_;
+    id_map<std::uint32_t> array_of_;  // value array id -> index into arrays_
+};
+
+// A Java string's contents for display: at most max_chars characters, control characters, quotes
+// and backslashes escaped as in Java source (\n, \t, \", \\, \u0001), "..." appended when cut.
+std::string display_java_string(const primitive_array_view& value, std::uint8_t coder, unsigned max_chars);
+
+} // namespace heapd
