@@ -2,7 +2,8 @@
 # Runs the full-analysis benchmark: on the same dump as the histogram benchmark (BigHeap.java),
 # times `cat FILE >/dev/null`, `heapd analyze` (the object graph, dominator tree and retained sizes
 # included, and without them) and VisualVM's heap library computing retained sizes for the top
-# objects (tests/java/RetainedSizes.java), with each one's wall time and peak memory.
+# objects (tests/java/RetainedSizes.java), with each one's wall time and peak memory. heapd runs
+# with --no-index (analysed afresh each time), then once more reading the analysis index.
 #
 #   bench/run_analysis_bench.sh [--fresh] [--runs N] [--visualvm-runs N] [--build-dir DIR] [--scale S]
 #                               [--top N] [--visualvm-xmx SIZE] [--no-visualvm] [--keep-cache]
@@ -169,9 +170,17 @@ measure() {
 echo "timing cat FILE >/dev/null ($runs runs)"
 for ((i = 0; i < runs; ++i)); do measure cat /dev/null cat "$dump"; done
 echo "timing heapd analyze --no-retained ($runs runs)"
-for ((i = 0; i < runs; ++i)); do measure histogram /dev/null "$heapd_bin" analyze --no-retained "$dump"; done
+for ((i = 0; i < runs; ++i)); do measure histogram /dev/null "$heapd_bin" analyze --no-index --no-retained "$dump"; done
 echo "timing heapd analyze ($runs runs)"
-for ((i = 0; i < runs; ++i)); do measure retained "$work_dir/heapd.out" "$heapd_bin" analyze --top "$top" "$dump"; done
+for ((i = 0; i < runs; ++i)); do
+    measure retained "$work_dir/heapd.out" "$heapd_bin" analyze --no-index --top "$top" "$dump"
+done
+# The analysis index: written once (into the work directory), then every later analysis reads it.
+"$heapd_bin" analyze --index-dir "$work_dir" "$dump" >/dev/null
+echo "timing heapd analyze with its index ($runs runs)"
+for ((i = 0; i < runs; ++i)); do
+    measure indexed /dev/null "$heapd_bin" analyze --index-dir "$work_dir" --top "$top" "$dump"
+done
 if [[ $visualvm == 1 ]]; then
     echo "timing VisualVM's heap library: RetainedSizes FILE $top with -Xmx$vv_xmx ($vv_runs runs)"
     for ((i = 0; i < vv_runs; ++i)); do
@@ -213,6 +222,7 @@ awk -v bytes="$file_bytes" -v build="${build_type:-unknown}" -v xmx="$vv_xmx" '
         row("cat", "cat FILE >/dev/null (warm cache)")
         row("histogram", "heapd analyze --no-retained")
         row("retained", "heapd analyze (retained sizes)")
+        row("indexed", "heapd analyze, second time (index)")
         row("visualvm", "VisualVM RetainedSizes (-Xmx" xmx ")")
         print "MB = 10^6 bytes. max RSS: peak resident set (/usr/bin/time), mapped file pages included;"
         print "anon MB: peak RssAnon sampled every 50 ms (memory beyond the file; a JVM counts its heap)."
