@@ -15,13 +15,6 @@
 namespace heapd::test {
 namespace {
 
-std::vector<char*> c_argv(const std::vector<std::string>& argv) {
-    std::vector<char*> out;
-    for (const auto& a : argv) out.push_back(const_cast<char*>(a.c_str()));
-    out.push_back(nullptr);
-    return out;
-}
-
 // The first child of pid (from /proc/PID/task/PID/children), or -1.
 pid_t first_child(pid_t pid) {
     std::ifstream in("/proc/" + std::to_string(pid) + "/task/" + std::to_string(pid) + "/children");
@@ -82,32 +75,12 @@ isolated_jvm::isolated_jvm(const java_main& main_class, const std::vector<std::s
         for (const auto& a : java) script += " " + shell_quote(a);
         argv = {"unshare", "--mount", "--pid", "--fork", "--mount-proc", "--propagation", "private", "sh", "-c", script};
     }
-    int out[2];
-    if (::pipe2(out, O_CLOEXEC) != 0) return;
-    launcher_ = ::fork();
-    if (launcher_ == 0) {
-        ::dup2(out[1], 1);
-        if (!how.workdir.empty() && ::chdir(how.workdir.c_str()) != 0) ::_exit(126);
-        auto a = c_argv(argv);
-        ::execvp(a[0], a.data());
-        ::_exit(127);
-    }
-    ::close(out[1]);
-    std::string seen;
-    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
-    char buf[4096];
-    while (seen.find("ready") == std::string::npos && std::chrono::steady_clock::now() < deadline) {
-        pollfd p{out[0], POLLIN, 0};
-        if (::poll(&p, 1, 1000) <= 0) continue;
-        ssize_t n = ::read(out[0], buf, sizeof buf);
-        if (n <= 0) break;
-        seen.append(buf, static_cast<std::size_t>(n));
-    }
-    ::close(out[0]);
+    auto started = start_until_ready(argv, how.workdir);
+    launcher_ = started.pid;
     jvm_pid_ = how.container ? first_child(launcher_) : launcher_;
     auto pids = jvm_pid_ > 0 ? ns_pids(jvm_pid_) : std::vector<pid_t>{};
     ns_pid_ = pids.empty() ? -1 : pids.back();
-    ready_ = seen.find("ready") != std::string::npos && jvm_pid_ > 0;
+    ready_ = started.ready && jvm_pid_ > 0;
 }
 
 isolated_jvm::~isolated_jvm() {

@@ -65,6 +65,34 @@ std::string test_classes_dir() {
     return dir;
 }
 
+started_process start_until_ready(const std::vector<std::string>& argv, const std::string& workdir) {
+    started_process p;
+    int out[2];
+    if (::pipe2(out, O_CLOEXEC) != 0) return p;
+    p.pid = ::fork();
+    if (p.pid == 0) {
+        ::dup2(out[1], 1);
+        if (!workdir.empty() && ::chdir(workdir.c_str()) != 0) ::_exit(126);
+        auto a = c_argv(argv);
+        ::execvp(a[0], a.data());
+        ::_exit(127);
+    }
+    ::close(out[1]);
+    std::string seen;
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+    char buf[4096];
+    while (seen.find("ready") == std::string::npos && std::chrono::steady_clock::now() < deadline) {
+        pollfd pfd{out[0], POLLIN, 0};
+        if (::poll(&pfd, 1, 1000) <= 0) continue;
+        ssize_t n = ::read(out[0], buf, sizeof buf);
+        if (n <= 0) break;
+        seen.append(buf, static_cast<std::size_t>(n));
+    }
+    ::close(out[0]);
+    p.ready = p.pid > 0 && seen.find("ready") != std::string::npos;
+    return p;
+}
+
 command_result run_command(const std::vector<std::string>& argv) {
     int out[2], err[2];
     if (::pipe2(out, O_CLOEXEC) != 0 || ::pipe2(err, O_CLOEXEC) != 0) return {};
@@ -99,28 +127,9 @@ demo_jvm::demo_jvm(const java_main& main_class, const std::vector<std::string>& 
     argv.insert(argv.end(), jvm_flags.begin(), jvm_flags.end());
     argv.insert(argv.end(), {"-cp", test_classes_dir(), main_class.name});
     argv.insert(argv.end(), args.begin(), args.end());
-    int out[2];
-    if (::pipe2(out, O_CLOEXEC) != 0) return;
-    pid_ = ::fork();
-    if (pid_ == 0) {
-        ::dup2(out[1], 1);
-        auto a = c_argv(argv);
-        ::execvp(a[0], a.data());
-        ::_exit(127);
-    }
-    ::close(out[1]);
-    std::string seen;
-    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
-    char buf[4096];
-    while (seen.find("ready") == std::string::npos && std::chrono::steady_clock::now() < deadline) {
-        pollfd p{out[0], POLLIN, 0};
-        if (::poll(&p, 1, 1000) <= 0) continue;
-        ssize_t n = ::read(out[0], buf, sizeof buf);
-        if (n <= 0) break;
-        seen.append(buf, static_cast<std::size_t>(n));
-    }
-    ::close(out[0]);
-    ready_ = seen.find("ready") != std::string::npos;
+    auto started = start_until_ready(argv);
+    pid_ = started.pid;
+    ready_ = started.ready;
 }
 
 demo_jvm::~demo_jvm() {

@@ -16,6 +16,16 @@ struct command_result {
 // Runs argv (no shell) and waits for it; stdout and stderr captured separately.
 command_result run_command(const std::vector<std::string>& argv);
 
+// A process started by start_until_ready: its pid, and whether it printed "ready" in time.
+struct started_process {
+    pid_t pid = -1;
+    bool ready = false;
+};
+
+// Forks and execs argv (in workdir when given), stdout to a pipe read until the process prints
+// "ready" (at most 60 s); stdin and stderr are inherited.
+started_process start_until_ready(const std::vector<std::string>& argv, const std::string& workdir = {});
+
 // The build's heapd executable.
 std::string heapd_binary();
 
