@@ -56,50 +56,8 @@ dump_dir=$(cd "$dump_dir" && pwd)   # jcmd resolves relative paths against the J
 dump=$dump_dir/bigheap.hprof
 
 work_dir=$(mktemp -d "${TMPDIR:-/tmp}/heapd-bigheap.XXXXXX")
-jvm_pid=
-cleanup() {
-    if [[ -n $jvm_pid ]] && kill -0 "$jvm_pid" 2>/dev/null; then
-        kill "$jvm_pid" 2>/dev/null || true
-        wait "$jvm_pid" 2>/dev/null || true
-    fi
-    rm -rf "$work_dir"
-    rm -f "$dump.partial"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-
-now_ns() { date +%s%N; }
-
-make_dump() {
-    echo "compiling BigHeap.java"
-    "$javac_bin" -d "$work_dir" "$script_dir/BigHeap.java"
-    echo "starting the JVM (-Xmx3g, scale $scale)"
-    "$java_bin" -Xmx3g -cp "$work_dir" BigHeap "$scale" >"$work_dir/jvm.out" 2>&1 &
-    jvm_pid=$!
-    local waited=0
-    until grep -qx ready "$work_dir/jvm.out" 2>/dev/null; do
-        if ! kill -0 "$jvm_pid" 2>/dev/null; then
-            echo "the JVM exited before it was ready:" >&2
-            cat "$work_dir/jvm.out" >&2
-            exit 1
-        fi
-        if (( waited >= 600 )); then echo "the JVM was not ready after 300 s" >&2; exit 1; fi
-        sleep 0.5
-        waited=$((waited + 1))
-    done
-    echo "dumping the heap of pid $jvm_pid"
-    rm -f "$dump.partial"
-    local t0; t0=$(now_ns)
-    # HotSpot refuses to overwrite a file, hence the fresh name and the rename.
-    "$jcmd_bin" "$jvm_pid" GC.heap_dump "$dump.partial" | sed 's/^/  jcmd: /'
-    local t1; t1=$(now_ns)
-    [[ -s $dump.partial ]] || { echo "jcmd wrote no dump" >&2; exit 1; }
-    mv -f "$dump.partial" "$dump"
-    kill "$jvm_pid" 2>/dev/null || true
-    wait "$jvm_pid" 2>/dev/null || true
-    jvm_pid=
-    awk -v ns=$((t1 - t0)) 'BEGIN { printf "  dump written in %.1f s\n", ns / 1e9 }'
-}
+# shellcheck source=bench/bigheap_dump.sh
+source "$script_dir/bigheap_dump.sh"
 
 if [[ $fresh == 1 || ! -s $dump ]]; then
     make_dump
