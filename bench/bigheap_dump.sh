@@ -1,7 +1,20 @@
 # Sourced by the bench scripts: makes the BigHeap dump both benchmarks use, and cleans up after.
-# Needs: dump (target path), work_dir (a scratch directory, removed on exit), script_dir,
-# javac_bin, java_bin, jcmd_bin, scale.
+# Sets java_bin, javac_bin, jcmd_bin (from JAVA_HOME when set), dump_dir and dump (in
+# HEAPD_BENCH_DIR, default /tmp/heapd-bench). Needs: script_dir, scale, fresh.
+# Call bigheap_work_dir NAME first: it makes work_dir, a scratch directory removed on exit.
 # shellcheck shell=bash
+
+java_bin=java; javac_bin=javac; jcmd_bin=jcmd
+if [[ -n ${JAVA_HOME:-} ]]; then
+    java_bin=$JAVA_HOME/bin/java; javac_bin=$JAVA_HOME/bin/javac; jcmd_bin=$JAVA_HOME/bin/jcmd
+fi
+
+dump_dir=${HEAPD_BENCH_DIR:-/tmp/heapd-bench}
+mkdir -p "$dump_dir"
+dump_dir=$(cd "$dump_dir" && pwd)   # jcmd resolves relative paths against the JVM's directory
+dump=$dump_dir/bigheap.hprof
+
+bigheap_work_dir() { work_dir=$(mktemp -d "${TMPDIR:-/tmp}/$1.XXXXXX"); }
 
 jvm_pid=
 cleanup() {
@@ -46,4 +59,13 @@ make_dump() {
     wait "$jvm_pid" 2>/dev/null || true
     jvm_pid=
     awk -v ns=$((t1 - t0)) 'BEGIN { printf "  dump written in %.1f s\n", ns / 1e9 }'
+}
+
+# Makes the dump unless it exists (and --fresh was not given).
+ensure_dump() {
+    if [[ $fresh == 1 || ! -s $dump ]]; then
+        make_dump
+    else
+        echo "reusing $dump (pass --fresh to rebuild it)"
+    fi
 }

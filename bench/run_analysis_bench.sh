@@ -64,26 +64,13 @@ if [[ $visualvm == 1 && ! -f $vv_jar ]]; then
     exit 1
 fi
 
-java_bin=java; javac_bin=javac; jcmd_bin=jcmd
-if [[ -n ${JAVA_HOME:-} ]]; then
-    java_bin=$JAVA_HOME/bin/java; javac_bin=$JAVA_HOME/bin/javac; jcmd_bin=$JAVA_HOME/bin/jcmd
-fi
 
-dump_dir=${HEAPD_BENCH_DIR:-/tmp/heapd-bench}
-mkdir -p "$dump_dir"
-dump_dir=$(cd "$dump_dir" && pwd)   # jcmd resolves relative paths against the JVM's directory
-dump=$dump_dir/bigheap.hprof
-
-work_dir=$(mktemp -d "${TMPDIR:-/tmp}/heapd-analysis-bench.XXXXXX")
 # The same dump as bench/run_histogram_bench.sh makes (and that script reuses this one's).
 # shellcheck source=bench/bigheap_dump.sh
 source "$script_dir/bigheap_dump.sh"
+bigheap_work_dir heapd-analysis-bench
 
-if [[ $fresh == 1 || ! -s $dump ]]; then
-    make_dump
-else
-    echo "reusing $dump (pass --fresh to rebuild it)"
-fi
+ensure_dump
 file_bytes=$(stat -c %s "$dump")
 
 if [[ $visualvm == 1 ]]; then

@@ -8,6 +8,7 @@
 
 #include "formats/analysis.h"
 #include "formats/dump_file.h"
+#include "tests/support/row_lookup.h"
 #include "tests/support/jvm_process.h"
 
 namespace heapd {
@@ -23,24 +24,16 @@ std::uint64_t byte_array_size(std::uint64_t n) { return (16 + n + 7) / 8 * 8; }
 std::uint64_t ref_array_size(std::uint64_t n) { return (16 + 4 * n + 7) / 8 * 8; }
 
 const duplicate_string_entry* group(const waste_report& w, std::string_view content) {
-    for (const auto& d : w.duplicate_strings_top)
-        if (d.content == content) return &d;
-    return nullptr;
+    return test::find_row(w.duplicate_strings_top, &duplicate_string_entry::content, content);
 }
 const collection_waste_entry* collection(const waste_report& w, std::string_view name) {
-    for (const auto& c : w.collections)
-        if (c.class_name == name) return &c;
-    return nullptr;
+    return test::find_row(w.collections, &collection_waste_entry::class_name, name);
 }
 const boxed_waste_entry* box(const waste_report& w, std::string_view name) {
-    for (const auto& b : w.boxed)
-        if (b.class_name == name) return &b;
-    return nullptr;
+    return test::find_row(w.boxed, &boxed_waste_entry::class_name, name);
 }
 const histogram_entry* histogram_row(const analysis_report& r, std::string_view name) {
-    for (const auto& e : r.histogram)
-        if (e.class_name == name) return &e;
-    return nullptr;
+    return test::find_row(r.histogram, &histogram_entry::class_name, name);
 }
 
 class waste_jvm : public ::testing::Test {

@@ -13,6 +13,7 @@
 #include "formats/hprof_reader.h"
 #include "formats/report_json.h"
 #include "formats/report_text.h"
+#include "tests/support/row_lookup.h"
 #include "tests/support/hprof_builder.h"
 
 namespace heapd {
@@ -147,14 +148,10 @@ std::uint64_t byte_array_size(std::uint64_t n) { return (16 + n + 7) / 8 * 8; }
 std::uint64_t ref_array_size(std::uint64_t n) { return (16 + 4 * n + 7) / 8 * 8; }
 
 const duplicate_string_entry* group(const waste_report& w, std::string_view content) {
-    for (const auto& d : w.duplicate_strings_top)
-        if (d.content == content) return &d;
-    return nullptr;
+    return test::find_row(w.duplicate_strings_top, &duplicate_string_entry::content, content);
 }
 const collection_waste_entry* collection(const waste_report& w, std::string_view name) {
-    for (const auto& c : w.collections)
-        if (c.class_name == name) return &c;
-    return nullptr;
+    return test::find_row(w.collections, &collection_waste_entry::class_name, name);
 }
 
 // Strings: three with their own "hello" arrays, four sharing one "shared-value", three "mix" of
