@@ -17,4 +17,7 @@ void add_diff(CLI::App& app, int& status);
 // `heapd path FILE OBJECT_ID [--roots N] [--json]`: shortest strong paths from GC roots.
 void add_path(CLI::App& app, int& status);
 
+// `heapd jvms [--json]`: the JVMs of the host and its containers, found without attaching.
+void add_jvms(CLI::App& app, int& status);
+
 } // namespace heapd::cmd

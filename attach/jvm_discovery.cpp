@@ -1,0 +1,260 @@
+#include "jvm_discovery.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <map>
+#include <optional>
+#include <set>
+#include <sstream>
+
+namespace heapd::attach {
+namespace {
+
+constexpr std::string_view perf_prefix = "hsperfdata_";
+
+// What discovery needs to know of one process.
+struct proc_info {
+    pid_t pid = -1;
+    pid_t inner_pid = -1;  // the last NSpid: its pid in its own namespace
+    uid_t euid = static_cast<uid_t>(-1);
+};
+
+std::optional<pid_t> parse_pid(std::string_view s) {
+    if (s.empty() || s.size() > 9) return std::nullopt;
+    pid_t v = 0;
+    for (char c : s) {
+        if (c < '0' || c > '9') return std::nullopt;
+        v = v * 10 + (c - '0');
+    }
+    return v > 0 ? std::optional<pid_t>(v) : std::nullopt;
+}
+
+std::string proc_path(pid_t pid, const char* rest) { return "/proc/" + std::to_string(pid) + "/" + rest; }
+
+// Uid and NSpid of /proc/PID/status; nothing if the process is gone.
+std::optional<proc_info> read_status(pid_t pid) {
+    std::ifstream in(proc_path(pid, "status"));
+    if (!in) return std::nullopt;
+    proc_info p;
+    p.pid = pid;
+    p.inner_pid = pid;  // kernels without NSpid have one pid namespace
+    bool seen_uid = false;
+    for (std::string line; std::getline(in, line);) {
+        if (line.starts_with("Uid:")) {
+            std::istringstream f(line.substr(4));
+            unsigned long real = 0, effective = 0;
+            if (f >> real >> effective) {
+                p.euid = static_cast<uid_t>(effective);
+                seen_uid = true;
+            }
+        } else if (line.starts_with("NSpid:")) {
+            std::istringstream f(line.substr(6));
+            for (long v; f >> v;) p.inner_pid = static_cast<pid_t>(v);
+        }
+    }
+    return seen_uid ? std::optional<proc_info>(p) : std::nullopt;
+}
+
+std::uint64_t ns_inode(pid_t pid, const char* kind) {
+    struct stat st {};
+    std::string path = pid > 0 ? proc_path(pid, ("ns/" + std::string(kind)).c_str()) : "/proc/self/ns/" + std::string(kind);
+    return ::stat(path.c_str(), &st) == 0 ? static_cast<std::uint64_t>(st.st_ino) : 0;
+}
+
+// Whether /proc/PID/maps has a mapping of the file (dev, ino), or of a file whose path ends in
+// "/hsperfdata_<user>/<nspid>" (overlay file systems may show another device or inode). Nothing
+// when the maps cannot be read (another user's process, unless heapd is root).
+std::optional<bool> maps_file(pid_t pid, dev_t dev, ino_t ino, const std::string& suffix) {
+    std::ifstream in(proc_path(pid, "maps"));
+    if (!in) return std::nullopt;
+    for (std::string line; std::getline(in, line);) {
+        // address perms offset major:minor inode path
+        std::istringstream f(line);
+        std::string addr, perms, offset, devs, path;
+        unsigned long long inode = 0;
+        if (!(f >> addr >> perms >> offset >> devs >> inode) || inode == 0) continue;
+        std::getline(f >> std::ws, path);
+        unsigned maj = 0, min = 0;
+        if (std::sscanf(devs.c_str(), "%x:%x", &maj, &min) == 2 && maj == ::major(dev) && min == ::minor(dev) &&
+            inode == static_cast<unsigned long long>(ino))
+            return true;
+        if (path.ends_with(suffix)) return true;
+    }
+    return false;
+}
+
+// An hsperfdata file found under a /tmp: its user directory, name and identity.
+struct perf_file {
+    std::string user;
+    pid_t ns_pid = -1;
+    struct stat st {};
+};
+
+// The files hsperfdata_<user>/<digits> under tmp; directories and files that are symbolic links are skipped.
+std::vector<perf_file> list_perf_files(const std::string& tmp, std::optional<pid_t> only = std::nullopt) {
+    std::vector<perf_file> out;
+    DIR* top = ::opendir(tmp.c_str());
+    if (top == nullptr) return out;
+    while (dirent* d = ::readdir(top)) {
+        std::string_view name = d->d_name;
+        if (!name.starts_with(perf_prefix) || name.size() == perf_prefix.size()) continue;
+        int dfd = ::openat(::dirfd(top), d->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (dfd < 0) continue;
+        std::string user(name.substr(perf_prefix.size()));
+        auto check = [&](const char* file) {
+            auto ns_pid = parse_pid(file);
+            if (!ns_pid || (only && *ns_pid != *only)) return;
+            perf_file f{user, *ns_pid, {}};
+            if (::fstatat(dfd, file, &f.st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISREG(f.st.st_mode)) return;
+            out.push_back(std::move(f));
+        };
+        if (only) {
+            check(std::to_string(*only).c_str());
+        } else if (DIR* sub = ::fdopendir(::dup(dfd))) {
+            while (dirent* e = ::readdir(sub)) check(e->d_name);
+            ::closedir(sub);
+        }
+        ::close(dfd);
+    }
+    ::closedir(top);
+    return out;
+}
+
+// Identity of a directory (its device and inode).
+using dir_key = std::pair<dev_t, ino_t>;
+
+std::optional<dir_key> tmp_of(const std::string& path) {
+    struct stat st {};
+    if (::stat(path.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) return std::nullopt;
+    return dir_key{st.st_dev, st.st_ino};
+}
+
+// The heapd side of every comparison: its /tmp and namespaces.
+struct self_view {
+    std::optional<dir_key> tmp = tmp_of("/tmp");
+    std::uint64_t mount_ns = ns_inode(0, "mnt");
+    std::uint64_t pid_ns = ns_inode(0, "pid");
+};
+
+// Whether a process is the JVM of an hsperfdata file: it has the file's pid and maps the file.
+enum class match { yes, no, unknown };  // unknown: its maps may not be read
+
+match check(const proc_info& p, const perf_file& f) {
+    if (p.inner_pid != f.ns_pid) return match::no;
+    auto mapped = maps_file(p.pid, f.st.st_dev, f.st.st_ino,
+                            "/" + std::string(perf_prefix) + f.user + "/" + std::to_string(f.ns_pid));
+    if (!mapped) return match::unknown;
+    return *mapped ? match::yes : match::no;
+}
+
+discovered_jvm make_jvm(const proc_info& p, const perf_file& f, bool own_tmp, const self_view& self) {
+    discovered_jvm j;
+    j.pid = p.pid;
+    j.ns_pid = f.ns_pid;
+    j.uid = p.euid;
+    j.user = f.user;
+    j.mount_ns = ns_inode(p.pid, "mnt");
+    j.pid_ns = ns_inode(p.pid, "pid");
+    j.in_container = (j.mount_ns != 0 && j.mount_ns != self.mount_ns) || (j.pid_ns != 0 && j.pid_ns != self.pid_ns);
+    const std::string tmp = own_tmp ? std::string("/tmp") : proc_path(p.pid, "root/tmp");
+    j.perfdata_path = tmp + "/" + std::string(perf_prefix) + f.user + "/" + std::to_string(f.ns_pid);
+    j.perfdata_dev = f.st.st_dev;
+    j.perfdata_ino = f.st.st_ino;
+    return j;
+}
+
+} // namespace
+
+attach_result<discovery> discover_jvms() {
+    const self_view self;
+    DIR* proc = ::opendir("/proc");
+    if (proc == nullptr) return attach_fail(attach_code::io, std::string("cannot read /proc: ") + std::strerror(errno));
+    // The processes, grouped by the /tmp they see.
+    std::map<dir_key, std::vector<proc_info>> by_tmp;
+    std::set<pid_t> uninspectable;  // other users' processes, when heapd is not root
+    while (dirent* d = ::readdir(proc)) {
+        auto pid = parse_pid(d->d_name);
+        if (!pid) continue;
+        auto info = read_status(*pid);
+        if (!info) continue;
+        auto key = tmp_of(proc_path(*pid, "root/tmp"));
+        if (key) by_tmp[*key].push_back(*info);
+        else if (errno == EACCES || errno == EPERM) uninspectable.insert(*pid);
+    }
+    ::closedir(proc);
+    if (self.tmp) by_tmp.try_emplace(*self.tmp);
+
+    discovery out;
+    std::set<pid_t> seen;
+    for (const auto& [key, procs] : by_tmp) {
+        const bool own_tmp = self.tmp && key == *self.tmp;
+        if (!own_tmp && procs.empty()) continue;
+        const std::string tmp = own_tmp ? std::string("/tmp") : proc_path(procs.front().pid, "root/tmp");
+        for (const perf_file& f : list_perf_files(tmp)) {
+            bool found = false, unknown = false;
+            for (const proc_info& p : procs) {
+                match m = check(p, f);
+                if (m == match::unknown) unknown = true;
+                if (m != match::yes || !seen.insert(p.pid).second) continue;
+                out.jvms.push_back(make_jvm(p, f, own_tmp, self));
+                found = true;
+                break;
+            }
+            // A file whose process heapd may not inspect (another user's JVM, heapd not root).
+            if (!found && (unknown || (own_tmp && uninspectable.contains(f.ns_pid)))) ++out.unreadable;
+        }
+    }
+    std::sort(out.jvms.begin(), out.jvms.end(), [](const auto& a, const auto& b) { return a.pid < b.pid; });
+    return out;
+}
+
+attach_result<discovered_jvm> find_jvm(pid_t pid) {
+    const self_view self;
+    if (pid <= 0) return attach_fail(attach_code::no_such_process, "no process " + std::to_string(pid));
+    auto info = read_status(pid);
+    if (!info) return attach_fail(attach_code::no_such_process, "no process " + std::to_string(pid));
+    const std::string root_tmp = proc_path(pid, "root/tmp");
+    auto key = tmp_of(root_tmp);
+    if (!key) {
+        if (errno == EACCES || errno == EPERM)
+            return attach_fail(attach_code::permission_denied, "may not inspect process " + std::to_string(pid) + " (" + root_tmp + ")");
+        return attach_fail(attach_code::no_such_process, "process " + std::to_string(pid) + " exited");
+    }
+    const bool own_tmp = self.tmp && *key == *self.tmp;
+    bool unknown = false;
+    for (const perf_file& f : list_perf_files(own_tmp ? "/tmp" : root_tmp, info->inner_pid)) {
+        match m = check(*info, f);
+        if (m == match::yes) return make_jvm(*info, f, own_tmp, self);
+        if (m == match::unknown) unknown = true;
+    }
+    if (unknown) return attach_fail(attach_code::permission_denied, "may not read /proc/" + std::to_string(pid) + "/maps");
+    return attach_fail(attach_code::not_a_jvm, "process " + std::to_string(pid) +
+                       " maps no hsperfdata file: not a HotSpot JVM, or started with -XX:-UsePerfData");
+}
+
+attach_result<int> open_perfdata(const discovered_jvm& jvm) {
+    int fd = ::open(jvm.perfdata_path.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0) {
+        int err = errno;
+        auto code = err == ENOENT ? attach_code::no_such_process
+                  : (err == EACCES || err == EPERM) ? attach_code::permission_denied : attach_code::io;
+        return attach_fail(code, "cannot open " + jvm.perfdata_path + ": " + std::strerror(err));
+    }
+    struct stat st {};
+    if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_dev != jvm.perfdata_dev || st.st_ino != jvm.perfdata_ino) {
+        ::close(fd);
+        return attach_fail(attach_code::no_such_process, jvm.perfdata_path + " is no longer the file of JVM " + std::to_string(jvm.pid));
+    }
+    return fd;
+}
+
+} // namespace heapd::attach

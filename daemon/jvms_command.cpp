@@ -1,0 +1,215 @@
+// `heapd jvms`: the JVMs of this host and of its containers, found without attaching, each with
+// what its hsperfdata says: main class, version, heap, old generation, GC time, out-of-memory settings.
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "attach/jvm_discovery.h"
+#include "commands.h"
+#include "formats/hsperfdata.h"
+#include "formats/hsperfdata_summary.h"
+#include "formats/mapped_file.h"
+#include "formats/report_text.h"
+
+namespace heapd::cmd {
+namespace {
+
+// The options of one jvms invocation.
+struct jvms_args {
+    bool json = false;
+};
+
+// One JVM: where it was found and what its counters say, or why they could not be read.
+struct jvm_row {
+    attach::discovered_jvm jvm;
+    std::optional<jvm_perf_summary> summary;
+    std::string problem;
+    bool gone = false;  // its file had gone when heapd opened it
+};
+
+jvm_row read_row(const attach::discovered_jvm& j) {
+    jvm_row row{j, std::nullopt, {}, false};
+    auto fd = attach::open_perfdata(j);
+    if (!fd) {
+        row.problem = fd.error().message;
+        row.gone = fd.error().code == attach::attach_code::no_such_process;
+        return row;
+    }
+    auto mapped = mapped_file::from_fd(*fd, j.perfdata_path);
+    ::close(*fd);
+    if (!mapped) {
+        row.problem = mapped.error().describe();
+        return row;
+    }
+    // A JVM that is starting may be adding a counter as it is read: read again after a moment.
+    for (int attempt = 0; attempt < 3; ++attempt) {
+        if (attempt > 0) ::usleep(20000);
+        auto data = hsperf_data::parse(mapped->bytes());
+        auto s = data ? summarize(*data) : std::unexpected(data.error());
+        if (s) {
+            row.summary = std::move(*s);
+            row.problem.clear();
+            return row;
+        }
+        row.problem = j.perfdata_path + ": " + s.error().describe();
+    }
+    return row;
+}
+
+std::string percent(std::optional<double> share, int decimals) {
+    if (!share) return "-";
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.*f%%", decimals, *share * 100.0);
+    return buf;
+}
+
+std::string oom_text(const oom_settings& o) {
+    std::string out;
+    auto add = [&](bool on, const char* word) {
+        if (on) out += (out.empty() ? "" : ",") + std::string(word);
+    };
+    add(o.heap_dump, "dump");
+    add(!o.on_error.empty(), "run");
+    add(o.exit, "exit");
+    add(o.crash, "crash");
+    return out.empty() ? "-" : out;
+}
+
+std::string size_text(std::int64_t bytes) { return bytes > 0 ? human_bytes(static_cast<std::uint64_t>(bytes)) : "-"; }
+
+std::string render_table(const std::vector<jvm_row>& rows, std::size_t unreadable) {
+    std::vector<std::vector<std::string>> table = {
+        {"PID", "NSPID", "USER", "WHERE", "HEAP USED", "HEAP MAX", "OLD GEN", "GC TIME", "ON OOM", "VERSION", "MAIN CLASS"}};
+    for (const auto& r : rows) {
+        const auto& j = r.jvm;
+        std::vector<std::string> line = {std::to_string(j.pid), j.ns_pid == j.pid ? "-" : std::to_string(j.ns_pid), j.user,
+                                         j.in_container ? "container" : "host"};
+        if (r.summary) {
+            const auto& s = *r.summary;
+            line.insert(line.end(), {human_bytes(static_cast<std::uint64_t>(std::max<std::int64_t>(s.heap.used, 0))), size_text(s.heap.max_capacity),
+                                     percent(s.old_gen ? s.old_gen->occupancy() : std::nullopt, 1),
+                                     percent(s.gc_time_share, 2), oom_text(s.oom), s.vm_version.empty() ? "-" : s.vm_version,
+                                     !s.accessible ? "(starting) " + s.main_class : s.main_class.empty() ? "-" : s.main_class});
+        } else {
+            line.insert(line.end(), {"?", "?", "?", "?", "?", "?", "(unreadable)"});
+        }
+        table.push_back(std::move(line));
+    }
+    std::vector<std::size_t> width(table[0].size(), 0);
+    for (const auto& line : table)
+        for (std::size_t i = 0; i < line.size(); ++i) width[i] = std::max(width[i], line[i].size());
+    std::string out;
+    if (rows.empty()) table.clear();
+    for (const auto& line : table) {
+        std::string text;
+        for (std::size_t i = 0; i < line.size(); ++i) {
+            text += line[i];
+            if (i + 1 < line.size()) text += std::string(width[i] - line[i].size() + 2, ' ');
+        }
+        out += text + "\n";
+    }
+    for (const auto& r : rows)
+        if (!r.summary) out += "pid " + std::to_string(r.jvm.pid) + ": " + r.problem + "\n";
+    if (rows.empty()) out += "no JVMs found (JVMs started with -XX:-UsePerfData cannot be found)\n";
+    if (unreadable > 0)
+        out += std::to_string(unreadable) + " hsperfdata file(s) of processes this user may not inspect were left out (run as root)\n";
+    return out;
+}
+
+nlohmann::json usage_json(const hsperf_heap_usage& u) {
+    nlohmann::json j = {{"used", u.used}, {"capacity", u.capacity}, {"max", u.max_capacity}};
+    auto occ = u.occupancy();
+    j["occupancy"] = occ ? nlohmann::json(*occ) : nlohmann::json(nullptr);
+    return j;
+}
+
+nlohmann::json row_json(const jvm_row& r) {
+    const auto& j = r.jvm;
+    nlohmann::json out = {{"pid", j.pid},
+                          {"ns_pid", j.ns_pid},
+                          {"user", j.user},
+                          {"uid", j.uid},
+                          {"container", j.in_container},
+                          {"mount_ns", j.mount_ns},
+                          {"pid_ns", j.pid_ns},
+                          {"perfdata", j.perfdata_path}};
+    if (!r.summary) {
+        out["error"] = r.problem;
+        return out;
+    }
+    const auto& s = *r.summary;
+    out["starting"] = !s.accessible;
+    out["main_class"] = s.main_class;
+    out["command"] = s.command;
+    out["vm_version"] = s.vm_version;
+    out["vm_args"] = s.vm_args;
+    out["vm_flags"] = s.vm_flags;
+    out["gc_policy"] = s.gc_policy;
+    out["heap"] = usage_json(s.heap);
+    out["old_gen"] = s.old_gen ? usage_json(*s.old_gen) : nlohmann::json(nullptr);
+    nlohmann::json gens = nlohmann::json::array();
+    for (const auto& g : s.generations) {
+        nlohmann::json spaces = nlohmann::json::array();
+        for (const auto& sp : g.spaces)
+            spaces.push_back({{"name", sp.name}, {"used", sp.used}, {"capacity", sp.capacity}, {"max", sp.max_capacity}});
+        gens.push_back({{"index", g.index}, {"name", g.name}, {"used", g.used()}, {"capacity", g.capacity},
+                        {"max", g.max_capacity}, {"spaces", spaces}});
+    }
+    out["generations"] = gens;
+    nlohmann::json collectors = nlohmann::json::array();
+    for (const auto& c : s.collectors)
+        collectors.push_back({{"index", c.index}, {"name", c.name}, {"invocations", c.invocations}, {"time_seconds", c.seconds}});
+    out["gc"] = {{"time_seconds", s.gc_seconds},
+                 {"uptime_seconds", s.uptime_seconds},
+                 {"time_share", s.gc_time_share ? nlohmann::json(*s.gc_time_share) : nlohmann::json(nullptr)},
+                 {"last_cause", s.last_cause},
+                 {"collectors", collectors}};
+    out["oom"] = {{"heap_dump_on_oom", s.oom.heap_dump},
+                  {"heap_dump_path", s.oom.heap_dump_path},
+                  {"on_out_of_memory_error", s.oom.on_error},
+                  {"exit_on_oom", s.oom.exit},
+                  {"crash_on_oom", s.oom.crash}};
+    return out;
+}
+
+int run_jvms(const jvms_args& a) {
+    auto found = attach::discover_jvms();
+    if (!found) {
+        std::fprintf(stderr, "heapd: %s\n", found.error().message.c_str());
+        return bad_input;
+    }
+    std::vector<jvm_row> rows;
+    for (const auto& j : found->jvms) {
+        jvm_row row = read_row(j);
+        if (!row.summary && row.gone) continue;  // exited since it was found
+        rows.push_back(std::move(row));
+    }
+    std::string text;
+    if (a.json) {
+        nlohmann::json list = nlohmann::json::array();
+        for (const auto& r : rows) list.push_back(row_json(r));
+        nlohmann::json doc = {{"jvms", list}, {"unreadable", found->unreadable}};
+        text = doc.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+    } else {
+        text = render_table(rows, found->unreadable);
+    }
+    std::fwrite(text.data(), 1, text.size(), stdout);
+    return ok;
+}
+
+} // namespace
+
+void add_jvms(CLI::App& app, int& status) {
+    auto args = std::make_shared<jvms_args>();
+    CLI::App* sub = app.add_subcommand("jvms", "List the JVMs of this host and its containers, without attaching");
+    sub->add_flag("--json", args->json, "Print JSON for machines");
+    sub->callback([args, &status] { status = run_jvms(*args); });
+}
+
+} // namespace heapd::cmd
