@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
@@ -46,6 +47,9 @@ temp_user::~temp_user() {
     if (name_.empty()) return;
     run_command({"pkill", "-KILL", "-u", name_});
     run_command({"userdel", name_});
+    // The user's JVMs leave their hsperfdata directory behind.
+    std::error_code ignored;
+    std::filesystem::remove_all("/tmp/hsperfdata_" + name_, ignored);
 }
 
 std::vector<pid_t> ns_pids(pid_t pid) {
