@@ -17,4 +17,7 @@ void add_diff(CLI::App& app, int& status);
 // `heapd path FILE OBJECT_ID [--roots N] [--json]`: shortest strong paths from GC roots.
 void add_path(CLI::App& app, int& status);
 
+// `heapd attach PID COMMAND [ARGS...] [--timeout S]`: one attach operation on a running JVM.
+void add_attach(CLI::App& app, int& status);
+
 } // namespace heapd::cmd
