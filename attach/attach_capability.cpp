@@ -1,0 +1,147 @@
+#include "attach/attach_capability.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdint>
+#include <fstream>
+#include <string>
+#include <vector>
+
+namespace heapd::attach {
+namespace {
+
+constexpr std::size_t prologue_size = 32;     // PerfDataPrologue
+constexpr std::size_t entry_header_size = 20;  // PerfDataEntry without name and data
+constexpr std::size_t max_perf_file = 16u << 20;
+
+// A 32-bit value at offset in the buffer's byte order; nullopt past the end.
+std::optional<std::uint32_t> u32_at(std::string_view b, std::size_t offset, bool big_endian) {
+    if (offset > b.size() || b.size() - offset < 4) return std::nullopt;
+    std::uint32_t v = 0;
+    for (int i = 0; i < 4; ++i) {
+        auto byte = static_cast<std::uint8_t>(b[offset + (big_endian ? i : 3 - i)]);
+        v = (v << 8) | byte;
+    }
+    return v;
+}
+
+// The whole of a small regular file, or nothing.
+std::optional<std::string> slurp(const std::string& path, uid_t owner) {
+    int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+    if (fd < 0) return std::nullopt;
+    struct stat st {};
+    std::optional<std::string> out;
+    if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == owner &&
+        static_cast<std::size_t>(st.st_size) <= max_perf_file) {
+        std::string data(static_cast<std::size_t>(st.st_size), '\0');
+        std::size_t got = 0;
+        while (got < data.size()) {
+            ssize_t n = ::pread(fd, data.data() + got, data.size() - got, static_cast<off_t>(got));
+            if (n <= 0) break;
+            got += static_cast<std::size_t>(n);
+        }
+        data.resize(got);
+        out = std::move(data);
+    }
+    ::close(fd);
+    return out;
+}
+
+// The hsperfdata file of the target: <its /tmp>/hsperfdata_<user>/<ns pid>, owned by its euid. The
+// user name is the JVM's own (a container may name the uid differently), so every directory is tried.
+std::optional<std::string> perf_file(const process_info& target) {
+    std::string tmp = "/proc/" + std::to_string(target.pid) + "/root/tmp";
+    DIR* dir = ::opendir(tmp.c_str());
+    if (dir == nullptr) return std::nullopt;
+    std::optional<std::string> found;
+    while (dirent* e = ::readdir(dir)) {
+        std::string_view name = e->d_name;
+        if (!name.starts_with("hsperfdata_")) continue;
+        found = slurp(tmp + "/" + std::string(name) + "/" + std::to_string(target.ns_pid), target.euid);
+        if (found) break;
+    }
+    ::closedir(dir);
+    return found;
+}
+
+// The NUL-separated strings of a /proc file (cmdline, environ).
+std::vector<std::string> nul_strings(const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    std::vector<std::string> out;
+    for (std::string s; std::getline(in, s, '\0');) out.push_back(s);
+    return out;
+}
+
+// Applies every -XX:±DisableAttachMechanism among whitespace-separated options to `disabled`.
+void scan_options(std::string_view text, std::optional<bool>& disabled) {
+    std::size_t i = 0;
+    while (i < text.size()) {
+        while (i < text.size() && (text[i] == ' ' || text[i] == '\t' || text[i] == '\n')) ++i;
+        std::size_t start = i;
+        while (i < text.size() && text[i] != ' ' && text[i] != '\t' && text[i] != '\n') ++i;
+        std::string_view word = text.substr(start, i - start);
+        if (word == "-XX:+DisableAttachMechanism") disabled = true;
+        if (word == "-XX:-DisableAttachMechanism") disabled = false;
+    }
+}
+
+} // namespace
+
+std::optional<std::string_view> perf_string(std::string_view b, std::string_view name) {
+    if (b.size() < prologue_size) return std::nullopt;
+    if (static_cast<std::uint8_t>(b[0]) != 0xCA || static_cast<std::uint8_t>(b[1]) != 0xFE ||
+        static_cast<std::uint8_t>(b[2]) != 0xC0 || static_cast<std::uint8_t>(b[3]) != 0xC0)
+        return std::nullopt;
+    const bool big = b[4] == 0;
+    auto entry_offset = u32_at(b, 24, big), count = u32_at(b, 28, big);
+    if (!entry_offset || !count) return std::nullopt;
+    std::size_t at = *entry_offset;
+    for (std::uint32_t n = 0; n < *count; ++n) {
+        auto length = u32_at(b, at, big), name_offset = u32_at(b, at + 4, big), vector = u32_at(b, at + 8, big),
+             data_offset = u32_at(b, at + 16, big);
+        if (!length || !name_offset || !vector || !data_offset || *length < entry_header_size ||
+            *length > b.size() - at)
+            return std::nullopt;
+        std::string_view entry = b.substr(at, *length);
+        at += *length;
+        if (*name_offset >= entry.size() || *data_offset > entry.size()) continue;
+        std::string_view entry_name = entry.substr(*name_offset);
+        entry_name = entry_name.substr(0, entry_name.find('\0'));
+        if (entry_name != name || entry[12] != 'B' || *vector == 0) continue;
+        std::string_view value = entry.substr(*data_offset, std::min<std::size_t>(*vector, entry.size() - *data_offset));
+        return value.substr(0, value.find('\0'));
+    }
+    return std::nullopt;
+}
+
+std::optional<bool> attach_disabled(const process_info& target) {
+    if (auto perf = perf_file(target))
+        if (auto caps = perf_string(*perf, "sun.rt.jvmCapabilities"); caps && !caps->empty())
+            return (*caps)[0] != '1';
+    // No hsperfdata (-XX:-UsePerfData, or a private /tmp we cannot read): the options it was given.
+    std::string base = "/proc/" + std::to_string(target.pid) + "/";
+    auto cmdline = nul_strings(base + "cmdline");
+    auto environ = nul_strings(base + "environ");
+    if (cmdline.empty()) return std::nullopt;
+    std::optional<bool> disabled;
+    auto from_env = [&](std::string_view var) {
+        for (const auto& e : environ)
+            if (e.size() > var.size() && e.starts_with(var) && e[var.size()] == '=')
+                scan_options(std::string_view(e).substr(var.size() + 1), disabled);
+    };
+    // The order HotSpot reads them in: JAVA_TOOL_OPTIONS, the launcher's JDK_JAVA_OPTIONS, the
+    // command line, then _JAVA_OPTIONS.
+    from_env("JAVA_TOOL_OPTIONS");
+    from_env("JDK_JAVA_OPTIONS");
+    for (const auto& arg : cmdline) {
+        if (arg == "-XX:+DisableAttachMechanism") disabled = true;
+        if (arg == "-XX:-DisableAttachMechanism") disabled = false;
+    }
+    from_env("_JAVA_OPTIONS");
+    return disabled.value_or(false);
+}
+
+} // namespace heapd::attach

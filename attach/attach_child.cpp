@@ -1,0 +1,223 @@
+#include "attach/attach_child.h"
+
+#include <fcntl.h>
+#include <grp.h>
+#include <poll.h>
+#include <sched.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <optional>
+#include <string>
+
+namespace heapd::attach {
+namespace {
+
+// The child's reports: a type letter, a 4-byte native-endian length, then the payload.
+enum frame_type : char {
+    frame_status = 'S',    // int32 status, int32 protocol
+    frame_output = 'O',    // reply bytes
+    frame_progress = 'P',  // still working
+    frame_trigger = 'T',   // one byte: where a trigger file now lies (trigger_place)
+    frame_error = 'E',     // one byte attach_code, then the message
+    frame_done = 'D',
+};
+constexpr std::size_t header_size = 5;
+
+// The child's end of the pipe; once a write fails (the parent is gone) nothing more is sent.
+struct frame_writer {
+    int fd = -1;
+    bool broken = false;
+};
+
+bool write_all(int fd, const char* data, std::size_t size) {
+    while (size > 0) {
+        ssize_t n = ::write(fd, data, size);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) return false;
+        data += n;
+        size -= static_cast<std::size_t>(n);
+    }
+    return true;
+}
+
+bool send_frame(frame_writer& w, char type, const void* data, std::size_t size) {
+    if (w.broken) return false;
+    char header[header_size];
+    header[0] = type;
+    auto length = static_cast<std::uint32_t>(size);
+    std::memcpy(header + 1, &length, sizeof length);
+    w.broken = !write_all(w.fd, header, sizeof header) || !write_all(w.fd, static_cast<const char*>(data), size);
+    return !w.broken;
+}
+
+bool on_status(void* context, int status, int protocol) {
+    std::int32_t payload[2] = {status, protocol};
+    return send_frame(*static_cast<frame_writer*>(context), frame_status, payload, sizeof payload);
+}
+
+bool on_output(void* context, const char* data, std::size_t size) {
+    return send_frame(*static_cast<frame_writer*>(context), frame_output, data, size);
+}
+
+bool on_progress(void* context) { return send_frame(*static_cast<frame_writer*>(context), frame_progress, "", 0); }
+
+void on_trigger(void* context, trigger_place place) {
+    char letter = static_cast<char>(place);
+    send_frame(*static_cast<frame_writer*>(context), frame_trigger, &letter, 1);
+}
+
+[[noreturn]] void child_fail(frame_writer& w, const wire_failure& failure) {
+    char payload[1 + sizeof failure.message];
+    payload[0] = static_cast<char>(failure.code);
+    std::size_t length = ::strnlen(failure.message, sizeof failure.message);
+    std::memcpy(payload + 1, failure.message, length);
+    send_frame(w, frame_error, payload, 1 + length);
+    ::_exit(0);
+}
+
+// The child: only system calls and fixed buffers from here on (the parent may have had threads).
+[[noreturn]] void child_main(const child_plan& plan, int out_fd) {
+    struct sigaction ignore {};
+    ignore.sa_handler = SIG_IGN;
+    ::sigaction(SIGPIPE, &ignore, nullptr);
+    frame_writer w{out_fd};
+    wire_failure failure;
+    // Joining the JVM's mount namespace makes its filesystem ours; the handles opened by the parent
+    // stay valid either way, so a refusal (no CAP_SYS_ADMIN) is not fatal.
+    if (plan.mnt_ns_fd >= 0) ::setns(plan.mnt_ns_fd, CLONE_NEWNS);
+    if (plan.switch_ids) {
+        ::setgroups(0, nullptr);
+        if (::setegid(plan.egid) != 0 || ::seteuid(plan.euid) != 0) {
+            set_failure(failure, attach_code::permission_denied, "cannot take the JVM's uid %u and gid %u: %s",
+                        static_cast<unsigned>(plan.euid), static_cast<unsigned>(plan.egid), std::strerror(errno));
+            child_fail(w, failure);
+        }
+    }
+    if (!listener_ready(plan.target, plan.names)) {
+        if (!plan.may_trigger) {
+            set_failure(failure, plan.refuse_code, "%s", plan.refuse_message.c_str());
+            child_fail(w, failure);
+        }
+        trigger_events events{&w, on_trigger};
+        if (!start_listener(plan.target, plan.names, plan.attach_deadline, events, failure)) child_fail(w, failure);
+        on_progress(&w);
+    }
+    // Connecting by a relative name keeps the socket path short and independent of /proc.
+    if (::fchdir(plan.target.tmp_fd) != 0) {
+        set_failure(failure, attach_code::io, "cannot enter the JVM's /tmp: %s", std::strerror(errno));
+        child_fail(w, failure);
+    }
+    reply_sink sink{&w, on_status, on_output, on_progress};
+    if (!converse(plan.names.socket, plan.wire, plan.attach_deadline, plan.idle_ms, plan.watch, sink, failure)) {
+        if (w.broken) ::_exit(0);
+        child_fail(w, failure);
+    }
+    send_frame(w, frame_done, "", 0);
+    ::_exit(0);
+}
+
+// Reaps the child, retrying on interruption.
+int reap(pid_t child) {
+    int status = 0;
+    while (::waitpid(child, &status, 0) < 0 && errno == EINTR) {}
+    return status;
+}
+
+} // namespace
+
+attach_result<void> run_attach_child(const child_plan& plan, const child_listener& listener) {
+    int pipe_fds[2];
+    if (::pipe2(pipe_fds, O_CLOEXEC) != 0)
+        return attach_fail(attach_code::io, std::string("pipe: ") + std::strerror(errno));
+    pid_t child = ::fork();
+    if (child < 0) {
+        int e = errno;
+        ::close(pipe_fds[0]);
+        ::close(pipe_fds[1]);
+        return attach_fail(attach_code::io, std::string("fork: ") + std::strerror(e));
+    }
+    if (child == 0) {
+        ::close(pipe_fds[0]);
+        child_main(plan, pipe_fds[1]);
+    }
+    ::close(pipe_fds[1]);
+    const int in = pipe_fds[0];
+
+    // The child is never silent for longer than its attach phase or its idle limit; past that (and
+    // a margin) it is stuck and gets killed.
+    const std::int64_t silence_limit =
+        std::max(plan.attach_deadline - monotonic_ms(), plan.idle_ms) + 3000;
+    std::int64_t last_heard = monotonic_ms();
+    std::string pending;
+    trigger_place trigger = trigger_place::none;
+    std::optional<attach_error> error;
+    bool done = false, killed = false;
+    char buffer[65536];
+    while (!done && !error) {
+        std::int64_t left = last_heard + silence_limit - monotonic_ms();
+        if (left <= 0) {
+            ::kill(child, SIGKILL);
+            killed = true;
+            break;
+        }
+        pollfd p{in, POLLIN, 0};
+        int ready = ::poll(&p, 1, static_cast<int>(std::min<std::int64_t>(left, 1000)));
+        if (ready < 0 && errno != EINTR) break;
+        if (ready <= 0) continue;
+        ssize_t n = ::read(in, buffer, sizeof buffer);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) break;
+        last_heard = monotonic_ms();
+        pending.append(buffer, static_cast<std::size_t>(n));
+        std::size_t at = 0;
+        while (pending.size() - at >= header_size && !done && !error) {
+            std::uint32_t length = 0;
+            std::memcpy(&length, pending.data() + at + 1, sizeof length);
+            if (pending.size() - at - header_size < length) break;
+            char type = pending[at];
+            std::string_view payload(pending.data() + at + header_size, length);
+            at += header_size + length;
+            if (type == frame_status && length == 8) {
+                std::int32_t values[2];
+                std::memcpy(values, payload.data(), sizeof values);
+                if (listener.on_status) listener.on_status(values[0], values[1]);
+            } else if (type == frame_output) {
+                // The caller's callback must not leave the child unreaped: its exception becomes an error.
+                try {
+                    if (listener.on_output) listener.on_output(payload);
+                } catch (...) {
+                    ::kill(child, SIGKILL);
+                    error = attach_error{attach_code::io, "the output callback failed"};
+                }
+            } else if (type == frame_trigger && length == 1) {
+                trigger = static_cast<trigger_place>(payload[0]);
+            } else if (type == frame_error && length >= 1) {
+                error = attach_error{static_cast<attach_code>(payload[0]), std::string(payload.substr(1))};
+            } else if (type == frame_done) {
+                done = true;
+            }
+        }
+        pending.erase(0, at);
+    }
+    ::close(in);
+    int status = reap(child);
+    // A child killed (or crashed) between making its trigger and removing it leaves the removal to us.
+    if (trigger != trigger_place::none) remove_trigger(plan.target, plan.names, trigger);
+    if (error) return std::unexpected(*error);
+    if (killed)
+        return attach_fail(attach_code::not_responding,
+                           "the attach helper process got no answer from the JVM and was stopped");
+    if (!done) {
+        std::string how = WIFSIGNALED(status) ? "was killed by signal " + std::to_string(WTERMSIG(status))
+                                              : "exited with status " + std::to_string(WEXITSTATUS(status));
+        return attach_fail(attach_code::io, "the attach helper process " + how + " before finishing");
+    }
+    return {};
+}
+
+} // namespace heapd::attach

@@ -1,0 +1,46 @@
+#pragma once
+// Runs one attach conversation in a forked child that joins the JVM's mount namespace and takes its
+// effective uid/gid (the listener accepts no other peer but root), and streams what it hears back
+// to the parent over a pipe. The calling process never changes namespace or credentials; a child
+// that overruns its time is killed and any trigger file it left is removed by the parent.
+#include <sys/types.h>
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <string_view>
+
+#include "attach/attach_error.h"
+#include "attach/attach_trigger.h"
+#include "attach/attach_wire.h"
+
+namespace heapd::attach {
+
+// Everything the child needs, prepared (and every handle opened) by the parent before fork.
+struct child_plan {
+    trigger_target target;
+    attach_names names;
+    int mnt_ns_fd = -1;        // the JVM's mount namespace to join, -1 to stay in ours
+    bool switch_ids = false;   // take the JVM's egid/euid (dropping supplementary groups) first
+    uid_t euid = 0;
+    gid_t egid = 0;
+    bool may_trigger = true;   // false: a missing socket is an error (refuse_code, refuse_message)
+    attach_code refuse_code = attach_code::not_a_jvm;
+    std::string refuse_message;
+    wire_plan wire;
+    std::int64_t attach_deadline = 0;  // monotonic ms
+    std::int64_t idle_ms = 10000;
+    progress_watch watch;
+};
+
+// What the parent hears from the child, as it arrives.
+struct child_listener {
+    std::function<void(int status, int protocol)> on_status;
+    std::function<void(std::string_view output)> on_output;
+};
+
+// Forks the child, relays its reports and reaps it; the error is the child's own, or not_responding
+// when it fell silent for longer than its own limits allow.
+attach_result<void> run_attach_child(const child_plan& plan, const child_listener& listener);
+
+} // namespace heapd::attach

@@ -1,0 +1,176 @@
+#include "attach/attach_session.h"
+
+#include <fcntl.h>
+#include <sys/syscall.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <optional>
+
+#include "attach/attach_capability.h"
+#include "attach/attach_child.h"
+#include "attach/attach_wire.h"
+#include "attach/process_info.h"
+
+namespace heapd::attach {
+namespace {
+
+// A file descriptor closed on scope exit.
+struct owned_fd {
+    int fd = -1;
+    owned_fd() = default;
+    explicit owned_fd(int f) : fd(f) {}
+    owned_fd(const owned_fd&) = delete;
+    owned_fd& operator=(const owned_fd&) = delete;
+    ~owned_fd() {
+        if (fd >= 0) ::close(fd);
+    }
+};
+
+std::string proc(pid_t pid, const char* leaf) { return "/proc/" + std::to_string(pid) + "/" + leaf; }
+
+int open_dir(const std::string& path) { return ::open(path.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC); }
+
+std::string describe(const process_info& p) { return "process " + std::to_string(p.pid) + " (" + p.name + ")"; }
+
+// The identity check: the pid still names the process it named at first (and the one expected).
+attach_result<void> same_process(const process_info& first, std::uint64_t expected) {
+    auto now = read_process_info(first.pid);
+    if (!now) return std::unexpected(now.error());
+    if (now->start_time != expected)
+        return attach_fail(attach_code::no_such_process,
+                           "pid " + std::to_string(first.pid) + " now names another process (started at tick " +
+                               std::to_string(now->start_time) + ", expected " + std::to_string(expected) +
+                               "): the process exited and its pid was reused");
+    return {};
+}
+
+// Whether we may talk to the JVM at all: the listener takes root, or its own euid and egid.
+attach_result<void> check_permission(const process_info& target) {
+    if (::geteuid() == 0 || (::geteuid() == target.euid && ::getegid() == target.egid)) return {};
+    return attach_fail(attach_code::permission_denied,
+                       describe(target) + " runs as uid " + std::to_string(target.euid) + " gid " +
+                           std::to_string(target.egid) + "; its attach listener accepts only that uid and gid, or "
+                           "root (this is uid " + std::to_string(::geteuid()) + " gid " +
+                           std::to_string(::getegid()) + ")");
+}
+
+// Why the JVM's listener must not be triggered, when it must not; checked only when no socket is
+// there yet. Signalling is allowed only for a process that handles SIGQUIT and (when its maps can
+// be read: jvm) maps libjvm.so, so no other process is ever signalled.
+std::optional<attach_error> refusal(const process_info& target, std::optional<bool> jvm) {
+    if (!target.handles_sigquit()) {
+        if (jvm && *jvm)
+            return attach_error{attach_code::attach_disabled,
+                                describe(target) + " is a JVM without a SIGQUIT handler (-Xrs) and has no attach "
+                                                   "socket: its attach listener cannot be started"};
+        return attach_error{attach_code::not_a_jvm,
+                            describe(target) + " does not handle SIGQUIT: not a running HotSpot JVM (not signalled)"};
+    }
+    if (attach_disabled(target).value_or(false))
+        return attach_error{attach_code::attach_disabled,
+                            describe(target) + " was started with -XX:+DisableAttachMechanism"};
+    return std::nullopt;
+}
+
+// Adds what the process looks like now to a not_responding error.
+attach_error explain(attach_error error, pid_t pid) {
+    if (error.code != attach_code::not_responding) return error;
+    auto now = read_process_info(pid);
+    if (now && now->stopped()) {
+        error.message += "; the process is stopped (state " + std::string(1, now->state) +
+                         ") and answers nothing until it is continued";
+        return error;
+    }
+    error.message += "; the JVM may be at a long safepoint (a long GC pause, or an -XX:OnOutOfMemoryError "
+                     "command still running) or hung";
+    if (error.message.starts_with("no attach listener started"))
+        error.message += ", or have attach disabled in a way not visible from outside (a flags file)";
+    return error;
+}
+
+} // namespace
+
+attach_result<attach_reply> run_session(pid_t pid, const attach_request& request, const attach_options& options,
+                                        const session_watch* watch) {
+    if (auto ok = check_request(request); !ok) return std::unexpected(ok.error());
+    const std::int64_t start = monotonic_ms();
+    auto first = read_process_info(pid);
+    if (!first) return std::unexpected(first.error());
+    const process_info& target = *first;
+    if (options.expected_start_time)
+        if (auto same = same_process(target, *options.expected_start_time); !same) return std::unexpected(same.error());
+    // The pidfd pins the process: signals through it can never reach a later owner of the pid.
+    owned_fd pidfd(static_cast<int>(::syscall(SYS_pidfd_open, pid, 0)));
+    if (pidfd.fd < 0)
+        return errno == ESRCH ? attach_fail(attach_code::no_such_process, "no process " + std::to_string(pid))
+                              : attach_fail(attach_code::io, std::string("pidfd_open: ") + std::strerror(errno));
+    if (auto same = same_process(target, target.start_time); !same) return std::unexpected(same.error());
+    if (auto allowed = check_permission(target); !allowed) return std::unexpected(allowed.error());
+    // A process without HotSpot has no listener to talk to: said before anything is opened or sent.
+    const std::optional<bool> jvm = maps_libjvm(pid);
+    if (jvm && !*jvm)
+        return attach_fail(attach_code::not_a_jvm,
+                           describe(target) + " has no libjvm.so mapped: it is not a HotSpot JVM (not signalled)");
+    if (target.stopped())
+        return attach_fail(attach_code::not_responding,
+                           describe(target) + " is stopped (state " + std::string(1, target.state) +
+                               "): it answers nothing until it is continued (SIGCONT)");
+
+    // Handles on the JVM's working directory and /tmp, valid whatever mount namespace we are in.
+    owned_fd tmp(open_dir(proc(pid, "root/tmp")));
+    const int tmp_error = errno;
+    if (tmp.fd < 0 && same_filesystem_view(pid)) tmp.fd = open_dir("/tmp");
+    if (tmp.fd < 0)
+        return tmp_error == EACCES || tmp_error == EPERM
+                   ? attach_fail(attach_code::permission_denied, "cannot open " + proc(pid, "root/tmp") + ": " +
+                                                                     std::strerror(tmp_error))
+                   : attach_fail(attach_code::io, "cannot open the /tmp of " + describe(target) + ": " +
+                                                      std::strerror(tmp_error));
+    owned_fd cwd(open_dir(proc(pid, "cwd")));
+    owned_fd mnt;
+    if (::geteuid() == 0 && !same_filesystem_view(pid)) mnt.fd = ::open(proc(pid, "ns/mnt").c_str(), O_RDONLY | O_CLOEXEC);
+    // Opened through /proc/PID: make sure that is still our process.
+    if (auto same = same_process(target, target.start_time); !same) return std::unexpected(same.error());
+
+    child_plan plan;
+    plan.target = trigger_target{pidfd.fd, target.ns_pid, target.euid, cwd.fd, tmp.fd};
+    plan.names = names_for(target.ns_pid);
+    plan.mnt_ns_fd = mnt.fd;
+    plan.switch_ids = ::geteuid() == 0 && target.euid != 0;  // root peers are accepted as they are
+    plan.euid = target.euid;
+    plan.egid = target.egid;
+    if (!listener_ready(plan.target, plan.names))
+        if (auto refused = refusal(target, jvm)) return std::unexpected(*refused);
+
+    const prepared_request prepared = prepare(request, options);
+    plan.wire = prepared.plan();
+    const std::int64_t timeout = std::max<std::int64_t>(options.timeout.count(), 1);
+    plan.attach_deadline = start + timeout;
+    plan.idle_ms = timeout;
+    owned_fd watch_dir;
+    if (watch != nullptr) {
+        watch_dir.fd = open_dir(watch->dir);
+        plan.watch = progress_watch{watch_dir.fd, watch->name.c_str()};
+    }
+
+    attach_reply reply;
+    child_listener listener;
+    listener.on_status = [&reply](int status, int protocol) {
+        reply.status = status;
+        reply.protocol = protocol;
+    };
+    listener.on_output = [&reply, &options](std::string_view bytes) {
+        if (options.on_output)
+            options.on_output(bytes);
+        else
+            reply.output.append(bytes);
+    };
+    if (auto ran = run_attach_child(plan, listener); !ran) return std::unexpected(explain(ran.error(), pid));
+    return reply;
+}
+
+} // namespace heapd::attach

@@ -1,0 +1,78 @@
+#pragma once
+// The HotSpot attach protocol on the wire: request encodings (v1, and v2 of JDK 24+) and one
+// conversation with a listener socket. The conversation allocates nothing and uses only system
+// calls, so that the forked child which takes on a JVM's namespace and credentials can run it.
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "attach/attach_error.h"
+#include "attach/attach_request.h"
+
+namespace heapd::attach {
+
+// Protocol v1 limits of HotSpot's AttachOperation: name length, argument length and count.
+inline constexpr std::size_t v1_name_max = 16, v1_arg_max = 1024, v1_arg_count = 3;
+// The status HotSpot answers a request in a protocol version it does not speak.
+inline constexpr int status_bad_version = 101;
+
+// Refuses requests no protocol can carry: no command, or a NUL inside a string.
+attach_result<void> check_request(const attach_request& request);
+// The v1 bytes: "1\0cmd\0a0\0a1\0a2\0" (missing arguments empty); "" when beyond v1's limits.
+std::string encode_v1(const attach_request& request);
+// The v2 bytes: "2\0<size>\0cmd[ options]\0(arg\0)*", size being the byte count after its own NUL.
+std::string encode_v2(const attach_request& request, std::string_view options);
+
+// Milliseconds of CLOCK_MONOTONIC, one clock for every process of the machine.
+std::int64_t monotonic_ms();
+
+// Why a conversation failed, kept in a fixed buffer (no allocation).
+struct wire_failure {
+    attach_code code = attach_code::io;
+    char message[384] = {};
+};
+// Sets the failure's code and printf-formatted message.
+void set_failure(wire_failure& failure, attach_code code, const char* format, ...)
+    __attribute__((format(printf, 3, 4)));
+
+// A file whose growth shows the JVM at work (a heap dump being written) while no reply arrives.
+struct progress_watch {
+    int dir_fd = -1;             // its directory, -1 for no watch
+    const char* name = nullptr;  // its name there
+};
+
+// Where a conversation's results go as they arrive; a false return abandons the conversation.
+struct reply_sink {
+    void* context = nullptr;
+    bool (*status)(void* context, int status, int protocol) = nullptr;
+    bool (*output)(void* context, const char* data, std::size_t size) = nullptr;
+    bool (*progress)(void* context) = nullptr;  // a phase passed, or the watched file grew
+};
+
+// The prepared bytes of one request and the rule to choose among them.
+struct wire_plan {
+    protocol_choice protocol = protocol_choice::automatic;
+    std::string_view v1;           // "" when the request does not fit v1
+    std::string_view v2;           // without options
+    std::string_view v2_options;   // with the options asked for ("" when none were)
+    std::string_view option_name;  // what `getversion options` must list for v2_options to be sent
+};
+
+// One request encoded in every form it may travel in; plan() points into it, so it must outlive that.
+struct prepared_request {
+    std::string v1, v2, v2_options;
+    protocol_choice protocol = protocol_choice::automatic;
+    wire_plan plan() const { return wire_plan{protocol, v1, v2, v2_options, "streaming"}; }
+};
+// Encodes request for options.protocol, with the `streaming` option when options.streaming is set.
+prepared_request prepare(const attach_request& request, const attach_options& options);
+
+// Talks to the listener at socket_path (relative to the current directory unless absolute; at most
+// 107 bytes). With protocol automatic or v2 it first asks `getversion` in v1 (answered by
+// attach_deadline) to learn whether v2 is offered; then it sends the request and passes on the
+// status line and the output until the JVM closes. A silence of idle_ms ends with not_responding.
+bool converse(const char* socket_path, const wire_plan& plan, std::int64_t attach_deadline, std::int64_t idle_ms,
+              const progress_watch& watch, const reply_sink& sink, wire_failure& failure);
+
+} // namespace heapd::attach

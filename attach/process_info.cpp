@@ -1,0 +1,116 @@
+#include "attach/process_info.h"
+
+#include <sys/stat.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+namespace heapd::attach {
+namespace {
+
+std::string proc_path(pid_t pid, const char* leaf) { return "/proc/" + std::to_string(pid) + "/" + leaf; }
+
+// The value of a "Key:\tvalue" line of /proc/PID/status, without leading blanks.
+std::string field_value(const std::string& line, std::size_t key_length) {
+    std::size_t i = key_length;
+    while (i < line.size() && (line[i] == ' ' || line[i] == '\t')) ++i;
+    return line.substr(i);
+}
+
+// The second number of a "Uid:" or "Gid:" line (real, effective, saved, filesystem).
+std::optional<unsigned long> effective_id(const std::string& value) {
+    std::istringstream in(value);
+    unsigned long real = 0, effective = 0;
+    if (!(in >> real >> effective)) return std::nullopt;
+    return effective;
+}
+
+// Fills start_time and state from /proc/PID/stat; the command name is in parentheses and may hold
+// spaces or parentheses itself, so fields are counted from the last ')'.
+bool read_stat(pid_t pid, process_info& info) {
+    std::ifstream in(proc_path(pid, "stat"));
+    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    std::size_t close = text.rfind(')');
+    if (close == std::string::npos) return false;
+    std::istringstream fields(text.substr(close + 1));
+    std::string field;
+    // Field 3 is the state; field 22 the start time.
+    for (int n = 3; n <= 22 && fields >> field; ++n) {
+        if (n == 3) info.state = field.empty() ? '?' : field[0];
+        if (n == 22) {
+            info.start_time = std::strtoull(field.c_str(), nullptr, 10);
+            return true;
+        }
+    }
+    return false;
+}
+
+} // namespace
+
+bool process_info::handles_sigquit() const {
+    constexpr std::uint64_t sigquit_bit = 1ull << (3 - 1);
+    return (sig_caught & sigquit_bit) != 0 && (sig_ignored & sigquit_bit) == 0;
+}
+
+attach_result<process_info> read_process_info(pid_t pid) {
+    if (pid <= 0) return attach_fail(attach_code::no_such_process, "invalid pid " + std::to_string(pid));
+    std::ifstream in(proc_path(pid, "status"));
+    if (!in) {
+        int e = errno;
+        if (e == ENOENT || e == ESRCH || e == 0)
+            return attach_fail(attach_code::no_such_process, "no process " + std::to_string(pid));
+        return attach_fail(attach_code::io, proc_path(pid, "status") + ": " + std::strerror(e));
+    }
+    process_info info;
+    info.pid = pid;
+    bool have_uid = false, have_gid = false;
+    for (std::string line; std::getline(in, line);) {
+        if (line.starts_with("Name:")) {
+            info.name = field_value(line, 5);
+        } else if (line.starts_with("Uid:")) {
+            if (auto id = effective_id(field_value(line, 4))) info.euid = static_cast<uid_t>(*id), have_uid = true;
+        } else if (line.starts_with("Gid:")) {
+            if (auto id = effective_id(field_value(line, 4))) info.egid = static_cast<gid_t>(*id), have_gid = true;
+        } else if (line.starts_with("NSpid:")) {
+            std::istringstream ids(field_value(line, 6));
+            for (long id; ids >> id;) info.ns_pid = static_cast<pid_t>(id);
+        } else if (line.starts_with("SigCgt:")) {
+            info.sig_caught = std::strtoull(field_value(line, 7).c_str(), nullptr, 16);
+        } else if (line.starts_with("SigIgn:")) {
+            info.sig_ignored = std::strtoull(field_value(line, 7).c_str(), nullptr, 16);
+        }
+    }
+    if (!have_uid || !have_gid) return attach_fail(attach_code::no_such_process, "no process " + std::to_string(pid));
+    if (info.ns_pid <= 0) info.ns_pid = pid;  // kernels before 4.1 have no NSpid
+    if (!read_stat(pid, info)) return attach_fail(attach_code::no_such_process, "no process " + std::to_string(pid));
+    if (info.state == 'Z' || info.state == 'X')
+        return attach_fail(attach_code::no_such_process, "process " + std::to_string(pid) + " has exited (zombie)");
+    return info;
+}
+
+std::optional<bool> maps_libjvm(pid_t pid) {
+    std::ifstream in(proc_path(pid, "maps"));
+    if (!in) return std::nullopt;
+    bool any = false;
+    for (std::string line; std::getline(in, line);) {
+        any = true;
+        if (line.ends_with("/libjvm.so")) return true;
+    }
+    // Unreadable maps (another user's process) read as empty rather than failing to open.
+    if (!any) return std::nullopt;
+    return false;
+}
+
+bool same_filesystem_view(pid_t pid) {
+    struct stat ours {}, theirs {};
+    if (::stat("/proc/self/ns/mnt", &ours) != 0 || ::stat(proc_path(pid, "ns/mnt").c_str(), &theirs) != 0)
+        return false;
+    if (ours.st_ino != theirs.st_ino || ours.st_dev != theirs.st_dev) return false;
+    if (::stat("/", &ours) != 0 || ::stat(proc_path(pid, "root").c_str(), &theirs) != 0) return false;
+    return ours.st_ino == theirs.st_ino && ours.st_dev == theirs.st_dev;
+}
+
+} // namespace heapd::attach
