@@ -17,4 +17,7 @@ void add_diff(CLI::App& app, int& status);
 // `heapd path FILE OBJECT_ID [--roots N] [--json]`: shortest strong paths from GC roots.
 void add_path(CLI::App& app, int& status);
 
+// `heapd stack PID [--native] [--timeout S] [--json]`: the JVM's thread dump, else native stacks.
+void add_stack(CLI::App& app, int& status);
+
 } // namespace heapd::cmd
