@@ -23,4 +23,7 @@ void add_jvms(CLI::App& app, int& status);
 // `heapd attach PID COMMAND [ARGS...] [--timeout S]`: one attach operation on a running JVM.
 void add_attach(CLI::App& app, int& status);
 
+// `heapd stack PID [--native] [--timeout S] [--json]`: the JVM's thread dump, else native stacks.
+void add_stack(CLI::App& app, int& status);
+
 } // namespace heapd::cmd

@@ -14,6 +14,7 @@ int main(int argc, char** argv) {
     heapd::cmd::add_diff(app, status);
     heapd::cmd::add_jvms(app, status);
     heapd::cmd::add_attach(app, status);
+    heapd::cmd::add_stack(app, status);
     try {
         app.parse(argc, argv);
     } catch (const CLI::ParseError& e) {

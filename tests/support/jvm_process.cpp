@@ -7,6 +7,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cstdio>
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
@@ -51,16 +53,41 @@ std::string visualvm_heap_jar() {
 }
 
 std::string test_classes_dir() {
+    // Test processes run in parallel: each compiles into its own directory unless the sources'
+    // directory (named by their names, sizes and times) is there already, then renames it into place;
+    // the first rename wins and the others use its classes.
     static std::once_flag once;
-    static std::string dir = std::string(HEAPD_BINARY_DIR) + "/tests/java-classes";
+    static std::string dir;
     std::call_once(once, [] {
-        std::filesystem::create_directories(dir);
-        // Every program in tests/java; those that use VisualVM's heap library need it on the classpath.
-        std::vector<std::string> argv = {"javac", "-d", dir, "-cp", visualvm_heap_jar()};
+        std::vector<std::string> sources;
+        std::uint64_t h = 0xcbf29ce484222325ULL;
+        auto mix = [&h](const std::string& text) {
+            for (unsigned char c : text) h = (h ^ c) * 0x100000001b3ULL;
+        };
         for (const auto& e : std::filesystem::directory_iterator(std::string(HEAPD_SOURCE_DIR) + "/tests/java"))
-            if (e.path().extension() == ".java") argv.push_back(e.path().string());
+            if (e.path().extension() == ".java") sources.push_back(e.path().string());
+        std::sort(sources.begin(), sources.end());
+        for (const auto& src : sources)
+            mix(src + ":" + std::to_string(std::filesystem::file_size(src)) + ":" +
+                std::to_string(std::filesystem::last_write_time(src).time_since_epoch().count()));
+        char name[32];
+        std::snprintf(name, sizeof name, "%016llx", static_cast<unsigned long long>(h));
+        const std::string base = std::string(HEAPD_BINARY_DIR) + "/tests";
+        dir = base + "/java-classes-" + name;
+        if (std::filesystem::exists(dir)) return;
+        std::filesystem::create_directories(base);
+        std::string tmp = base + "/java-classes-tmp-XXXXXX";
+        if (::mkdtemp(tmp.data()) == nullptr) throw std::runtime_error("mkdtemp failed");
+        // Every program in tests/java; those that use VisualVM's heap library need it on the classpath.
+        std::vector<std::string> argv = {"javac", "-d", tmp, "-cp", visualvm_heap_jar()};
+        argv.insert(argv.end(), sources.begin(), sources.end());
         auto r = run_command(argv);
-        if (r.exit_code != 0) throw std::runtime_error("javac failed: " + r.err);
+        if (r.exit_code != 0) {
+            std::filesystem::remove_all(tmp);
+            throw std::runtime_error("javac failed: " + r.err);
+        }
+        ::chmod(tmp.c_str(), 0755);  // other users' test JVMs read it
+        if (::rename(tmp.c_str(), dir.c_str()) != 0) std::filesystem::remove_all(tmp);  // another process won
     });
     return dir;
 }

@@ -1,0 +1,283 @@
+#include "native_stacks.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <csignal>
+#include <cstring>
+
+#include "native_unwind.h"
+#include "proc_files.h"
+#include "ptrace_stop.h"
+
+namespace heapd::stacks {
+namespace {
+
+using clock = std::chrono::steady_clock;
+
+// The capture's result as the tracing child sends it to its parent: length-prefixed fields.
+class wire_writer {
+public:
+    void u64(std::uint64_t v) { bytes_.append(reinterpret_cast<const char*>(&v), sizeof v); }
+    void str(const std::string& s) {
+        u64(s.size());
+        bytes_ += s;
+    }
+    const std::string& bytes() const { return bytes_; }
+
+private:
+    std::string bytes_;
+};
+
+// Reads what wire_writer wrote; any overrun marks the whole message bad.
+class wire_reader {
+public:
+    explicit wire_reader(const std::string& bytes) : bytes_(bytes) {}
+    std::uint64_t u64() {
+        std::uint64_t v = 0;
+        if (pos_ + sizeof v > bytes_.size()) {
+            bad_ = true;
+            return 0;
+        }
+        std::memcpy(&v, bytes_.data() + pos_, sizeof v);
+        pos_ += sizeof v;
+        return v;
+    }
+    std::string str() {
+        std::uint64_t n = u64();
+        if (bad_ || n > bytes_.size() - pos_) {
+            bad_ = true;
+            return {};
+        }
+        std::string s = bytes_.substr(pos_, n);
+        pos_ += n;
+        return s;
+    }
+    bool bad() const { return bad_; }
+
+private:
+    const std::string& bytes_;
+    std::size_t pos_ = 0;
+    bool bad_ = false;
+};
+
+constexpr std::uint64_t result_tag = 0x6865617064535431;  // "heapdST1": stacks follow
+constexpr std::uint64_t error_tag = 0x6865617064455231;   // "heapdER1": an error follows
+
+std::string encode(const native_stacks& s) {
+    wire_writer w;
+    w.u64(result_tag);
+    w.u64(static_cast<std::uint64_t>(s.pid));
+    w.str(s.process_name);
+    w.u64(s.was_stopped);
+    w.u64(static_cast<std::uint64_t>(s.stopped_for.count()));
+    w.u64(s.exited_threads);
+    w.u64(s.threads.size());
+    for (const native_thread& t : s.threads) {
+        w.u64(static_cast<std::uint64_t>(t.tid));
+        w.str(t.name);
+        w.u64(static_cast<unsigned char>(t.state));
+        w.u64(static_cast<std::uint64_t>(t.pending_signal));
+        w.str(t.error);
+        w.u64(t.frames.size());
+        for (const native_frame& f : t.frames) {
+            w.u64(f.ip);
+            w.str(f.symbol);
+            w.u64(f.symbol_offset);
+            w.str(f.symbol_source);
+            w.str(f.module);
+            w.u64(f.module_offset);
+        }
+    }
+    return w.bytes();
+}
+
+std::string encode(const native_stack_error& e) {
+    wire_writer w;
+    w.u64(error_tag);
+    w.u64(static_cast<std::uint64_t>(e.code));
+    w.str(e.message);
+    return w.bytes();
+}
+
+std::expected<native_stacks, native_stack_error> decode(const std::string& bytes) {
+    wire_reader r(bytes);
+    auto broken = [] {
+        return std::unexpected(native_stack_error{native_stack_code::io, "the tracing process sent a broken result"});
+    };
+    std::uint64_t tag = r.u64();
+    if (tag == error_tag) {
+        native_stack_error e;
+        e.code = static_cast<native_stack_code>(r.u64());
+        e.message = r.str();
+        if (r.bad() || e.code > native_stack_code::io) return broken();
+        return std::unexpected(std::move(e));
+    }
+    if (tag != result_tag) return broken();
+    native_stacks s;
+    s.pid = static_cast<pid_t>(r.u64());
+    s.process_name = r.str();
+    s.was_stopped = r.u64() != 0;
+    s.stopped_for = std::chrono::microseconds(r.u64());
+    s.exited_threads = static_cast<unsigned>(r.u64());
+    std::uint64_t threads = r.u64();
+    for (std::uint64_t i = 0; i < threads && !r.bad(); ++i) {
+        native_thread t;
+        t.tid = static_cast<pid_t>(r.u64());
+        t.name = r.str();
+        t.state = static_cast<char>(r.u64());
+        t.pending_signal = static_cast<int>(r.u64());
+        t.error = r.str();
+        std::uint64_t frames = r.u64();
+        for (std::uint64_t j = 0; j < frames && !r.bad(); ++j) {
+            native_frame f;
+            f.ip = r.u64();
+            f.symbol = r.str();
+            f.symbol_offset = r.u64();
+            f.symbol_source = r.str();
+            f.module = r.str();
+            f.module_offset = r.u64();
+            t.frames.push_back(std::move(f));
+        }
+        s.threads.push_back(std::move(t));
+    }
+    if (r.bad()) return broken();
+    return s;
+}
+
+// The work of the tracing child: stop, unwind, release. Returns the encoded result.
+std::string trace_and_unwind(pid_t pid, const native_stack_options& options) {
+    // Stopping gets half the time: a thread that does not stop by then (in an uninterruptible
+    // sleep) must not leave the others unread.
+    const clock::time_point start = clock::now(), deadline = start + options.timeout;
+    process_stop stop;
+    if (auto stopped = stop.stop(pid, start + options.timeout / 2, options); !stopped)
+        return encode(stopped.error());
+    native_stacks out;
+    out.pid = pid;
+    out.process_name = thread_name(pid, pid);
+    out.was_stopped = true;
+    for (const auto& [tid, t] : stop.threads()) out.was_stopped = out.was_stopped && t.state_before == 'T';
+    if (options.stage_hook) options.stage_hook(capture_stage::stopped, pid);
+    {
+        native_unwinder unwinder(pid);
+        for (const auto& [tid, t] : stop.threads()) {
+            if (t.gone && !t.stopped) continue;  // exited before it stopped: counted in exited()
+            native_thread nt;
+            nt.tid = tid;
+            nt.name = thread_name(pid, tid);
+            nt.state = t.state_before;
+            nt.pending_signal = t.pending_signal;
+            if (!t.stopped)
+                nt.error = "did not stop within the time limit";
+            else if (clock::now() >= deadline)
+                nt.error = "not unwound: the time limit was reached";
+            else
+                nt.frames = unwinder.unwind(tid, options.max_frames, nt.error);
+            char now = thread_state(pid, tid);
+            if (now == '\0' || now == 'Z' || now == 'X') nt.error = "exited during the capture";
+            out.threads.push_back(std::move(nt));
+        }
+    }
+    stop.release();
+    out.exited_threads = stop.exited();
+    out.stopped_for = std::chrono::duration_cast<std::chrono::microseconds>(stop.released() - stop.started());
+    if (out.threads.empty())
+        return encode(native_stack_error{native_stack_code::no_such_process,
+                                         "process " + std::to_string(pid) + " exited during the capture"});
+    return encode(out);
+}
+
+bool write_all(int fd, const std::string& bytes) {
+    std::size_t done = 0;
+    while (done < bytes.size()) {
+        ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) return false;
+        done += static_cast<std::size_t>(n);
+    }
+    return true;
+}
+
+} // namespace
+
+const char* native_stack_code_name(native_stack_code code) {
+    switch (code) {
+    case native_stack_code::no_such_process: return "no_such_process";
+    case native_stack_code::permission_denied: return "permission_denied";
+    case native_stack_code::already_traced: return "already_traced";
+    case native_stack_code::timed_out: return "timed_out";
+    case native_stack_code::io: return "io";
+    }
+    return "unknown";
+}
+
+std::expected<native_stacks, native_stack_error> capture_native_stacks(pid_t pid, const native_stack_options& options) {
+    auto fail = [](native_stack_code code, std::string message) {
+        return std::unexpected(native_stack_error{code, std::move(message)});
+    };
+    if (pid <= 0) return fail(native_stack_code::no_such_process, "no process " + std::to_string(pid));
+    if (::access(("/proc/" + std::to_string(pid)).c_str(), F_OK) != 0)
+        return fail(native_stack_code::no_such_process, "no process " + std::to_string(pid));
+    if (pid == ::getpid()) return fail(native_stack_code::permission_denied, "a process cannot trace itself");
+    int fds[2];
+    if (::pipe2(fds, O_CLOEXEC) != 0) return fail(native_stack_code::io, std::string("pipe: ") + std::strerror(errno));
+    const pid_t parent = ::getpid();
+    pid_t child = ::fork();
+    if (child < 0) {
+        int err = errno;
+        ::close(fds[0]);
+        ::close(fds[1]);
+        return fail(native_stack_code::io, std::string("fork: ") + std::strerror(err));
+    }
+    if (child == 0) {
+        // The tracer: dies with its parent, and the kernel then releases every thread it held.
+        ::close(fds[0]);
+        ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+        if (::getppid() != parent) ::_exit(1);
+        write_all(fds[1], trace_and_unwind(pid, options));
+        ::_exit(0);
+    }
+    ::close(fds[1]);
+    // The child keeps its own deadline; this one, a little later, catches a child that hangs.
+    const clock::time_point deadline = clock::now() + options.timeout + std::chrono::seconds(2);
+    std::string bytes;
+    bool timed_out = false, eof = false;
+    char buf[65536];
+    while (!eof) {
+        auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - clock::now()).count();
+        if (left <= 0) {
+            timed_out = true;
+            break;
+        }
+        pollfd p{fds[0], POLLIN, 0};
+        int ready = ::poll(&p, 1, static_cast<int>(std::min<long long>(left, 1000)));
+        if (ready < 0 && errno != EINTR) break;
+        if (ready <= 0) continue;
+        ssize_t n = ::read(fds[0], buf, sizeof buf);
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0) break;
+        eof = n == 0;
+        bytes.append(buf, static_cast<std::size_t>(std::max<ssize_t>(n, 0)));
+    }
+    ::close(fds[0]);
+    if (!eof) ::kill(child, SIGKILL);  // never wait for a tracer that may still hold the process
+    int status = 0;
+    while (::waitpid(child, &status, 0) < 0 && errno == EINTR) {
+    }
+    if (timed_out)
+        return fail(native_stack_code::timed_out,
+                    "the stacks of process " + std::to_string(pid) + " could not be read within " +
+                        std::to_string(options.timeout.count()) + " ms; the tracer was killed, which released the process");
+    if (bytes.empty())
+        return fail(native_stack_code::io, "the tracing process ended without a result (status " +
+                                               std::to_string(status) + ")");
+    return decode(bytes);
+}
+
+} // namespace heapd::stacks
