@@ -12,6 +12,7 @@ int main(int argc, char** argv) {
     heapd::cmd::add_strip(app, status);
     heapd::cmd::add_path(app, status);
     heapd::cmd::add_diff(app, status);
+    heapd::cmd::add_serve(app, status);
     try {
         app.parse(argc, argv);
     } catch (const CLI::ParseError& e) {
