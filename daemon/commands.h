@@ -14,6 +14,9 @@ void add_strip(CLI::App& app, int& status);
 // `heapd diff OLD NEW [--json] [--top N]`: per class, the change between two dumps of one JVM.
 void add_diff(CLI::App& app, int& status);
 
+// `heapd serve [--socket PATH] [--store DIR] [--workers N] [--foreground]`: the daemon.
+void add_serve(CLI::App& app, int& status);
+
 // `heapd path FILE OBJECT_ID [--roots N] [--json]`: shortest strong paths from GC roots.
 void add_path(CLI::App& app, int& status);
 

@@ -84,26 +84,37 @@ void add_legacy(analysis_report& r, const record_index& idx) {
     }
 }
 
+// Tells the caller a phase starts; false when it asks to stop.
+bool phase(const analysis_options& options, std::string_view name) {
+    return !options.phase_started || options.phase_started(name);
+}
+
+std::unexpected<error_info> cancelled() { return fail(error_code::cancelled, "the analysis was cancelled"); }
+
 // The object graph and what the dominator tree tells. The shortest paths from the roots are found
 // on a second thread while the dominator tree is computed; both only read the graph.
-void add_retention(analysis_report& r, const record_index& idx, const class_table& classes, const census_result& c,
+bool add_retention(analysis_report& r, const record_index& idx, const class_table& classes, const census_result& c,
                    const analysis_options& options) {
+    if (!phase(options, "object graph")) return false;
     auto graph = object_graph::build(idx, classes, c);
     if (options.bulk_reads_done) options.bulk_reads_done();
     if (!graph) {
         r.problems.push_back({graph.error().message, 0, false});
-        return;
+        return true;
     }
+    if (!phase(options, "dominators")) return false;
     root_paths paths;
     std::thread path_search([&] { paths = root_paths::compute(*graph); });
     dominator_tree dom = dominator_tree::compute(*graph);
     path_search.join();
+    if (!phase(options, "suspects")) return false;
     const auto children = dom.children();
     r.retention = summarize_retention(*graph, dom, children, classes, options.largest);
     suspect_options so;
     so.threshold = options.suspect_threshold;
     r.retention.suspect_threshold = so.threshold;
     r.retention.leak_suspects = find_leak_suspects(*graph, dom, children, classes, paths, so);
+    return true;
 }
 
 } // namespace
@@ -111,10 +122,12 @@ void add_retention(analysis_report& r, const record_index& idx, const class_tabl
 result<analysis_report> analyze_dump(std::span<const std::byte> data, const analysis_options& options) {
     auto reader = hprof_reader::parse(data);
     if (!reader) return std::unexpected(reader.error());
+    if (!phase(options, "index")) return cancelled();
     record_index idx = record_index::build(*reader);
     class_table classes(idx);
     heap_census census(idx, classes, options.largest);
     std::vector<error_info> heap_problems;
+    if (!phase(options, "census")) return cancelled();
     walk_heap(idx, census, &heap_problems);
     census_result c = census.finish();
 
@@ -142,12 +155,14 @@ result<analysis_report> analyze_dump(std::span<const std::byte> data, const anal
     if (options.top != 0 && r.histogram.size() > options.top) r.histogram.resize(options.top);
     r.largest_objects = std::move(c.largest);
     if (options.threads) {
+        if (!phase(options, "threads")) return cancelled();
         for (thread_entry& t : collect_threads(idx, classes, c.thread_roots))
             r.threads.push_back({std::move(t.name), std::move(t.state), t.daemon, std::move(t.frames)});
     }
+    if (options.waste && !phase(options, "waste")) return cancelled();
     if (options.waste) r.waste = find_waste(idx, classes, c, options.largest);
-    if (options.retained) add_retention(r, idx, classes, c, options);
-    else if (options.bulk_reads_done) options.bulk_reads_done();
+    if (options.retained && !add_retention(r, idx, classes, c, options)) return cancelled();
+    if (!options.retained && options.bulk_reads_done) options.bulk_reads_done();
     add_legacy(r, idx);
     return r;
 }

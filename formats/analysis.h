@@ -4,6 +4,7 @@
 #include <functional>
 #include <span>
 #include <string>
+#include <string_view>
 
 #include "error.h"
 #include "report.h"
@@ -22,7 +23,14 @@ struct analysis_options {
     // Called once the analysis has read all it reads in bulk from the dump (before the dominator
     // tree): the owner of a mapping may drop its resident pages (mapped_file::release_resident).
     std::function<void()> bulk_reads_done;
+    // Called as each phase starts, with its name (analysis_phases lists them in order); returning
+    // false stops the analysis, which then fails with error_code::cancelled.
+    std::function<bool(std::string_view phase)> phase_started;
 };
+
+// The phases of a full analysis in the order they run; phases that options turn off are skipped.
+inline constexpr std::string_view analysis_phases[] = {"index", "census", "threads", "waste",
+                                                       "object graph", "dominators", "suspects"};
 
 // Analyses an HPROF image held in memory. Fails only when the header is unusable; damage further
 // on becomes problems in the report, which holds everything read before it.

@@ -16,6 +16,7 @@ enum class error_code {
     bad_value,     // a field holds a value the format does not allow
     unsupported,   // valid input that this build cannot handle
     not_found,     // a requested object, class or thread is absent
+    cancelled,     // the caller asked to stop (analysis_options::phase_started)
 };
 
 // Describes one failure; offset is the file offset it concerns, or no_offset.

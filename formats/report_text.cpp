@@ -168,6 +168,26 @@ void wrapped_path(std::string& out, const std::string& indent, const std::string
     out += line + "\n";
 }
 
+// Appends "what: a, b, c" after indent, broken after a comma or colon so lines stay under 100 columns.
+void wrapped_list(std::string& out, const std::string& indent, const std::string& text) {
+    std::string line = indent;
+    std::size_t pos = 0;
+    while (pos < text.size()) {
+        std::size_t next = std::min(text.find(", ", pos), text.find(": ", pos));
+        std::size_t end = next == std::string::npos ? text.size() : next + 1;  // the piece keeps its comma
+        std::string piece = text.substr(pos, end - pos);
+        if (line.size() > indent.size() + 4 && line.size() + piece.size() > 99) {
+            while (line.ends_with(' ')) line.pop_back();
+            out += line + "\n";
+            line = indent + "   ";
+            if (piece.starts_with(" ")) piece.erase(0, 1);
+        }
+        line += piece;
+        pos = end;
+    }
+    out += line + "\n";
+}
+
 std::string groups_text(const std::vector<accumulated_class>& groups) {
     std::string s;
     for (const auto& a : groups)
@@ -197,9 +217,9 @@ void suspects(std::string& out, const analysis_report& r) {
                                         human_bytes(s.accumulation.retained_bytes).c_str());
             if (s.chain_length > 1) acc += ", the head of a chain of " + grouped(s.chain_length);
             if (!s.accumulated.empty()) acc += ": " + groups_text(s.accumulated);
-            wrapped_path(out, "     ", acc);
+            wrapped_list(out, "     ", acc);
         } else if (!s.held_by.empty()) {
-            wrapped_path(out, "     ", "held by " + groups_text(s.held_by));
+            wrapped_list(out, "     ", "held by " + groups_text(s.held_by));
         }
         wrapped_path(out, "     ", (s.is_class ? "path to the biggest: " : "path: ") + path_text(s.path));
     }

@@ -353,5 +353,28 @@ TEST(analyze_dump, a_short_old_agent_record_is_a_problem) {
     EXPECT_FALSE(r.legacy.heap_summary_live.has_value());
 }
 
+TEST(analyze_dump, tells_each_phase_and_stops_when_asked) {
+    const hprof_builder b = fixture();
+    std::vector<std::string> seen;
+    analysis_options o;
+    o.phase_started = [&](std::string_view phase) {
+        seen.emplace_back(phase);
+        return true;
+    };
+    ASSERT_TRUE(analyze_dump(b.span(), o).has_value());
+    EXPECT_EQ(seen, (std::vector<std::string>(std::begin(analysis_phases), std::end(analysis_phases))));
+    for (std::string_view stop_at : analysis_phases) {
+        seen.clear();
+        o.phase_started = [&](std::string_view phase) {
+            seen.emplace_back(phase);
+            return phase != stop_at;
+        };
+        auto r = analyze_dump(b.span(), o);
+        ASSERT_FALSE(r.has_value()) << stop_at;
+        EXPECT_EQ(r.error().code, error_code::cancelled);
+        EXPECT_EQ(seen.back(), stop_at);  // nothing after the phase that said stop
+    }
+}
+
 } // namespace
 } // namespace heapd

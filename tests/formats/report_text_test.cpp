@@ -406,5 +406,49 @@ TEST(render_text, a_truncation_warning_stays_under_100_columns) {
     for (const auto& line : lines_of(render_text(r, {}))) EXPECT_LE(line.size(), 100u) << line;
 }
 
+TEST(render_text, long_suspect_lists_wrap_after_a_comma_under_100_columns) {
+    analysis_report r;
+    r.retention.computed = true;
+    r.retention.suspect_threshold = 0.1;
+    leak_suspect one;
+    one.suspect = {0x7f00, "sun.misc.Launcher$AppClassLoader", 96, 65000};
+    one.accumulation = {0x7f80, "sun.misc.URLClassPath", 48, 59000};
+    one.retained_bytes = 65000;
+    one.share = 0.236;
+    leak_suspect many;
+    many.is_class = true;
+    many.suspect = {0x8000, "java.lang.Class", 96, 1000};
+    many.instances = 434;
+    many.retained_bytes = 120000;
+    many.share = 0.439;
+    for (const char* name : {"sun.misc.URLClassPath$JarLoader", "java.util.HashMap", "java.lang.String", "java.net.URL",
+                             "java.util.ArrayList", "java.lang.ThreadLocal$ThreadLocalMap$Entry[]",
+                             "java.security.cert.Certificate[]"}) {
+        one.accumulated.push_back({name, 11, 54000});
+        many.held_by.push_back({name, 431, 120000});
+    }
+    r.retention.leak_suspects = {many, one};
+    const auto lines = lines_of(render_text(r, {}));
+    std::string held, accumulates;
+    for (std::size_t i = 0; i < lines.size(); ++i) {
+        EXPECT_LE(lines[i].size(), 100u) << lines[i];
+        auto gather = [&](std::string& into) {
+            into = lines[i];
+            for (std::size_t k = i + 1; k < lines.size() && lines[k].starts_with("        "); ++k) into += " " + lines[k].substr(8);
+        };
+        if (lines[i].starts_with("     ")) {
+            EXPECT_FALSE(lines[i].ends_with(" ")) << lines[i];
+        }
+        if (lines[i].starts_with("     held by ")) gather(held);
+        if (lines[i].starts_with("     accumulates in ")) gather(accumulates);
+    }
+    EXPECT_NE(held.find("431 java.util.HashMap (117 KiB), 431 java.lang.String (117 KiB), 431 java.net.URL"),
+              std::string::npos) << held;
+    EXPECT_TRUE(held.ends_with("431 java.security.cert.Certificate[] (117 KiB)")) << held;
+    EXPECT_TRUE(accumulates.starts_with("     accumulates in sun.misc.URLClassPath 0x7f80 (57.6 KiB): 11 "))
+        << accumulates;
+    EXPECT_TRUE(accumulates.ends_with("11 java.security.cert.Certificate[] (52.7 KiB)")) << accumulates;
+}
+
 } // namespace
 } // namespace heapd

@@ -1,0 +1,255 @@
+// heapctl: the thin client of heapd. It speaks only the protocol (formats/protocol.h); files to
+// analyse are opened here, with the caller's rights, and passed to the daemon as descriptors.
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "daemon_client.h"
+#include "exit_codes.h"
+#include "formats/report_json.h"
+#include "formats/report_text.h"
+#include "listings.h"
+#include "progress_bar.h"
+
+namespace heapd::ctl {
+namespace {
+
+constexpr const char* usage_text = R"(usage: heapctl [--socket PATH] COMMAND [ARGS]
+
+Commands:
+  status [--json]                      the daemon: version, store, jobs, and what you may do
+  jobs [--json]                        jobs you may see, newest first
+  report FILE|DUMP [--top N] [--json]  analyse FILE (opened here with your rights, passed to heapd),
+                                       or show the kept report of DUMP (an id from heapctl dumps)
+  dumps [--json]                       dumps and reports you may see, newest first
+  rm DUMP                              remove a dump and its report
+  cancel JOB                           cancel a queued or running job
+
+Options:
+  --socket PATH  heapd's socket (default: $HEAPD_SOCKET, else /run/heapd/heapd.sock)
+  --top N        rows per table of a report (default 20; 0: all)
+  --json         JSON for scripts (a report: the whole histogram unless --top is given)
+  -h, --help     this help
+  --version      heapctl's version and protocol
+
+A progress bar is drawn on stderr while a report is made, when stderr is a terminal.
+
+Exit status: 0 done; 1 usage error; 2 the file cannot be opened or is not a heap dump heapd can
+read (or the dump is damaged: the report is printed all the same); 3 heapd is not running or cannot
+be reached; 4 refused: the dump or job belongs to another user; 5 no such dump or job; 6 the job
+failed or was cancelled, or heapd refused otherwise (no space, busy); 7 heapd speaks another
+protocol version or replied nonsense.
+)";
+
+// The command line, parsed.
+struct options {
+    std::string socket = default_socket();
+    bool json = false;
+    std::optional<unsigned> top;
+    std::vector<std::string> words;  // the command and its arguments
+};
+
+int complain(const std::string& message, int code) {
+    std::fprintf(stderr, "heapctl: %s\n", message.c_str());
+    return code;
+}
+
+int complain(const client_error& e) { return complain(e.message, e.code); }
+
+void print(const std::string& text) { std::fwrite(text.data(), 1, text.size(), stdout); }
+
+void print_json(const wire::json& j) {
+    print(j.dump(2, ' ', false, wire::json::error_handler_t::replace) + "\n");
+}
+
+std::optional<options> parse(int argc, char** argv, int& status) {
+    options o;
+    std::vector<std::string> args(argv + 1, argv + argc);
+    for (std::size_t i = 0; i < args.size(); ++i) {
+        const std::string& a = args[i];
+        auto value = [&](const std::string& flag) -> std::optional<std::string> {
+            if (a.starts_with(flag + "=")) return a.substr(flag.size() + 1);
+            if (i + 1 < args.size()) return args[++i];
+            complain(flag + " needs a value", usage);
+            return std::nullopt;
+        };
+        if (a == "-h" || a == "--help") {
+            print(usage_text);
+            status = ok;
+            return std::nullopt;
+        } else if (a == "--version") {
+            print("heapctl 0.1.0 (protocol " + std::to_string(wire::protocol_version) + ")\n");
+            status = ok;
+            return std::nullopt;
+        } else if (a == "--json") {
+            o.json = true;
+        } else if (a == "--socket" || a.starts_with("--socket=")) {
+            auto v = value("--socket");
+            if (!v) return std::nullopt;
+            o.socket = *v;
+        } else if (a == "--top" || a.starts_with("--top=")) {
+            auto v = value("--top");
+            if (!v) return std::nullopt;
+            char* end = nullptr;
+            errno = 0;
+            unsigned long n = std::strtoul(v->c_str(), &end, 10);
+            if (v->empty() || *end != '\0' || errno != 0 || n > 1000000 || (*v)[0] == '-') {
+                complain("--top needs a number of rows, not \"" + *v + "\"", usage);
+                return std::nullopt;
+            }
+            o.top = static_cast<unsigned>(n);
+        } else if (a == "--") {
+            o.words.insert(o.words.end(), args.begin() + static_cast<std::ptrdiff_t>(i) + 1, args.end());
+            break;
+        } else if (a.starts_with("-") && a.size() > 1) {
+            complain("unknown option " + a + " (see heapctl --help)", usage);
+            return std::nullopt;
+        } else {
+            o.words.push_back(a);
+        }
+    }
+    if (o.words.empty()) {
+        std::fputs(usage_text, stderr);
+        return std::nullopt;
+    }
+    return o;
+}
+
+// Prints a report reply ({dump, report}) as text or JSON; 2 when the dump is damaged.
+int print_report(const wire::json& result, const options& o) {
+    auto it = result.find("report");
+    if (it == result.end()) return complain("heapd's reply has no report", protocol_mismatch);
+    auto report = report_from_json(*it);
+    if (!report) return complain("heapd's report cannot be read: " + report.error().message, protocol_mismatch);
+    if (o.json) print_json(*it);
+    else print(render_text(*report, {o.top.value_or(20), 32}));
+    bool damaged = false;
+    for (const problem_report& p : report->problems) {
+        std::fprintf(stderr, "heapctl: %s: %s: %s (at file offset %llu)\n", p.truncation ? "warning" : "error",
+                     report->summary.file.c_str(), p.message.c_str(), static_cast<unsigned long long>(p.offset));
+        damaged = damaged || !p.truncation;
+    }
+    if (!o.json)
+        if (auto d = result.find("dump"); d != result.end() && d->is_object() && d->contains("id"))
+            print("\nKept as dump " + d->at("id").get<std::string>() + " (heapctl report " +
+                  d->at("id").get<std::string>() + " shows it again)\n");
+    return damaged ? bad_input : ok;
+}
+
+// Store ids are letters, digits and dashes; a file name with a slash or a dot is a file.
+bool looks_like_dump_id(const std::string& s) {
+    return !s.empty() && s.find_first_not_of("0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ-") ==
+                             std::string::npos;
+}
+
+int report_file(const options& o, const std::string& file, int fd) {
+    struct stat st {};
+    if (::fstat(fd, &st) != 0) return complain("cannot stat " + file + ": " + std::strerror(errno), bad_input);
+    if (!S_ISREG(st.st_mode)) return complain(file + " is not a regular file", bad_input);
+    auto client = daemon_client::connect(o.socket);
+    if (!client) return complain(client.error());
+    std::error_code ec;
+    std::string name = std::filesystem::absolute(file, ec).lexically_normal().string();
+    if (ec) name = file;
+    progress_bar bar(std::filesystem::path(file).filename().string());
+    // JSON without --top carries the whole histogram, as `heapd analyze --json` does.
+    const unsigned top = o.top.value_or(o.json ? 0 : 20);
+    auto result = client->call(
+        "analyse", {{"name", name}, {"wait", true}, {"top", top}}, fd,
+        [&bar](const wire::progress_event& e) { bar.update(e); }, [&bar] { bar.tick(); });
+    bar.clear();
+    if (!result) return complain(result.error());
+    return print_report(*result, o);
+}
+
+int report(const options& o) {
+    if (o.words.size() != 2) return complain("report needs one FILE or DUMP (see heapctl --help)", usage);
+    const std::string& what = o.words[1];
+    // Opened here, with the caller's rights, before heapd hears of it.
+    int fd = ::open(what.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY);
+    if (fd >= 0) {
+        int status = report_file(o, what, fd);
+        ::close(fd);
+        return status;
+    }
+    const int err = errno;
+    if (err != ENOENT || !looks_like_dump_id(what)) return complain("cannot open " + what + ": " + std::strerror(err), bad_input);
+    auto client = daemon_client::connect(o.socket);
+    if (!client) return complain(client.error());
+    auto result = client->call("report", {{"dump", what}, {"top", o.top.value_or(o.json ? 0 : 20)}});
+    if (!result) {
+        if (result.error().code == not_found)
+            return complain("no file or dump named " + what + " (" + result.error().message + ")", not_found);
+        return complain(result.error());
+    }
+    return print_report(*result, o);
+}
+
+// status, jobs, dumps: one request, its result printed.
+int listing(const options& o, const std::string& type, std::string (*text)(const wire::json&), const char* key) {
+    if (o.words.size() != 1) return complain(type + " takes no arguments", usage);
+    auto client = daemon_client::connect(o.socket);
+    if (!client) return complain(client.error());
+    auto result = client->call(type, wire::json::object());
+    if (!result) return complain(result.error());
+    const wire::json& shown = key == nullptr ? *result : result->value(key, wire::json::array());
+    if (o.json) print_json(shown);
+    else print(text(shown));
+    return ok;
+}
+
+int remove(const options& o) {
+    if (o.words.size() != 2) return complain("rm needs one DUMP id", usage);
+    auto client = daemon_client::connect(o.socket);
+    if (!client) return complain(client.error());
+    auto result = client->call("rm", {{"dump", o.words[1]}});
+    if (!result) return complain(result.error());
+    if (o.json) print_json(*result);
+    else print("removed dump " + o.words[1] + "\n");
+    return ok;
+}
+
+int cancel(const options& o) {
+    if (o.words.size() != 2) return complain("cancel needs one JOB id", usage);
+    char* end = nullptr;
+    unsigned long long id = std::strtoull(o.words[1].c_str(), &end, 10);
+    if (o.words[1].empty() || *end != '\0' || o.words[1][0] == '-') return complain("a job id is a number", usage);
+    auto client = daemon_client::connect(o.socket);
+    if (!client) return complain(client.error());
+    auto result = client->call("cancel", {{"job", id}});
+    if (!result) return complain(result.error());
+    if (o.json) print_json(*result);
+    else {
+        const std::string state = result->value("job", wire::json::object()).value("state", std::string("?"));
+        print("job " + o.words[1] + ": " + (state == "running" ? std::string("stopping") : state) + "\n");
+    }
+    return ok;
+}
+
+} // namespace
+
+int run(int argc, char** argv) {
+    int status = usage;
+    auto o = parse(argc, argv, status);
+    if (!o) return status;
+    const std::string& command = o->words[0];
+    if (command == "status") return listing(*o, "status", status_text, nullptr);
+    if (command == "jobs") return listing(*o, "jobs", jobs_text, "jobs");
+    if (command == "dumps") return listing(*o, "dumps", dumps_text, "dumps");
+    if (command == "report") return report(*o);
+    if (command == "rm") return remove(*o);
+    if (command == "cancel") return cancel(*o);
+    return complain("unknown command " + command + " (see heapctl --help)", usage);
+}
+
+} // namespace heapd::ctl
+
+int main(int argc, char** argv) { return heapd::ctl::run(argc, argv); }

@@ -1,0 +1,135 @@
+#include "listings.h"
+
+#include <pwd.h>
+
+#include <cstdio>
+#include <vector>
+
+#include "formats/report_text.h"
+
+namespace heapd::ctl {
+namespace {
+
+// A field of a reply, or a fallback when it is missing or of another type (replies are
+// checked as messages, not field by field: a missing field shows as the fallback).
+template <class T>
+T get(const wire::json& j, const char* key, T fallback) {
+    auto it = j.find(key);
+    if (it == j.end()) return fallback;
+    try {
+        return it->get<T>();
+    } catch (...) {
+        return fallback;
+    }
+}
+
+std::string duration(long long ms) {
+    char buf[32];
+    if (ms < 1000) std::snprintf(buf, sizeof buf, "%lld ms", ms);
+    else if (ms < 60000) std::snprintf(buf, sizeof buf, "%.1f s", static_cast<double>(ms) / 1000);
+    else if (ms < 3600000) std::snprintf(buf, sizeof buf, "%lldm %02llds", ms / 60000, ms / 1000 % 60);
+    else std::snprintf(buf, sizeof buf, "%lldh %02lldm", ms / 3600000, ms / 60000 % 60);
+    return buf;
+}
+
+std::string fit(std::string s, std::size_t width) {
+    if (s.size() <= width) return s;
+    return width > 3 ? "..." + s.substr(s.size() - (width - 3)) : s.substr(0, width);
+}
+
+// text after indent, broken between words so lines stay under 100 columns.
+std::string wrapped(const std::string& indent, const std::string& text) {
+    std::string out, line = indent;
+    std::size_t pos = 0;
+    while (pos < text.size()) {
+        std::size_t end = text.find(' ', pos);
+        if (end == std::string::npos) end = text.size();
+        const std::string word = text.substr(pos, end - pos);
+        if (line.size() > indent.size() && line.size() + 1 + word.size() > 99) {
+            out += line + "\n";
+            line = indent + "  ";
+        }
+        line += (line.size() > indent.size() && !line.ends_with(' ') ? " " : "") + word;
+        pos = end + 1;
+    }
+    return out + line + "\n";
+}
+
+} // namespace
+
+std::string user_name(long long uid) {
+    if (uid >= 0)
+        if (passwd* pw = ::getpwuid(static_cast<uid_t>(uid))) return pw->pw_name;
+    return std::to_string(uid);
+}
+
+std::string status_text(const wire::json& s) {
+    const wire::json store = get(s, "store", wire::json::object());
+    const wire::json jobs = get(s, "jobs", wire::json::object());
+    const wire::json you = get(s, "you", wire::json::object());
+    std::string out = "heapd " + get<std::string>(s, "version", "?") + " on " + get<std::string>(s, "host", "?") +
+                      ", pid " + std::to_string(get<long long>(s, "pid", 0)) + ", up " +
+                      duration(get<long long>(s, "uptime_ms", 0)) + ", protocol " +
+                      std::to_string(get<long long>(s, "protocol", 0)) + "\n";
+    out += "  Socket   " + get<std::string>(s, "socket", "?") + "\n";
+    const auto dumps = get<unsigned long long>(store, "dumps", 0);
+    out += "  Store    " + get<std::string>(store, "path", "?") + ": " + std::to_string(dumps) +
+           (dumps == 1 ? " dump, " : " dumps, ") + human_bytes(get<unsigned long long>(store, "bytes", 0)) + "\n";
+    out += "  Jobs     " + std::to_string(get<long long>(jobs, "running", 0)) + " running, " +
+           std::to_string(get<long long>(jobs, "queued", 0)) + " queued, " +
+           std::to_string(get<long long>(s, "workers", 0)) + " at a time\n";
+    const long long uid = get<long long>(you, "uid", -1);
+    out += "  You      " + user_name(uid) + " (uid " + std::to_string(uid) + "): " +
+           (get<bool>(you, "admin", false) ? "may act on every dump and job\n" : "may act on your own dumps and jobs\n");
+    return out;
+}
+
+std::string jobs_text(const wire::json& jobs) {
+    if (!jobs.is_array() || jobs.empty()) return "no jobs\n";
+    char line[256];
+    std::snprintf(line, sizeof line, "%6s  %-9s  %-7s  %-10s  %-18s  %8s  %s\n", "Job", "State", "Kind", "Owner",
+                  "Phase", "Time", "File");
+    std::string out = line;
+    for (const wire::json& j : jobs) {
+        const std::string state = get<std::string>(j, "state", "?");
+        std::string phase = get<std::string>(j, "phase", "");
+        const auto done = get<unsigned long long>(j, "done", 0), total = get<unsigned long long>(j, "total", 0);
+        if (state == "running" && total > 0) {
+            std::snprintf(line, sizeof line, " %.0f%%", 100.0 * static_cast<double>(done) / static_cast<double>(total));
+            phase += line;
+        } else if (state != "running") {
+            phase = state == "queued" ? "waiting" : "";
+        }
+        std::string subject = get<std::string>(j, "subject", "");
+        std::snprintf(line, sizeof line, "%6llu  %-9s  %-7s  %-10s  %-18s  %8s  %s\n",
+                      get<unsigned long long>(j, "id", 0), state.c_str(), get<std::string>(j, "kind", "").c_str(),
+                      fit(user_name(get<long long>(j, "owner_uid", -1)), 10).c_str(), fit(phase, 18).c_str(),
+                      duration(get<long long>(j, "duration_ms", 0)).c_str(), fit(subject, 34).c_str());
+        out += line;
+        if (const std::string entry = get<std::string>(j, "entry", ""); !entry.empty())
+            out += "        report kept as dump " + entry + "\n";
+        if (const std::string error = get<std::string>(j, "error", ""); !error.empty()) out += "        " + error + "\n";
+    }
+    return out;
+}
+
+std::string dumps_text(const wire::json& dumps) {
+    if (!dumps.is_array() || dumps.empty()) return "no dumps\n";
+    std::string out;
+    for (const wire::json& d : dumps) {
+        char line[512];
+        const auto created = get<long long>(d, "created_ms", 0);
+        std::snprintf(line, sizeof line, "%-20s  %s  %-10s  %9s  %s\n", get<std::string>(d, "id", "?").c_str(),
+                      utc_time(created < 0 ? 0 : static_cast<std::uint64_t>(created)).c_str(),
+                      fit(user_name(get<long long>(d, "owner_uid", -1)), 10).c_str(),
+                      human_bytes(get<unsigned long long>(d, "file_bytes", 0)).c_str(),
+                      get<std::string>(d, "trigger", "").c_str());
+        out += line;
+        const char* what = get<bool>(d, "has_dump", false) ? " (dump kept)" : " (analysed in place, report kept)";
+        out += "    " + fit(get<std::string>(d, "file", ""), 60) + what + "\n";
+        out += wrapped("    ", get<std::string>(d, "headline", ""));
+    }
+    return out;
+}
+
+} // namespace heapd::ctl

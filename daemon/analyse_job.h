@@ -1,0 +1,39 @@
+#pragma once
+// The analysis job: a dump that a client opened with its own rights and passed as a descriptor is
+// analysed in place (never copied into the store), and its report kept as a store entry.
+#include <sys/types.h>
+
+#include <string>
+#include <string_view>
+
+#include "job_manager.h"
+#include "store.h"
+#include "unique_fd.h"
+
+namespace heapd::daemon {
+
+// What to analyse and for whom.
+struct analyse_request {
+    unique_fd fd;                // open for reading, a regular file
+    std::string name;            // the file as the client named it, for people
+    uid_t uid = 0;               // the entry's owner
+    gid_t gid = 0;
+    std::string trigger = "heapctl report";
+    std::string host;            // this host's name, recorded with the entry
+    std::string executable = "/proc/self/exe";  // the heapd that runs the analysis process
+};
+
+// The work of one analysis: after the free-space guard (for a gzip dump, inflated into the store's
+// scratch directory), analyse with every phase of `heapd analyze` in a child process
+// (analysis_child.h; cancelling kills it), check the report reads back, and keep it, whole (the
+// whole histogram, 100 of each top list), as a store entry.
+job_work make_analyse_work(store& s, analyse_request request);
+
+// How far an analysis is when phase starts, as a share of its usual time (0 to 1), for progress
+// in bytes: done = share × the dump's size.
+double analysis_share_before(std::string_view phase);
+
+// One line on what fills the heap: the top leak suspect, or the heap's size when there is none.
+std::string report_headline(const analysis_report& r);
+
+} // namespace heapd::daemon

@@ -1,0 +1,192 @@
+#include "analysis_child.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <vector>
+
+#include "formats/analysis.h"
+#include "formats/dump_file.h"
+#include "formats/report_json.h"
+#include "unique_fd.h"
+
+extern char** environ;
+
+namespace heapd::daemon {
+namespace {
+
+constexpr std::uint64_t max_report_bytes = std::uint64_t{1} << 30;
+
+std::string signal_text(int sig) {
+    switch (sig) {
+    case SIGBUS: return "SIGBUS: the file changed (was cut short?) while it was read";
+    case SIGSEGV: return "SIGSEGV";
+    case SIGABRT: return "SIGABRT";
+    case SIGKILL: return "SIGKILL (out of memory?)";
+    default: return "signal " + std::to_string(sig);
+    }
+}
+
+// Writes all of data to fd (the child's stdout); false when the parent is gone.
+bool write_out(std::string_view data) {
+    while (!data.empty()) {
+        ssize_t n = ::write(STDOUT_FILENO, data.data(), data.size());
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) return false;
+        data.remove_prefix(static_cast<std::size_t>(n));
+    }
+    return true;
+}
+
+// Reads the child's stdout as it comes; tells the watch of totals and phases.
+class child_reader {
+public:
+    explicit child_reader(const child_watch& w) : watch_(w) {}
+    // Takes more bytes; false when what came cannot be read.
+    bool feed(std::string_view bytes) {
+        buffer_.append(bytes);
+        for (;;) {
+            if (report_bytes_) return true;  // the rest is the report
+            auto nl = buffer_.find('\n');
+            if (nl == std::string::npos) return buffer_.size() < 65536;
+            std::string line = buffer_.substr(0, nl);
+            buffer_.erase(0, nl + 1);
+            if (line.starts_with("total ")) {
+                if (watch_.total) watch_.total(std::strtoull(line.c_str() + 6, nullptr, 10));
+            } else if (line.starts_with("phase ")) {
+                if (watch_.phase) watch_.phase(std::string_view(line).substr(6));
+            } else if (line.starts_with("error ")) {
+                auto space = line.find(' ', 6);
+                failure_ = child_failure{wire::error_kind_from_name(line.substr(6, space - 6)),
+                                         space == std::string::npos ? "" : line.substr(space + 1)};
+            } else if (line.starts_with("report ")) {
+                report_bytes_ = std::strtoull(line.c_str() + 7, nullptr, 10);
+                if (*report_bytes_ > max_report_bytes) return false;
+            } else {
+                return false;
+            }
+        }
+    }
+    bool report_complete() const { return report_bytes_ && buffer_.size() == *report_bytes_; }
+    std::string take_report() { return std::move(buffer_); }
+    const std::optional<child_failure>& failure() const { return failure_; }
+
+private:
+    const child_watch& watch_;
+    std::string buffer_;
+    std::optional<std::uint64_t> report_bytes_;
+    std::optional<child_failure> failure_;
+};
+
+} // namespace
+
+std::expected<std::string, child_failure> analyse_in_child(int dump_fd, const std::string& name,
+                                                           const std::string& inflate_dir, const child_watch& watch,
+                                                           const std::string& executable) {
+    int out[2];
+    if (::pipe2(out, O_CLOEXEC) != 0)
+        return std::unexpected(child_failure{wire::error_kind::internal, std::string("pipe: ") + std::strerror(errno)});
+    unique_fd read_end(out[0]), write_end(out[1]);
+    // Above 3, so dup2 to 3 always makes a new descriptor without close-on-exec.
+    unique_fd dump(::fcntl(dump_fd, F_DUPFD_CLOEXEC, 10));
+    if (!dump) return std::unexpected(child_failure{wire::error_kind::internal, std::string("dup: ") + std::strerror(errno)});
+    posix_spawn_file_actions_t actions;
+    posix_spawn_file_actions_init(&actions);
+    posix_spawn_file_actions_adddup2(&actions, dump.get(), 3);
+    posix_spawn_file_actions_adddup2(&actions, write_end.get(), STDOUT_FILENO);
+    posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
+    posix_spawn_file_actions_addclosefrom_np(&actions, 4);  // no client socket, lock or log goes along
+    // Its own process group: a Ctrl-C meant for a foreground daemon is the daemon's to handle.
+    posix_spawnattr_t attr;
+    posix_spawnattr_init(&attr);
+    posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP);
+    posix_spawnattr_setpgroup(&attr, 0);
+    const std::string parent = std::to_string(::getpid());
+    std::vector<std::string> args = {"heapd", "analyse-fd", "--name", name, "--inflate-dir", inflate_dir, "--parent", parent};
+    std::vector<char*> argv;
+    for (auto& a : args) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    pid_t pid = -1;
+    int rc = ::posix_spawn(&pid, executable.c_str(), &actions, &attr, argv.data(), environ);
+    posix_spawn_file_actions_destroy(&actions);
+    posix_spawnattr_destroy(&attr);
+    write_end.reset();
+    dump.reset();
+    if (rc != 0)
+        return std::unexpected(child_failure{wire::error_kind::internal,
+                                             std::string("cannot start the analysis process: ") + std::strerror(rc)});
+
+    child_reader reader(watch);
+    bool cancelled = false, garbled = false;
+    for (bool open = true; open;) {
+        if (!cancelled && watch.cancelled && watch.cancelled()) {
+            cancelled = true;
+            ::kill(pid, SIGKILL);
+        }
+        pollfd p{read_end.get(), POLLIN, 0};
+        if (::poll(&p, 1, 100) <= 0) continue;
+        char buf[65536];
+        ssize_t n = ::read(read_end.get(), buf, sizeof buf);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) break;
+        if (!garbled && !reader.feed(std::string_view(buf, static_cast<std::size_t>(n)))) {
+            garbled = true;
+            ::kill(pid, SIGKILL);
+        }
+    }
+    int status = 0;
+    while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {}
+    if (cancelled || (watch.cancelled && watch.cancelled()))
+        return std::unexpected(child_failure{wire::error_kind::cancelled, "cancelled"});
+    if (garbled) return std::unexpected(child_failure{wire::error_kind::internal, "the analysis process wrote nonsense"});
+    if (WIFSIGNALED(status))
+        return std::unexpected(child_failure{wire::error_kind::failed,
+                                             "the analysis process died of " + signal_text(WTERMSIG(status))});
+    if (reader.failure()) return std::unexpected(*reader.failure());
+    if (WEXITSTATUS(status) != 0 || !reader.report_complete())
+        return std::unexpected(child_failure{wire::error_kind::internal,
+                                             "the analysis process ended without a report (exit status " +
+                                                 std::to_string(WEXITSTATUS(status)) + ")"});
+    return reader.take_report();
+}
+
+int analyse_fd_main(const std::string& name, const std::string& inflate_dir, pid_t parent) {
+    // Dies with the daemon's worker thread; if that is already gone, stop now.
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (::getppid() != parent) return 1;
+    auto fail_with = [](const char* kind, std::string message) {
+        for (char& c : message)
+            if (c == '\n') c = ' ';
+        write_out(std::string("error ") + kind + " " + message + "\n");
+        return 2;
+    };
+    auto dump = dump_file::from_fd(3, name, {inflate_dir});
+    ::close(3);
+    if (!dump) return fail_with("bad_input", dump.error().describe());
+    if (!write_out("total " + std::to_string(dump->bytes().size()) + "\n")) return 1;
+    analysis_options options;
+    options.top = 0;
+    options.largest = 100;
+    options.file_name = name;
+    options.bulk_reads_done = [&dump] { dump->release_resident(); };
+    options.phase_started = [](std::string_view phase) { return write_out("phase " + std::string(phase) + "\n"); };
+    auto report = analyze_dump(dump->bytes(), options);
+    if (!report) {
+        if (report.error().code == error_code::cancelled) return 1;  // the parent stopped reading
+        return fail_with("bad_input", report.error().describe());
+    }
+    if (!dump->inflate_warning().empty())
+        report->problems.push_back({dump->inflate_warning(), dump->compressed_bytes(), true});
+    std::string text = to_json(*report).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+    return write_out("report " + std::to_string(text.size()) + "\n") && write_out(text) ? 0 : 1;
+}
+
+} // namespace heapd::daemon

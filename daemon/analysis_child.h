@@ -1,0 +1,47 @@
+#pragma once
+// An analysis runs in a child process, never in the daemon: a client may cut its file short while
+// it is mapped (the reads past the new end fault with SIGBUS), a damaged dump may find a bug in the
+// reader, and a big analysis takes gigabytes; each of these ends the child, not the daemon. The
+// child is heapd itself (/proc/self/exe analyse-fd), given the dump as descriptor 3; it writes to
+// its stdout, line by line:
+//   total BYTES           the size analysed (inflated, for a compressed dump)
+//   phase NAME            a phase of the analysis starts
+//   error KIND MESSAGE    it failed (KIND: bad_input, internal), then exits 2
+//   report BYTES          followed by the report's JSON, then exits 0
+// Cancelling kills it at once; it dies with its parent thread (PR_SET_PDEATHSIG).
+#include <sys/types.h>
+
+#include <cstdint>
+#include <expected>
+#include <functional>
+#include <string>
+#include <string_view>
+
+#include "formats/protocol.h"
+
+namespace heapd::daemon {
+
+// Why the child's analysis failed, as the job reports it.
+struct child_failure {
+    wire::error_kind kind = wire::error_kind::failed;
+    std::string message;
+};
+
+// What the parent hears while the child runs, and how it asks whether to stop.
+struct child_watch {
+    std::function<void(std::uint64_t total)> total;      // the size being analysed
+    std::function<void(std::string_view phase)> phase;   // a phase starts
+    std::function<bool()> cancelled;                     // polled about every 100 ms
+};
+
+// Runs the analysis of dump_fd in a child (executable: heapd, this very program unless a test says
+// otherwise) and returns the report's JSON text.
+std::expected<std::string, child_failure> analyse_in_child(int dump_fd, const std::string& name,
+                                                           const std::string& inflate_dir, const child_watch& watch,
+                                                           const std::string& executable = "/proc/self/exe");
+
+// The child's side, `heapd analyse-fd --name NAME --inflate-dir DIR --parent PID`: analyses descriptor
+// 3 and writes what analyse_in_child reads to stdout; the process exit status.
+int analyse_fd_main(const std::string& name, const std::string& inflate_dir, pid_t parent);
+
+} // namespace heapd::daemon

@@ -1,0 +1,97 @@
+#include "atomic_file.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <filesystem>
+
+#include "unique_fd.h"
+
+namespace heapd::daemon {
+namespace {
+
+std::string parent_of(const std::string& path) {
+    auto slash = path.rfind('/');
+    if (slash == std::string::npos) return ".";
+    return slash == 0 ? "/" : path.substr(0, slash);
+}
+
+std::string base_of(const std::string& path) {
+    auto slash = path.rfind('/');
+    return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+
+bool write_all(int fd, std::string_view data) {
+    while (!data.empty()) {
+        ssize_t n = ::write(fd, data.data(), data.size());
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) return false;
+        data.remove_prefix(static_cast<std::size_t>(n));
+    }
+    return true;
+}
+
+} // namespace
+
+void sync_dir(const std::string& dir) {
+    unique_fd fd(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+    if (fd) ::fsync(fd.get());
+}
+
+result<void> apply_access(const std::string& path, bool is_dir, const file_access& access) {
+    if (::chmod(path.c_str(), is_dir ? access.dir_mode : access.file_mode) != 0) return fail_errno("cannot chmod", path);
+    if (access.chown && ::chown(path.c_str(), 0, access.group) != 0) return fail_errno("cannot chown", path);
+    return {};
+}
+
+result<void> make_dir(const std::string& path, const file_access& access) {
+    std::error_code ec;
+    std::filesystem::create_directories(path, ec);
+    if (ec) return fail(error_code::io, "cannot create " + path + ": " + ec.message());
+    return apply_access(path, true, access);
+}
+
+result<void> write_file_atomic(const std::string& path, std::string_view content, const file_access& access) {
+    const std::string dir = parent_of(path);
+    std::string tmp = dir + "/" + std::string(temp_prefix) + base_of(path) + "-XXXXXX";
+    unique_fd fd(::mkostemp(tmp.data(), O_CLOEXEC));
+    if (!fd) return fail_errno("cannot create a temporary file for", path);
+    auto discard = [&](std::unexpected<error_info> e) {
+        ::unlink(tmp.c_str());
+        return e;
+    };
+    if (::fchmod(fd.get(), access.file_mode) != 0) return discard(fail_errno("cannot chmod", tmp));
+    if (access.chown && ::fchown(fd.get(), 0, access.group) != 0) return discard(fail_errno("cannot chown", tmp));
+    if (!write_all(fd.get(), content)) return discard(fail_errno("cannot write", tmp));
+    if (::fsync(fd.get()) != 0) return discard(fail_errno("cannot sync", tmp));
+    fd.reset();
+    if (::rename(tmp.c_str(), path.c_str()) != 0) return discard(fail_errno("cannot rename a temporary file to", path));
+    sync_dir(dir);
+    return {};
+}
+
+result<std::string> read_file(const std::string& path, std::size_t max_bytes) {
+    unique_fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW));
+    if (!fd) return fail_errno("cannot open", path);
+    struct stat st {};
+    if (::fstat(fd.get(), &st) != 0) return fail_errno("cannot stat", path);
+    if (!S_ISREG(st.st_mode)) return fail(error_code::io, path + " is not a regular file");
+    if (static_cast<std::uint64_t>(st.st_size) > max_bytes)
+        return fail(error_code::unsupported, path + " is larger than " + std::to_string(max_bytes) + " bytes");
+    std::string out(static_cast<std::size_t>(st.st_size), '\0');
+    std::size_t got = 0;
+    while (got < out.size()) {
+        ssize_t n = ::read(fd.get(), out.data() + got, out.size() - got);
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0) return fail_errno("cannot read", path);
+        if (n == 0) break;
+        got += static_cast<std::size_t>(n);
+    }
+    out.resize(got);
+    return out;
+}
+
+} // namespace heapd::daemon

@@ -1,0 +1,177 @@
+#include "connection.h"
+
+#include <sys/socket.h>
+
+#include <cstring>
+#include <span>
+
+#include <cerrno>
+#include <chrono>
+
+#include <boost/asio/write.hpp>
+
+#include "connection_manager.h"
+#include "request_handler.h"
+
+namespace heapd::daemon {
+namespace {
+
+constexpr std::size_t read_chunk = 64 * 1024;
+constexpr std::size_t max_pending_fds = 8;           // descriptors received and not yet used
+constexpr std::size_t max_out_bytes = 64u << 20;     // replies queued for a client that does not read
+constexpr auto stall_timeout = std::chrono::seconds(30);  // to finish a frame once begun
+
+} // namespace
+
+connection::connection(socket_type socket, connection_manager& manager, request_handler& handler,
+                       peer_credentials peer)
+    : socket_(std::move(socket)), manager_(manager), handler_(handler), peer_(std::move(peer)),
+      stall_timer_(socket_.get_executor()) {}
+
+void connection::start() {
+    boost::system::error_code ec;
+    socket_.non_blocking(true, ec);
+    wait_readable();
+}
+
+void connection::stop() {
+    if (stopped_) return;
+    stopped_ = true;
+    boost::system::error_code ec;
+    stall_timer_.cancel();
+    socket_.shutdown(socket_type::shutdown_both, ec);
+    socket_.close(ec);
+    fds_.clear();
+    out_.clear();
+}
+
+std::optional<unique_fd> connection::take_fd() {
+    if (fds_.empty()) return std::nullopt;
+    unique_fd fd = std::move(fds_.front());
+    fds_.pop_front();
+    return fd;
+}
+
+void connection::wait_readable() {
+    if (stopped_ || close_after_write_) return;
+    socket_.async_wait(socket_type::wait_read, [self = shared_from_this()](const boost::system::error_code& ec) {
+        if (ec) {
+            if (ec != boost::asio::error::operation_aborted) self->manager_.stop(self);
+            return;
+        }
+        self->on_readable();
+    });
+}
+
+void connection::on_readable() {
+    if (stopped_) return;
+    char data[read_chunk];
+    alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int) * max_pending_fds)];
+    iovec iov{data, sizeof data};
+    msghdr msg{};
+    msg.msg_iov = &iov;
+    msg.msg_iovlen = 1;
+    msg.msg_control = control;
+    msg.msg_controllen = sizeof control;
+    ssize_t n = ::recvmsg(socket_.native_handle(), &msg, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) {
+        wait_readable();
+        return;
+    }
+    // Descriptors arrive with the first byte of the frame they belong to; keep them in order.
+    for (cmsghdr* c = CMSG_FIRSTHDR(&msg); n >= 0 && c != nullptr; c = CMSG_NXTHDR(&msg, c)) {
+        if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS) continue;
+        std::size_t count = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+        const unsigned char* p = CMSG_DATA(c);
+        for (std::size_t i = 0; i < count; ++i) {
+            int fd;
+            std::memcpy(&fd, p + i * sizeof(int), sizeof fd);
+            unique_fd owned(fd);
+            if (fds_.size() < max_pending_fds) fds_.push_back(std::move(owned));
+        }
+    }
+    if (n <= 0) {  // end of stream or error: the client is gone
+        manager_.stop(shared_from_this());
+        return;
+    }
+    if (auto fed = parser_.feed(std::string_view(data, static_cast<std::size_t>(n))); !fed) {
+        send_and_close(wire::make_error(0, fed.error().kind, fed.error().message));
+        return;
+    }
+    handle_frames();
+    watch_stall();
+    wait_readable();
+}
+
+void connection::handle_frames() {
+    while (!stopped_ && !close_after_write_) {
+        auto payload = parser_.next();
+        if (!payload) break;
+        auto request = wire::decode_request(*payload);
+        if (!request) {
+            send(wire::make_error(request.error().id, request.error().kind, request.error().message));
+            continue;
+        }
+        handler_.handle(*request, shared_from_this());
+    }
+}
+
+void connection::watch_stall() {
+    if (!parser_.partial() || stopped_) {
+        stall_timer_.cancel();
+        return;
+    }
+    stall_timer_.expires_after(stall_timeout);
+    stall_timer_.async_wait([weak = weak_from_this()](const boost::system::error_code& ec) {
+        if (ec) return;
+        if (auto self = weak.lock(); self && self->open() && self->parser_.partial())
+            self->send_and_close(wire::make_error(0, wire::error_kind::bad_request,
+                                                  "message not completed within 30 seconds; closing"));
+    });
+}
+
+void connection::send(const wire::reply& reply) {
+    if (stopped_ || close_after_write_) return;
+    auto frame = wire::encode_reply(reply);
+    if (!frame) {
+        std::string message = frame.error().kind == wire::error_kind::too_large
+                                  ? "the reply is too large for one message (" + frame.error().message +
+                                        "); ask for less, e.g. with --top"
+                                  : frame.error().message;
+        frame = wire::encode_reply(wire::make_error(reply.id, frame.error().kind, message));
+        if (!frame) return;
+    }
+    out_bytes_ += frame->size();
+    out_.push_back(std::move(*frame));
+    if (out_bytes_ > max_out_bytes) {  // the client does not read its replies
+        manager_.stop(shared_from_this());
+        return;
+    }
+    if (!writing_) write_next();
+}
+
+void connection::send_and_close(const wire::reply& reply) {
+    send(reply);
+    close_after_write_ = true;
+    if (!writing_ && out_.empty()) manager_.stop(shared_from_this());
+}
+
+void connection::write_next() {
+    if (stopped_ || out_.empty()) return;
+    writing_ = true;
+    boost::asio::async_write(socket_, boost::asio::buffer(out_.front()),
+                             [self = shared_from_this()](const boost::system::error_code& ec, std::size_t) {
+                                 self->writing_ = false;
+                                 if (self->stopped_) return;
+                                 if (ec) {
+                                     self->manager_.stop(self);
+                                     return;
+                                 }
+                                 self->out_bytes_ -= self->out_.front().size();
+                                 self->out_.pop_front();
+                                 if (!self->out_.empty()) self->write_next();
+                                 else if (self->close_after_write_) self->manager_.stop(self);
+                             });
+}
+
+} // namespace heapd::daemon

@@ -1,0 +1,52 @@
+#include "entry_metadata.h"
+
+namespace heapd::daemon {
+
+wire::json to_json(const entry_metadata& m) {
+    return {{"id", m.id},
+            {"created_ms", m.created_ms},
+            {"owner_uid", m.owner_uid},
+            {"owner_gid", m.owner_gid},
+            {"trigger", m.trigger},
+            {"source", m.source},
+            {"file", m.file},
+            {"file_bytes", m.file_bytes},
+            {"host", m.host},
+            {"pid", m.pid},
+            {"jvm", m.jvm},
+            {"command_line", m.command_line},
+            {"job", m.job},
+            {"has_dump", m.has_dump},
+            {"has_report", m.has_report},
+            {"headline", m.headline},
+            {"stored_bytes", m.stored_bytes}};
+}
+
+result<entry_metadata> metadata_from_json(const wire::json& j) {
+    if (!j.is_object()) return fail(error_code::bad_value, "metadata is not a JSON object");
+    entry_metadata m;
+    try {
+        m.id = j.at("id").get<std::string>();
+        m.created_ms = j.at("created_ms").get<std::int64_t>();
+        m.owner_uid = j.at("owner_uid").get<uid_t>();
+        m.owner_gid = j.at("owner_gid").get<gid_t>();
+        m.trigger = j.at("trigger").get<std::string>();
+        m.source = j.at("source").get<std::string>();
+        m.file = j.at("file").get<std::string>();
+        m.file_bytes = j.at("file_bytes").get<std::uint64_t>();
+        m.host = j.value("host", "");
+        m.pid = j.value("pid", std::int64_t{0});
+        m.jvm = j.value("jvm", "");
+        m.command_line = j.value("command_line", "");
+        m.job = j.value("job", std::uint64_t{0});
+        m.has_dump = j.at("has_dump").get<bool>();
+        m.has_report = j.at("has_report").get<bool>();
+        m.headline = j.value("headline", "");
+    } catch (const std::exception& e) {
+        return fail(error_code::bad_value, std::string("metadata is damaged: ") + e.what());
+    }
+    if (m.id.empty()) return fail(error_code::bad_value, "metadata has an empty id");
+    return m;
+}
+
+} // namespace heapd::daemon

@@ -1,0 +1,38 @@
+#pragma once
+// What the store keeps about one dump or analysed file, and its JSON form (metadata.json).
+#include <sys/types.h>
+
+#include <cstdint>
+#include <string>
+
+#include "formats/error.h"
+#include "formats/protocol.h"
+
+namespace heapd::daemon {
+
+// One entry of the store: where it came from, whose it is, and what it holds.
+struct entry_metadata {
+    std::string id;
+    std::int64_t created_ms = 0;
+    uid_t owner_uid = 0;         // who may see it besides root and the heapd group
+    gid_t owner_gid = 0;
+    std::string trigger;         // "heapctl report"; later "OnOutOfMemoryError", "heapctl dump", ...
+    std::string source;          // "file": analysed in place from a descriptor, the dump not kept; "dump"
+    std::string file;            // the dump's name as the client gave it
+    std::uint64_t file_bytes = 0;
+    std::string host;
+    std::int64_t pid = 0;        // the JVM's, 0 when unknown
+    std::string jvm;             // the JVM's version, when known
+    std::string command_line;    // the JVM's command line, when known
+    std::uint64_t job = 0;       // the job that made it
+    bool has_dump = false;       // dump.hprof is in the entry
+    bool has_report = false;     // report.json is in the entry
+    std::string headline;        // one line on what fills the heap (the top leak suspect)
+    std::uint64_t stored_bytes = 0;  // bytes the entry takes on disk (measured, not stored)
+};
+
+wire::json to_json(const entry_metadata& m);
+// Fails with bad_value when a required key is missing or has the wrong type.
+result<entry_metadata> metadata_from_json(const wire::json& j);
+
+} // namespace heapd::daemon

@@ -1,0 +1,290 @@
+#include "job_manager.h"
+
+#include <algorithm>
+#include <cstdio>
+
+#include <boost/asio/post.hpp>
+
+#include "crash_handler.h"
+#include "formats/report_text.h"
+
+namespace heapd::daemon {
+namespace {
+
+constexpr std::size_t max_history = 200;  // final jobs remembered, in memory and in the store
+
+// "pid 1234" for the JVM, or "pid 1234 (client)" when the job concerns no JVM.
+std::string pid_text(const job_record& r) {
+    if (r.jvm_pid != 0) return "pid " + std::to_string(r.jvm_pid);
+    return "pid " + std::to_string(r.client_pid) + " (client)";
+}
+
+} // namespace
+
+std::string duration_text(std::int64_t ms) {
+    char buf[48];
+    if (ms < 1000) std::snprintf(buf, sizeof buf, "%lld ms", static_cast<long long>(ms));
+    else if (ms < 60000) std::snprintf(buf, sizeof buf, "%.1f s", static_cast<double>(ms) / 1000);
+    else if (ms < 3600000) std::snprintf(buf, sizeof buf, "%lldm %02llds", static_cast<long long>(ms / 60000),
+                                         static_cast<long long>(ms / 1000 % 60));
+    else std::snprintf(buf, sizeof buf, "%lldh %02lldm", static_cast<long long>(ms / 3600000),
+                       static_cast<long long>(ms / 60000 % 60));
+    return buf;
+}
+
+void job_context::progress(std::string_view phase, std::uint64_t done, std::uint64_t total) {
+    manager_->progress(id_, phase, done, total);
+}
+
+job_manager::job_manager(boost::asio::io_context& io, store& s, unsigned workers, std::shared_ptr<spdlog::logger> log)
+    : io_(io), store_(s), log_(std::move(log)) {
+    for (unsigned i = 0; i < std::max(workers, 1u); ++i) threads_.emplace_back([this] { run_worker(); });
+}
+
+job_manager::~job_manager() { shutdown(std::chrono::hours(24)); }
+
+void job_manager::restore(const std::vector<job_record>& history) {
+    std::lock_guard lock(mu_);
+    for (const job_record& r : history) {
+        auto s = std::make_shared<slot>();
+        s->record = r;
+        jobs_[r.id] = s;
+        next_id_ = std::max(next_id_, r.id + 1);
+    }
+}
+
+job_record job_manager::submit(job_record spec, job_work work, job_listener listener) {
+    auto s = std::make_shared<slot>();
+    {
+        std::lock_guard lock(mu_);
+        spec.id = next_id_++;
+        spec.state = stopping_ ? job_state::cancelled : job_state::queued;
+        spec.created_ms = now_ms();
+        if (stopping_) {
+            spec.error = "cancelled: heapd is stopping";
+            spec.error_kind = "cancelled";
+            spec.finished_ms = spec.created_ms;
+        }
+        s->record = spec;
+        s->work = std::move(work);
+        s->listener = std::move(listener);
+        jobs_[spec.id] = s;
+        if (!stopping_) queue_.push_back(s);
+    }
+    changed(s, true);
+    wake_.notify_one();
+    return spec;
+}
+
+std::vector<job_record> job_manager::list() const {
+    std::vector<job_record> out;
+    std::lock_guard lock(mu_);
+    for (auto it = jobs_.rbegin(); it != jobs_.rend(); ++it) out.push_back(it->second->record);
+    return out;
+}
+
+std::optional<job_record> job_manager::find(std::uint64_t id) const {
+    std::lock_guard lock(mu_);
+    auto it = jobs_.find(id);
+    if (it == jobs_.end()) return std::nullopt;
+    return it->second->record;
+}
+
+std::optional<job_record> job_manager::cancel(std::uint64_t id) {
+    std::shared_ptr<slot> s;
+    bool was_queued = false;
+    {
+        std::lock_guard lock(mu_);
+        auto it = jobs_.find(id);
+        if (it == jobs_.end()) return std::nullopt;
+        s = it->second;
+        if (s->record.state == job_state::queued) {
+            queue_.erase(std::remove(queue_.begin(), queue_.end(), s), queue_.end());
+            s->record.state = job_state::cancelled;
+            s->record.error = "cancelled before it started";
+            s->record.error_kind = "cancelled";
+            s->record.finished_ms = now_ms();
+            s->work = nullptr;
+            was_queued = true;
+        } else if (s->record.state == job_state::running) {
+            s->cancel_reason = "cancelled on request";
+            s->cancel->store(true);
+        }
+    }
+    if (was_queued) {
+        log_->info("job {} {} cancelled while queued", s->record.id, s->record.kind);
+        changed(s, true);
+    }
+    std::lock_guard lock(mu_);
+    return s->record;
+}
+
+job_manager::counts job_manager::count() const {
+    std::lock_guard lock(mu_);
+    return {static_cast<unsigned>(queue_.size()), running_};
+}
+
+void job_manager::run_worker() {
+    alternate_stack stack;  // so the crash handler can run on this thread even after a stack overflow
+    for (;;) {
+        std::shared_ptr<slot> s;
+        {
+            std::unique_lock lock(mu_);
+            wake_.wait(lock, [this] { return stopping_ || !queue_.empty(); });
+            if (queue_.empty()) return;
+            s = queue_.front();
+            queue_.pop_front();
+            s->record.state = job_state::running;
+            s->record.started_ms = now_ms();
+            ++running_;
+        }
+        run_job(s);
+    }
+}
+
+void job_manager::run_job(const std::shared_ptr<slot>& s) {
+    changed(s, true);
+    {
+        const job_record& r = s->record;  // only this thread changes it now, apart from progress
+        log_->info("job {} {} started: {}, trigger \"{}\", {}, {}, uid {}", r.id, r.kind, pid_text(r), r.trigger,
+                   r.subject, human_bytes(r.subject_bytes), r.owner_uid);
+    }
+    job_context ctx(this, s->record.id, s->cancel);
+    job_outcome outcome;
+    try {
+        outcome = s->work(ctx);
+    } catch (const std::exception& e) {
+        outcome = std::unexpected(job_failure{wire::error_kind::internal, std::string("internal error: ") + e.what()});
+    } catch (...) {
+        outcome = std::unexpected(job_failure{wire::error_kind::internal, "internal error"});
+    }
+    finish(s, outcome);
+}
+
+void job_manager::finish(const std::shared_ptr<slot>& s, const job_outcome& outcome) {
+    job_record r;
+    {
+        std::lock_guard lock(mu_);
+        job_record& rec = s->record;
+        rec.finished_ms = now_ms();
+        if (outcome) {
+            rec.state = job_state::done;
+            rec.entry = *outcome;
+        } else if (outcome.error().kind == wire::error_kind::cancelled) {
+            rec.state = job_state::cancelled;
+            rec.error = s->cancel_reason;
+            rec.error_kind = "cancelled";
+        } else {
+            rec.state = job_state::failed;
+            rec.error = outcome.error().message;
+            rec.error_kind = std::string(wire::error_kind_name(outcome.error().kind));
+        }
+        s->work = nullptr;
+        --running_;
+        r = rec;
+    }
+    std::string tail = r.state == job_state::done ? " -> " + r.entry : ": " + r.error;
+    log_->info("job {} {} {} after {}: {}, trigger \"{}\", {}, {}{}", r.id, r.kind, job_state_name(r.state),
+               duration_text(r.duration_ms(r.finished_ms)), pid_text(r), r.trigger, r.subject,
+               human_bytes(r.subject_bytes), tail);
+    changed(s, true);
+    if (r.state == job_state::done)
+        for (const std::string& id : store_.apply_retention(now_ms())) log_->info("retention: removed dump {}", id);
+    forget_old_jobs();
+    idle_.notify_all();
+}
+
+void job_manager::progress(std::uint64_t id, std::string_view phase, std::uint64_t done, std::uint64_t total) {
+    std::shared_ptr<slot> s;
+    {
+        std::lock_guard lock(mu_);
+        auto it = jobs_.find(id);
+        if (it == jobs_.end()) return;
+        s = it->second;
+        s->record.phase = std::string(phase);
+        s->record.done = done;
+        s->record.total = total;
+    }
+    changed(s, false);
+}
+
+void job_manager::changed(const std::shared_ptr<slot>& s, bool persist) {
+    job_record snapshot;
+    job_listener listener;
+    std::uint64_t version;
+    {
+        std::lock_guard lock(mu_);
+        snapshot = s->record;
+        version = ++s->version;
+        listener = s->listener;
+        if (snapshot.final()) s->listener = nullptr;  // nothing more to tell
+    }
+    if (persist) {
+        // Two threads may save one job (the io thread queues it, a worker starts it): an older
+        // state never overwrites a newer one.
+        std::lock_guard lock(s->persist_mu);
+        if (version > s->persisted) {
+            if (auto saved = store_.save_job(snapshot); !saved)
+                log_->warn("job {}: cannot save its record: {}", snapshot.id, saved.error().message);
+            s->persisted = version;
+        }
+    }
+    if (listener) boost::asio::post(io_, [listener = std::move(listener), snapshot] { listener(snapshot); });
+}
+
+void job_manager::forget_old_jobs() {
+    std::vector<std::uint64_t> doomed;
+    {
+        std::lock_guard lock(mu_);
+        std::size_t final_jobs = 0;
+        for (const auto& [id, s] : jobs_) final_jobs += s->record.final();
+        for (auto it = jobs_.begin(); it != jobs_.end() && final_jobs > max_history;) {
+            if (it->second->record.final()) {
+                doomed.push_back(it->first);
+                it = jobs_.erase(it);
+                --final_jobs;
+            } else {
+                ++it;
+            }
+        }
+    }
+    for (std::uint64_t id : doomed) store_.forget_job(id);
+}
+
+bool job_manager::shutdown(std::chrono::milliseconds grace) {
+    std::vector<std::shared_ptr<slot>> dropped;
+    {
+        std::lock_guard lock(mu_);
+        if (stopping_ && threads_.empty()) return true;
+        stopping_ = true;
+        for (auto& s : queue_) {
+            s->record.state = job_state::cancelled;
+            s->record.error = "cancelled: heapd stopped before it started";
+            s->record.error_kind = "cancelled";
+            s->record.finished_ms = now_ms();
+            s->work = nullptr;
+            dropped.push_back(s);
+        }
+        queue_.clear();
+        for (auto& [id, s] : jobs_)
+            if (s->record.state == job_state::running) {
+                s->cancel_reason = "cancelled: heapd stopped";
+                s->cancel->store(true);
+            }
+    }
+    for (auto& s : dropped) changed(s, true);
+    wake_.notify_all();
+    bool stopped;
+    {
+        std::unique_lock lock(mu_);
+        stopped = idle_.wait_for(lock, grace, [this] { return running_ == 0; });
+    }
+    for (std::thread& t : threads_) {
+        if (stopped) t.join();
+        else t.detach();
+    }
+    threads_.clear();
+    return stopped;
+}
+
+} // namespace heapd::daemon

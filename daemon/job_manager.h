@@ -1,0 +1,129 @@
+#pragma once
+// Jobs and the bounded pool of worker threads that runs them. The io_context thread submits,
+// lists and cancels; workers run one job each at a time; listeners hear of every change on the
+// io_context thread. A job kind is a work function: an analysis now (analyse_job.h); a dump later,
+// whose work calls dump_jvm(pid, path, live, timeout) into a staged store entry and then analyses it.
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <expected>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <boost/asio/io_context.hpp>
+#include <spdlog/logger.h>
+
+#include "formats/protocol.h"
+#include "job.h"
+#include "store.h"
+
+namespace heapd::daemon {
+
+// Why a job's work failed: the wire error kind for clients and a message for people.
+struct job_failure {
+    wire::error_kind kind = wire::error_kind::failed;
+    std::string message;
+};
+
+// What a job's work ends with: the id of the store entry it made, or why it failed.
+using job_outcome = std::expected<std::string, job_failure>;
+
+class job_manager;
+
+// What a job's work sees while it runs on a worker thread.
+class job_context {
+public:
+    std::uint64_t id() const { return id_; }
+    // True once the job was cancelled; work checks this between its phases and then stops.
+    bool cancelled() const { return cancel_->load(); }
+    // Reports the phase running and bytes of work done out of total.
+    void progress(std::string_view phase, std::uint64_t done, std::uint64_t total);
+
+private:
+    friend class job_manager;
+    job_context(job_manager* m, std::uint64_t id, std::shared_ptr<std::atomic<bool>> cancel)
+        : manager_(m), id_(id), cancel_(std::move(cancel)) {}
+    job_manager* manager_;
+    std::uint64_t id_;
+    std::shared_ptr<std::atomic<bool>> cancel_;
+};
+
+using job_work = std::function<job_outcome(job_context&)>;
+// Told of a job's every change (state, progress), on the io_context thread, with a snapshot.
+using job_listener = std::function<void(const job_record&)>;
+
+// The jobs of this daemon, the queue, and the worker threads.
+class job_manager {
+public:
+    job_manager(boost::asio::io_context& io, store& s, unsigned workers, std::shared_ptr<spdlog::logger> log);
+    ~job_manager();
+    job_manager(const job_manager&) = delete;
+    job_manager& operator=(const job_manager&) = delete;
+
+    // Jobs of earlier runs, as the store kept them; ids continue after theirs.
+    void restore(const std::vector<job_record>& history);
+    // Queues a job (kind, owner, trigger, subject taken from spec); returns its record.
+    job_record submit(job_record spec, job_work work, job_listener listener = {});
+    std::vector<job_record> list() const;  // newest first
+    std::optional<job_record> find(std::uint64_t id) const;
+    // A queued job is cancelled at once, a running one is asked to stop at its next phase.
+    std::optional<job_record> cancel(std::uint64_t id);
+
+    // Jobs waiting and running now.
+    struct counts {
+        unsigned queued = 0, running = 0;
+    };
+    counts count() const;
+    unsigned workers() const { return static_cast<unsigned>(threads_.size()); }
+
+    // Cancels queued jobs, asks running ones to stop and waits for them up to grace. False when some
+    // did not stop in time: their records stay "running", and the next start marks them failed.
+    bool shutdown(std::chrono::milliseconds grace);
+
+private:
+    friend class job_context;
+    // A job and what runs it.
+    struct slot {
+        job_record record;
+        job_work work;
+        job_listener listener;
+        std::shared_ptr<std::atomic<bool>> cancel = std::make_shared<std::atomic<bool>>(false);
+        std::string cancel_reason = "cancelled";
+        std::uint64_t version = 0;    // changes made to record (under mu_)
+        std::mutex persist_mu;        // one write of the record at a time, never an older one last
+        std::uint64_t persisted = 0;  // the version on disk
+    };
+
+    void run_worker();
+    void run_job(const std::shared_ptr<slot>& s);
+    void finish(const std::shared_ptr<slot>& s, const job_outcome& outcome);
+    void progress(std::uint64_t id, std::string_view phase, std::uint64_t done, std::uint64_t total);
+    // Persists and tells the listener; takes a snapshot under the lock.
+    void changed(const std::shared_ptr<slot>& s, bool persist);
+    void forget_old_jobs();
+
+    boost::asio::io_context& io_;
+    store& store_;
+    std::shared_ptr<spdlog::logger> log_;
+    mutable std::mutex mu_;
+    std::condition_variable wake_, idle_;
+    std::map<std::uint64_t, std::shared_ptr<slot>> jobs_;
+    std::deque<std::shared_ptr<slot>> queue_;
+    std::vector<std::thread> threads_;
+    std::uint64_t next_id_ = 1;
+    unsigned running_ = 0;
+    bool stopping_ = false;
+};
+
+// "1.2 s", "3m 04s": a duration for logs and listings.
+std::string duration_text(std::int64_t ms);
+
+} // namespace heapd::daemon

@@ -1,0 +1,59 @@
+#pragma once
+// Answers requests: status, jobs, analyse, report, dumps, rm, cancel. Runs on the io_context thread
+// and never blocks on analysis work, which goes to the job manager's workers. Who may do what is
+// decided here from the connection's peer credentials (peer.h).
+#include <sys/types.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include <spdlog/logger.h>
+
+#include "connection.h"
+#include "formats/protocol.h"
+#include "formats/report.h"
+#include "job_manager.h"
+#include "store.h"
+
+namespace heapd::daemon {
+
+// Facts about the running daemon that status reports.
+struct daemon_info {
+    std::string version;
+    std::string socket_path;
+    std::string host;
+    std::int64_t started_ms = 0;
+    pid_t pid = 0;
+    std::size_t max_queued = 32;  // jobs waiting at once; more are refused as busy
+};
+
+// Dispatches each request to its handler.
+class request_handler {
+public:
+    request_handler(daemon_info info, store& s, job_manager& jobs, std::shared_ptr<spdlog::logger> log);
+    void handle(const wire::request& request, const connection_ptr& c);
+
+private:
+    void status(const wire::request& r, const connection_ptr& c);
+    void jobs(const wire::request& r, const connection_ptr& c);
+    void analyse(const wire::request& r, const connection_ptr& c);
+    void report(const wire::request& r, const connection_ptr& c);
+    void dumps(const wire::request& r, const connection_ptr& c);
+    void remove(const wire::request& r, const connection_ptr& c);
+    void cancel(const wire::request& r, const connection_ptr& c);
+    // The final reply to a waiting analyse request, once its job has ended.
+    void job_ended(const job_record& job, std::uint64_t request_id, unsigned top, const connection_ptr& c);
+
+    daemon_info info_;
+    store& store_;
+    job_manager& jobs_;
+    std::shared_ptr<spdlog::logger> log_;
+};
+
+// The report as sent to clients: the histogram cut to top rows (0: all), the other top lists to
+// top (20 when top is 0), as `heapd analyze` prints them.
+wire::json report_for_client(analysis_report report, unsigned top);
+
+} // namespace heapd::daemon

@@ -1,0 +1,136 @@
+// `heapd serve`: runs the daemon, in the foreground or detached once it is ready to serve.
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <csignal>
+#include <cstdio>
+#include <cstdlib>
+#include <memory>
+#include <string>
+
+#include "commands.h"
+#include "crash_handler.h"
+#include "analysis_child.h"
+#include "daemon_log.h"
+#include "server.h"
+#include "unique_fd.h"
+
+namespace heapd::cmd {
+namespace {
+
+// Exit status when the daemon cannot start (socket taken, store unusable).
+constexpr int cannot_serve = 3;
+
+// The pipe a detached daemon tells its parent through that it serves (one byte '\0') or why it
+// cannot (a message).
+struct ready_pipe {
+    daemon::unique_fd read, write;
+};
+
+void tell_parent(ready_pipe& p, const std::string& message) {
+    if (!p.write) return;
+    std::string m = message.empty() ? std::string(1, '\0') : message;
+    (void)::write(p.write.get(), m.data(), m.size());
+    p.write.reset();
+}
+
+// Forks: the parent waits until the child serves (exit 0) or fails (exit cannot_serve); the child
+// leaves the terminal and returns.
+void detach(ready_pipe& p) {
+    int fds[2];
+    if (::pipe2(fds, O_CLOEXEC) != 0) return;
+    p.read.reset(fds[0]);
+    p.write.reset(fds[1]);
+    pid_t pid = ::fork();
+    if (pid < 0) {
+        std::perror("heapd: fork");
+        std::exit(cannot_serve);
+    }
+    if (pid > 0) {
+        p.write.reset();
+        std::string message;
+        char buf[512];
+        for (ssize_t n; (n = ::read(p.read.get(), buf, sizeof buf)) > 0;) message.append(buf, static_cast<std::size_t>(n));
+        if (message.size() == 1 && message[0] == '\0') std::exit(ok);
+        std::fprintf(stderr, "heapd: %s\n", message.empty() ? "the daemon died while starting" : message.c_str());
+        std::exit(cannot_serve);
+    }
+    p.read.reset();
+    ::setsid();
+    if (::chdir("/") != 0) {}
+    int null = ::open("/dev/null", O_RDWR | O_CLOEXEC);
+    if (null >= 0) {
+        ::dup2(null, 0);
+        ::dup2(null, 1);
+        ::dup2(null, 2);
+        if (null > 2) ::close(null);
+    }
+}
+
+int run_serve(const daemon::serve_options& o) {
+    ::umask(027);
+    ::signal(SIGPIPE, SIG_IGN);
+    daemon::install_crash_handler();
+    if (const char* how = std::getenv("HEAPD_TEST_CRASH"); how != nullptr && *how != '\0')
+        daemon::crash_for_test(how);
+    ready_pipe ready;
+    if (!o.foreground) detach(ready);
+    auto log = daemon::make_logger(o.foreground);
+    auto srv = daemon::server::open(o, log);
+    if (!srv) {
+        log->error("cannot serve: {}", srv.error().message);
+        tell_parent(ready, srv.error().message);
+        return cannot_serve;
+    }
+    if (!o.foreground) {
+        // A detached daemon's stderr goes nowhere: crash reports go to the store as well.
+        const std::string crash_log = o.store_dir + "/crash.log";
+        int fd = ::open(crash_log.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0640);
+        daemon::install_crash_handler(fd);
+    }
+    tell_parent(ready, "");
+    if (!(*srv)->run()) {
+        log->flush();
+        std::_Exit(ok);  // workers still run and use the server: end without destructors
+    }
+    return ok;
+}
+
+} // namespace
+
+void add_serve(CLI::App& app, int& status) {
+    auto o = std::make_shared<daemon::serve_options>();
+    CLI::App* sub = app.add_subcommand("serve", "Run the heapd daemon: analyses served to heapctl over a Unix socket");
+    sub->add_option("--socket", o->socket_path, "Unix socket to listen on")->capture_default_str();
+    sub->add_option("--store", o->store_dir, "Directory of dumps, reports and job records")->capture_default_str();
+    sub->add_option("--workers", o->workers, "Analyses run at once")->check(CLI::Range(1u, 64u))->capture_default_str();
+    sub->add_flag("--foreground", o->foreground, "Stay in the foreground and log to stderr (else detach and log to syslog)");
+    sub->add_option("--group", o->group, "Group whose members may act on every dump; stored files belong to it")
+        ->capture_default_str();
+    sub->add_option("--keep-count", o->retention.max_count, "Dumps kept at most (0: no limit)")->capture_default_str();
+    sub->add_option("--keep-bytes", o->retention.max_bytes, "Bytes the store keeps at most, e.g. 20G (0: no limit)")
+        ->transform(CLI::AsSizeValue(false))
+        ->capture_default_str();
+    sub->add_option("--keep-days", o->retention.max_age_days, "Days a dump is kept at most (0: no limit)")
+        ->capture_default_str();
+    sub->callback([o, &status] { status = run_serve(*o); });
+
+    // The daemon's analysis process (daemon/analysis_child.h): not for people, hidden from --help.
+    struct child_args {
+        std::string name, inflate_dir;
+        pid_t parent = 0;
+    };
+    auto c = std::make_shared<child_args>();
+    CLI::App* child = app.add_subcommand("analyse-fd", "");
+    child->group("");
+    child->add_option("--name", c->name)->required();
+    child->add_option("--inflate-dir", c->inflate_dir)->required();
+    child->add_option("--parent", c->parent)->required();
+    child->callback([c, &status] {
+        daemon::install_crash_handler();
+        status = daemon::analyse_fd_main(c->name, c->inflate_dir, c->parent);
+    });
+}
+
+} // namespace heapd::cmd

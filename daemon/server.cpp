@@ -1,0 +1,165 @@
+#include "server.h"
+
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <csignal>
+#include <filesystem>
+
+#include "peer.h"
+#include "unique_fd.h"
+
+namespace heapd::daemon {
+namespace {
+
+using boost::asio::local::stream_protocol;
+
+std::string host_name() {
+    char buf[256] = {};
+    if (::gethostname(buf, sizeof buf - 1) != 0) return "";
+    return buf;
+}
+
+// True when something accepts connections on the socket at path.
+bool someone_listens(const std::string& path) {
+    unique_fd fd(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
+    sockaddr_un addr{};
+    addr.sun_family = AF_UNIX;
+    path.copy(addr.sun_path, sizeof addr.sun_path - 1);
+    return fd && ::connect(fd.get(), reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0;
+}
+
+} // namespace
+
+server::server(const serve_options& options, std::shared_ptr<spdlog::logger> log)
+    : options_(options), log_(std::move(log)), signals_(io_), acceptor_(io_), accept_retry_(io_) {}
+
+server::~server() {
+    if (jobs_) jobs_->shutdown(options_.shutdown_grace);
+}
+
+result<std::unique_ptr<server>> server::open(const serve_options& options, std::shared_ptr<spdlog::logger> log) {
+    std::unique_ptr<server> s(new server(options, log));
+    s->signals_.add(SIGINT);
+    s->signals_.add(SIGTERM);
+    s->admin_group_ = group_id(options.group);
+    if (!s->admin_group_) log->warn("group {} does not exist: only root may act on every dump", options.group);
+
+    store_options so;
+    so.root = options.store_dir;
+    so.retention = options.retention;
+    so.access.group = s->admin_group_.value_or(0);
+    so.access.chown = ::geteuid() == 0;
+    store_recovery recovery;
+    auto st = store::open(so, recovery);
+    if (!st) return std::unexpected(st.error());
+    s->store_ = std::move(*st);
+    if (recovery.removed_temp > 0)
+        log->info("store: removed {} half-written files left by an earlier run", recovery.removed_temp);
+    for (const std::string& what : recovery.removed_corrupt) log->warn("store: removed unreadable {}", what);
+    if (recovery.interrupted > 0)
+        log->warn("store: {} jobs were interrupted by the last stop and are now marked failed", recovery.interrupted);
+    for (const std::string& id : s->store_->apply_retention(now_ms())) log->info("retention: removed dump {}", id);
+
+    s->jobs_ = std::make_unique<job_manager>(s->io_, *s->store_, options.workers, log);
+    s->jobs_->restore(recovery.jobs);
+    daemon_info info;
+    info.version = "0.1.0";
+    info.socket_path = options.socket_path;
+    info.host = host_name();
+    info.started_ms = now_ms();
+    info.pid = ::getpid();
+    s->handler_ = std::make_unique<request_handler>(info, *s->store_, *s->jobs_, log);
+    if (auto bound = s->bind_socket(); !bound) return std::unexpected(bound.error());
+    return s;
+}
+
+result<void> server::bind_socket() {
+    const std::string& path = options_.socket_path;
+    if (path.empty() || path.size() >= sizeof(sockaddr_un::sun_path))
+        return fail(error_code::bad_value, "socket path \"" + path + "\" is empty or longer than " +
+                                               std::to_string(sizeof(sockaddr_un::sun_path) - 1) + " bytes");
+    std::error_code ec;
+    std::filesystem::path parent = std::filesystem::path(path).parent_path();
+    if (!parent.empty() && !std::filesystem::exists(parent, ec)) {
+        std::filesystem::create_directories(parent, ec);
+        if (ec) return fail(error_code::io, "cannot create " + parent.string() + ": " + ec.message());
+        ::chmod(parent.c_str(), 0755);
+    }
+    struct stat st {};
+    if (::lstat(path.c_str(), &st) == 0) {
+        if (!S_ISSOCK(st.st_mode)) return fail(error_code::io, path + " exists and is not a socket");
+        if (someone_listens(path)) return fail(error_code::io, "another heapd is already serving " + path);
+        ::unlink(path.c_str());  // left by a daemon that died
+    }
+    boost::system::error_code bec;
+    stream_protocol::endpoint endpoint(path);
+    acceptor_.open(endpoint.protocol(), bec);
+    if (!bec) acceptor_.bind(endpoint, bec);
+    if (!bec) acceptor_.listen(boost::asio::socket_base::max_listen_connections, bec);
+    if (bec) return fail(error_code::io, "cannot listen on " + path + ": " + bec.message());
+    // Everyone may connect; what each may do is decided by their credentials.
+    ::chmod(path.c_str(), 0666);
+    if (::lstat(path.c_str(), &st) == 0) socket_inode_ = st.st_ino;
+    return {};
+}
+
+void server::accept() {
+    acceptor_.async_accept([this](const boost::system::error_code& ec, stream_protocol::socket socket) {
+        if (!acceptor_.is_open()) return;
+        if (ec) {
+            // Out of descriptors, say: wait a little rather than spin.
+            log_->warn("accept failed: {}", ec.message());
+            accept_retry_.expires_after(std::chrono::milliseconds(100));
+            accept_retry_.async_wait([this](const boost::system::error_code& e) {
+                if (!e) accept();
+            });
+            return;
+        }
+        auto peer = read_peer(socket.native_handle(), admin_group_);
+        if (!peer) {
+            log_->warn("{}", peer.error().message);
+        } else if (connections_.size() >= options_.max_connections) {
+            // Told why, then closed; a short reply to a fresh socket does not block.
+            if (auto frame = wire::encode_reply(wire::make_error(0, wire::error_kind::busy, "too many clients; try again")))
+                (void)::send(socket.native_handle(), frame->data(), frame->size(), MSG_DONTWAIT | MSG_NOSIGNAL);
+        } else {
+            connections_.start(std::make_shared<connection>(std::move(socket), connections_, *handler_, *peer));
+        }
+        accept();
+    });
+}
+
+void server::remove_socket() {
+    struct stat st {};
+    if (socket_inode_ != 0 && ::lstat(options_.socket_path.c_str(), &st) == 0 && st.st_ino == socket_inode_)
+        ::unlink(options_.socket_path.c_str());
+    socket_inode_ = 0;
+}
+
+bool server::run() {
+    signals_.async_wait([this](const boost::system::error_code& ec, int sig) {
+        if (ec) return;
+        log_->info("stopping on {}", sig == SIGINT ? "SIGINT" : "SIGTERM");
+        boost::system::error_code ignored;
+        acceptor_.close(ignored);
+        accept_retry_.cancel();
+        connections_.stop_all();
+        io_.stop();
+    });
+    log_->info("serving on {} (store {}, {} worker{}, protocol {})", options_.socket_path, store_->root(),
+               jobs_->workers(), jobs_->workers() == 1 ? "" : "s", wire::protocol_version);
+    accept();
+    io_.run();
+    remove_socket();
+    auto counts = jobs_->count();
+    if (counts.running > 0) log_->info("waiting for {} running job(s) to stop", counts.running);
+    bool stopped = jobs_->shutdown(options_.shutdown_grace);
+    if (!stopped) log_->warn("some jobs did not stop in time; their records will say they were interrupted");
+    else log_->info("stopped");
+    return stopped;
+}
+
+} // namespace heapd::daemon

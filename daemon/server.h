@@ -1,0 +1,71 @@
+#pragma once
+// `heapd serve`: the Unix socket server, in the shape of Asio's HTTP server example: the server
+// accepts connections and owns the connection manager; each connection parses frames and passes
+// requests to the request handler; SIGINT and SIGTERM stop it gracefully. One io_context thread
+// serves sockets and timers; analyses run on the job manager's bounded pool of workers.
+#include <sys/types.h>
+
+#include <chrono>
+#include <cstddef>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/local/stream_protocol.hpp>
+#include <boost/asio/signal_set.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <spdlog/logger.h>
+
+#include "connection_manager.h"
+#include "formats/error.h"
+#include "job_manager.h"
+#include "request_handler.h"
+#include "store.h"
+#include "store_retention.h"
+
+namespace heapd::daemon {
+
+// How to serve: where, with how many workers, who is admin, what to keep.
+struct serve_options {
+    std::string socket_path = "/run/heapd/heapd.sock";
+    std::string store_dir = "/var/lib/heapd";
+    unsigned workers = 1;
+    bool foreground = false;
+    std::string group = "heapd";   // members may act on everything; stored files belong to it
+    retention_policy retention;
+    std::size_t max_connections = 256;
+    std::chrono::milliseconds shutdown_grace{10000};
+};
+
+// The daemon: socket, store, jobs.
+class server {
+public:
+    // Opens the store (recovering from a crash) and binds the socket.
+    static result<std::unique_ptr<server>> open(const serve_options& options, std::shared_ptr<spdlog::logger> log);
+    ~server();
+    // Serves until SIGINT or SIGTERM, then stops the jobs. False when some job did not stop within
+    // the grace period: the caller must then end the process at once (workers still run).
+    bool run();
+
+private:
+    server(const serve_options& options, std::shared_ptr<spdlog::logger> log);
+    result<void> bind_socket();
+    void accept();
+    void remove_socket();
+
+    serve_options options_;
+    std::shared_ptr<spdlog::logger> log_;
+    boost::asio::io_context io_;
+    boost::asio::signal_set signals_;
+    boost::asio::local::stream_protocol::acceptor acceptor_;
+    boost::asio::steady_timer accept_retry_;
+    connection_manager connections_;
+    std::optional<gid_t> admin_group_;
+    std::unique_ptr<store> store_;
+    std::unique_ptr<job_manager> jobs_;
+    std::unique_ptr<request_handler> handler_;
+    ino_t socket_inode_ = 0;  // the socket file this server made, removed at exit if still there
+};
+
+} // namespace heapd::daemon

@@ -1,0 +1,274 @@
+#include "store.h"
+
+#include <fcntl.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <ctime>
+#include <filesystem>
+
+#include "formats/report_json.h"
+#include "free_space.h"
+
+namespace heapd::daemon {
+namespace fs = std::filesystem;
+namespace {
+
+constexpr std::size_t max_metadata_bytes = 1u << 20;
+constexpr std::size_t max_report_bytes = std::size_t{1} << 30;
+
+// Sum of the sizes of the regular files directly in dir.
+std::uint64_t dir_bytes(const std::string& dir) {
+    std::uint64_t total = 0;
+    std::error_code ec;
+    for (const auto& e : fs::directory_iterator(dir, ec))
+        if (e.is_regular_file(ec)) total += e.file_size(ec);
+    return total;
+}
+
+// The paths in dir, read before any of them is touched.
+std::vector<fs::path> listing(const std::string& dir) {
+    std::vector<fs::path> out;
+    std::error_code ec;
+    for (const auto& e : fs::directory_iterator(dir, ec)) out.push_back(e.path());
+    return out;
+}
+
+void remove_all(const std::string& path) {
+    std::error_code ec;
+    fs::remove_all(path, ec);
+}
+
+// The entry in dir read back and checked: its metadata parses, names the directory, and the files
+// it says it has are there.
+result<entry_metadata> read_entry(const std::string& dir, const std::string& name) {
+    auto text = read_file(dir + "/metadata.json", max_metadata_bytes);
+    if (!text) return std::unexpected(text.error());
+    auto j = wire::json::parse(*text, nullptr, false);
+    if (j.is_discarded()) return fail(error_code::bad_value, "metadata.json is not JSON");
+    auto meta = metadata_from_json(j);
+    if (!meta) return std::unexpected(meta.error());
+    if (meta->id != name) return fail(error_code::bad_value, "metadata names another entry");
+    std::error_code ec;
+    if (meta->has_report && !fs::is_regular_file(dir + "/report.json", ec))
+        return fail(error_code::bad_value, "report.json is missing");
+    if (meta->has_dump && !fs::is_regular_file(dir + "/dump.hprof", ec))
+        return fail(error_code::bad_value, "dump.hprof is missing");
+    meta->stored_bytes = dir_bytes(dir);
+    return meta;
+}
+
+} // namespace
+
+bool valid_entry_id(std::string_view id) {
+    if (id.empty() || id.size() > 64 || id.front() == '-' || id.front() == '.') return false;
+    return std::all_of(id.begin(), id.end(), [](char c) {
+        return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '-';
+    });
+}
+
+result<std::unique_ptr<store>> store::open(const store_options& options, store_recovery& recovery) {
+    std::unique_ptr<store> s(new store(options));
+    for (const char* sub : {"", "/entries", "/jobs", "/tmp"})
+        if (auto made = make_dir(options.root + sub, options.access); !made) return std::unexpected(made.error());
+    const std::string lock = options.root + "/lock";
+    s->lock_.reset(::open(lock.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600));
+    if (!s->lock_) return fail_errno("cannot open", lock);
+    if (::flock(s->lock_.get(), LOCK_EX | LOCK_NB) != 0)
+        return fail(error_code::io, "another heapd is using the store " + options.root);
+    if (auto r = s->recover(recovery); !r) return std::unexpected(r.error());
+    return s;
+}
+
+result<void> store::recover(store_recovery& recovery) {
+    std::error_code ec;
+    for (const fs::path& p : listing(tmp_dir())) {
+        remove_all(p);
+        ++recovery.removed_temp;
+    }
+    const std::string entries = options_.root + "/entries";
+    for (const fs::path& p : listing(entries)) {
+        const std::string name = p.filename();
+        if (is_temp_name(name)) {
+            remove_all(p);
+            ++recovery.removed_temp;
+            continue;
+        }
+        if (fs::is_symlink(p, ec) || !fs::is_directory(p, ec) || !valid_entry_id(name)) {
+            remove_all(p);
+            recovery.removed_corrupt.push_back("entries/" + name);
+            continue;
+        }
+        for (const fs::path& f : listing(p)) {
+            if (is_temp_name(f.filename().string())) {
+                remove_all(f);
+                ++recovery.removed_temp;
+            } else {
+                (void)apply_access(f, fs::is_directory(f, ec), options_.access);
+            }
+        }
+        auto meta = read_entry(p, name);
+        if (!meta) {
+            remove_all(p);
+            recovery.removed_corrupt.push_back("entries/" + name + " (" + meta.error().message + ")");
+            continue;
+        }
+        (void)apply_access(p, true, options_.access);
+        entries_[name] = std::move(*meta);
+    }
+    sync_dir(entries);
+
+    const std::string jobs = options_.root + "/jobs";
+    const std::int64_t now = now_ms();
+    for (const fs::path& p : listing(jobs)) {
+        const std::string name = p.filename();
+        if (is_temp_name(name)) {
+            remove_all(p);
+            ++recovery.removed_temp;
+            continue;
+        }
+        auto text = read_file(p, max_metadata_bytes);
+        auto j = text ? wire::json::parse(*text, nullptr, false) : wire::json(nullptr);
+        auto job = j.is_discarded() ? result<job_record>(fail(error_code::bad_value, "not JSON")) : job_from_json(j);
+        if (!job || name != std::to_string(job->id) + ".json") {
+            remove_all(p);
+            recovery.removed_corrupt.push_back("jobs/" + name);
+            continue;
+        }
+        if (!job->final()) {
+            job->state = job_state::failed;
+            job->error = "interrupted: heapd stopped before the job finished";
+            job->error_kind = "failed";
+            job->finished_ms = std::max(now, job->started_ms);
+            (void)save_job(*job);
+            ++recovery.interrupted;
+        }
+        recovery.jobs.push_back(std::move(*job));
+    }
+    std::sort(recovery.jobs.begin(), recovery.jobs.end(),
+              [](const job_record& a, const job_record& b) { return a.id < b.id; });
+    sync_dir(jobs);
+    return {};
+}
+
+std::vector<entry_metadata> store::entries() const {
+    std::vector<entry_metadata> out;
+    {
+        std::lock_guard lock(mu_);
+        for (const auto& [id, m] : entries_) out.push_back(m);
+    }
+    std::sort(out.begin(), out.end(), [](const entry_metadata& a, const entry_metadata& b) {
+        return a.created_ms != b.created_ms ? a.created_ms > b.created_ms : a.id > b.id;
+    });
+    return out;
+}
+
+std::optional<entry_metadata> store::find(const std::string& id) const {
+    std::lock_guard lock(mu_);
+    auto it = entries_.find(id);
+    if (it == entries_.end()) return std::nullopt;
+    return it->second;
+}
+
+result<analysis_report> store::load_report(const std::string& id) const {
+    auto meta = find(id);
+    if (!meta) return fail(error_code::not_found, "no dump " + id);
+    if (!meta->has_report) return fail(error_code::not_found, "dump " + id + " has no report yet");
+    auto text = read_file(entry_dir(id) + "/report.json", max_report_bytes);
+    if (!text) return std::unexpected(text.error());
+    auto j = wire::json::parse(*text, nullptr, false);
+    if (j.is_discarded()) return fail(error_code::bad_value, "the stored report of " + id + " is damaged (not JSON)");
+    auto report = report_from_json(j);
+    if (!report)
+        return fail(error_code::bad_value, "the stored report of " + id + " is damaged: " + report.error().message);
+    return report;
+}
+
+result<void> store::remove(const std::string& id) {
+    if (!valid_entry_id(id)) return fail(error_code::not_found, "no dump " + id);
+    {
+        std::lock_guard lock(mu_);
+        if (entries_.erase(id) == 0) return fail(error_code::not_found, "no dump " + id);
+    }
+    // Renamed to a temporary name first: a crash while removing leaves nothing that looks whole.
+    const std::string dir = entry_dir(id), doomed = options_.root + "/entries/" + std::string(temp_prefix) + "rm-" + id;
+    if (::rename(dir.c_str(), doomed.c_str()) != 0) return fail_errno("cannot remove", dir);
+    sync_dir(options_.root + "/entries");
+    remove_all(doomed);
+    return {};
+}
+
+std::uint64_t store::total_bytes() const {
+    std::lock_guard lock(mu_);
+    std::uint64_t total = 0;
+    for (const auto& [id, m] : entries_) total += m.stored_bytes;
+    return total;
+}
+
+result<store::staged_entry> store::stage(entry_metadata meta) {
+    std::time_t t = static_cast<std::time_t>(meta.created_ms / 1000);
+    std::tm tm{};
+    gmtime_r(&t, &tm);
+    char stamp[32];
+    std::strftime(stamp, sizeof stamp, "%Y%m%dT%H%M%S", &tm);
+    meta.id = std::string(stamp) + "-" + std::to_string(meta.job);
+    const std::string dir = options_.root + "/entries/" + std::string(temp_prefix) + meta.id;
+    remove_all(dir);
+    if (auto made = make_dir(dir, options_.access); !made) return std::unexpected(made.error());
+    return staged_entry(this, std::move(meta), dir);
+}
+
+store::staged_entry::staged_entry(staged_entry&& o) noexcept
+    : store_(o.store_), meta_(std::move(o.meta_)), dir_(std::move(o.dir_)), done_(std::exchange(o.done_, true)) {}
+
+store::staged_entry::~staged_entry() {
+    if (!done_) remove_all(dir_);
+}
+
+result<void> store::staged_entry::write(std::string_view name, std::string_view content) {
+    return write_file_atomic(path(name), content, store_->options_.access);
+}
+
+result<entry_metadata> store::staged_entry::commit() {
+    std::error_code ec;
+    meta_.has_report = fs::is_regular_file(path("report.json"), ec);
+    meta_.has_dump = fs::is_regular_file(path("dump.hprof"), ec);
+    wire::json j = to_json(meta_);
+    j.erase("stored_bytes");  // measured when read
+    if (auto w = write("metadata.json", j.dump(2)); !w) return std::unexpected(w.error());
+    sync_dir(dir_);
+    meta_.stored_bytes = dir_bytes(dir_);
+    const std::string final_dir = store_->entry_dir(meta_.id);
+    if (::rename(dir_.c_str(), final_dir.c_str()) != 0) return fail_errno("cannot move into place", final_dir);
+    done_ = true;
+    sync_dir(store_->options_.root + "/entries");
+    std::lock_guard lock(store_->mu_);
+    store_->entries_[meta_.id] = meta_;
+    return meta_;
+}
+
+result<void> store::save_job(const job_record& job) {
+    return write_file_atomic(options_.root + "/jobs/" + std::to_string(job.id) + ".json",
+                             to_json(job, now_ms()).dump(2), options_.access);
+}
+
+void store::forget_job(std::uint64_t id) {
+    std::string path = options_.root + "/jobs/" + std::to_string(id) + ".json";
+    ::unlink(path.c_str());
+}
+
+std::vector<std::string> store::apply_retention(std::int64_t now) {
+    auto doomed = expired_entries(entries(), options_.retention, now);
+    std::vector<std::string> removed;
+    for (const std::string& id : doomed)
+        if (remove(id)) removed.push_back(id);
+    return removed;
+}
+
+result<void> store::ensure_space(std::uint64_t need, std::string_view what) const {
+    return ensure_free_space(options_.root, need, options_.reserve_bytes, what);
+}
+
+} // namespace heapd::daemon

@@ -1,0 +1,115 @@
+#pragma once
+// The daemon's store (default /var/lib/heapd): one directory per dump or analysed file, job records,
+// and a scratch directory. Layout:
+//   ROOT/lock                      held (flock) by the one daemon using the store
+//   ROOT/entries/ID/metadata.json  entry_metadata
+//   ROOT/entries/ID/report.json    the full analysis report (formats/report_json.h)
+//   ROOT/entries/ID/dump.hprof     the dump, for entries made by a dump job
+//   ROOT/jobs/JOB.json             job records (job.h)
+//   ROOT/tmp/                      scratch (inflated copies of compressed dumps), emptied at start
+// Every file is written atomically (atomic_file.h) with mode 0640 and the store's group; an entry is
+// assembled in ROOT/entries/.tmp-ID and renamed into place whole. Opening the store removes
+// whatever is half-written, entries that cannot be read, and marks interrupted jobs failed.
+#include <sys/types.h>
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "atomic_file.h"
+#include "entry_metadata.h"
+#include "formats/error.h"
+#include "formats/report.h"
+#include "job.h"
+#include "store_retention.h"
+#include "unique_fd.h"
+
+namespace heapd::daemon {
+
+// Where the store is and how it writes and keeps things.
+struct store_options {
+    std::string root;
+    file_access access;                     // mode and group of everything written
+    retention_policy retention;
+    std::uint64_t reserve_bytes = 64u << 20;  // free space the free-space guard leaves untouched
+};
+
+// What opening the store found and repaired.
+struct store_recovery {
+    unsigned removed_temp = 0;                 // half-written files and directories removed
+    std::vector<std::string> removed_corrupt;  // entries and job records that could not be read, removed
+    std::vector<job_record> jobs;              // job records read back, oldest first
+    unsigned interrupted = 0;                  // of them, jobs that were queued or running: now failed
+};
+
+// True for ids the store makes (letters, digits, '-', at most 64): never a path.
+bool valid_entry_id(std::string_view id);
+
+// The store; thread-safe.
+class store {
+public:
+    // Creates the layout when missing, takes the lock, and recovers from an earlier crash.
+    static result<std::unique_ptr<store>> open(const store_options& options, store_recovery& recovery);
+
+    const std::string& root() const { return options_.root; }
+    std::string tmp_dir() const { return options_.root + "/tmp"; }
+    const store_options& options() const { return options_; }
+
+    // Entries, newest first.
+    std::vector<entry_metadata> entries() const;
+    std::optional<entry_metadata> find(const std::string& id) const;
+    // The entry's report, read and checked; a damaged one is an error, never served.
+    result<analysis_report> load_report(const std::string& id) const;
+    result<void> remove(const std::string& id);
+    std::uint64_t total_bytes() const;
+
+    // An entry being written in a staging directory; commit() puts it in place whole, and one
+    // dropped before that leaves nothing behind.
+    class staged_entry {
+    public:
+        staged_entry(staged_entry&&) noexcept;
+        staged_entry& operator=(staged_entry&&) = delete;
+        ~staged_entry();
+        // The path a file of the entry is written to before commit (for big files written directly).
+        std::string path(std::string_view name) const { return dir_ + "/" + std::string(name); }
+        result<void> write(std::string_view name, std::string_view content);
+        // Writes metadata.json (with the sizes measured) and renames the entry into place.
+        result<entry_metadata> commit();
+
+    private:
+        friend class store;
+        staged_entry(store* s, entry_metadata meta, std::string dir) : store_(s), meta_(std::move(meta)), dir_(std::move(dir)) {}
+        store* store_;
+        entry_metadata meta_;
+        std::string dir_;
+        bool done_ = false;
+    };
+    // Starts a new entry; meta.id is set here from its time and job.
+    result<staged_entry> stage(entry_metadata meta);
+
+    // Job records: written on every change of state, removed when the job is forgotten.
+    result<void> save_job(const job_record& job);
+    void forget_job(std::uint64_t id);
+
+    // Removes the entries the retention policy no longer keeps; returns their ids.
+    std::vector<std::string> apply_retention(std::int64_t now);
+    // The free-space guard for the store's file system (see free_space.h).
+    result<void> ensure_space(std::uint64_t need, std::string_view what) const;
+
+private:
+    explicit store(store_options options) : options_(std::move(options)) {}
+    result<void> recover(store_recovery& recovery);
+    std::string entry_dir(const std::string& id) const { return options_.root + "/entries/" + id; }
+
+    store_options options_;
+    unique_fd lock_;
+    mutable std::mutex mu_;
+    std::map<std::string, entry_metadata> entries_;
+};
+
+} // namespace heapd::daemon

@@ -1,0 +1,184 @@
+// The job manager: a bounded pool, states from queued to done, failed or cancelled, listeners on the
+// io_context thread, persisted records.
+#include "daemon/job_manager.h"
+
+#include <gtest/gtest.h>
+
+#include <future>
+#include <thread>
+
+#include <boost/asio/io_context.hpp>
+#include <spdlog/sinks/ostream_sink.h>
+
+#include "tests/support/jvm_process.h"
+
+namespace heapd::daemon {
+namespace {
+
+using test::scratch_dir;
+
+// A store, a logger writing into a string, and an io_context the test runs.
+struct fixture {
+    scratch_dir dir;
+    std::ostringstream log_text;
+    std::shared_ptr<spdlog::logger> log =
+        std::make_shared<spdlog::logger>("test", std::make_shared<spdlog::sinks::ostream_sink_mt>(log_text));
+    boost::asio::io_context io;
+    std::unique_ptr<store> st;
+    fixture() {
+        store_options o;
+        o.root = dir.file("store");
+        store_recovery rec;
+        st = std::move(*store::open(o, rec));
+    }
+    // Runs the io_context until pred holds (at most 60 s).
+    template <class P>
+    bool run_until(P pred) {
+        auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+        while (!pred() && std::chrono::steady_clock::now() < deadline) {
+            io.restart();
+            io.run_for(std::chrono::milliseconds(10));
+        }
+        return pred();
+    }
+};
+
+job_record spec(const char* subject) {
+    job_record r;
+    r.kind = "analyse";
+    r.owner_uid = 1000;
+    r.trigger = "test";
+    r.subject = subject;
+    return r;
+}
+
+TEST(job_manager, runs_jobs_one_at_a_time_with_one_worker) {
+    fixture f;
+    job_manager jobs(f.io, *f.st, 1, f.log);
+    std::promise<void> release;
+    std::shared_future<void> released = release.get_future().share();
+    std::atomic<int> running{0}, most{0};
+    auto work = [&](job_context& ctx) -> job_outcome {
+        most = std::max(most.load(), ++running);
+        ctx.progress("waiting", 1, 2);
+        released.wait();
+        --running;
+        return "entry-" + std::to_string(ctx.id());
+    };
+    std::vector<job_record> seen;
+    job_record a = jobs.submit(spec("a"), work, [&](const job_record& r) { seen.push_back(r); });
+    job_record b = jobs.submit(spec("b"), work);
+    EXPECT_EQ(a.id + 1, b.id);
+    ASSERT_TRUE(f.run_until([&] { return jobs.find(a.id)->state == job_state::running; }));
+    EXPECT_EQ(jobs.find(b.id)->state, job_state::queued);  // the one worker is busy
+    EXPECT_EQ(jobs.count().running, 1u);
+    EXPECT_EQ(jobs.count().queued, 1u);
+    release.set_value();
+    ASSERT_TRUE(f.run_until([&] { return jobs.find(b.id)->final(); }));
+    EXPECT_EQ(most.load(), 1);
+    auto done = *jobs.find(a.id);
+    EXPECT_EQ(done.state, job_state::done);
+    EXPECT_EQ(done.entry, "entry-" + std::to_string(a.id));
+    EXPECT_GE(done.finished_ms, done.started_ms);
+    // The listener heard the states in order, the progress between them, and nothing after the end.
+    ASSERT_TRUE(f.run_until([&] { return !seen.empty() && seen.back().final(); }));
+    EXPECT_EQ(seen.front().state, job_state::queued);
+    bool progress = false;
+    for (const auto& r : seen) progress = progress || (r.phase == "waiting" && r.done == 1 && r.total == 2);
+    EXPECT_TRUE(progress);
+    EXPECT_EQ(seen.back().state, job_state::done);
+    // One line at the start and one at the end of each job.
+    const std::string log = f.log_text.str();
+    EXPECT_NE(log.find("job " + std::to_string(a.id) + " analyse started: pid 0 (client), trigger \"test\", a, 0 B"),
+              std::string::npos) << log;
+    EXPECT_NE(log.find("job " + std::to_string(a.id) + " analyse done after"), std::string::npos) << log;
+}
+
+TEST(job_manager, cancels_queued_and_running_jobs) {
+    fixture f;
+    job_manager jobs(f.io, *f.st, 1, f.log);
+    std::atomic<bool> started{false};
+    auto cooperative = [&](job_context& ctx) -> job_outcome {
+        started = true;
+        while (!ctx.cancelled()) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+        return std::unexpected(job_failure{wire::error_kind::cancelled, "cancelled"});
+    };
+    std::atomic<bool> ran_b{false};
+    job_record a = jobs.submit(spec("a"), cooperative);
+    job_record b = jobs.submit(spec("b"), [&](job_context&) -> job_outcome {
+        ran_b = true;
+        return "x";
+    });
+    ASSERT_TRUE(f.run_until([&] { return started.load(); }));
+    auto cancelled_b = jobs.cancel(b.id);
+    ASSERT_TRUE(cancelled_b.has_value());
+    EXPECT_EQ(cancelled_b->state, job_state::cancelled);
+    EXPECT_EQ(jobs.cancel(a.id)->state, job_state::running);  // asked; it stops at its next check
+    ASSERT_TRUE(f.run_until([&] { return jobs.find(a.id)->final(); }));
+    EXPECT_EQ(jobs.find(a.id)->state, job_state::cancelled);
+    EXPECT_FALSE(ran_b.load());
+    EXPECT_FALSE(jobs.cancel(12345).has_value());
+}
+
+TEST(job_manager, a_failing_or_throwing_job_fails_alone) {
+    fixture f;
+    job_manager jobs(f.io, *f.st, 2, f.log);
+    job_record bad = jobs.submit(spec("bad"), [](job_context&) -> job_outcome {
+        return std::unexpected(job_failure{wire::error_kind::bad_input, "not an HPROF file"});
+    });
+    job_record thrown = jobs.submit(spec("thrown"), [](job_context&) -> job_outcome { throw std::runtime_error("boom"); });
+    job_record good = jobs.submit(spec("good"), [](job_context&) -> job_outcome { return "ok"; });
+    ASSERT_TRUE(f.run_until([&] {
+        return jobs.find(bad.id)->final() && jobs.find(thrown.id)->final() && jobs.find(good.id)->final();
+    }));
+    EXPECT_EQ(jobs.find(bad.id)->state, job_state::failed);
+    EXPECT_EQ(jobs.find(bad.id)->error_kind, "bad_input");
+    EXPECT_EQ(jobs.find(bad.id)->error, "not an HPROF file");
+    EXPECT_EQ(jobs.find(thrown.id)->state, job_state::failed);
+    EXPECT_NE(jobs.find(thrown.id)->error.find("boom"), std::string::npos);
+    EXPECT_EQ(jobs.find(good.id)->state, job_state::done);
+}
+
+TEST(job_manager, records_are_kept_in_the_store_and_ids_continue_after_a_restart) {
+    fixture f;
+    std::uint64_t last = 0;
+    {
+        job_manager jobs(f.io, *f.st, 1, f.log);
+        for (const char* s : {"a", "b"}) last = jobs.submit(spec(s), [](job_context&) -> job_outcome { return "e"; }).id;
+        ASSERT_TRUE(f.run_until([&] { return jobs.find(last)->final(); }));
+        EXPECT_TRUE(jobs.shutdown(std::chrono::seconds(10)));
+    }
+    f.st.reset();
+    store_options o;
+    o.root = f.dir.file("store");
+    store_recovery rec;
+    auto reopened = store::open(o, rec);
+    ASSERT_TRUE(reopened.has_value());
+    ASSERT_EQ(rec.jobs.size(), 2u);
+    EXPECT_EQ(rec.jobs.back().state, job_state::done);
+    job_manager jobs(f.io, **reopened, 1, f.log);
+    jobs.restore(rec.jobs);
+    EXPECT_EQ(jobs.list().size(), 2u);
+    EXPECT_EQ(jobs.submit(spec("c"), [](job_context&) -> job_outcome { return "e"; }).id, last + 1);
+}
+
+TEST(job_manager, shutdown_cancels_what_waits_and_stops_what_runs) {
+    fixture f;
+    job_manager jobs(f.io, *f.st, 1, f.log);
+    std::atomic<bool> started{false};
+    job_record a = jobs.submit(spec("a"), [&](job_context& ctx) -> job_outcome {
+        started = true;
+        while (!ctx.cancelled()) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+        return std::unexpected(job_failure{wire::error_kind::cancelled, "cancelled"});
+    });
+    job_record b = jobs.submit(spec("b"), [](job_context&) -> job_outcome { return "e"; });
+    ASSERT_TRUE(f.run_until([&] { return started.load(); }));
+    EXPECT_TRUE(jobs.shutdown(std::chrono::seconds(30)));
+    EXPECT_EQ(jobs.find(a.id)->state, job_state::cancelled);
+    EXPECT_NE(jobs.find(a.id)->error.find("heapd stopped"), std::string::npos);
+    EXPECT_EQ(jobs.find(b.id)->state, job_state::cancelled);
+    EXPECT_EQ(jobs.submit(spec("late"), [](job_context&) -> job_outcome { return "e"; }).state, job_state::cancelled);
+}
+
+} // namespace
+} // namespace heapd::daemon

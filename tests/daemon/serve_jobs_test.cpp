@@ -1,0 +1,256 @@
+// `heapd serve` with analyses running: the socket answers meanwhile, a client that goes away stops
+// nothing, jobs cancel, a daemon killed during an analysis restarts clean, a full disk is refused.
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <thread>
+
+#include "tests/support/jvm_process.h"
+#include "tests/support/serve_process.h"
+
+namespace heapd::test {
+namespace {
+
+using wire::error_kind;
+using wire::json;
+using wire::reply_kind;
+
+const std::string peer_dump = std::string(HEAPD_PEER_DATA) + "/hprof-64.bin";
+
+// A synthetic dump of 3 million objects with their arrays (225 MB): its analysis takes a while
+// (about 1.5 s on the project's machine), long enough to act while it runs. Made once.
+const std::string& big_dump() {
+    static shared_dir dir;
+    static const std::string path = [] {
+        std::string p = dir.file("big.hprof");
+        if (!write_big_dump(p, 3'000'000)) ADD_FAILURE() << "cannot write " << p;
+        return p;
+    }();
+    return path;
+}
+
+// Sends an analysis of path on c (wait or not); true when sent.
+bool start_analysis(raw_client& c, const std::string& path, bool wait, std::uint64_t id = 1) {
+    int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    bool sent = fd >= 0 && c.send_request({id, "analyse", {{"name", path}, {"wait", wait}}}, fd);
+    if (fd >= 0) ::close(fd);
+    return sent;
+}
+
+// The record of job id as the daemon lists it (json null when absent).
+json job_of(const serve_process& d, std::uint64_t id) {
+    raw_client c(d.socket());
+    if (!c.send_request({1, "jobs", json::object()})) return nullptr;
+    auto r = c.read_reply();
+    if (!r || r->kind != reply_kind::result) return nullptr;
+    for (const json& j : r->result["jobs"])
+        if (j["id"] == id) return j;
+    return nullptr;
+}
+
+// Waits (up to 120 s) until job id has state.
+bool wait_for_state(const serve_process& d, std::uint64_t id, const std::string& state) {
+    for (int i = 0; i < 12000; ++i) {
+        json j = job_of(d, id);
+        if (!j.is_null() && j["state"] == state) return true;
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    return false;
+}
+
+// Analysis processes (heapd analyse-fd) working for the daemon whose store is store.
+int analysis_processes(const std::string& store) {
+    int n = 0;
+    for (const auto& e : std::filesystem::directory_iterator("/proc")) {
+        std::ifstream in(e.path() / "cmdline");
+        std::string cmdline((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+        std::replace(cmdline.begin(), cmdline.end(), '\0', ' ');
+        n += cmdline.find("analyse-fd") != std::string::npos && cmdline.find(store + "/tmp") != std::string::npos;
+    }
+    return n;
+}
+
+bool has_temp_files(const std::string& root) {
+    for (const auto& e : std::filesystem::recursive_directory_iterator(root))
+        if (e.path().filename().string().starts_with(".tmp-")) return true;
+    return false;
+}
+
+TEST(serve_jobs, status_is_answered_while_a_large_analysis_runs) {
+    const std::string dump = big_dump();
+    serve_process d;
+    ASSERT_TRUE(d.ready()) << d.log();
+    raw_client submitter(d.socket());
+    ASSERT_TRUE(start_analysis(submitter, dump, false));
+    auto queued = submitter.read_reply();
+    ASSERT_TRUE(queued && queued->kind == reply_kind::result);
+    const std::uint64_t job = queued->result["job"]["id"];
+    // Ask for status again and again: replies come while the worker analyses.
+    raw_client asker(d.socket());
+    int answered_while_running = 0;
+    for (int i = 0; i < 100000; ++i) {
+        ASSERT_TRUE(asker.send_request({static_cast<std::uint64_t>(i + 1), "status", json::object()}));
+        auto r = asker.read_reply(std::chrono::seconds(30));
+        ASSERT_TRUE(r && r->kind == reply_kind::result) << "no status reply during the analysis";
+        if (r->result["jobs"]["running"] == 1) ++answered_while_running;
+        json j = job_of(d, job);
+        if (j["state"] != "queued" && j["state"] != "running") break;
+    }
+    EXPECT_GT(answered_while_running, 0);
+    ASSERT_TRUE(wait_for_state(d, job, "done")) << d.log();
+}
+
+TEST(serve_jobs, a_client_that_disconnects_mid_job_stops_nothing) {
+    const std::string dump = big_dump();
+    serve_process d;
+    ASSERT_TRUE(d.ready()) << d.log();
+    std::uint64_t gone_job = 0;
+    {
+        raw_client leaving(d.socket());
+        ASSERT_TRUE(start_analysis(leaving, dump, true));
+        auto first = leaving.read_reply();
+        ASSERT_TRUE(first && first->kind == reply_kind::progress);
+        gone_job = first->progress.job;
+    }  // gone while its job runs
+    raw_client staying(d.socket());
+    ASSERT_TRUE(start_analysis(staying, peer_dump, true, 2));
+    std::optional<wire::reply> last;
+    while ((last = staying.read_reply(std::chrono::seconds(120))) && last->kind == reply_kind::progress) {}
+    ASSERT_TRUE(last && last->kind == reply_kind::result) << d.log();
+    EXPECT_EQ(last->result["job"]["state"], "done");
+    EXPECT_FALSE(last->result["report"]["histogram"].empty());
+    ASSERT_TRUE(wait_for_state(d, gone_job, "done")) << d.log();
+    auto dumps = raw_client(d.socket());
+    ASSERT_TRUE(dumps.send_request({1, "dumps", json::object()}));
+    EXPECT_EQ(dumps.read_reply()->result["dumps"].size(), 2u);
+}
+
+TEST(serve_jobs, a_cancelled_analysis_stops_and_keeps_nothing) {
+    const std::string dump = big_dump();
+    serve_process d;
+    ASSERT_TRUE(d.ready()) << d.log();
+    raw_client waiting(d.socket());
+    ASSERT_TRUE(start_analysis(waiting, dump, true));
+    auto first = waiting.read_reply();
+    ASSERT_TRUE(first && first->kind == reply_kind::progress);
+    const std::uint64_t job = first->progress.job;
+    raw_client canceller(d.socket());
+    ASSERT_TRUE(canceller.send_request({1, "cancel", {{"job", job}}}));
+    auto asked = canceller.read_reply();
+    ASSERT_TRUE(asked && asked->kind == reply_kind::result) << (asked ? asked->error.message : "no reply");
+    std::optional<wire::reply> last;
+    while ((last = waiting.read_reply(std::chrono::seconds(120))) && last->kind == reply_kind::progress) {}
+    ASSERT_TRUE(last.has_value());
+    ASSERT_EQ(last->kind, reply_kind::error);
+    EXPECT_EQ(last->error.kind, error_kind::cancelled) << last->error.message;
+    EXPECT_EQ(job_of(d, job)["state"], "cancelled");
+    EXPECT_TRUE(std::filesystem::is_empty(d.store() + "/entries"));
+    EXPECT_FALSE(has_temp_files(d.store()));
+    // A finished job cannot be cancelled again.
+    ASSERT_TRUE(canceller.send_request({2, "cancel", {{"job", job}}}));
+    EXPECT_EQ(canceller.read_reply()->error.kind, error_kind::bad_request);
+}
+
+TEST(serve_jobs, killed_during_an_analysis_it_restarts_clean_with_the_job_failed) {
+    const std::string dump = big_dump();
+    serve_process d;
+    ASSERT_TRUE(d.ready()) << d.log();
+    // One finished report first: it must survive the crash.
+    raw_client before(d.socket());
+    ASSERT_TRUE(start_analysis(before, peer_dump, true));
+    std::optional<wire::reply> r;
+    while ((r = before.read_reply()) && r->kind == reply_kind::progress) {}
+    ASSERT_TRUE(r && r->kind == reply_kind::result);
+    const std::string kept = r->result["dump"]["id"];
+    raw_client c(d.socket());
+    ASSERT_TRUE(start_analysis(c, dump, true, 2));
+    std::uint64_t job = 0;
+    while ((r = c.read_reply()) && r->kind == reply_kind::progress) {
+        job = r->progress.job;
+        if (r->progress.phase == "object graph") break;  // well inside the analysis
+    }
+    ASSERT_TRUE(r && r->kind == reply_kind::progress) << "the analysis ended before it could be interrupted";
+    EXPECT_EQ(d.stop(SIGKILL), 128 + SIGKILL);
+    // Its analysis process dies with it.
+    bool child_gone = false;
+    for (int i = 0; i < 300 && !(child_gone = analysis_processes(d.store()) == 0); ++i)
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    EXPECT_TRUE(child_gone);
+
+    ASSERT_TRUE(d.start()) << d.log();
+    json failed = job_of(d, job);
+    ASSERT_FALSE(failed.is_null());
+    EXPECT_EQ(failed["state"], "failed");
+    EXPECT_NE(failed["error"].get<std::string>().find("interrupted"), std::string::npos);
+    EXPECT_FALSE(has_temp_files(d.store()));
+    EXPECT_NE(d.log().find("1 jobs were interrupted"), std::string::npos) << d.log();
+    raw_client after(d.socket());
+    ASSERT_TRUE(after.send_request({1, "dumps", json::object()}));
+    auto dumps = after.read_reply();
+    ASSERT_TRUE(dumps && dumps->kind == reply_kind::result);
+    ASSERT_EQ(dumps->result["dumps"].size(), 1u);
+    EXPECT_EQ(dumps->result["dumps"][0]["id"], kept);
+    ASSERT_TRUE(after.send_request({2, "report", {{"dump", kept}}}));
+    auto report = after.read_reply();
+    ASSERT_TRUE(report && report->kind == reply_kind::result);
+    EXPECT_FALSE(report->result["report"]["histogram"].empty());
+    // Job ids go on after the interrupted one.
+    ASSERT_TRUE(start_analysis(after, peer_dump, false, 3));
+    auto next = after.read_reply();
+    ASSERT_TRUE(next && next->kind == reply_kind::result);
+    EXPECT_GT(next->result["job"]["id"].get<std::uint64_t>(), job);
+}
+
+TEST(serve_jobs, a_store_without_room_refuses_with_a_clear_error) {
+    // The store on a 2 MiB tmpfs in a mount namespace of the daemon's own: it goes with the daemon.
+    const std::string script =
+        "for a; do [ \"$prev\" = --store ] && store=$a; prev=$a; done; "
+        "mkdir -p \"$store\" && mount -t tmpfs -o size=2m,mode=0750 tmpfs \"$store\" && exec \"$@\"";
+    serve_process d({}, {"unshare", "--mount", "--propagation", "private", "sh", "-c", script, "sh"});
+    ASSERT_TRUE(d.ready()) << d.log();
+    raw_client c(d.socket());
+    ASSERT_TRUE(start_analysis(c, peer_dump, true));
+    std::optional<wire::reply> r;
+    while ((r = c.read_reply()) && r->kind == reply_kind::progress) {}
+    ASSERT_TRUE(r.has_value());
+    ASSERT_EQ(r->kind, reply_kind::error);
+    EXPECT_EQ(r->error.kind, error_kind::no_space);
+    EXPECT_NE(r->error.message.find("not enough free space in " + d.store()), std::string::npos) << r->error.message;
+}
+
+TEST(serve_jobs, a_file_cut_short_while_it_is_analysed_fails_its_job_only) {
+    // The file's owner may truncate it while the daemon reads it: the reads past its new end fault
+    // (SIGBUS) in the process that maps it, which must not be the daemon.
+    serve_process d;
+    ASSERT_TRUE(d.ready()) << d.log();
+    const std::string mine = d.dir() + "/cut.hprof";
+    std::filesystem::copy_file(big_dump(), mine);
+    raw_client c(d.socket());
+    ASSERT_TRUE(start_analysis(c, mine, true));
+    std::optional<wire::reply> r;
+    std::uint64_t job = 0;
+    while ((r = c.read_reply()) && r->kind == reply_kind::progress) {
+        job = r->progress.job;
+        if (r->progress.phase == "census") break;  // mapped and being read; every later phase reads it again
+    }
+    ASSERT_TRUE(r && r->kind == reply_kind::progress);
+    ASSERT_EQ(::truncate(mine.c_str(), 4096), 0);
+    while ((r = c.read_reply(std::chrono::seconds(120))) && r->kind == reply_kind::progress) {}
+    ASSERT_TRUE(r.has_value()) << d.log();
+    ASSERT_EQ(r->kind, reply_kind::error);
+    EXPECT_EQ(r->error.kind, error_kind::failed) << r->error.message;
+    EXPECT_NE(r->error.message.find("SIGBUS"), std::string::npos) << r->error.message;
+    EXPECT_EQ(job_of(d, job)["state"], "failed");
+    ASSERT_TRUE(start_analysis(c, peer_dump, true, 2));
+    while ((r = c.read_reply()) && r->kind == reply_kind::progress) {}
+    ASSERT_TRUE(r && r->kind == reply_kind::result) << d.log();
+    EXPECT_EQ(d.stop(SIGTERM), 0) << d.log();
+}
+
+} // namespace
+} // namespace heapd::test

@@ -1,0 +1,275 @@
+// The daemon's store: atomic entries, recovery after a crash, permissions, retention and the
+// free-space guard.
+#include "daemon/store.h"
+
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "daemon/free_space.h"
+#include "formats/report_json.h"
+#include "tests/support/jvm_process.h"
+
+namespace heapd::daemon {
+namespace {
+
+namespace fs = std::filesystem;
+using test::scratch_dir;
+
+constexpr gid_t some_group = 1;  // "daemon" on Debian: any group other than root's will do
+
+store_options options_in(const scratch_dir& dir) {
+    store_options o;
+    o.root = dir.file("store");
+    o.access.group = some_group;
+    o.access.chown = ::geteuid() == 0;
+    return o;
+}
+
+analysis_report small_report(const std::string& file) {
+    analysis_report r;
+    r.summary.file = file;
+    r.summary.format = "JAVA PROFILE 1.0.2";
+    r.summary.id_size = 8;
+    r.summary.instances = 3;
+    r.histogram = {{0x100, "demo.Thing", 3, 72}};
+    return r;
+}
+
+entry_metadata meta_for(std::uint64_t job, std::int64_t created_ms, uid_t owner = 1000) {
+    entry_metadata m;
+    m.created_ms = created_ms;
+    m.owner_uid = owner;
+    m.owner_gid = owner;
+    m.trigger = "heapctl report";
+    m.source = "file";
+    m.file = "/tmp/x.hprof";
+    m.file_bytes = 1234;
+    m.job = job;
+    return m;
+}
+
+std::string add_entry(store& s, std::uint64_t job, std::int64_t created_ms = 1700000000000) {
+    auto staged = s.stage(meta_for(job, created_ms));
+    EXPECT_TRUE(staged.has_value());
+    EXPECT_TRUE(staged->write("report.json", to_json(small_report("/tmp/x.hprof")).dump()).has_value());
+    auto committed = staged->commit();
+    EXPECT_TRUE(committed.has_value()) << committed.error().message;
+    return committed ? committed->id : "";
+}
+
+std::unique_ptr<store> open_store(const store_options& o, store_recovery& rec) {
+    auto s = store::open(o, rec);
+    EXPECT_TRUE(s.has_value()) << s.error().message;
+    return s ? std::move(*s) : nullptr;
+}
+
+bool any_temp_name(const std::string& root) {
+    for (const auto& e : fs::recursive_directory_iterator(root))
+        if (e.path().filename().string().starts_with(".tmp-")) return true;
+    return false;
+}
+
+TEST(store, an_entry_is_written_whole_with_tight_permissions) {
+    scratch_dir dir;
+    store_recovery rec;
+    auto s = open_store(options_in(dir), rec);
+    ASSERT_TRUE(s);
+    const std::string id = add_entry(*s, 7);
+    EXPECT_EQ(id, "20231114T221320-7");
+    auto found = s->find(id);
+    ASSERT_TRUE(found.has_value());
+    EXPECT_TRUE(found->has_report);
+    EXPECT_FALSE(found->has_dump);
+    EXPECT_GT(found->stored_bytes, 0u);
+    auto report = s->load_report(id);
+    ASSERT_TRUE(report.has_value()) << report.error().message;
+    EXPECT_EQ(report->histogram.at(0).class_name, "demo.Thing");
+    for (const char* name : {"metadata.json", "report.json"}) {
+        struct stat st {};
+        ASSERT_EQ(::stat((s->root() + "/entries/" + id + "/" + name).c_str(), &st), 0);
+        EXPECT_EQ(st.st_mode & 0777, 0640u) << name;
+        if (::geteuid() == 0) {
+            EXPECT_EQ(st.st_uid, 0u);
+            EXPECT_EQ(st.st_gid, some_group);
+        }
+    }
+    struct stat st {};
+    ASSERT_EQ(::stat((s->root() + "/entries/" + id).c_str(), &st), 0);
+    EXPECT_EQ(st.st_mode & 0007, 0u);
+    EXPECT_FALSE(any_temp_name(s->root()));
+}
+
+TEST(store, a_staged_entry_dropped_before_commit_leaves_nothing) {
+    scratch_dir dir;
+    store_recovery rec;
+    auto s = open_store(options_in(dir), rec);
+    {
+        auto staged = s->stage(meta_for(3, 1700000000000));
+        ASSERT_TRUE(staged.has_value());
+        ASSERT_TRUE(staged->write("report.json", "{}").has_value());
+    }
+    EXPECT_TRUE(s->entries().empty());
+    EXPECT_TRUE(fs::is_empty(s->root() + "/entries"));
+}
+
+TEST(store, a_second_daemon_cannot_use_the_same_store) {
+    scratch_dir dir;
+    store_recovery rec;
+    auto first = open_store(options_in(dir), rec);
+    auto second = store::open(options_in(dir), rec);
+    ASSERT_FALSE(second.has_value());
+    EXPECT_NE(second.error().message.find("another heapd"), std::string::npos);
+}
+
+TEST(store, opening_after_a_crash_removes_what_is_half_written_and_fails_interrupted_jobs) {
+    scratch_dir dir;
+    const store_options o = options_in(dir);
+    std::string good;
+    {
+        store_recovery rec;
+        auto s = open_store(o, rec);
+        good = add_entry(*s, 1);
+        std::string other = add_entry(*s, 2, 1700000001000);
+        auto job = [](std::uint64_t id, job_state state) {
+            job_record j;
+            j.id = id;
+            j.kind = "analyse";
+            j.state = state;
+            j.created_ms = static_cast<std::int64_t>(id);
+            j.started_ms = state == job_state::queued ? 0 : j.created_ms + 1;
+            return j;
+        };
+        job_record done = job(1, job_state::done), running = job(2, job_state::running), queued = job(3, job_state::queued);
+        done.entry = good;
+        for (const auto& j : {done, running, queued}) ASSERT_TRUE(s->save_job(j).has_value());
+        // What a crash leaves: a staged entry, a temporary file in an entry, a scratch file, a half
+        // written job record, an entry whose metadata is garbage, one whose report is missing.
+        fs::create_directories(o.root + "/entries/.tmp-20231114T221320-9");
+        std::ofstream(o.root + "/entries/.tmp-20231114T221320-9/report.json") << "{";
+        std::ofstream(o.root + "/entries/" + good + "/.tmp-report.json-Ab12Cd") << "{\"partial";
+        std::ofstream(o.root + "/tmp/.heapd-inflate-x") << "junk";
+        std::ofstream(o.root + "/jobs/.tmp-4.json-Zz9") << "{";
+        fs::create_directories(o.root + "/entries/20231114T221322-5");
+        std::ofstream(o.root + "/entries/20231114T221322-5/metadata.json") << "not json";
+        fs::remove(o.root + "/entries/" + other + "/report.json");
+        std::ofstream(o.root + "/jobs/9.json") << "{\"id\": \"nine\"}";
+        // A file someone made world-readable is tightened.
+        fs::permissions(o.root + "/entries/" + good + "/report.json", fs::perms(0644));
+    }
+    store_recovery rec;
+    auto s = open_store(o, rec);
+    ASSERT_TRUE(s);
+    EXPECT_EQ(rec.removed_temp, 4u);
+    EXPECT_EQ(rec.removed_corrupt.size(), 3u);  // garbage metadata, missing report, damaged job record
+    EXPECT_FALSE(any_temp_name(o.root));
+    EXPECT_TRUE(fs::is_empty(o.root + "/tmp"));
+    ASSERT_EQ(s->entries().size(), 1u);
+    EXPECT_EQ(s->entries()[0].id, good);
+    EXPECT_TRUE(s->load_report(good).has_value());
+    EXPECT_EQ(fs::status(o.root + "/entries/" + good + "/report.json").permissions() & fs::perms::others_all,
+              fs::perms::none);
+    ASSERT_EQ(rec.jobs.size(), 3u);
+    EXPECT_EQ(rec.interrupted, 2u);
+    EXPECT_EQ(rec.jobs[0].state, job_state::done);
+    for (int i : {1, 2}) {
+        EXPECT_EQ(rec.jobs[i].state, job_state::failed);
+        EXPECT_NE(rec.jobs[i].error.find("interrupted"), std::string::npos);
+    }
+    // The failed state is on disk too: a second restart finds nothing more to repair.
+    s.reset();
+    store_recovery again;
+    auto s2 = open_store(o, again);
+    EXPECT_EQ(again.interrupted, 0u);
+    EXPECT_EQ(again.removed_temp, 0u);
+    EXPECT_TRUE(again.removed_corrupt.empty());
+}
+
+TEST(store, a_damaged_report_is_never_served) {
+    scratch_dir dir;
+    store_recovery rec;
+    auto s = open_store(options_in(dir), rec);
+    const std::string id = add_entry(*s, 1);
+    std::ofstream(s->root() + "/entries/" + id + "/report.json") << R"({"summary": 5})";
+    auto report = s->load_report(id);
+    ASSERT_FALSE(report.has_value());
+    EXPECT_NE(report.error().message.find("damaged"), std::string::npos);
+    std::ofstream(s->root() + "/entries/" + id + "/report.json") << "{\"summ";
+    EXPECT_FALSE(s->load_report(id).has_value());
+}
+
+TEST(store, remove_takes_the_whole_entry) {
+    scratch_dir dir;
+    store_recovery rec;
+    auto s = open_store(options_in(dir), rec);
+    const std::string id = add_entry(*s, 1);
+    ASSERT_TRUE(s->remove(id).has_value());
+    EXPECT_FALSE(s->find(id).has_value());
+    EXPECT_TRUE(fs::is_empty(s->root() + "/entries"));
+    EXPECT_EQ(s->remove(id).error().code, error_code::not_found);
+    EXPECT_EQ(s->remove("../jobs").error().code, error_code::not_found);
+}
+
+TEST(store, entry_ids_are_never_paths) {
+    EXPECT_TRUE(valid_entry_id("20231114T221320-7"));
+    for (const char* bad : {"", "..", "../x", "a/b", ".tmp-x", "-x", "x y", "x\n"}) EXPECT_FALSE(valid_entry_id(bad)) << bad;
+    EXPECT_FALSE(valid_entry_id(std::string(65, 'a')));
+}
+
+TEST(store, retention_applies_after_new_entries) {
+    scratch_dir dir;
+    store_options o = options_in(dir);
+    o.retention = {2, 0, 0};
+    store_recovery rec;
+    auto s = open_store(o, rec);
+    add_entry(*s, 1, 1700000000000);
+    add_entry(*s, 2, 1700000001000);
+    const std::string newest = add_entry(*s, 3, 1700000002000);
+    auto removed = s->apply_retention(1700000003000);
+    ASSERT_EQ(removed.size(), 1u);
+    EXPECT_EQ(removed[0], "20231114T221320-1");
+    EXPECT_EQ(s->entries().size(), 2u);
+    EXPECT_EQ(s->entries()[0].id, newest);
+}
+
+entry_metadata sized(const char* id, std::int64_t created_ms, std::uint64_t bytes) {
+    entry_metadata m;
+    m.id = id;
+    m.created_ms = created_ms;
+    m.stored_bytes = bytes;
+    return m;
+}
+
+TEST(store_retention, by_count_bytes_and_age_keeping_the_newest) {
+    const std::int64_t day = 24 * 3600 * 1000, now = 100 * day;
+    std::vector<entry_metadata> e = {sized("a", now - 40 * day, 10), sized("b", now - 3 * day, 10),
+                                     sized("c", now - 2 * day, 10), sized("d", now - 1 * day, 10)};
+    using ids = std::vector<std::string>;
+    EXPECT_EQ(expired_entries(e, {0, 0, 0}, now), ids{});
+    EXPECT_EQ(expired_entries(e, {0, 0, 30}, now), ids{"a"});
+    EXPECT_EQ(expired_entries(e, {2, 0, 0}, now), (ids{"b", "a"}));
+    EXPECT_EQ(expired_entries(e, {0, 25, 0}, now), (ids{"b", "a"}));
+    EXPECT_EQ(expired_entries(e, {0, 5, 0}, now), (ids{"c", "b", "a"}));  // the newest stays, however big
+    EXPECT_EQ(expired_entries(e, {0, 0, 1}, now + 10 * day), (ids{"c", "b", "a"}));
+}
+
+TEST(free_space, refuses_what_would_not_fit_with_a_clear_message) {
+    scratch_dir dir;
+    auto free_now = free_bytes(dir.path());
+    ASSERT_TRUE(free_now.has_value());
+    EXPECT_TRUE(ensure_free_space(dir.path(), 4096, 0, "a small file").has_value());
+    auto refused = ensure_free_space(dir.path(), *free_now + (std::uint64_t{1} << 30), 0, "the dump of pid 42");
+    ASSERT_FALSE(refused.has_value());
+    const std::string& m = refused.error().message;
+    EXPECT_NE(m.find("not enough free space in " + dir.path() + " for the dump of pid 42"), std::string::npos) << m;
+    EXPECT_NE(m.find("needed (estimated)"), std::string::npos) << m;
+    // The reserve counts too.
+    EXPECT_FALSE(ensure_free_space(dir.path(), 4096, *free_now, "a small file").has_value());
+    EXPECT_FALSE(free_bytes(dir.file("missing/dir")).has_value());
+}
+
+} // namespace
+} // namespace heapd::daemon

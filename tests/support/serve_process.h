@@ -1,0 +1,92 @@
+#pragma once
+// Test helpers for the daemon: a real `heapd serve --foreground` on a temporary socket and store,
+// a raw protocol client, and a synthetic dump big enough that its analysis takes a while.
+#include <sys/types.h>
+
+#include <chrono>
+#include <csignal>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "formats/protocol.h"
+
+namespace heapd::test {
+
+// The build's heapctl executable.
+std::string heapctl_binary();
+
+// A directory under /tmp that every user may enter (0755), for sockets and files other users of
+// a test must reach; removed with its contents on destruction.
+class shared_dir {
+public:
+    shared_dir();
+    ~shared_dir();
+    shared_dir(const shared_dir&) = delete;
+    shared_dir& operator=(const shared_dir&) = delete;
+    const std::string& path() const { return path_; }
+    std::string file(const std::string& name) const { return path_ + "/" + name; }
+
+private:
+    std::string path_;
+};
+
+// `heapd serve --foreground --socket DIR/heapd.sock --store DIR/store [extra]`, its stderr in
+// DIR/heapd.log; stopped (SIGTERM, then SIGKILL) and its directory removed on destruction.
+class serve_process {
+public:
+    // launcher, when given, runs before heapd (e.g. unshare and a shell that mounts something first).
+    explicit serve_process(std::vector<std::string> extra_args = {}, std::vector<std::string> launcher = {});
+    ~serve_process();
+    serve_process(const serve_process&) = delete;
+    serve_process& operator=(const serve_process&) = delete;
+
+    // Starts the daemon (again, on the same socket and store) and waits until it answers (30 s).
+    bool start();
+    // Sends sig and waits for the process (30 s, then SIGKILL); its exit code, or 128 + signal.
+    int stop(int sig = SIGTERM);
+    bool ready() const { return ready_; }
+    pid_t pid() const { return pid_; }
+    const std::string& dir() const { return dir_.path(); }
+    std::string socket() const { return dir_.file("heapd.sock"); }
+    std::string store() const { return dir_.file("store"); }
+    std::string log() const;
+    // heapd's command line, after the launcher.
+    std::vector<std::string> args() const;
+
+private:
+    shared_dir dir_;
+    std::vector<std::string> extra_;
+    std::vector<std::string> launcher_;
+    pid_t pid_ = -1;
+    bool ready_ = false;
+};
+
+// A client speaking the protocol directly, to send what heapctl never would.
+class raw_client {
+public:
+    explicit raw_client(const std::string& socket_path);
+    ~raw_client();
+    raw_client(const raw_client&) = delete;
+    raw_client& operator=(const raw_client&) = delete;
+    bool connected() const { return fd_ >= 0; }
+    bool send_bytes(std::string_view bytes, int pass_fd = -1);
+    bool send_request(const wire::request& r, int pass_fd = -1);
+    // The next reply, or nullopt when the daemon closed the connection or nothing came in time.
+    std::optional<wire::reply> read_reply(std::chrono::milliseconds timeout = std::chrono::seconds(60));
+    // True when the daemon closed the connection (after any replies still unread).
+    bool closed_by_daemon(std::chrono::milliseconds timeout = std::chrono::seconds(30));
+    void close();
+
+private:
+    int fd_ = -1;
+    wire::frame_parser parser_{std::uint32_t{1} << 30};
+};
+
+// Writes a synthetic dump of about items × 67 bytes: a static array holding `items` objects, each
+// with its own byte[16], in buckets of 1,000, so the whole heap is one leak suspect.
+bool write_big_dump(const std::string& path, unsigned items);
+
+} // namespace heapd::test
