@@ -31,16 +31,6 @@ constexpr std::array<std::pair<std::string_view, double>, 9> phase_shares{{{"ope
 // A compressed dump inflates to about this many times its size (HPROF compresses 3 to 6 times).
 constexpr std::uint64_t inflate_estimate = 4;
 
-// 20000 -> "20,000".
-std::string grouped(std::uint64_t v) {
-    std::string digits = std::to_string(v), out;
-    for (std::size_t i = 0; i < digits.size(); ++i) {
-        if (i > 0 && (digits.size() - i) % 3 == 0) out += ',';
-        out += digits[i];
-    }
-    return out;
-}
-
 job_failure cancelled() { return {wire::error_kind::cancelled, "cancelled"}; }
 
 bool starts_gzip(int fd) {

@@ -21,24 +21,31 @@ struct perf_symbol {
     std::string name;
 };
 
-std::vector<perf_symbol> parse_perf_map(const std::string& text) {
-    std::vector<perf_symbol> out;
+// Calls f(line) for each line of text, without its newline.
+template <class F>
+void for_each_line(const std::string& text, F&& f) {
     std::size_t pos = 0;
     while (pos < text.size()) {
         std::size_t eol = text.find('\n', pos);
         if (eol == std::string::npos) eol = text.size();
-        std::string line = text.substr(pos, eol - pos);
+        f(text.substr(pos, eol - pos));
         pos = eol + 1;
+    }
+}
+
+std::vector<perf_symbol> parse_perf_map(const std::string& text) {
+    std::vector<perf_symbol> out;
+    for_each_line(text, [&](const std::string& line) {
         char* end = nullptr;
         perf_symbol s;
         s.start = std::strtoull(line.c_str(), &end, 16);
-        if (end == line.c_str() || *end != ' ') continue;
+        if (end == line.c_str() || *end != ' ') return;
         char* size_end = nullptr;
         s.size = std::strtoull(end + 1, &size_end, 16);
-        if (size_end == end + 1 || *size_end != ' ' || s.size == 0) continue;
+        if (size_end == end + 1 || *size_end != ' ' || s.size == 0) return;
         s.name = size_end + 1;
         out.push_back(std::move(s));
-    }
+    });
     std::sort(out.begin(), out.end(), [](const perf_symbol& a, const perf_symbol& b) { return a.start < b.start; });
     return out;
 }
@@ -63,26 +70,21 @@ struct frame_name {
 
 std::vector<mapping> parse_maps(const std::string& text) {
     std::vector<mapping> out;
-    std::size_t pos = 0;
-    while (pos < text.size()) {
-        std::size_t eol = text.find('\n', pos);
-        if (eol == std::string::npos) eol = text.size();
-        std::string line = text.substr(pos, eol - pos);
-        pos = eol + 1;
+    for_each_line(text, [&](const std::string& line) {
         mapping m;
         char perms[8] = {};
         unsigned long long start = 0, end = 0, offset = 0, inode = 0;
         int consumed = 0;
         if (std::sscanf(line.c_str(), "%llx-%llx %7s %llx %*s %llu %n", &start, &end, perms, &offset, &inode,
                         &consumed) < 5)
-            continue;
+            return;
         m.start = start;
         m.end = end;
         m.file_offset = offset;
         m.executable = perms[2] == 'x';
         if (consumed > 0 && static_cast<std::size_t>(consumed) <= line.size()) m.path = line.substr(consumed);
         out.push_back(std::move(m));
-    }
+    });
     return out;
 }
 

@@ -16,16 +16,6 @@ std::string fmt(const char* f, A... a) {
     return std::string(buf, n < 0 ? 0 : std::min<std::size_t>(static_cast<std::size_t>(n), sizeof buf - 1));
 }
 
-// 1234567 -> "1,234,567".
-std::string grouped(std::uint64_t v) {
-    std::string digits = std::to_string(v), out;
-    for (std::size_t i = 0; i < digits.size(); ++i) {
-        if (i > 0 && (digits.size() - i) % 3 == 0) out += ',';
-        out += digits[i];
-    }
-    return out;
-}
-
 unsigned rows(std::size_t available, unsigned top) {
     return static_cast<unsigned>(top == 0 ? available : std::min<std::size_t>(available, top));
 }
@@ -349,6 +339,15 @@ void legacy(std::string& out, const analysis_report& r, unsigned top) {
 }
 
 } // namespace
+
+std::string grouped(std::uint64_t v) {
+    std::string digits = std::to_string(v), out;
+    for (std::size_t i = 0; i < digits.size(); ++i) {
+        if (i > 0 && (digits.size() - i) % 3 == 0) out += ',';
+        out += digits[i];
+    }
+    return out;
+}
 
 std::string render_text(const object_paths_report& r) {
     std::string out = fmt("heapd path: 0x%llx, ", static_cast<unsigned long long>(r.id)) + r.class_name + ", " +

@@ -26,6 +26,9 @@ std::string render_text(const object_paths_report& r);
 // that grew and those that shrank (options.top rows each).
 std::string render_text(const diff_report& r, const text_options& options);
 
+// 1234567 -> "1,234,567".
+std::string grouped(std::uint64_t v);
+
 // "1.5 MiB", "312 B": bytes in binary units with three significant digits.
 std::string human_bytes(std::uint64_t bytes);
 

@@ -55,23 +55,6 @@ struct remove_on_exit {
     }
 };
 
-test::isolation isolated(const test::temp_user* user, bool container) {
-    test::isolation how;
-    how.user = user;
-    how.container = container;
-    return how;
-}
-
-// The directory /tmp/hsperfdata_<user> a JVM of a temporary user leaves behind, removed once the
-// user and its JVMs are gone (declare it before the user).
-struct user_perf_dir {
-    std::string user;
-    ~user_perf_dir() {
-        std::error_code ec;
-        if (!user.empty()) fs::remove_all("/tmp/hsperfdata_" + user, ec);
-    }
-};
-
 // A pid that no process has: a child that has exited and been reaped.
 pid_t dead_pid() {
     pid_t child = ::fork();
@@ -103,11 +86,9 @@ TEST(jvm_discovery, finds_a_jvm_of_the_same_user) {
 }
 
 TEST(jvm_discovery, finds_a_jvm_of_another_user) {
-    user_perf_dir leftover;
     test::temp_user user;
-    leftover.user = user.name();
     ASSERT_TRUE(user.ok());
-    test::isolated_jvm jvm(test::java_main{"Demo"}, {}, {"10"}, isolated(&user, false));
+    test::isolated_jvm jvm(test::java_main{"Demo"}, {}, {"10"}, {&user, false});
     ASSERT_TRUE(jvm.ready());
     auto d = discover();
     const discovered_jvm* j = find_pid(d, jvm.pid());
@@ -122,7 +103,7 @@ TEST(jvm_discovery, finds_a_jvm_of_another_user) {
 }
 
 TEST(jvm_discovery, finds_a_jvm_in_a_container_by_its_host_pid) {
-    test::isolated_jvm jvm(test::java_main{"Demo"}, {}, {"10"}, isolated(nullptr, true));
+    test::isolated_jvm jvm(test::java_main{"Demo"}, {}, {"10"}, {nullptr, true});
     ASSERT_TRUE(jvm.ready());
     ASSERT_EQ(jvm.ns_pid(), 1);
     // Its file is in the container's own /tmp, not in the host's.
@@ -151,7 +132,7 @@ TEST(jvm_discovery, finds_a_jvm_in_a_container_by_its_host_pid) {
 TEST(jvm_discovery, finds_a_jvm_of_another_user_in_a_container) {
     test::temp_user user;
     ASSERT_TRUE(user.ok());
-    test::isolated_jvm jvm(test::java_main{"Demo"}, {}, {"10"}, isolated(&user, true));
+    test::isolated_jvm jvm(test::java_main{"Demo"}, {}, {"10"}, {&user, true});
     ASSERT_TRUE(jvm.ready());
     auto d = discover();
     const discovered_jvm* j = find_pid(d, jvm.pid());
@@ -238,12 +219,10 @@ std::map<pid_t, std::string> jps() {
 
 TEST(jvm_discovery, agrees_with_jps) {
     test::demo_jvm a({}, {"10"});
-    user_perf_dir leftover;
     test::temp_user user;
-    leftover.user = user.name();
     ASSERT_TRUE(user.ok());
-    test::isolated_jvm b(test::java_main{"Demo"}, {}, {"10"}, isolated(&user, false));
-    test::isolated_jvm c(test::java_main{"Demo"}, {}, {"10"}, isolated(nullptr, true));
+    test::isolated_jvm b(test::java_main{"Demo"}, {}, {"10"}, {&user, false});
+    test::isolated_jvm c(test::java_main{"Demo"}, {}, {"10"}, {nullptr, true});
     ASSERT_TRUE(a.ready() && b.ready() && c.ready());
     auto before = discover();
     auto theirs = jps();

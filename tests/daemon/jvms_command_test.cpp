@@ -33,23 +33,6 @@ const nlohmann::json* row_of(const nlohmann::json& doc, pid_t pid) {
     return nullptr;
 }
 
-isolation isolated(const temp_user* user, bool container) {
-    isolation how;
-    how.user = user;
-    how.container = container;
-    return how;
-}
-
-// The directory /tmp/hsperfdata_<user> a JVM of a temporary user leaves behind, removed once the
-// user and its JVMs are gone (declare it before the user).
-struct user_perf_dir {
-    std::string user;
-    ~user_perf_dir() {
-        std::error_code ec;
-        if (!user.empty()) fs::remove_all("/tmp/hsperfdata_" + user, ec);
-    }
-};
-
 std::map<pid_t, std::string> jps() {
     auto r = run_command({"jps", "-l"});
     EXPECT_EQ(r.exit_code, 0) << r.err;
@@ -70,12 +53,10 @@ std::map<pid_t, std::string> jps() {
 TEST(jvms_command, lists_jvms_of_users_and_containers_as_jps_does) {
     demo_jvm mine({"-XX:+HeapDumpOnOutOfMemoryError", "-XX:HeapDumpPath=/var/tmp/heapd-test-dumps",
                    "-XX:+ExitOnOutOfMemoryError"}, {"10"});
-    user_perf_dir leftover;
     temp_user user;
-    leftover.user = user.name();
     ASSERT_TRUE(user.ok());
-    isolated_jvm theirs(java_main{"Demo"}, {}, {"10"}, isolated(&user, false));
-    isolated_jvm boxed(java_main{"Demo"}, {}, {"10"}, isolated(nullptr, true));
+    isolated_jvm theirs(java_main{"Demo"}, {}, {"10"}, {&user, false});
+    isolated_jvm boxed(java_main{"Demo"}, {}, {"10"}, {nullptr, true});
     ASSERT_TRUE(mine.ready() && theirs.ready() && boxed.ready());
 
     auto before = jvms_json();

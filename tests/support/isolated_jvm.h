@@ -27,8 +27,11 @@ private:
     gid_t gid_ = static_cast<gid_t>(-1);
 };
 
-// How to isolate a test JVM.
+// How to isolate a test JVM, e.g. {&user, true}: as that user, in a container.
 struct isolation {
+    isolation() = default;
+    isolation(const temp_user* u, bool in_container, std::string dir = {})
+        : user(u), container(in_container), workdir(std::move(dir)) {}
     const temp_user* user = nullptr;  // run as this user (setpriv), else as the caller
     bool container = false;           // new mount and pid namespaces, a private tmpfs on /tmp
     std::string workdir;              // the JVM's working directory (inside the container: a host path it sees)
