@@ -29,6 +29,11 @@ Commands:
   jobs [--json]                        jobs you may see, newest first
   report FILE|DUMP [--top N] [--json]  analyse FILE (opened here with your rights, passed to heapd),
                                        or show the kept report of DUMP (an id from heapctl dumps)
+  report PID [--fresh]                 the report of the latest dump of the JVM PID; --fresh dumps
+                                       it now and shows that report
+  jvms [--json]                        the JVMs on this host you may dump
+  dump PID [--wait] [--all]            dump the JVM PID and analyse the dump; --wait waits for the
+                                       report and prints it; --all keeps unreachable objects too
   dumps [--json]                       dumps and reports you may see, newest first
   rm DUMP                              remove a dump and its report
   cancel JOB                           cancel a queued or running job
@@ -36,6 +41,9 @@ Commands:
 Options:
   --socket PATH  heapd's socket (default: $HEAPD_SOCKET, else /run/heapd/heapd.sock)
   --top N        rows per table of a report (default 20; 0: all)
+  --wait         (dump) wait for the dump's report and print it
+  --all          (dump) all objects, not only live ones (no full GC first)
+  --fresh        (report PID) take a new dump now
   --json         JSON for scripts (a report: the whole histogram unless --top is given)
   -h, --help     this help
   --version      heapctl's version and protocol
@@ -53,6 +61,7 @@ protocol version or replied nonsense.
 struct options {
     std::string socket = default_socket();
     bool json = false;
+    bool wait = false, all = false, fresh = false;
     std::optional<unsigned> top;
     std::vector<std::string> words;  // the command and its arguments
 };
@@ -91,6 +100,12 @@ std::optional<options> parse(int argc, char** argv, int& status) {
             return std::nullopt;
         } else if (a == "--json") {
             o.json = true;
+        } else if (a == "--wait") {
+            o.wait = true;
+        } else if (a == "--all") {
+            o.all = true;
+        } else if (a == "--fresh") {
+            o.fresh = true;
         } else if (a == "--socket" || a.starts_with("--socket=")) {
             auto v = value("--socket");
             if (!v) return std::nullopt;
@@ -170,6 +185,49 @@ int report_file(const options& o, const std::string& file, int fd) {
     return print_report(*result, o);
 }
 
+// A JVM's pid: digits only (a file of that name, when there is one, wins).
+bool is_pid(const std::string& s) {
+    return !s.empty() && s.size() < 10 && s.find_first_not_of("0123456789") == std::string::npos && s != "0";
+}
+
+// A dump of the JVM pid (a new job) and, with wait, its report; fresh reports take this path too.
+int dump_jvm(const options& o, const std::string& pid, bool wait) {
+    auto client = daemon_client::connect(o.socket);
+    if (!client) return complain(client.error());
+    progress_bar bar("pid " + pid);
+    const unsigned top = o.top.value_or(o.json ? 0 : 20);
+    auto result = client->call(
+        "dump", {{"pid", std::stoull(pid)}, {"live", !o.all}, {"wait", wait}, {"top", top}}, -1,
+        [&bar](const wire::progress_event& e) { bar.update(e); }, [&bar] { bar.tick(); });
+    bar.clear();
+    if (!result) return complain(result.error());
+    if (wait) return print_report(*result, o);
+    if (o.json) print_json(*result);
+    else
+        print("dump of pid " + pid + " started: job " +
+              std::to_string(result->value("job", wire::json::object()).value("id", 0ull)) +
+              " (heapctl jobs follows it, heapctl report " + pid + " shows its report)\n");
+    return ok;
+}
+
+int report_pid(const options& o, const std::string& pid) {
+    if (o.fresh) return dump_jvm(o, pid, true);
+    auto client = daemon_client::connect(o.socket);
+    if (!client) return complain(client.error());
+    auto result = client->call("report", {{"pid", std::stoull(pid)}, {"top", o.top.value_or(o.json ? 0 : 20)}});
+    if (!result) {
+        if (result.error().code == not_found)
+            return complain(result.error().message + " (heapctl report " + pid + " --fresh takes one now)", not_found);
+        return complain(result.error());
+    }
+    return print_report(*result, o);
+}
+
+int dump(const options& o) {
+    if (o.words.size() != 2 || !is_pid(o.words[1])) return complain("dump needs one PID (see heapctl --help)", usage);
+    return dump_jvm(o, o.words[1], o.wait);
+}
+
 int report(const options& o) {
     if (o.words.size() != 2) return complain("report needs one FILE or DUMP (see heapctl --help)", usage);
     const std::string& what = o.words[1];
@@ -181,6 +239,7 @@ int report(const options& o) {
         return status;
     }
     const int err = errno;
+    if (err == ENOENT && is_pid(what)) return report_pid(o, what);
     if (err != ENOENT || !looks_like_dump_id(what)) return complain("cannot open " + what + ": " + std::strerror(err), bad_input);
     auto client = daemon_client::connect(o.socket);
     if (!client) return complain(client.error());
@@ -246,6 +305,8 @@ int run(int argc, char** argv) {
     if (command == "dumps") return listing(*o, "dumps", dumps_text, "dumps");
     if (command == "report") return report(*o);
     if (command == "rm") return remove(*o);
+    if (command == "jvms") return listing(*o, "jvms", jvms_text, "jvms");
+    if (command == "dump") return dump(*o);
     if (command == "cancel") return cancel(*o);
     return complain("unknown command " + command + " (see heapctl --help)", usage);
 }

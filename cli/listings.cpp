@@ -132,4 +132,21 @@ std::string dumps_text(const wire::json& dumps) {
     return out;
 }
 
+std::string jvms_text(const wire::json& jvms) {
+    if (!jvms.is_array() || jvms.empty()) return "no JVMs you may act on\n";
+    std::string out;
+    for (const wire::json& j : jvms) {
+        char line[512];
+        const wire::json heap = j.value("heap", wire::json::object());
+        std::snprintf(line, sizeof line, "%8lld  %-10s  %-10s  %9s of %-9s  %s\n", get<long long>(j, "pid", 0),
+                      fit(user_name(get<long long>(j, "uid", -1)), 10).c_str(),
+                      fit(get<std::string>(j, "vm_version", "?"), 10).c_str(),
+                      human_bytes(get<unsigned long long>(heap, "used", 0)).c_str(),
+                      human_bytes(get<unsigned long long>(heap, "max", 0)).c_str(),
+                      fit(get<std::string>(j, "main_class", get<std::string>(j, "problem", "")), 40).c_str());
+        out += line;
+    }
+    return out;
+}
+
 } // namespace heapd::ctl

@@ -1,5 +1,5 @@
 #pragma once
-// heapctl's answers for people: status, jobs and dumps as text from the daemon's JSON results.
+// heapctl's answers for people: status, jobs, dumps and JVMs as text from the daemon's JSON results.
 #include <string>
 
 #include "formats/protocol.h"
@@ -9,6 +9,7 @@ namespace heapd::ctl {
 std::string status_text(const wire::json& status);
 std::string jobs_text(const wire::json& jobs);    // the "jobs" array
 std::string dumps_text(const wire::json& dumps);  // the "dumps" array
+std::string jvms_text(const wire::json& jvms);    // the "jvms" array
 
 // A user's name for a uid, or the number when it has none.
 std::string user_name(long long uid);

@@ -17,6 +17,10 @@ void add_diff(CLI::App& app, int& status);
 // `heapd serve [--socket PATH] [--store DIR] [--workers N] [--foreground]`: the daemon.
 void add_serve(CLI::App& app, int& status);
 
+// `heapd dump PID [--socket PATH] [--spool DIR]`: the OnOutOfMemoryError hook; hands the dump to
+// the daemon (or spools it) and returns at once, writing nothing.
+void add_dump(CLI::App& app, int& status);
+
 // `heapd path FILE OBJECT_ID [--roots N] [--json]`: shortest strong paths from GC roots.
 void add_path(CLI::App& app, int& status);
 

@@ -16,7 +16,7 @@ struct entry_metadata {
     std::int64_t created_ms = 0;
     uid_t owner_uid = 0;         // who may see it besides root and the heapd group
     gid_t owner_gid = 0;
-    std::string trigger;         // "heapctl report"; later "OnOutOfMemoryError", "heapctl dump", ...
+    std::string trigger;         // "heapctl report"; for dumps "request" (heapctl dump) or "oom" (the hook)
     std::string source;          // "file": analysed in place from a descriptor, the dump not kept; "dump"
     std::string file;            // the dump's name as the client gave it
     std::uint64_t file_bytes = 0;

@@ -18,16 +18,16 @@ enum class job_state { queued, running, done, failed, cancelled };
 std::string_view job_state_name(job_state s);
 std::optional<job_state> job_state_from_name(std::string_view name);
 
-// One job: an analysis now, a dump later. Plain data, copied out as snapshots.
+// One job: an analysis or a dump. Plain data, copied out as snapshots.
 struct job_record {
     std::uint64_t id = 0;
-    std::string kind;             // "analyse"
+    std::string kind;             // "analyse", "dump"
     job_state state = job_state::queued;
     uid_t owner_uid = 0;          // who asked for it
     gid_t owner_gid = 0;
     std::int64_t client_pid = 0;  // the asking process (SO_PEERCRED), 0 when none
     std::int64_t jvm_pid = 0;     // the JVM it concerns, 0 when none
-    std::string trigger;          // "heapctl report", ...
+    std::string trigger;          // "heapctl report", "request", "oom"
     std::string subject;          // the dump's name as the client gave it
     std::uint64_t subject_bytes = 0;
     std::string phase;            // the phase running or last run

@@ -16,6 +16,7 @@ int main(int argc, char** argv) {
     heapd::cmd::add_attach(app, status);
     heapd::cmd::add_stack(app, status);
     heapd::cmd::add_serve(app, status);
+    heapd::cmd::add_dump(app, status);
     try {
         app.parse(argc, argv);
     } catch (const CLI::ParseError& e) {

@@ -51,6 +51,8 @@ void request_handler::handle(const wire::request& r, const connection_ptr& c) {
     else if (r.type == "dumps") dumps(r, c);
     else if (r.type == "rm") remove(r, c);
     else if (r.type == "cancel") cancel(r, c);
+    else if (r.type == "dump") dump(r, c);
+    else if (r.type == "jvms") jvms(r, c);
     else send_error(c, r.id, error_kind::unknown_type, "unknown request type \"" + r.type + "\"");
 }
 
@@ -118,20 +120,22 @@ void request_handler::analyse(const wire::request& r, const connection_ptr& c) {
     analyse_request work{std::move(*fd), *name, p.uid, p.gid, spec.trigger, info_.host};
 
     job_listener listener;
-    if (*wait) {
-        // Progress events while it runs, then the result; nothing once the client is gone.
-        std::weak_ptr<connection> weak = c;
-        listener = [this, weak, id = r.id, top = static_cast<unsigned>(std::min<std::uint64_t>(*top, 1u << 30))](
-                       const job_record& job) {
-            auto conn = weak.lock();
-            if (!conn || !conn->open()) return;
-            if (job.final()) job_ended(job, id, top, conn);
-            else if (job.state == job_state::running && !job.phase.empty())
-                conn->send(wire::make_progress(id, {job.id, job.phase, job.done, job.total}));
-        };
-    }
+    if (*wait) listener = waiting_listener(r.id, *top, c);
     job_record job = jobs_.submit(spec, make_analyse_work(store_, std::move(work)), std::move(listener));
     if (!*wait) c->send(wire::make_result(r.id, {{"job", to_json(job, now_ms())}}));
+}
+
+job_listener request_handler::waiting_listener(std::uint64_t request_id, std::uint64_t top, const connection_ptr& c) {
+    // Progress events while it runs, then the result; nothing once the client is gone.
+    std::weak_ptr<connection> weak = c;
+    return [this, weak, request_id, top = static_cast<unsigned>(std::min<std::uint64_t>(top, 1u << 30))](
+               const job_record& job) {
+        auto conn = weak.lock();
+        if (!conn || !conn->open()) return;
+        if (job.final()) job_ended(job, request_id, top, conn);
+        else if (job.state == job_state::running && !job.phase.empty())
+            conn->send(wire::make_progress(request_id, {job.id, job.phase, job.done, job.total}));
+    };
 }
 
 void request_handler::job_ended(const job_record& job, std::uint64_t request_id, unsigned top,
@@ -153,9 +157,21 @@ void request_handler::job_ended(const job_record& job, std::uint64_t request_id,
 }
 
 void request_handler::report(const wire::request& r, const connection_ptr& c) {
-    auto id = argument(wire::arg_string(r.args, "dump", std::nullopt), r, c);
+    auto pid = argument(wire::arg_uint(r.args, "pid", 0), r, c);
+    if (!pid) return;
+    auto id = argument(wire::arg_string(r.args, "dump", *pid != 0 ? std::optional<std::string>("") : std::nullopt), r, c);
     auto top = argument(wire::arg_uint(r.args, "top", 0), r, c);
     if (!id || !top) return;
+    if (*pid != 0) {
+        // The latest dump of that JVM the caller may see (entries are newest first).
+        for (const entry_metadata& m : store_.entries())
+            if (m.pid == static_cast<std::int64_t>(*pid) && m.has_report && may_access(c->peer(), m.owner_uid)) {
+                *id = m.id;
+                break;
+            }
+        if (id->empty())
+            return send_error(c, r.id, error_kind::not_found, "no dump of pid " + std::to_string(*pid));
+    }
     auto meta = valid_entry_id(*id) ? store_.find(*id) : std::nullopt;
     if (!meta) return send_error(c, r.id, error_kind::not_found, "no dump " + *id);
     if (!may_access(c->peer(), meta->owner_uid))

@@ -1,5 +1,5 @@
 #pragma once
-// Answers requests: status, jobs, analyse, report, dumps, rm, cancel. Runs on the io_context thread
+// Answers requests: status, jobs, analyse, report, dumps, rm, cancel, dump, jvms. Runs on the io_context thread
 // and never blocks on analysis work, which goes to the job manager's workers. Who may do what is
 // decided here from the connection's peer credentials (peer.h).
 #include <sys/types.h>
@@ -7,11 +7,14 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
+#include <set>
 #include <string>
 
 #include <spdlog/logger.h>
 
 #include "connection.h"
+#include "dump_job.h"
 #include "formats/protocol.h"
 #include "formats/report.h"
 #include "job_manager.h"
@@ -27,6 +30,7 @@ struct daemon_info {
     std::int64_t started_ms = 0;
     pid_t pid = 0;
     std::size_t max_queued = 32;  // jobs waiting at once; more are refused as busy
+    std::optional<gid_t> admin_group;  // the heapd group, when it exists
 };
 
 // Dispatches each request to its handler.
@@ -34,6 +38,8 @@ class request_handler {
 public:
     request_handler(daemon_info info, store& s, job_manager& jobs, std::shared_ptr<spdlog::logger> log);
     void handle(const wire::request& request, const connection_ptr& c);
+    // Starts the dump requests spooled while the daemon was not running (spool.h); log lines only.
+    void take_spooled(const std::string& spool_dir);
 
 private:
     void status(const wire::request& r, const connection_ptr& c);
@@ -43,6 +49,16 @@ private:
     void dumps(const wire::request& r, const connection_ptr& c);
     void remove(const wire::request& r, const connection_ptr& c);
     void cancel(const wire::request& r, const connection_ptr& c);
+    // dump_requests.cpp: a JVM's heap dumped (or its own OOM dump adopted) and analysed; the JVMs.
+    void dump(const wire::request& r, const connection_ptr& c);
+    void jvms(const wire::request& r, const connection_ptr& c);
+    // A dump request's arguments checked against what the peer may do; fd: the dump to adopt.
+    wire::wire_result<dump_request> prepare_dump(const wire::json& args, const peer_credentials& p,
+                                                        std::optional<unique_fd> fd);
+    // Queues a prepared dump (one per JVM at a time); busy when one runs or too many wait.
+    wire::wire_result<job_record> submit_dump(dump_request d, const peer_credentials& p, job_listener waiting);
+    // A listener that sends progress, then the report (or the error) once the job has ended.
+    job_listener waiting_listener(std::uint64_t request_id, std::uint64_t top, const connection_ptr& c);
     // The final reply to a waiting analyse request, once its job has ended.
     void job_ended(const job_record& job, std::uint64_t request_id, unsigned top, const connection_ptr& c);
 
@@ -50,6 +66,7 @@ private:
     store& store_;
     job_manager& jobs_;
     std::shared_ptr<spdlog::logger> log_;
+    std::set<pid_t> dumping_;  // JVMs with a dump job queued or running (io_context thread only)
 };
 
 // The report as sent to clients: the histogram cut to top rows (0: all), the other top lists to

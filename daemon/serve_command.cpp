@@ -14,6 +14,7 @@
 #include "analysis_child.h"
 #include "daemon_log.h"
 #include "server.h"
+#include "spool.h"
 #include "unique_fd.h"
 
 namespace heapd::cmd {
@@ -101,9 +102,12 @@ int run_serve(const daemon::serve_options& o) {
 
 void add_serve(CLI::App& app, int& status) {
     auto o = std::make_shared<daemon::serve_options>();
+    o->spool_dir = daemon::default_spool_dir();
     CLI::App* sub = app.add_subcommand("serve", "Run the heapd daemon: analyses served to heapctl over a Unix socket");
     sub->add_option("--socket", o->socket_path, "Unix socket to listen on")->capture_default_str();
     sub->add_option("--store", o->store_dir, "Directory of dumps, reports and job records")->capture_default_str();
+    sub->add_option("--spool", o->spool_dir, "Directory of dump requests spooled by `heapd dump` while no daemon ran "
+                                             "(default: $HEAPD_SPOOL, else /var/spool/heapd)");
     sub->add_option("--workers", o->workers, "Analyses run at once")->check(CLI::Range(1u, 64u))->capture_default_str();
     sub->add_flag("--foreground", o->foreground, "Stay in the foreground and log to stderr (else detach and log to syslog)");
     sub->add_option("--group", o->group, "Group whose members may act on every dump; stored files belong to it")

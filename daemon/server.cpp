@@ -8,7 +8,10 @@
 #include <csignal>
 #include <filesystem>
 
+#include <boost/asio/post.hpp>
+
 #include "peer.h"
+#include "spool.h"
 #include "unique_fd.h"
 
 namespace heapd::daemon {
@@ -71,8 +74,11 @@ result<std::unique_ptr<server>> server::open(const serve_options& options, std::
     info.host = host_name();
     info.started_ms = now_ms();
     info.pid = ::getpid();
+    info.admin_group = s->admin_group_;
     s->handler_ = std::make_unique<request_handler>(info, *s->store_, *s->jobs_, log);
     if (auto bound = s->bind_socket(); !bound) return std::unexpected(bound.error());
+    if (!options.spool_dir.empty())
+        if (auto spool = make_spool_dir(options.spool_dir); !spool) log->warn("spool: {}", spool.error().message);
     return s;
 }
 
@@ -152,6 +158,8 @@ bool server::run() {
     log_->info("serving on {} (store {}, {} worker{}, protocol {})", options_.socket_path, store_->root(),
                jobs_->workers(), jobs_->workers() == 1 ? "" : "s", wire::protocol_version);
     accept();
+    // Dump requests of OOM hooks that ran while no daemon did.
+    if (!options_.spool_dir.empty()) boost::asio::post(io_, [this] { handler_->take_spooled(options_.spool_dir); });
     io_.run();
     remove_socket();
     auto counts = jobs_->count();

@@ -32,6 +32,7 @@ struct serve_options {
     std::string store_dir = "/var/lib/heapd";
     unsigned workers = 1;
     bool foreground = false;
+    std::string spool_dir = "/var/spool/heapd";  // dump requests spooled by OOM hooks; "" for none
     std::string group = "heapd";   // members may act on everything; stored files belong to it
     retention_policy retention;
     std::size_t max_connections = 256;

@@ -78,6 +78,8 @@ public:
         // The path a file of the entry is written to before commit (for big files written directly).
         std::string path(std::string_view name) const { return dir_ + "/" + std::string(name); }
         result<void> write(std::string_view name, std::string_view content);
+        // The metadata commit() writes, to complete while the entry is assembled.
+        entry_metadata& metadata() { return meta_; }
         // Writes metadata.json (with the sizes measured) and renames the entry into place.
         result<entry_metadata> commit();
 

@@ -1,0 +1,47 @@
+// `heapd dump PID [--socket PATH] [--spool DIR]`: the OnOutOfMemoryError hook
+// (-XX:OnOutOfMemoryError='heapd dump %p'). It returns at once and writes nothing: its stdout and
+// stderr are the JVM's. The daemon dumps the JVM (or adopts the dump the JVM wrote) once the hook
+// has returned; when no daemon answers, the request is spooled for the daemon's next start.
+#include <chrono>
+#include <memory>
+#include <string>
+
+#include "commands.h"
+#include "oom_hook.h"
+#include "spool.h"
+
+namespace heapd::cmd {
+namespace {
+
+// Options of `heapd dump`.
+struct dump_options {
+    int pid = 0;
+    std::string socket = daemon::hook_socket_path();
+    std::string spool = daemon::default_spool_dir();
+};
+
+// Exit status: 0 handed to the daemon or spooled; 2 neither (the daemon refused, or the spool
+// cannot be written).
+int run_dump(const dump_options& o) {
+    auto capture = daemon::capture_oom(o.pid);
+    auto handed = daemon::hand_over(o.socket, capture, std::chrono::milliseconds(60));
+    if (handed) return ok;
+    if (handed.error().code != error_code::io) return bad_input;  // the daemon heard it and refused
+    auto spooled = daemon::spool_request(o.spool, capture.args);
+    return spooled ? ok : bad_input;
+}
+
+} // namespace
+
+void add_dump(CLI::App& app, int& status) {
+    auto o = std::make_shared<dump_options>();
+    CLI::App* sub = app.add_subcommand(
+        "dump", "OnOutOfMemoryError hook: have heapd dump the JVM PID once the hook returns (returns at once)");
+    sub->add_option("pid", o->pid, "The JVM's pid (%p in -XX:OnOutOfMemoryError)")->required()->check(CLI::PositiveNumber);
+    sub->add_option("--socket", o->socket, "heapd's socket (default: $HEAPD_SOCKET, else /run/heapd/heapd.sock)");
+    sub->add_option("--spool", o->spool,
+                    "Where to leave the request when heapd is not running (default: $HEAPD_SPOOL, else /var/spool/heapd)");
+    sub->callback([o, &status] { status = run_dump(*o); });
+}
+
+} // namespace heapd::cmd

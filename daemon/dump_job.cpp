@@ -1,0 +1,170 @@
+#include "dump_job.h"
+
+#include <fcntl.h>
+#include <sys/sendfile.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <memory>
+#include <thread>
+
+#include "analyse_job.h"
+#include "analysis_child.h"
+#include "attach/attach_client.h"
+#include "attach/heap_dump.h"
+#include "attach/process_info.h"
+#include "formats/report_json.h"
+
+namespace heapd::daemon {
+namespace {
+
+using wire::error_kind;
+
+std::unexpected<job_failure> failure(error_kind kind, std::string message) {
+    return std::unexpected(job_failure{kind, std::move(message)});
+}
+
+error_kind kind_of(attach::attach_code code) {
+    switch (code) {
+    case attach::attach_code::no_such_process: return error_kind::not_found;
+    case attach::attach_code::permission_denied: return error_kind::permission_denied;
+    default: return error_kind::failed;
+    }
+}
+
+// Copies the whole of in (from its start) to a new file at path.
+result<void> copy_fd(int in, const std::string& path) {
+    int out = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+    if (out < 0) return fail(error_code::io, "cannot create " + path + ": " + std::strerror(errno));
+    off_t offset = 0;
+    int error = 0;
+    for (;;) {
+        ssize_t n = ::sendfile(out, in, &offset, 1 << 30);
+        if (n > 0) continue;
+        if (n == 0) break;
+        if (errno == EINTR) continue;
+        error = errno;
+        break;
+    }
+    if (::close(out) != 0 && error == 0) error = errno;
+    if (error != 0) return fail(error_code::io, "cannot copy the dump to " + path + ": " + std::strerror(error));
+    return {};
+}
+
+// Waits until the JVM answers an attach again (it has left its OnOutOfMemoryError hook): tries with
+// a short timeout, then backs off (0.1 s doubling to 2 s). False with why when it is gone or
+// cancelled or the limit passed.
+std::optional<job_failure> wait_for_jvm(const dump_request& r, job_context& ctx) {
+    using clock = std::chrono::steady_clock;
+    const auto deadline = clock::now() + std::chrono::milliseconds(oom_wait_limit_ms);
+    auto pause = std::chrono::milliseconds(100);
+    attach::attach_options options;
+    options.timeout = std::chrono::seconds(2);
+    options.expected_start_time = r.start_time;
+    for (unsigned attempt = 1;; ++attempt) {
+        ctx.progress("waiting for the JVM", attempt, 0);
+        auto answer = attach::print_flag(r.pid, "HeapDumpOnOutOfMemoryError", options);
+        if (answer) return std::nullopt;
+        const auto code = answer.error().code;
+        if (code == attach::attach_code::no_such_process || code == attach::attach_code::not_a_jvm ||
+            code == attach::attach_code::permission_denied || code == attach::attach_code::attach_disabled)
+            return job_failure{kind_of(code), "pid " + std::to_string(r.pid) + " never answered after its "
+                                              "OutOfMemoryError hook: " + answer.error().message};
+        if (clock::now() >= deadline)
+            return job_failure{error_kind::failed, "pid " + std::to_string(r.pid) + " did not answer for " +
+                                                    duration_text(oom_wait_limit_ms) + ": " + answer.error().message};
+        for (auto until = clock::now() + pause; clock::now() < until;) {
+            if (ctx.cancelled()) return job_failure{error_kind::cancelled, "cancelled"};
+            std::this_thread::sleep_for(std::chrono::milliseconds(20));
+        }
+        pause = std::min(pause * 2, std::chrono::milliseconds(2000));
+    }
+}
+
+} // namespace
+
+job_work make_dump_work(store& s, dump_request request) {
+    auto req = std::make_shared<dump_request>(std::move(request));
+    return [&s, req](job_context& ctx) -> job_outcome {
+        const std::string who = "pid " + std::to_string(req->pid);
+        ctx.progress("prepare", 0, req->estimate);
+        if (req->adopt) {
+            struct stat st {};
+            if (::fstat(req->adopt->get(), &st) != 0 || !S_ISREG(st.st_mode))
+                return failure(error_kind::bad_input, req->adopt_name + " is not a regular file");
+            req->estimate = static_cast<std::uint64_t>(st.st_size);
+        }
+        if (auto room = s.ensure_space(req->estimate, "the heap dump of " + who); !room)
+            return failure(error_kind::no_space, room.error().message);
+        if (!req->adopt && req->wait_for_jvm)
+            if (auto gone = wait_for_jvm(*req, ctx)) return std::unexpected(*gone);
+        if (ctx.cancelled()) return failure(error_kind::cancelled, "cancelled");
+
+        entry_metadata meta;
+        meta.created_ms = now_ms();
+        meta.owner_uid = req->uid;
+        meta.owner_gid = req->gid;
+        meta.trigger = req->trigger;
+        meta.source = "dump";
+        meta.file = req->adopt ? req->adopt_name : "heap of " + who;
+        meta.host = req->host;
+        meta.pid = req->pid;
+        meta.jvm = req->jvm;
+        meta.command_line = req->command_line;
+        meta.job = ctx.id();
+        auto staged = s.stage(meta);
+        if (!staged) return failure(error_kind::internal, staged.error().message);
+        const std::string path = staged->path("dump.hprof");
+
+        ctx.progress("dump", 0, req->estimate);
+        if (req->adopt) {
+            if (auto copied = copy_fd(req->adopt->get(), path); !copied)
+                return failure(error_kind::internal, copied.error().message);
+            req->adopt.reset();
+        } else {
+            attach::attach_options options;
+            options.timeout = std::chrono::seconds(120);  // of silence: a growing file is an answer
+            options.expected_start_time = req->start_time;
+            auto dumped = attach::dump_heap(req->pid, path, {req->live, 0}, options);
+            if (!dumped) return failure(kind_of(dumped.error().code), dumped.error().message);
+            if (!dumped->written)
+                return failure(error_kind::failed, who + " wrote no dump: " + dumped->reply.output);
+        }
+        if (auto a = apply_access(path, false, s.options().access); !a)
+            return failure(error_kind::internal, a.error().message);
+
+        unique_fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+        if (!fd) return failure(error_kind::internal, "cannot open " + path + ": " + std::strerror(errno));
+        struct stat st {};
+        std::uint64_t total = ::fstat(fd.get(), &st) == 0 ? static_cast<std::uint64_t>(st.st_size) : 0;
+        staged->metadata().file_bytes = total;
+        child_watch watch;
+        watch.total = [&](std::uint64_t bytes) { total = bytes; };
+        watch.phase = [&](std::string_view phase) {
+            ctx.progress(phase, static_cast<std::uint64_t>(analysis_share_before(phase) * static_cast<double>(total)),
+                         total);
+        };
+        watch.cancelled = [&] { return ctx.cancelled(); };
+        auto text = analyse_in_child(fd.get(), meta.file, s.tmp_dir(), watch, req->executable);
+        fd.reset();
+        if (!text) return failure(text.error().kind, text.error().message);
+        auto parsed = wire::json::parse(*text, nullptr, false);
+        auto report = parsed.is_discarded() ? result<analysis_report>(fail(error_code::bad_value, "not JSON"))
+                                            : report_from_json(parsed);
+        if (!report)
+            return failure(error_kind::internal, "the analysis gave a report that does not read: " + report.error().message);
+        if (ctx.cancelled()) return failure(error_kind::cancelled, "cancelled");
+        ctx.progress("save", total, total);
+        staged->metadata().headline = report_headline(*report);
+        if (auto w = staged->write("report.json", *text); !w) return failure(error_kind::internal, w.error().message);
+        auto committed = staged->commit();
+        if (!committed) return failure(error_kind::internal, committed.error().message);
+        return committed->id;
+    };
+}
+
+} // namespace heapd::daemon

@@ -1,0 +1,44 @@
+#pragma once
+// The dump job: a running JVM's heap dumped through attach (or a dump the JVM already wrote, passed
+// as a descriptor) into a store entry, owned by root and the store's group with mode 0640, then
+// analysed in a child process like any other dump, its report kept beside it.
+#include <sys/types.h>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "job_manager.h"
+#include "store.h"
+#include "unique_fd.h"
+
+namespace heapd::daemon {
+
+// What to dump, why, and for whom.
+struct dump_request {
+    pid_t pid = 0;
+    bool live = true;                // only reachable objects (a full GC first)
+    std::string trigger = "request"; // "request", "oom", "spool"
+    // The JVM is in its OnOutOfMemoryError hook (at a safepoint, unable to answer): retry attaching
+    // with backoff until it answers again or is gone.
+    bool wait_for_jvm = false;
+    std::optional<unique_fd> adopt;  // a dump the JVM wrote itself (HeapDumpOnOutOfMemoryError)
+    std::string adopt_name;          // its path, for people
+    std::uint64_t estimate = 0;      // the heap's used bytes (hsperfdata), for the free-space guard
+    uid_t uid = 0;                   // the entry's owner: the JVM's user
+    gid_t gid = 0;
+    std::string host;
+    std::string jvm;                 // the JVM's version, when known
+    std::string command_line;        // the JVM's command, when known
+    std::optional<std::uint64_t> start_time;  // the JVM's start time, to notice a reused pid
+    std::string executable = "/proc/self/exe";  // the heapd that runs the analysis process
+};
+
+// How long an OOM dump waits at most for the JVM to come out of its hook.
+inline constexpr std::int64_t oom_wait_limit_ms = 10 * 60 * 1000;
+
+// The work of one dump: free-space guard, wait for the JVM (OOM), dump or adopt into a staged
+// entry, analyse it in a child process, keep dump, report and metadata.
+job_work make_dump_work(store& s, dump_request request);
+
+} // namespace heapd::daemon

@@ -1,0 +1,168 @@
+// The request handler's dump and jvms requests, and the spooled dump requests (request_handler.h).
+#include <fcntl.h>
+#include <sys/stat.h>
+
+#include "attach/jvm_discovery.h"
+#include "attach/process_info.h"
+#include "jvm_facts.h"
+#include "request_handler.h"
+#include "spool.h"
+
+namespace heapd::daemon {
+namespace {
+
+using wire::error_kind;
+
+error_kind kind_of(attach::attach_code code) {
+    switch (code) {
+    case attach::attach_code::no_such_process: return error_kind::not_found;
+    case attach::attach_code::not_a_jvm: return error_kind::not_found;
+    case attach::attach_code::permission_denied: return error_kind::permission_denied;
+    default: return error_kind::failed;
+    }
+}
+
+} // namespace
+
+void request_handler::jvms(const wire::request& r, const connection_ptr& c) {
+    auto found = attach::discover_jvms();
+    if (!found) return c->send(wire::make_error(r.id, error_kind::internal, found.error().message));
+    wire::json list = wire::json::array();
+    for (const attach::discovered_jvm& j : found->jvms)
+        if (may_access(c->peer(), j.uid)) list.push_back(to_json(read_jvm_facts(j)));
+    c->send(wire::make_result(r.id, {{"jvms", std::move(list)}, {"unreadable", found->unreadable}}));
+}
+
+wire::wire_result<dump_request> request_handler::prepare_dump(const wire::json& args, const peer_credentials& p,
+                                                              std::optional<unique_fd> fd) {
+    auto pid = wire::arg_uint(args, "pid", std::nullopt);
+    auto live = wire::arg_bool(args, "live", true);
+    auto trigger = wire::arg_string(args, "trigger", "request");
+    auto oom = wire::arg_bool(args, "in_oom_hook", false);
+    auto adopt_name = wire::arg_string(args, "dump_path", "");
+    auto jvm_version = wire::arg_string(args, "jvm", "");
+    auto command = wire::arg_string(args, "command", "");
+    auto start_time = wire::arg_uint(args, "start_time", 0);
+    if (!pid || !live || !trigger || !oom || !adopt_name || !jvm_version || !command || !start_time)
+        return wire::wire_fail(error_kind::bad_request, "dump: a missing or mistyped argument (pid, live, trigger, "
+                                                        "in_oom_hook, dump_path, jvm, command, start_time)");
+    if (*pid == 0 || *pid > 0x3fffffff) return wire::wire_fail(error_kind::bad_request, "dump: pid must be a process id");
+    if (*trigger != "request" && *trigger != "oom")
+        return wire::wire_fail(error_kind::bad_request, "dump: trigger is request or oom");
+    const pid_t target = static_cast<pid_t>(*pid);
+    const std::string who = "pid " + std::to_string(target);
+
+    dump_request d;
+    d.pid = target;
+    d.live = *live;
+    d.trigger = *trigger;
+    d.wait_for_jvm = *oom;
+    d.host = info_.host;
+    if (fd) {
+        struct stat st {};
+        if (::fstat(fd->get(), &st) != 0 || !S_ISREG(st.st_mode))
+            return wire::wire_fail(error_kind::bad_input, *adopt_name + " is not a regular file");
+        d.adopt = std::move(*fd);
+        d.adopt_name = adopt_name->empty() ? "the dump of " + who : *adopt_name;
+        // Opened with the caller's own rights: the caller's, or for an admin the file owner's.
+        d.uid = p.admin ? st.st_uid : p.uid;
+        d.gid = p.admin ? st.st_gid : p.gid;
+        d.jvm = *jvm_version;
+        d.command_line = *command;
+    }
+    auto facts = find_jvm_facts(target);
+    auto info = facts ? attach::read_process_info(target) : std::unexpected(facts.error());
+    if (info && *start_time != 0 && info->start_time != *start_time)
+        info = attach::attach_fail(attach::attach_code::no_such_process, who + " is another process now");
+    if (facts && info) {
+        if (!may_access(p, facts->jvm.uid))
+            return wire::wire_fail(error_kind::permission_denied, who + " belongs to another user");
+        d.uid = facts->jvm.uid;
+        d.gid = info->egid;
+        d.start_time = info->start_time;
+        if (facts->summary) {
+            d.estimate = static_cast<std::uint64_t>(std::max<std::int64_t>(facts->summary->heap.used, 0));
+            d.jvm = facts->summary->vm_version;
+            d.command_line = facts->summary->command;
+        }
+    } else if (!d.adopt) {
+        const auto& e = facts ? info.error() : facts.error();
+        return wire::wire_fail(kind_of(e.code), who + ": " + e.message);
+    }
+    return d;
+}
+
+wire::wire_result<job_record> request_handler::submit_dump(dump_request d, const peer_credentials& p,
+                                                           job_listener waiting) {
+    const pid_t target = d.pid;
+    const std::string who = "pid " + std::to_string(target);
+    if (dumping_.contains(target)) return wire::wire_fail(error_kind::busy, "a dump of " + who + " is already under way");
+    if (jobs_.count().queued >= info_.max_queued)
+        return wire::wire_fail(error_kind::busy,
+                               "too many jobs waiting (" + std::to_string(info_.max_queued) + "); try again later");
+    job_record spec;
+    spec.kind = "dump";
+    spec.owner_uid = d.uid;
+    spec.owner_gid = d.gid;
+    spec.client_pid = p.pid;
+    spec.jvm_pid = target;
+    spec.trigger = d.trigger;
+    spec.subject = d.adopt ? d.adopt_name : who;
+    spec.subject_bytes = d.estimate;
+    dumping_.insert(target);
+    job_listener listener = [this, target, waiting = std::move(waiting)](const job_record& job) {
+        if (job.final()) dumping_.erase(target);
+        if (waiting) waiting(job);
+    };
+    log_->info("dump of {} asked by uid {} (trigger {}{})", who, p.uid, d.trigger,
+               d.adopt ? ", adopting " + d.adopt_name : std::string());
+    return jobs_.submit(spec, make_dump_work(store_, std::move(d)), std::move(listener));
+}
+
+void request_handler::dump(const wire::request& r, const connection_ptr& c) {
+    auto wait = wire::arg_bool(r.args, "wait", false);
+    auto top = wire::arg_uint(r.args, "top", 0);
+    auto adopt = wire::arg_bool(r.args, "adopt", false);
+    if (!wait || !top || !adopt)
+        return c->send(wire::make_error(r.id, error_kind::bad_request, "dump: wait, top or adopt is mistyped"));
+    std::optional<unique_fd> fd;
+    if (*adopt) {
+        fd = c->take_fd();
+        if (!fd)
+            return c->send(wire::make_error(r.id, error_kind::bad_request,
+                                            "dump: adopt needs the dump's descriptor, passed with the request (SCM_RIGHTS)"));
+    }
+    auto d = prepare_dump(r.args, c->peer(), std::move(fd));
+    if (!d) return c->send(wire::make_error(r.id, d.error().kind, d.error().message));
+    auto job = submit_dump(std::move(*d), c->peer(), *wait ? waiting_listener(r.id, *top, c) : job_listener{});
+    if (!job) return c->send(wire::make_error(r.id, job.error().kind, job.error().message));
+    if (!*wait) c->send(wire::make_result(r.id, {{"job", to_json(*job, now_ms())}}));
+}
+
+void request_handler::take_spooled(const std::string& spool_dir) {
+    std::vector<std::string> problems;
+    for (spooled_request& s : take_spool(spool_dir, problems)) {
+        // Who wrote the request is who asks; an admin by uid alone (root) or by the group.
+        peer_credentials p;
+        p.uid = s.writer_uid;
+        p.gid = s.writer_gid;
+        p.admin = s.writer_uid == 0 || (info_.admin_group && s.writer_gid == *info_.admin_group);
+        std::optional<unique_fd> fd;
+        const std::string path = s.args.value("dump_path", std::string());
+        if (!path.empty()) {
+            // Opened for the writer only when the writer owns the dump (or is an admin).
+            unique_fd opened(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK));
+            struct stat st {};
+            if (opened && ::fstat(opened.get(), &st) == 0 && (p.admin || st.st_uid == p.uid)) fd = std::move(opened);
+            else problems.push_back(s.path + ": the JVM's dump " + path + " cannot be adopted for uid " +
+                                    std::to_string(p.uid) + "; dumping the JVM if it still runs");
+        }
+        auto d = prepare_dump(s.args, p, std::move(fd));
+        auto job = d ? submit_dump(std::move(*d), p, {}) : std::unexpected(d.error());
+        if (job) log_->info("spooled request {}: job {}", s.path, job->id);
+        else log_->warn("spooled request {}: {}", s.path, job.error().message);
+    }
+    for (const std::string& p : problems) log_->warn("spool: {}", p);
+}
+
+} // namespace heapd::daemon

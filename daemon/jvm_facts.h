@@ -1,0 +1,31 @@
+#pragma once
+// What the daemon knows of a running JVM without attaching to it: where discovery found it and what
+// its hsperfdata says (version, command line, heap used, out-of-memory settings).
+#include <sys/types.h>
+
+#include <optional>
+#include <string>
+
+#include "attach/attach_error.h"
+#include "attach/jvm_discovery.h"
+#include "formats/hsperfdata_summary.h"
+#include "formats/protocol.h"
+
+namespace heapd::daemon {
+
+// A JVM found by discovery and, when its hsperfdata could be read, its summary.
+struct jvm_facts {
+    attach::discovered_jvm jvm;
+    std::optional<jvm_perf_summary> summary;
+    std::string problem;  // why there is no summary
+};
+
+// Reads the hsperfdata summary of a discovered JVM.
+jvm_facts read_jvm_facts(const attach::discovered_jvm& jvm);
+// The JVM with host pid `pid` and its facts (find_jvm's errors otherwise).
+attach::attach_result<jvm_facts> find_jvm_facts(pid_t pid);
+
+// The row of the `jvms` reply: pid, uid, user, container, main class, version, heap, OOM settings.
+wire::json to_json(const jvm_facts& f);
+
+} // namespace heapd::daemon

@@ -1,0 +1,149 @@
+#include "oom_hook.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+
+#include "attach/process_info.h"
+#include "jvm_facts.h"
+
+namespace heapd::daemon {
+namespace {
+
+using clock = std::chrono::steady_clock;
+
+int remaining_ms(clock::time_point end) {
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(end - clock::now()).count();
+    return left > 0 ? static_cast<int>(left) : 0;
+}
+
+// Waits for events on fd until end; false when the time ran out.
+bool wait_for(int fd, short events, clock::time_point end) {
+    pollfd p{fd, events, 0};
+    for (;;) {
+        int n = ::poll(&p, 1, remaining_ms(end));
+        if (n > 0) return true;
+        if (n == 0) return false;
+        if (errno != EINTR) return false;
+    }
+}
+
+} // namespace
+
+std::string oom_dump_name(const oom_settings& oom, pid_t ns_pid, bool path_is_directory) {
+    const std::string file = "java_pid" + std::to_string(ns_pid) + ".hprof";
+    if (oom.heap_dump_path.empty()) return file;
+    if (path_is_directory) return oom.heap_dump_path + (oom.heap_dump_path.ends_with('/') ? "" : "/") + file;
+    return oom.heap_dump_path;
+}
+
+oom_capture capture_oom(pid_t pid) {
+    oom_capture c;
+    c.pid = pid;
+    c.args = {{"pid", pid}, {"trigger", "oom"}, {"in_oom_hook", true}, {"live", true}};
+    if (auto info = attach::read_process_info(pid)) c.args["start_time"] = info->start_time;
+    auto facts = find_jvm_facts(pid);
+    if (!facts || !facts->summary) return c;
+    const jvm_perf_summary& s = *facts->summary;
+    c.args["jvm"] = s.vm_version;
+    c.args["command"] = s.command;
+    if (!s.oom.heap_dump) return c;
+    // The JVM's own paths, seen through its root and working directory.
+    const std::string proc = "/proc/" + std::to_string(pid);
+    auto seen = [&](const std::string& p) { return p.starts_with('/') ? proc + "/root" + p : proc + "/cwd/" + p; };
+    struct stat st {};
+    const bool is_dir = !s.oom.heap_dump_path.empty() && ::stat(seen(s.oom.heap_dump_path).c_str(), &st) == 0 &&
+                        S_ISDIR(st.st_mode);
+    const std::string name = oom_dump_name(s.oom, facts->jvm.ns_pid, is_dir);
+    unique_fd fd(::open(seen(name).c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK));
+    if (!fd || ::fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode)) return c;
+    // For people and for the spool: the path as this host sees it.
+    std::string host_path = name;
+    std::error_code ec;
+    if (!facts->jvm.in_container && !name.starts_with('/'))
+        host_path = (std::filesystem::read_symlink(proc + "/cwd", ec) / name).lexically_normal().string();
+    else if (facts->jvm.in_container)
+        host_path = seen(name);
+    c.args["dump_path"] = host_path;
+    c.args["adopt"] = true;
+    c.dump = std::move(fd);
+    return c;
+}
+
+result<void> hand_over(const std::string& socket_path, const oom_capture& capture, std::chrono::milliseconds deadline) {
+    const auto end = clock::now() + deadline;
+    sockaddr_un addr{};
+    addr.sun_family = AF_UNIX;
+    if (socket_path.empty() || socket_path.size() >= sizeof addr.sun_path)
+        return fail(error_code::bad_value, "bad socket path " + socket_path);
+    std::memcpy(addr.sun_path, socket_path.c_str(), socket_path.size() + 1);
+    unique_fd s(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0));
+    if (!s) return fail(error_code::io, std::string("socket: ") + std::strerror(errno));
+    if (::connect(s.get(), reinterpret_cast<const sockaddr*>(&addr), sizeof addr) != 0) {
+        if (errno != EAGAIN && errno != EINPROGRESS) return fail(error_code::io, socket_path + ": " + std::strerror(errno));
+        if (!wait_for(s.get(), POLLOUT, end)) return fail(error_code::io, socket_path + ": no answer in time");
+        int error = 0;
+        socklen_t len = sizeof error;
+        if (::getsockopt(s.get(), SOL_SOCKET, SO_ERROR, &error, &len) != 0 || error != 0)
+            return fail(error_code::io, socket_path + ": " + std::strerror(error != 0 ? error : errno));
+    }
+    auto frame = wire::encode_request({1, "dump", capture.args});
+    if (!frame) return fail(error_code::bad_value, frame.error().message);
+    for (std::size_t at = 0; at < frame->size();) {
+        iovec iov{frame->data() + at, frame->size() - at};
+        msghdr msg{};
+        msg.msg_iov = &iov;
+        msg.msg_iovlen = 1;
+        alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
+        if (at == 0 && capture.dump) {
+            msg.msg_control = control;
+            msg.msg_controllen = sizeof control;
+            cmsghdr* c = CMSG_FIRSTHDR(&msg);
+            c->cmsg_level = SOL_SOCKET;
+            c->cmsg_type = SCM_RIGHTS;
+            c->cmsg_len = CMSG_LEN(sizeof(int));
+            const int fd = capture.dump->get();
+            std::memcpy(CMSG_DATA(c), &fd, sizeof fd);
+        }
+        ssize_t n = ::sendmsg(s.get(), &msg, MSG_NOSIGNAL);
+        if (n > 0) {
+            at += static_cast<std::size_t>(n);
+            continue;
+        }
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0 && errno == EAGAIN && wait_for(s.get(), POLLOUT, end)) continue;
+        return fail(error_code::io, socket_path + ": cannot send: " + std::strerror(errno));
+    }
+    // The daemon's acknowledgement (the job it queued), or its refusal.
+    wire::frame_parser parser;
+    char buffer[4096];
+    while (wait_for(s.get(), POLLIN, end)) {
+        ssize_t n = ::read(s.get(), buffer, sizeof buffer);
+        if (n < 0 && (errno == EINTR || errno == EAGAIN)) continue;
+        if (n <= 0) return fail(error_code::io, socket_path + ": the daemon closed the connection");
+        if (!parser.feed(std::string_view(buffer, static_cast<std::size_t>(n))))
+            return fail(error_code::bad_value, socket_path + ": an oversized reply");
+        if (auto payload = parser.next()) {
+            auto reply = wire::decode_reply(*payload);
+            if (!reply) return fail(error_code::bad_value, reply.error().message);
+            if (reply->kind == wire::reply_kind::error) return fail(error_code::unsupported, reply->error.message);
+            return {};
+        }
+    }
+    return {};  // sent but not acknowledged in time: the daemon reads it all the same
+}
+
+std::string hook_socket_path() {
+    const char* env = std::getenv("HEAPD_SOCKET");
+    return env != nullptr && *env != '\0' ? env : "/run/heapd/heapd.sock";
+}
+
+} // namespace heapd::daemon

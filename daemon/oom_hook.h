@@ -1,0 +1,43 @@
+#pragma once
+// The OnOutOfMemoryError hook's work (`heapd dump PID`): the JVM runs it at a safepoint and waits,
+// and may exit right after it (-XX:+ExitOnOutOfMemoryError). So the hook captures at once what the
+// daemon will need (the JVM's version, command and start time; with -XX:+HeapDumpOnOutOfMemoryError
+// the dump the JVM has just written, opened), hands it to the daemon over its socket (the dump as a
+// descriptor) without waiting for the dump, or spools it when no daemon answers; it never blocks.
+#include <sys/types.h>
+
+#include <chrono>
+#include <optional>
+#include <string>
+
+#include "formats/error.h"
+#include "formats/hsperfdata_summary.h"
+#include "formats/protocol.h"
+#include "unique_fd.h"
+
+namespace heapd::daemon {
+
+// What the hook captured about the JVM before returning.
+struct oom_capture {
+    pid_t pid = 0;
+    wire::json args = wire::json::object();  // the dump request's arguments (trigger oom, in_oom_hook)
+    std::optional<unique_fd> dump;           // the JVM's own dump, open for reading
+};
+
+// The file HotSpot writes its OutOfMemoryError dump to, as the JVM names it: HeapDumpPath (a
+// directory gets java_pid<ns_pid>.hprof inside), else java_pid<ns_pid>.hprof; relative to the JVM's
+// working directory.
+std::string oom_dump_name(const oom_settings& oom, pid_t ns_pid, bool path_is_directory);
+
+// Reads the JVM's hsperfdata and, when it dumps on OutOfMemoryError, opens the dump it wrote
+// (through /proc/PID/root or /proc/PID/cwd, so a JVM in a container works too).
+oom_capture capture_oom(pid_t pid);
+
+// Sends the capture to the daemon at socket_path as a dump request (the dump as SCM_RIGHTS) and
+// waits for its acknowledgement until deadline; an error when no daemon is there (or it refused).
+result<void> hand_over(const std::string& socket_path, const oom_capture& capture, std::chrono::milliseconds deadline);
+
+// The socket heapd dump uses: $HEAPD_SOCKET, else /run/heapd/heapd.sock.
+std::string hook_socket_path();
+
+} // namespace heapd::daemon
