@@ -1,11 +1,35 @@
 #include "jvm_facts.h"
 
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include <optional>
+#include <vector>
+
 #include "formats/hsperfdata.h"
-#include "formats/mapped_file.h"
 
 namespace heapd::daemon {
+
+namespace {
+
+// The whole file read into memory. The daemon copies hsperfdata files (tens of KiB) instead of
+// mapping them: a file its owner truncated under a mapping would kill the daemon with SIGBUS.
+std::optional<std::vector<std::byte>> read_small_file(int fd) {
+    constexpr std::size_t limit = 64 << 20;
+    struct stat st {};
+    if (::fstat(fd, &st) != 0 || st.st_size < 0 || static_cast<std::size_t>(st.st_size) > limit) return std::nullopt;
+    std::vector<std::byte> bytes(static_cast<std::size_t>(st.st_size));
+    std::size_t done = 0;
+    while (done < bytes.size()) {
+        ssize_t n = ::pread(fd, bytes.data() + done, bytes.size() - done, static_cast<off_t>(done));
+        if (n <= 0) break;
+        done += static_cast<std::size_t>(n);
+    }
+    bytes.resize(done);
+    return bytes;
+}
+
+} // namespace
 
 jvm_facts read_jvm_facts(const attach::discovered_jvm& jvm) {
     jvm_facts f{jvm, std::nullopt, {}};
@@ -14,13 +38,13 @@ jvm_facts read_jvm_facts(const attach::discovered_jvm& jvm) {
         f.problem = fd.error().message;
         return f;
     }
-    auto mapped = mapped_file::from_fd(*fd, jvm.perfdata_path);
+    auto bytes = read_small_file(*fd);
     ::close(*fd);
-    if (!mapped) {
-        f.problem = mapped.error().describe();
+    if (!bytes) {
+        f.problem = jvm.perfdata_path + ": cannot read it";
         return f;
     }
-    auto data = hsperf_data::parse(mapped->bytes());
+    auto data = hsperf_data::parse(*bytes);
     auto s = data ? summarize(*data) : std::unexpected(data.error());
     if (s) f.summary = std::move(*s);
     else f.problem = jvm.perfdata_path + ": " + s.error().describe();
