@@ -31,6 +31,8 @@ Commands:
                                        or show the kept report of DUMP (an id from heapctl dumps)
   report PID [--fresh]                 the report of the latest dump of the JVM PID; --fresh dumps
                                        it now and shows that report
+  histo FILE|DUMP|PID [--top N]        the class histogram part of that report
+  threads FILE|DUMP|PID                the threads part of that report, with their Java stacks
   jvms [--json]                        the JVMs on this host you may dump
   dump PID [--wait] [--all]            dump the JVM PID and analyse the dump; --wait waits for the
                                        report and prints it; --all keeps unreachable objects too
@@ -63,6 +65,7 @@ struct options {
     bool json = false;
     bool wait = false, all = false, fresh = false;
     std::optional<unsigned> top;
+    unsigned sections = text_options::all;  // the parts of a report printed as text
     std::vector<std::string> words;  // the command and its arguments
 };
 
@@ -144,8 +147,10 @@ int print_report(const wire::json& result, const options& o) {
     if (it == result.end()) return complain("heapd's reply has no report", protocol_mismatch);
     auto report = report_from_json(*it);
     if (!report) return complain("heapd's report cannot be read: " + report.error().message, protocol_mismatch);
-    if (o.json) print_json(*it);
-    else print(render_text(*report, {o.top.value_or(20), 32}));
+    if (o.json && o.sections == text_options::histogram) print_json(it->value("histogram", wire::json::array()));
+    else if (o.json && o.sections == text_options::threads) print_json(it->value("threads", wire::json::array()));
+    else if (o.json) print_json(*it);
+    else print(render_text(*report, {o.top.value_or(20), 32, o.sections}));
     bool damaged = false;
     for (const problem_report& p : report->problems) {
         std::fprintf(stderr, "heapctl: %s: %s: %s (at file offset %llu)\n", p.truncation ? "warning" : "error",
@@ -304,6 +309,11 @@ int run(int argc, char** argv) {
     if (command == "jobs") return listing(*o, "jobs", jobs_text, "jobs");
     if (command == "dumps") return listing(*o, "dumps", dumps_text, "dumps");
     if (command == "report") return report(*o);
+    if (command == "histo" || command == "threads") {
+        o->sections = command == "histo" ? text_options::histogram : text_options::threads;
+        o->words[0] = "report";
+        return report(*o);
+    }
     if (command == "rm") return remove(*o);
     if (command == "jvms") return listing(*o, "jvms", jvms_text, "jvms");
     if (command == "dump") return dump(*o);

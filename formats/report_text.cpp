@@ -420,13 +420,14 @@ std::string render_text(const analysis_report& r, const text_options& options) {
     std::string out;
     header(out, r);
     problems(out, r);
-    suspects(out, r);
-    retention(out, r, options.top);
-    histogram(out, r, options.top);
-    largest(out, r, options.top);
-    waste(out, r, options.top);
-    threads(out, r, options.max_frames);
-    legacy(out, r, options.top);
+    auto on = [&](text_options::section s) { return (options.sections & s) != 0; };
+    if (on(text_options::suspects)) suspects(out, r);
+    if (on(text_options::retention)) retention(out, r, options.top);
+    if (on(text_options::histogram)) histogram(out, r, options.top);
+    if (on(text_options::largest)) largest(out, r, options.top);
+    if (on(text_options::waste)) waste(out, r, options.top);
+    if (on(text_options::threads)) threads(out, r, options.max_frames);
+    if (on(text_options::legacy)) legacy(out, r, options.top);
     return out;
 }
 

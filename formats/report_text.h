@@ -8,8 +8,13 @@ namespace heapd {
 
 // Formatting choices for the text report.
 struct text_options {
+    // Which parts after the header: all by default; `heapctl histo` and `threads` pick one.
+    enum section : unsigned {
+        suspects = 1, retention = 2, histogram = 4, largest = 8, waste = 16, threads = 32, legacy = 64, all = 127
+    };
     unsigned top = 20;           // rows per table (0: all)
     unsigned max_frames = 32;    // frames shown per thread (0: all)
+    unsigned sections = all;     // a set of section bits
 };
 
 // The whole report as text, lines under 100 columns where the data allows.

@@ -92,6 +92,20 @@ TEST(heapctl, reports_a_real_dump_with_the_leak_and_its_path_first) {
     auto topped = json::parse(heapctl(d, {"report", id, "--json", "--top", "3"}).out);
     EXPECT_EQ(topped["histogram"].size(), 3u);
 
+    // histo and threads: one part of the same report.
+    auto histo = heapctl(d, {"histo", id, "--top", "5"});
+    ASSERT_EQ(histo.exit_code, 0) << histo.err;
+    EXPECT_NE(histo.out.find("\nClass histogram (top 5"), std::string::npos) << histo.out;
+    EXPECT_EQ(histo.out.find("\nLeak suspects"), std::string::npos) << histo.out;
+    EXPECT_EQ(histo.out.find("\nThreads"), std::string::npos) << histo.out;
+    EXPECT_EQ(json::parse(heapctl(d, {"histo", id, "--json"}).out), j["histogram"]);
+    auto threads = heapctl(d, {"threads", id});
+    ASSERT_EQ(threads.exit_code, 0) << threads.err;
+    EXPECT_NE(threads.out.find("\nThreads ("), std::string::npos) << threads.out;
+    EXPECT_NE(threads.out.find("\"main\""), std::string::npos) << threads.out;
+    EXPECT_EQ(threads.out.find("\nClass histogram"), std::string::npos) << threads.out;
+    EXPECT_EQ(json::parse(heapctl(d, {"threads", id, "--json"}).out), j["threads"]);
+
     auto dumps = heapctl(d, {"dumps"});
     ASSERT_EQ(dumps.exit_code, 0);
     EXPECT_NE(dumps.out.find(id), std::string::npos) << dumps.out;
