@@ -22,22 +22,9 @@
 #include "job_manager.h"
 #include "request_handler.h"
 #include "store.h"
-#include "store_retention.h"
+#include "config.h"
 
 namespace heapd::daemon {
-
-// How to serve: where, with how many workers, who is admin, what to keep.
-struct serve_options {
-    std::string socket_path = "/run/heapd/heapd.sock";
-    std::string store_dir = "/var/lib/heapd";
-    unsigned workers = 1;
-    bool foreground = false;
-    std::string spool_dir = "/var/spool/heapd";  // dump requests spooled by OOM hooks; "" for none
-    std::string group = "heapd";   // members may act on everything; stored files belong to it
-    retention_policy retention;
-    std::size_t max_connections = 256;
-    std::chrono::milliseconds shutdown_grace{10000};
-};
 
 // The daemon: socket, store, jobs.
 class server {

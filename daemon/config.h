@@ -1,0 +1,71 @@
+#pragma once
+// The daemon's configuration: how it serves (socket, store, workers, retention), where it writes
+// metrics, and the rules that decide when a JVM is dumped without a person asking. Read from
+// /etc/heapd/heapd.toml (config_file.h); flags of `heapd serve` override the file.
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <regex>
+#include <string>
+#include <vector>
+
+#include "store_retention.h"
+
+namespace heapd::daemon {
+
+// How to serve: where, with how many workers, who is admin, what to keep.
+struct serve_options {
+    std::string socket_path = "/run/heapd/heapd.sock";
+    std::string store_dir = "/var/lib/heapd";
+    unsigned workers = 1;
+    bool foreground = false;
+    std::string spool_dir = "/var/spool/heapd";  // dump requests spooled by OOM hooks; "" for none
+    std::string group = "heapd";   // members may act on everything; stored files belong to it
+    retention_policy retention;
+    std::size_t max_connections = 256;
+    std::chrono::milliseconds shutdown_grace{10000};
+};
+
+// Which JVMs a rule applies to: every condition given must hold (none given: every JVM).
+struct jvm_selector {
+    std::string main_class;               // glob (fnmatch) on the main class or jar, as `jps -l` shows it
+    std::string command;                  // ECMAScript regex searched in the command line and JVM arguments
+    std::optional<std::regex> command_re; // command, compiled
+    std::string user;                     // user name or numeric uid the JVM runs as
+    std::optional<bool> container;        // in a container (true) or on the host (false)
+};
+
+// When a rule dumps: on a schedule, on thresholds read from hsperfdata (no attach), or both.
+struct dump_rule {
+    std::string name;                     // unique; dumps it takes have trigger "rule:NAME"
+    int line = 0;                         // where the rule starts in the config file, for messages
+    jvm_selector select;
+    std::optional<std::chrono::seconds> every;  // a dump every so often while the JVM runs
+    // Old-generation occupancy (used / max, in percent) measured after an old collection, above this
+    // for old_gen_collections old collections in a row.
+    std::optional<double> old_gen_percent;
+    unsigned old_gen_collections = 1;
+    // The share of wall time spent in GC over the last gc_window, in percent, above this.
+    std::optional<double> gc_time_percent;
+    std::chrono::seconds gc_window{60};
+    std::chrono::seconds cooldown{3600};  // no second dump of one JVM by this rule within this time
+    unsigned max_dumps = 3;               // dumps of one JVM (pid and start time) by this rule; 0: no limit
+    bool live = true;                     // only reachable objects (a full GC first)
+};
+
+// Where and how often the daemon writes its Prometheus metrics.
+struct metrics_options {
+    std::string textfile;                 // node_exporter textfile-collector file; "" for none
+    std::chrono::seconds interval{30};
+};
+
+// Everything the config file says, with the defaults for what it leaves out.
+struct heapd_config {
+    serve_options serve;
+    metrics_options metrics;
+    std::chrono::milliseconds poll_interval{5000};  // how often rules read the JVMs' hsperfdata
+    std::vector<dump_rule> rules;
+};
+
+} // namespace heapd::daemon
