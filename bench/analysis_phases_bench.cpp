@@ -72,7 +72,7 @@ int main(int argc, char** argv) {
     record_index idx = record_index::build(*reader);
     class_table classes(idx);
     clock.mark("index");
-    heap_census census(idx, classes, 20);
+    heap_census census(idx, classes, 20, 20);
     walk_heap(idx, census);
     census_result c = census.finish();
     clock.mark("census");

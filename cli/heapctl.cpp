@@ -7,13 +7,13 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <ctime>
 #include <filesystem>
 #include <optional>
 #include <string>
 #include <vector>
 
-#include "daemon_client.h"
-#include "exit_codes.h"
+#include "command_line.h"
 #include "formats/report_json.h"
 #include "formats/report_text.h"
 #include "listings.h"
@@ -37,6 +37,10 @@ Commands:
   dump PID [--wait] [--all]            dump the JVM PID and analyse the dump; --wait waits for the
                                        report and prints it; --all keeps unreachable objects too
   dumps [--json]                       dumps and reports you may see, newest first
+  diff PID | DUMP_A DUMP_B [--top N]   what grew: between the two latest dumps of the JVM PID, or
+                                       from DUMP_A (earlier) to DUMP_B (later)
+  path DUMP|PID OBJECT_ID [--roots N]  shortest strong paths from GC roots to an object of DUMP (or
+                                       the latest dump of PID), from up to N different roots
   rm DUMP                              remove a dump and its report
   cancel JOB                           cancel a queued or running job
 
@@ -46,6 +50,7 @@ Options:
   --wait         (dump) wait for the dump's report and print it
   --all          (dump) all objects, not only live ones (no full GC first)
   --fresh        (report PID) take a new dump now
+  --roots N      (path) paths from up to N different GC roots (default 1)
   --json         JSON for scripts (a report: the whole histogram unless --top is given)
   -h, --help     this help
   --version      heapctl's version and protocol
@@ -58,29 +63,6 @@ be reached; 4 refused: the dump or job belongs to another user; 5 no such dump o
 failed or was cancelled, or heapd refused otherwise (no space, busy); 7 heapd speaks another
 protocol version or replied nonsense.
 )";
-
-// The command line, parsed.
-struct options {
-    std::string socket = default_socket();
-    bool json = false;
-    bool wait = false, all = false, fresh = false;
-    std::optional<unsigned> top;
-    unsigned sections = text_options::all;  // the parts of a report printed as text
-    std::vector<std::string> words;  // the command and its arguments
-};
-
-int complain(const std::string& message, int code) {
-    std::fprintf(stderr, "heapctl: %s\n", message.c_str());
-    return code;
-}
-
-int complain(const client_error& e) { return complain(e.message, e.code); }
-
-void print(const std::string& text) { std::fwrite(text.data(), 1, text.size(), stdout); }
-
-void print_json(const wire::json& j) {
-    print(j.dump(2, ' ', false, wire::json::error_handler_t::replace) + "\n");
-}
 
 std::optional<options> parse(int argc, char** argv, int& status) {
     options o;
@@ -113,17 +95,22 @@ std::optional<options> parse(int argc, char** argv, int& status) {
             auto v = value("--socket");
             if (!v) return std::nullopt;
             o.socket = *v;
-        } else if (a == "--top" || a.starts_with("--top=")) {
-            auto v = value("--top");
+        } else if (a == "--top" || a.starts_with("--top=") || a == "--roots" || a.starts_with("--roots=")) {
+            const bool roots = a.starts_with("--roots");
+            auto v = value(roots ? "--roots" : "--top");
             if (!v) return std::nullopt;
             char* end = nullptr;
             errno = 0;
             unsigned long n = std::strtoul(v->c_str(), &end, 10);
-            if (v->empty() || *end != '\0' || errno != 0 || n > 1000000 || (*v)[0] == '-') {
-                complain("--top needs a number of rows, not \"" + *v + "\"", usage);
+            if (v->empty() || *end != '\0' || errno != 0 || n > (roots ? 1000 : 1000000) || (*v)[0] == '-' ||
+                (roots && n == 0)) {
+                complain(std::string(roots ? "--roots needs a number from 1 to 1000" : "--top needs a number of rows") +
+                             ", not \"" + *v + "\"",
+                         usage);
                 return std::nullopt;
             }
-            o.top = static_cast<unsigned>(n);
+            if (roots) o.roots = static_cast<unsigned>(n);
+            else o.top = static_cast<unsigned>(n);
         } else if (a == "--") {
             o.words.insert(o.words.end(), args.begin() + static_cast<std::ptrdiff_t>(i) + 1, args.end());
             break;
@@ -141,7 +128,7 @@ std::optional<options> parse(int argc, char** argv, int& status) {
     return o;
 }
 
-// Prints a report reply ({dump, report}) as text or JSON; 2 when the dump is damaged.
+// Prints a report reply ({dump, report, growth}) as text or JSON; 2 when the dump is damaged.
 int print_report(const wire::json& result, const options& o) {
     auto it = result.find("report");
     if (it == result.end()) return complain("heapd's reply has no report", protocol_mismatch);
@@ -151,6 +138,8 @@ int print_report(const wire::json& result, const options& o) {
     else if (o.json && o.sections == text_options::threads) print_json(it->value("threads", wire::json::array()));
     else if (o.json) print_json(*it);
     else print(render_text(*report, {o.top.value_or(20), 32, o.sections}));
+    if (!o.json && o.sections == text_options::all)
+        if (auto g = result.find("growth"); g != result.end() && g->is_object()) print_growth(*g);
     bool damaged = false;
     for (const problem_report& p : report->problems) {
         std::fprintf(stderr, "heapctl: %s: %s: %s (at file offset %llu)\n", p.truncation ? "warning" : "error",
@@ -162,12 +151,6 @@ int print_report(const wire::json& result, const options& o) {
             print("\nKept as dump " + d->at("id").get<std::string>() + " (heapctl report " +
                   d->at("id").get<std::string>() + " shows it again)\n");
     return damaged ? bad_input : ok;
-}
-
-// Store ids are letters, digits and dashes; a file name with a slash or a dot is a file.
-bool looks_like_dump_id(const std::string& s) {
-    return !s.empty() && s.find_first_not_of("0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ-") ==
-                             std::string::npos;
 }
 
 int report_file(const options& o, const std::string& file, int fd) {
@@ -188,11 +171,6 @@ int report_file(const options& o, const std::string& file, int fd) {
     bar.clear();
     if (!result) return complain(result.error());
     return print_report(*result, o);
-}
-
-// A JVM's pid: digits only (a file of that name, when there is one, wins).
-bool is_pid(const std::string& s) {
-    return !s.empty() && s.size() < 10 && s.find_first_not_of("0123456789") == std::string::npos && s != "0";
 }
 
 // A dump of the JVM pid (a new job) and, with wait, its report; fresh reports take this path too.
@@ -318,6 +296,8 @@ int run(int argc, char** argv) {
     if (command == "jvms") return listing(*o, "jvms", jvms_text, "jvms");
     if (command == "dump") return dump(*o);
     if (command == "cancel") return cancel(*o);
+    if (command == "diff") return diff(*o);
+    if (command == "path") return path(*o);
     return complain("unknown command " + command + " (see heapctl --help)", usage);
 }
 

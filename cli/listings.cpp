@@ -107,7 +107,9 @@ std::string jobs_text(const wire::json& jobs) {
                       duration(get<long long>(j, "duration_ms", 0)).c_str(), fit(subject, 34).c_str());
         out += line;
         if (const std::string entry = get<std::string>(j, "entry", ""); !entry.empty())
-            out += "        report kept as dump " + entry + "\n";
+            out += std::string(get<std::string>(j, "kind", "") == "path" ? "        answer kept with dump "
+                                                                          : "        report kept as dump ") +
+                   entry + "\n";
         if (const std::string error = get<std::string>(j, "error", ""); !error.empty()) out += "        " + error + "\n";
     }
     return out;

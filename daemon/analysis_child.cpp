@@ -15,6 +15,7 @@
 
 #include "formats/analysis.h"
 #include "formats/dump_file.h"
+#include "formats/object_paths.h"
 #include "formats/report_json.h"
 #include "unique_fd.h"
 
@@ -86,11 +87,10 @@ private:
     std::optional<child_failure> failure_;
 };
 
-} // namespace
 
-std::expected<std::string, child_failure> analyse_in_child(int dump_fd, const std::string& name,
-                                                           const std::string& inflate_dir, const child_watch& watch,
-                                                           const std::string& executable) {
+// Runs `heapd analyse-fd ARGS --parent PID` on dump_fd and reads what it writes.
+std::expected<std::string, child_failure> run_child(int dump_fd, std::vector<std::string> args,
+                                                    const child_watch& watch, const std::string& executable) {
     int out[2];
     if (::pipe2(out, O_CLOEXEC) != 0)
         return std::unexpected(child_failure{wire::error_kind::internal, std::string("pipe: ") + std::strerror(errno)});
@@ -110,7 +110,8 @@ std::expected<std::string, child_failure> analyse_in_child(int dump_fd, const st
     posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP);
     posix_spawnattr_setpgroup(&attr, 0);
     const std::string parent = std::to_string(::getpid());
-    std::vector<std::string> args = {"heapd", "analyse-fd", "--name", name, "--inflate-dir", inflate_dir, "--parent", parent};
+    args.insert(args.begin(), {"heapd", "analyse-fd"});
+    args.insert(args.end(), {"--parent", parent});
     std::vector<char*> argv;
     for (auto& a : args) argv.push_back(a.data());
     argv.push_back(nullptr);
@@ -158,7 +159,26 @@ std::expected<std::string, child_failure> analyse_in_child(int dump_fd, const st
     return reader.take_report();
 }
 
-int analyse_fd_main(const std::string& name, const std::string& inflate_dir, pid_t parent) {
+} // namespace
+
+std::expected<std::string, child_failure> analyse_in_child(int dump_fd, const std::string& name,
+                                                           const std::string& inflate_dir, const child_watch& watch,
+                                                           const std::string& executable) {
+    return run_child(dump_fd, {"--name", name, "--inflate-dir", inflate_dir}, watch, executable);
+}
+
+std::expected<std::string, child_failure> paths_in_child(int dump_fd, const std::string& name,
+                                                         const std::string& inflate_dir, std::uint64_t object,
+                                                         unsigned roots, const child_watch& watch,
+                                                         const std::string& executable) {
+    return run_child(dump_fd,
+                     {"--name", name, "--inflate-dir", inflate_dir, "--object", std::to_string(object), "--roots",
+                      std::to_string(roots)},
+                     watch, executable);
+}
+
+int analyse_fd_main(const std::string& name, const std::string& inflate_dir, pid_t parent,
+                    std::optional<std::uint64_t> object, unsigned roots) {
     // Dies with the daemon's worker thread; if that is already gone, stop now.
     ::prctl(PR_SET_PDEATHSIG, SIGKILL);
     if (::getppid() != parent) return 1;
@@ -172,9 +192,19 @@ int analyse_fd_main(const std::string& name, const std::string& inflate_dir, pid
     ::close(3);
     if (!dump) return fail_with("bad_input", dump.error().describe());
     if (!write_out("total " + std::to_string(dump->bytes().size()) + "\n")) return 1;
+    if (object) {
+        if (!write_out("phase paths\n")) return 1;
+        auto paths = find_object_paths(dump->bytes(), *object, roots);
+        if (!paths) return fail_with(paths.error().code == error_code::not_found ? "not_found" : "bad_input",
+                                     paths.error().describe());
+        paths->file = name;
+        std::string text = to_json(*paths).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+        return write_out("report " + std::to_string(text.size()) + "\n") && write_out(text) ? 0 : 1;
+    }
     analysis_options options;
     options.top = 0;
     options.largest = 100;
+    options.all_retained_classes = true;  // diffs of stored reports compare every class
     options.file_name = name;
     options.bulk_reads_done = [&dump] { dump->release_resident(); };
     options.phase_started = [](std::string_view phase) { return write_out("phase " + std::string(phase) + "\n"); };

@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <expected>
 #include <functional>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -40,8 +41,18 @@ std::expected<std::string, child_failure> analyse_in_child(int dump_fd, const st
                                                            const std::string& inflate_dir, const child_watch& watch,
                                                            const std::string& executable = "/proc/self/exe");
 
-// The child's side, `heapd analyse-fd --name NAME --inflate-dir DIR --parent PID`: analyses descriptor
-// 3 and writes what analyse_in_child reads to stdout; the process exit status.
-int analyse_fd_main(const std::string& name, const std::string& inflate_dir, pid_t parent);
+// The same for `heapd path`: the shortest paths from GC roots to one object (object_paths.h), as
+// JSON (formats/report_json.h) in place of the report; one phase, "paths". Fails with kind
+// not_found when the dump holds no such object.
+std::expected<std::string, child_failure> paths_in_child(int dump_fd, const std::string& name,
+                                                         const std::string& inflate_dir, std::uint64_t object,
+                                                         unsigned roots, const child_watch& watch,
+                                                         const std::string& executable = "/proc/self/exe");
+
+// The child's side, `heapd analyse-fd --name NAME --inflate-dir DIR --parent PID [--object ID --roots N]`:
+// analyses descriptor 3 (or finds the paths to the object) and writes what the parent reads to
+// stdout; the process exit status.
+int analyse_fd_main(const std::string& name, const std::string& inflate_dir, pid_t parent,
+                    std::optional<std::uint64_t> object = std::nullopt, unsigned roots = 1);
 
 } // namespace heapd::daemon

@@ -113,6 +113,7 @@ job_work make_dump_work(store& s, dump_request request) {
         meta.file = req->adopt ? req->adopt_name : "heap of " + who;
         meta.host = req->host;
         meta.pid = req->pid;
+        meta.jvm_start_time = req->start_time.value_or(0);
         meta.jvm = req->jvm;
         meta.command_line = req->command_line;
         meta.job = ctx.id();

@@ -22,6 +22,7 @@ struct entry_metadata {
     std::uint64_t file_bytes = 0;
     std::string host;
     std::int64_t pid = 0;        // the JVM's, 0 when unknown
+    std::uint64_t jvm_start_time = 0;  // the JVM process's start time (clock ticks after boot), 0 when unknown
     std::string jvm;             // the JVM's version, when known
     std::string command_line;    // the JVM's command line, when known
     std::uint64_t job = 0;       // the job that made it

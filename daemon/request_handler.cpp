@@ -53,6 +53,8 @@ void request_handler::handle(const wire::request& r, const connection_ptr& c) {
     else if (r.type == "cancel") cancel(r, c);
     else if (r.type == "dump") dump(r, c);
     else if (r.type == "jvms") jvms(r, c);
+    else if (r.type == "diff") diff(r, c);
+    else if (r.type == "path") path(r, c);
     else send_error(c, r.id, error_kind::unknown_type, "unknown request type \"" + r.type + "\"");
 }
 
@@ -151,9 +153,10 @@ void request_handler::job_ended(const job_record& job, std::uint64_t request_id,
     if (!meta || !report)
         return send_error(c, request_id, error_kind::internal,
                     prefix + (report ? "its dump was removed" : report.error().message));
-    c->send(wire::make_result(request_id, {{"job", to_json(job, now_ms())},
-                                           {"dump", to_json(*meta)},
-                                           {"report", report_for_client(std::move(*report), top)}}));
+    wire::json result = {{"job", to_json(job, now_ms())}, {"dump", to_json(*meta)}};
+    if (auto growth = growth_since_previous(*meta, *report, c->peer())) result["growth"] = std::move(*growth);
+    result["report"] = report_for_client(std::move(*report), top);
+    c->send(wire::make_result(request_id, std::move(result)));
 }
 
 void request_handler::report(const wire::request& r, const connection_ptr& c) {
@@ -182,9 +185,10 @@ void request_handler::report(const wire::request& r, const connection_ptr& c) {
         return send_error(c, r.id, report.error().code == error_code::not_found ? error_kind::not_found : error_kind::internal,
                     report.error().message);
     }
-    c->send(wire::make_result(r.id, {{"dump", to_json(*meta)},
-                                     {"report", report_for_client(std::move(*report),
-                                                                  static_cast<unsigned>(std::min<std::uint64_t>(*top, 1u << 30)))}}));
+    wire::json result = {{"dump", to_json(*meta)}};
+    if (auto growth = growth_since_previous(*meta, *report, c->peer())) result["growth"] = std::move(*growth);
+    result["report"] = report_for_client(std::move(*report), static_cast<unsigned>(std::min<std::uint64_t>(*top, 1u << 30)));
+    c->send(wire::make_result(r.id, std::move(result)));
 }
 
 void request_handler::dumps(const wire::request& r, const connection_ptr& c) {

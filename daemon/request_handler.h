@@ -1,5 +1,5 @@
 #pragma once
-// Answers requests: status, jobs, analyse, report, dumps, rm, cancel, dump, jvms. Runs on the io_context thread
+// Answers requests: status, jobs, analyse, report, dumps, rm, cancel, dump, jvms, diff, path. Runs on the io_context thread
 // and never blocks on analysis work, which goes to the job manager's workers. Who may do what is
 // decided here from the connection's peer credentials (peer.h).
 #include <sys/types.h>
@@ -10,6 +10,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <vector>
 
 #include <spdlog/logger.h>
 
@@ -52,6 +53,16 @@ private:
     // dump_requests.cpp: a JVM's heap dumped (or its own OOM dump adopted) and analysed; the JVMs.
     void dump(const wire::request& r, const connection_ptr& c);
     void jvms(const wire::request& r, const connection_ptr& c);
+    // query_requests.cpp: questions about stored dumps.
+    void diff(const wire::request& r, const connection_ptr& c);
+    void path(const wire::request& r, const connection_ptr& c);
+    // Dumps (with reports) of the JVM with this pid that the peer may see, newest first.
+    std::vector<entry_metadata> dumps_of(std::int64_t pid, const peer_credentials& p) const;
+    // The dump of the same JVM taken before m (same pid and process start time), if the peer may see one.
+    std::optional<entry_metadata> previous_dump(const entry_metadata& m, const peer_credentials& p) const;
+    // {previous, diff}: what grew from the previous dump of the same JVM to this one (after).
+    std::optional<wire::json> growth_since_previous(const entry_metadata& m, const analysis_report& after,
+                                                    const peer_credentials& p) const;
     // A dump request's arguments checked against what the peer may do; fd: the dump to adopt.
     wire::wire_result<dump_request> prepare_dump(const wire::json& args, const peer_credentials& p,
                                                         std::optional<unique_fd> fd);

@@ -124,6 +124,8 @@ void add_serve(CLI::App& app, int& status) {
     struct child_args {
         std::string name, inflate_dir;
         pid_t parent = 0;
+        std::optional<std::uint64_t> object;
+        unsigned roots = 1;
     };
     auto c = std::make_shared<child_args>();
     CLI::App* child = app.add_subcommand("analyse-fd", "");
@@ -131,9 +133,11 @@ void add_serve(CLI::App& app, int& status) {
     child->add_option("--name", c->name)->required();
     child->add_option("--inflate-dir", c->inflate_dir)->required();
     child->add_option("--parent", c->parent)->required();
+    child->add_option("--object", c->object);
+    child->add_option("--roots", c->roots)->check(CLI::Range(1u, 1000u));
     child->callback([c, &status] {
         daemon::install_crash_handler();
-        status = daemon::analyse_fd_main(c->name, c->inflate_dir, c->parent);
+        status = daemon::analyse_fd_main(c->name, c->inflate_dir, c->parent, c->object, c->roots);
     });
 }
 

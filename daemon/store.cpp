@@ -186,6 +186,40 @@ result<analysis_report> store::load_report(const std::string& id) const {
     return report;
 }
 
+namespace {
+
+bool valid_file_name(const std::string& name) {
+    if (name.empty() || name.size() > 128 || name[0] == '.') return false;
+    for (char c : name)
+        if (!std::isalnum(static_cast<unsigned char>(c)) && c != '-' && c != '_' && c != '.') return false;
+    return name != "metadata.json" && name != "report.json" && name != "dump.hprof";
+}
+
+} // namespace
+
+result<std::string> store::dump_path(const std::string& id) const {
+    auto meta = find(id);
+    if (!meta) return fail(error_code::not_found, "no dump " + id);
+    if (!meta->has_dump)
+        return fail(error_code::not_found, "entry " + id + " keeps no dump (a client's file was analysed in place)");
+    return entry_dir(id) + "/dump.hprof";
+}
+
+result<void> store::put_file(const std::string& id, const std::string& name, std::string_view content) {
+    if (!valid_file_name(name)) return fail(error_code::bad_value, "\"" + name + "\" is not a name for a stored file");
+    if (!find(id)) return fail(error_code::not_found, "no dump " + id);
+    const std::string dir = entry_dir(id);
+    if (auto w = write_file_atomic(dir + "/" + name, content, options_.access); !w) return w;
+    std::lock_guard lock(mu_);
+    if (auto it = entries_.find(id); it != entries_.end()) it->second.stored_bytes = dir_bytes(dir);
+    return {};
+}
+
+result<std::string> store::get_file(const std::string& id, const std::string& name, std::size_t max_bytes) const {
+    if (!valid_file_name(name) || !find(id)) return fail(error_code::not_found, "no " + name + " in dump " + id);
+    return read_file(entry_dir(id) + "/" + name, max_bytes);
+}
+
 result<void> store::remove(const std::string& id) {
     if (!valid_entry_id(id)) return fail(error_code::not_found, "no dump " + id);
     {

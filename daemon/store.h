@@ -66,6 +66,13 @@ public:
     // The entry's report, read and checked; a damaged one is an error, never served.
     result<analysis_report> load_report(const std::string& id) const;
     result<void> remove(const std::string& id);
+    // The entry's dump file (dump.hprof), for entries made by a dump job: not_found otherwise.
+    result<std::string> dump_path(const std::string& id) const;
+    // A file kept in an entry beside its report (the answer of a path query, say); names are
+    // letters, digits, '-', '_' and '.', not starting with '.'. Written atomically.
+    result<void> put_file(const std::string& id, const std::string& name, std::string_view content);
+    // Such a file's contents, at most max_bytes; not_found when the entry or the file is missing.
+    result<std::string> get_file(const std::string& id, const std::string& name, std::size_t max_bytes) const;
     std::uint64_t total_bytes() const;
 
     // An entry being written in a staging directory; commit() puts it in place whole, and one

@@ -109,7 +109,8 @@ bool add_retention(analysis_report& r, const record_index& idx, const class_tabl
     path_search.join();
     if (!phase(options, "suspects")) return false;
     const auto children = dom.children();
-    r.retention = summarize_retention(*graph, dom, children, classes, options.largest);
+    r.retention = summarize_retention(*graph, dom, children, classes, options.largest,
+                                      options.all_retained_classes ? 0 : options.largest);
     suspect_options so;
     so.threshold = options.suspect_threshold;
     r.retention.suspect_threshold = so.threshold;

@@ -280,6 +280,22 @@ json to_json(const object_paths_report& r) {
             {"paths", paths}};
 }
 
+result<object_paths_report> paths_from_json(const nlohmann::ordered_json& j) {
+    object_paths_report r;
+    try {
+        r.file = j.at("file").get<std::string>();
+        r.id = j.at("id").get<std::uint64_t>();
+        r.class_name = j.at("class").get<std::string>();
+        r.shallow_bytes = j.at("shallow_bytes").get<std::uint64_t>();
+        r.retained_bytes = j.at("retained_bytes").get<std::uint64_t>();
+        r.reachable = j.at("reachable").get<bool>();
+        for (const json& p : j.at("paths")) r.paths.push_back(path_from_json(p));
+    } catch (const std::exception& e) {
+        return fail(error_code::bad_value, std::string("paths: ") + e.what());
+    }
+    return r;
+}
+
 result<analysis_report> report_from_json(const nlohmann::ordered_json& j) {
     try {
         analysis_report r;
@@ -338,57 +354,6 @@ result<analysis_report> report_from_json(const nlohmann::ordered_json& j) {
     } catch (const json::exception& e) {
         return fail(error_code::bad_value, std::string("report JSON: ") + e.what());
     }
-}
-
-} // namespace heapd
-
-namespace heapd {
-namespace {
-
-nlohmann::ordered_json diff_side_json(const diff_side& s, bool retained) {
-    nlohmann::ordered_json j = {{"file", s.file},       {"timestamp_ms", s.timestamp_ms},
-                                {"layout", s.layout},   {"objects", s.objects},
-                                {"shallow_bytes", s.shallow_bytes}, {"classes", s.classes}};
-    if (retained) {
-        j["reachable_objects"] = s.reachable_objects;
-        j["reachable_bytes"] = s.reachable_bytes;
-    }
-    return j;
-}
-
-nlohmann::ordered_json class_diff_json(const std::vector<class_diff_entry>& rows, bool retained) {
-    nlohmann::ordered_json out = nlohmann::ordered_json::array();
-    for (const class_diff_entry& e : rows) {
-        nlohmann::ordered_json j = {{"class", e.class_name},
-                                    {"status", e.added ? "new" : e.removed ? "gone" : "changed"},
-                                    {"instances_before", e.instances_before},
-                                    {"instances_after", e.instances_after},
-                                    {"instances_delta", e.instances_delta},
-                                    {"shallow_bytes_before", e.shallow_before},
-                                    {"shallow_bytes_after", e.shallow_after},
-                                    {"shallow_bytes_delta", e.shallow_delta}};
-        if (retained) {
-            j["retained_bytes_before"] = e.retained_before;
-            j["retained_bytes_after"] = e.retained_after;
-            j["retained_bytes_delta"] = e.retained_delta;
-        }
-        out.push_back(std::move(j));
-    }
-    return out;
-}
-
-} // namespace
-
-nlohmann::ordered_json to_json(const diff_report& r) {
-    return {{"before", diff_side_json(r.before, r.retained)},
-            {"after", diff_side_json(r.after, r.retained)},
-            {"retained", r.retained},
-            {"grew_classes", r.grew_classes},
-            {"shrank_classes", r.shrank_classes},
-            {"unchanged_classes", r.unchanged_classes},
-            {"grew", class_diff_json(r.grew, r.retained)},
-            {"shrank", class_diff_json(r.shrank, r.retained)},
-            {"notes", r.notes}};
 }
 
 } // namespace heapd

@@ -17,11 +17,17 @@ nlohmann::ordered_json path_json(const gc_path& path);
 // `heapd path`'s answer: the object, whether it is reachable, and its paths.
 nlohmann::ordered_json to_json(const object_paths_report& r);
 
+// Reads `heapd path`'s answer back; fails with bad_value as report_from_json does.
+result<object_paths_report> paths_from_json(const nlohmann::ordered_json& j);
+
 // Reads a report back; fails with bad_value when a required key is missing or of the wrong type.
 result<analysis_report> report_from_json(const nlohmann::ordered_json& j);
 
 // A diff as JSON: before and after (heap totals), retained, counts, grew and shrank (one object per
 // class with before, after and delta of instances, shallow bytes and retained bytes), notes.
+// (formats/diff_json.cpp)
 nlohmann::ordered_json to_json(const diff_report& r);
+// Reads a diff back; fails with bad_value when a required key is missing or of the wrong type.
+result<diff_report> diff_from_json(const nlohmann::ordered_json& j);
 
 } // namespace heapd

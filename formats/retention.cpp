@@ -72,7 +72,7 @@ std::vector<retained_class_entry> retained_by_class(const object_graph& g, const
 
 retention_report summarize_retention(const object_graph& g, const dominator_tree& d,
                                      const dominator_tree::children_index& children, const class_table& classes,
-                                     unsigned top) {
+                                     unsigned top, unsigned class_rows) {
     retention_report r;
     r.computed = true;
     r.reachable_objects = d.reachable_count();
@@ -81,7 +81,7 @@ retention_report summarize_retention(const object_graph& g, const dominator_tree
     r.unreachable_bytes = d.unreachable_bytes();
     r.dominators = top_retainers(g, d, classes, top);
     r.retained_by_class = retained_by_class(g, d, children);
-    if (top != 0 && r.retained_by_class.size() > top) r.retained_by_class.resize(top);
+    if (class_rows != 0 && r.retained_by_class.size() > class_rows) r.retained_by_class.resize(class_rows);
     return r;
 }
 

@@ -9,9 +9,10 @@ namespace heapd {
 
 // The top objects by retained size, and per class the bytes its instances retain together: an
 // instance counts unless a dominator above it is of the same class, so nesting is counted once.
-// Class objects are named "class NAME" from classes.
+// Class objects are named "class NAME" from classes. top retainers and class_rows classes are kept
+// (0: all).
 retention_report summarize_retention(const object_graph& g, const dominator_tree& d,
                                      const dominator_tree::children_index& children, const class_table& classes,
-                                     unsigned top);
+                                     unsigned top, unsigned class_rows);
 
 } // namespace heapd

@@ -275,7 +275,7 @@ TEST(retention, shapes_retain_what_they_hold) {
     EXPECT_GE(unreachable_bytes, h.shallow(soft_array) + h.shallow(soft_holder));
 
     // Its dominators are those of the graph built here; class objects are named "class NAME".
-    const retention_report mine = summarize_retention(h.graph, h.dom, h.dom.children(), h.classes, top_n);
+    const retention_report mine = summarize_retention(h.graph, h.dom, h.dom.children(), h.classes, top_n, top_n);
     const auto& dominators = report.at("dominators");
     ASSERT_EQ(dominators.size(), mine.dominators.size());
     for (std::size_t i = 0; i < mine.dominators.size(); ++i) {

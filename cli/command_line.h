@@ -1,0 +1,43 @@
+#pragma once
+// What heapctl's commands share: the parsed command line and how they print and complain.
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "daemon_client.h"
+#include "exit_codes.h"
+#include "formats/protocol.h"
+#include "formats/report_text.h"
+
+namespace heapd::ctl {
+
+// The command line, parsed.
+struct options {
+    std::string socket = default_socket();
+    bool json = false;
+    bool wait = false, all = false, fresh = false;
+    std::optional<unsigned> top;
+    unsigned roots = 1;
+    unsigned sections = text_options::all;  // the parts of a report printed as text
+    std::vector<std::string> words;  // the command and its arguments
+};
+
+// Prints "heapctl: MESSAGE" on stderr; returns code.
+int complain(const std::string& message, int code);
+int complain(const client_error& e);
+void print(const std::string& text);
+void print_json(const wire::json& j);
+
+// Store ids are letters, digits and dashes; a file name with a slash or a dot is a file.
+bool looks_like_dump_id(const std::string& s);
+// A JVM's pid: digits only.
+bool is_pid(const std::string& s);
+// A dump's id and the time it was taken, from its metadata.
+std::string dump_name(const wire::json& meta);
+
+// heapctl diff, path (store_queries.cpp); growth since the previous dump, printed after a report.
+int diff(const options& o);
+int path(const options& o);
+void print_growth(const wire::json& growth);
+
+} // namespace heapd::ctl
