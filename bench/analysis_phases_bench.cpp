@@ -72,7 +72,7 @@ int main(int argc, char** argv) {
     record_index idx = record_index::build(*reader);
     class_table classes(idx);
     clock.mark("index");
-    heap_census census(idx, classes, 20, 20);
+    heap_census census(idx, classes, 20);
     walk_heap(idx, census);
     census_result c = census.finish();
     clock.mark("census");
@@ -85,7 +85,7 @@ int main(int argc, char** argv) {
     dominator_tree dom = dominator_tree::compute(*graph);
     clock.mark("dominator tree");
     auto children = dom.children();
-    retention_report r = summarize_retention(*graph, dom, children, classes, 20);
+    retention_report r = summarize_retention(*graph, dom, children, classes, 20, 20);
     clock.mark("retention");
     root_paths paths = root_paths::compute(*graph);
     clock.mark("root paths");
