@@ -15,18 +15,6 @@ namespace {
 
 constexpr int leak_count = 10000;
 
-// Makes Leaky add leak_count objects: writes its trigger file and waits until Leaky deletes it,
-// which it does once the objects are in its list.
-bool grow(const std::string& trigger) {
-    std::ofstream(trigger) << "grow\n";
-    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
-    while (std::filesystem::exists(trigger)) {
-        if (std::chrono::steady_clock::now() > deadline) return false;
-        std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    }
-    return true;
-}
-
 const nlohmann::json* row(const nlohmann::json& list, const std::string& name) {
     for (const auto& e : list)
         if (e.at("class") == name) return &e;
@@ -42,9 +30,9 @@ protected:
                      {dir_->file("trigger"), std::to_string(leak_count)});
         ASSERT_TRUE(jvm.ready());
         // One batch before the first dump, so the class is there in both and its growth is +100%.
-        ASSERT_TRUE(grow(dir_->file("trigger")));
+        ASSERT_TRUE(leaky_grow(dir_->file("trigger")));
         ASSERT_EQ(jvm.jcmd({"GC.heap_dump", dir_->file("before.hprof")}).exit_code, 0);
-        ASSERT_TRUE(grow(dir_->file("trigger")));
+        ASSERT_TRUE(leaky_grow(dir_->file("trigger")));
         ASSERT_EQ(jvm.jcmd({"GC.heap_dump", "-gz=1", dir_->file("after.hprof.gz")}).exit_code, 0);
     }
     static void TearDownTestSuite() {

@@ -20,28 +20,6 @@ using wire::error_kind;
 using wire::json;
 using wire::reply_kind;
 
-command_result heapctl(const serve_process& d, std::vector<std::string> args) {
-    args.insert(args.begin(), {heapctl_binary(), "--socket", d.socket()});
-    return run_command(args);
-}
-
-bool has_temp_files(const std::string& root) {
-    for (const auto& e : std::filesystem::recursive_directory_iterator(root))
-        if (e.path().filename().string().starts_with(".tmp-")) return true;
-    return false;
-}
-
-// Makes Leaky add its objects and waits until they are in its list (it deletes the trigger).
-bool grow(const std::string& trigger) {
-    std::ofstream(trigger) << "grow\n";
-    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
-    while (std::filesystem::exists(trigger)) {
-        if (std::chrono::steady_clock::now() > deadline) return false;
-        std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    }
-    return true;
-}
-
 TEST(dump_job, killed_while_a_jvm_dumps_it_restarts_with_only_complete_dumps) {
     serve_process d;
     ASSERT_TRUE(d.ready()) << d.log();
@@ -51,12 +29,12 @@ TEST(dump_job, killed_while_a_jvm_dumps_it_restarts_with_only_complete_dumps) {
     ASSERT_TRUE(jvm.ready());
     const std::string pid = std::to_string(jvm.pid());
     // One complete dump first: it must survive the crash.
-    auto kept = heapctl(d, {"dump", pid, "--wait", "--json"});
+    auto kept = run_heapctl(d, {"dump", pid, "--wait", "--json"});
     ASSERT_EQ(kept.exit_code, 0) << kept.err << d.log();
-    auto first = json::parse(heapctl(d, {"dumps", "--json"}).out);
+    auto first = json::parse(run_heapctl(d, {"dumps", "--json"}).out);
     ASSERT_EQ(first.size(), 1u);
     const std::string kept_id = first[0]["id"];
-    ASSERT_TRUE(grow(dir.file("trigger")));
+    ASSERT_TRUE(leaky_grow(dir.file("trigger")));
 
     raw_client c(d.socket());
     ASSERT_TRUE(c.send_request({1, "dump", {{"pid", jvm.pid()}, {"wait", true}}}));
@@ -78,7 +56,7 @@ TEST(dump_job, killed_while_a_jvm_dumps_it_restarts_with_only_complete_dumps) {
     ASSERT_TRUE(d.start()) << d.log();
     EXPECT_FALSE(has_temp_files(d.store()));
     EXPECT_NE(d.log().find("1 jobs were interrupted"), std::string::npos) << d.log();
-    auto jobs = json::parse(heapctl(d, {"jobs", "--json"}).out);
+    auto jobs = json::parse(run_heapctl(d, {"jobs", "--json"}).out);
     bool failed = false;
     for (const json& j : jobs)
         if (j["id"] == job) {
@@ -87,15 +65,15 @@ TEST(dump_job, killed_while_a_jvm_dumps_it_restarts_with_only_complete_dumps) {
         }
     EXPECT_TRUE(failed) << jobs.dump(1);
     // Only the complete dump is there, and it still reads.
-    auto dumps = json::parse(heapctl(d, {"dumps", "--json"}).out);
+    auto dumps = json::parse(run_heapctl(d, {"dumps", "--json"}).out);
     ASSERT_EQ(dumps.size(), 1u) << dumps.dump(1);
     const std::string id = dumps[0]["id"];
     EXPECT_EQ(id, kept_id);
     for (const auto& e : std::filesystem::directory_iterator(d.store() + "/entries"))
         EXPECT_EQ(e.path().filename().string(), id) << "only the complete entry is kept";
-    EXPECT_EQ(heapctl(d, {"report", id}).exit_code, 0);
+    EXPECT_EQ(run_heapctl(d, {"report", id}).exit_code, 0);
     // And the same JVM can be dumped again at once.
-    auto again = heapctl(d, {"dump", pid, "--wait"});
+    auto again = run_heapctl(d, {"dump", pid, "--wait"});
     EXPECT_EQ(again.exit_code, 0) << again.err << d.log();
     EXPECT_NE(again.out.find("Leaky"), std::string::npos);
     EXPECT_FALSE(has_temp_files(d.store()));
@@ -103,20 +81,17 @@ TEST(dump_job, killed_while_a_jvm_dumps_it_restarts_with_only_complete_dumps) {
 
 TEST(dump_job, a_dump_that_would_not_fit_is_refused_before_it_starts) {
     // The store on a 4 MiB tmpfs in a mount namespace of the daemon's own: it goes with the daemon.
-    const std::string script =
-        "for a; do [ \"$prev\" = --store ] && store=$a; prev=$a; done; "
-        "mkdir -p \"$store\" && mount -t tmpfs -o size=4m,mode=0750 tmpfs \"$store\" && exec \"$@\"";
-    serve_process d({}, {"unshare", "--mount", "--propagation", "private", "sh", "-c", script, "sh"});
+    serve_process d({}, small_store_launcher("4m"));
     ASSERT_TRUE(d.ready()) << d.log();
     scratch_dir dir;
     demo_jvm jvm(java_main{"Leaky"}, {"-Xmx256m", "-Xms256m"}, {dir.file("trigger"), "1000000"});
     ASSERT_TRUE(jvm.ready());
-    ASSERT_TRUE(grow(dir.file("trigger")));  // some 40 MB in use: ten times the store's room
-    auto refused = heapctl(d, {"dump", std::to_string(jvm.pid()), "--wait"});
+    ASSERT_TRUE(leaky_grow(dir.file("trigger")));  // some 40 MB in use: ten times the store's room
+    auto refused = run_heapctl(d, {"dump", std::to_string(jvm.pid()), "--wait"});
     EXPECT_EQ(refused.exit_code, 6) << refused.out << refused.err;
     EXPECT_NE(refused.err.find("not enough free space in " + d.store()), std::string::npos) << refused.err;
     EXPECT_NE(refused.err.find("the heap dump of pid " + std::to_string(jvm.pid())), std::string::npos) << refused.err;
-    EXPECT_TRUE(json::parse(heapctl(d, {"dumps", "--json"}).out).empty());
+    EXPECT_TRUE(json::parse(run_heapctl(d, {"dumps", "--json"}).out).empty());
     EXPECT_FALSE(has_temp_files(d.store()));
     // The JVM was never asked to dump: no attach listener was started in it.
     EXPECT_FALSE(std::filesystem::exists("/tmp/.java_pid" + std::to_string(jvm.pid())));

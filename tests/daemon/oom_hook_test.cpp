@@ -27,14 +27,6 @@ namespace {
 using wire::json;
 namespace fs = std::filesystem;
 
-command_result heapctl(const serve_process& d, std::vector<std::string> args, const temp_user* user = nullptr) {
-    args.insert(args.begin(), {heapctl_binary(), "--socket", d.socket()});
-    if (user != nullptr)
-        args.insert(args.begin(), {"setpriv", "--reuid=" + std::to_string(user->uid()),
-                                   "--regid=" + std::to_string(user->gid()), "--clear-groups"});
-    return run_command(args);
-}
-
 // -XX:OnOutOfMemoryError running the hook between two time stamps (HotSpot runs each ';'-separated
 // command with /bin/sh -c, in order), so the test can measure how long the hook took.
 std::string hook_flag(const serve_process& d, const std::string& dir, const std::string& spool) {
@@ -60,7 +52,7 @@ double hook_ms(const std::string& dir) {
 // Waits (up to 180 s) until the daemon has a finished dump job; its record.
 json finished_dump_job(const serve_process& d) {
     for (int i = 0; i < 1800; ++i) {
-        auto jobs = heapctl(d, {"jobs", "--json"});
+        auto jobs = run_heapctl(d, {"jobs", "--json"});
         if (jobs.exit_code == 0)
             for (const json& j : json::parse(jobs.out))
                 if (j["kind"] == "dump" && (j["state"] == "done" || j["state"] == "failed" || j["state"] == "cancelled"))
@@ -72,16 +64,16 @@ json finished_dump_job(const serve_process& d) {
 
 // heapctl report PID names the leaking map first, with its path; the entry says oom.
 void expect_leak_report(const serve_process& d, pid_t pid) {
-    auto r = heapctl(d, {"report", std::to_string(pid), "--json"});
+    auto r = run_heapctl(d, {"report", std::to_string(pid), "--json"});
     ASSERT_EQ(r.exit_code, 0) << r.err << d.log();
     json report = json::parse(r.out);
     const json& top = report["leak_suspects"]["suspects"].at(0);
     const std::string path = top["path"]["text"].get<std::string>();
     EXPECT_NE(path.find("OomLeak (static CACHE)"), std::string::npos) << path;
     EXPECT_NE(path.find("java.util.HashMap"), std::string::npos) << path;
-    auto text = heapctl(d, {"report", std::to_string(pid)});
+    auto text = run_heapctl(d, {"report", std::to_string(pid)});
     EXPECT_NE(text.out.find("OomLeak (static CACHE)"), std::string::npos) << text.out;
-    json dumps = json::parse(heapctl(d, {"dumps", "--json"}).out);
+    json dumps = json::parse(run_heapctl(d, {"dumps", "--json"}).out);
     ASSERT_EQ(dumps.size(), 1u);
     EXPECT_EQ(dumps[0]["trigger"], "oom");
     EXPECT_EQ(dumps[0]["pid"], pid);
@@ -150,7 +142,7 @@ TEST(oom_hook, the_jvms_own_dump_is_adopted_though_the_jvm_exits) {
     EXPECT_EQ(job["subject"], own);
     expect_leak_report(d, jvm.pid());
     // The very bytes the JVM wrote.
-    json dumps = json::parse(heapctl(d, {"dumps", "--json"}).out);
+    json dumps = json::parse(run_heapctl(d, {"dumps", "--json"}).out);
     EXPECT_EQ(dumps[0]["file_bytes"].get<std::uintmax_t>(), fs::file_size(own));
 }
 
@@ -204,16 +196,16 @@ TEST(oom_hook, another_users_oom_dump_is_theirs_and_hidden_from_others) {
     EXPECT_EQ(job["owner_uid"], owner.uid());
 
     // The owner sees the dump and its report; a stranger sees neither.
-    auto mine = heapctl(d, {"report", std::to_string(jvm.pid())}, &owner);
+    auto mine = run_heapctl(d, {"report", std::to_string(jvm.pid())}, &owner);
     ASSERT_EQ(mine.exit_code, 0) << mine.err;
     EXPECT_NE(mine.out.find("OomLeak (static CACHE)"), std::string::npos) << mine.out;
-    json dumps = json::parse(heapctl(d, {"dumps", "--json"}, &owner).out);
+    json dumps = json::parse(run_heapctl(d, {"dumps", "--json"}, &owner).out);
     ASSERT_EQ(dumps.size(), 1u);
     EXPECT_EQ(dumps[0]["owner_uid"], owner.uid());
-    auto theirs = heapctl(d, {"report", std::to_string(jvm.pid())}, &stranger);
+    auto theirs = run_heapctl(d, {"report", std::to_string(jvm.pid())}, &stranger);
     EXPECT_EQ(theirs.exit_code, 5) << theirs.out << theirs.err;
-    EXPECT_TRUE(json::parse(heapctl(d, {"dumps", "--json"}, &stranger).out).empty());
-    auto by_id = heapctl(d, {"report", dumps[0]["id"].get<std::string>()}, &stranger);
+    EXPECT_TRUE(json::parse(run_heapctl(d, {"dumps", "--json"}, &stranger).out).empty());
+    auto by_id = run_heapctl(d, {"report", dumps[0]["id"].get<std::string>()}, &stranger);
     EXPECT_EQ(by_id.exit_code, 4) << by_id.err;
     // Kept by root, readable by the store's group only.
     struct stat st {};

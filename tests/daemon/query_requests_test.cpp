@@ -22,25 +22,6 @@ using wire::json;
 
 constexpr int leak_count = 30000;
 
-command_result heapctl(const serve_process& d, std::vector<std::string> args, const temp_user* user = nullptr) {
-    args.insert(args.begin(), {heapctl_binary(), "--socket", d.socket()});
-    if (user != nullptr)
-        args.insert(args.begin(), {"setpriv", "--reuid=" + std::to_string(user->uid()),
-                                   "--regid=" + std::to_string(user->gid()), "--clear-groups"});
-    return run_command(args);
-}
-
-// Makes Leaky add leak_count objects and waits until they are in its list (it deletes the trigger).
-bool grow(const std::string& trigger) {
-    std::ofstream(trigger) << "grow\n";
-    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
-    while (std::filesystem::exists(trigger)) {
-        if (std::chrono::steady_clock::now() > deadline) return false;
-        std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    }
-    return true;
-}
-
 const json* row(const json& list, const std::string& name) {
     for (const json& e : list)
         if (e.at("class") == name) return &e;
@@ -56,17 +37,17 @@ TEST(query_requests, diff_growth_and_paths_of_a_leaking_jvm) {
     const std::string pid = std::to_string(jvm.pid());
 
     // One dump: nothing to compare yet.
-    ASSERT_TRUE(grow(dir.file("trigger")));
-    auto first = heapctl(d, {"dump", pid, "--wait", "--json"});
+    ASSERT_TRUE(leaky_grow(dir.file("trigger")));
+    auto first = run_heapctl(d, {"dump", pid, "--wait", "--json"});
     ASSERT_EQ(first.exit_code, 0) << first.err << d.log();
-    auto lonely = heapctl(d, {"diff", pid});
+    auto lonely = run_heapctl(d, {"diff", pid});
     EXPECT_EQ(lonely.exit_code, 5) << lonely.out << lonely.err;
     EXPECT_NE(lonely.err.find("only one dump"), std::string::npos) << lonely.err;
 
-    ASSERT_TRUE(grow(dir.file("trigger")));
-    auto second = heapctl(d, {"dump", pid, "--wait", "--json"});
+    ASSERT_TRUE(leaky_grow(dir.file("trigger")));
+    auto second = run_heapctl(d, {"dump", pid, "--wait", "--json"});
     ASSERT_EQ(second.exit_code, 0) << second.err << d.log();
-    auto dumps = json::parse(heapctl(d, {"dumps", "--json"}).out);
+    auto dumps = json::parse(run_heapctl(d, {"dumps", "--json"}).out);
     ASSERT_EQ(dumps.size(), 2u);
     const std::string newer = dumps[0]["id"], older = dumps[1]["id"];
     EXPECT_EQ(dumps[0]["jvm_start_time"], dumps[1]["jvm_start_time"]);
@@ -75,7 +56,7 @@ TEST(query_requests, diff_growth_and_paths_of_a_leaking_jvm) {
     // The two latest dumps of the JVM, and the same two named.
     for (const std::vector<std::string>& args :
          {std::vector<std::string>{"diff", pid, "--json"}, std::vector<std::string>{"diff", older, newer, "--json"}}) {
-        auto diffed = heapctl(d, args);
+        auto diffed = run_heapctl(d, args);
         ASSERT_EQ(diffed.exit_code, 0) << diffed.err;
         json j = json::parse(diffed.out);
         EXPECT_EQ(j["before"]["id"], older);
@@ -91,16 +72,16 @@ TEST(query_requests, diff_growth_and_paths_of_a_leaking_jvm) {
         ASSERT_NE(list, nullptr) << grew.dump(1);
         EXPECT_GT((*list)["retained_bytes_delta"].get<long long>(), leak_count * 16LL);
     }
-    auto text = heapctl(d, {"diff", pid});
+    auto text = run_heapctl(d, {"diff", pid});
     ASSERT_EQ(text.exit_code, 0) << text.err;
     EXPECT_NE(text.out.find("Grew most: Leaky\n  +30,000 instances (+100.0%)"), std::string::npos) << text.out;
 
     // The report of the second dump says what grew since the first; the first's says nothing.
-    auto report = heapctl(d, {"report", newer});
+    auto report = run_heapctl(d, {"report", newer});
     ASSERT_EQ(report.exit_code, 0) << report.err;
     EXPECT_NE(report.out.find("Since the previous dump of this JVM (" + older), std::string::npos) << report.out;
     EXPECT_NE(report.out.find("Grew most: Leaky"), std::string::npos) << report.out;
-    auto old_report = heapctl(d, {"report", older});
+    auto old_report = run_heapctl(d, {"report", older});
     EXPECT_EQ(old_report.out.find("Since the previous dump"), std::string::npos) << old_report.out;
 
     // The path to the leak's backing array, from the suspect the report names.
@@ -109,33 +90,33 @@ TEST(query_requests, diff_growth_and_paths_of_a_leaking_jvm) {
     const std::uint64_t array = suspects[0]["accumulation_point"]["id"].get<std::uint64_t>();
     char id[32];
     std::snprintf(id, sizeof id, "0x%llx", static_cast<unsigned long long>(array));
-    auto path = heapctl(d, {"path", pid, id, "--roots", "2"});
+    auto path = run_heapctl(d, {"path", pid, id, "--roots", "2"});
     ASSERT_EQ(path.exit_code, 0) << path.err << d.log();
     EXPECT_NE(path.out.find("class Leaky (static LEAKED) → java.util.ArrayList.elementData → java.lang.Object[]"),
               std::string::npos)
         << path.out;
-    auto jobs_before = json::parse(heapctl(d, {"jobs", "--json"}).out).size();
-    auto again = heapctl(d, {"path", newer, id, "--roots", "2", "--json"});
+    auto jobs_before = json::parse(run_heapctl(d, {"jobs", "--json"}).out).size();
+    auto again = run_heapctl(d, {"path", newer, id, "--roots", "2", "--json"});
     ASSERT_EQ(again.exit_code, 0) << again.err;
     json paths = json::parse(again.out);
     EXPECT_EQ(paths["id"], array);
     EXPECT_TRUE(paths["reachable"].get<bool>());
     EXPECT_EQ(paths["paths"].size(), 2u);
-    EXPECT_EQ(json::parse(heapctl(d, {"jobs", "--json"}).out).size(), jobs_before) << "asked again: answered from the entry";
+    EXPECT_EQ(json::parse(run_heapctl(d, {"jobs", "--json"}).out).size(), jobs_before) << "asked again: answered from the entry";
 
-    auto missing = heapctl(d, {"path", newer, "0x1"});
+    auto missing = run_heapctl(d, {"path", newer, "0x1"});
     EXPECT_EQ(missing.exit_code, 5) << missing.out << missing.err;
     EXPECT_NE(missing.err.find("no object 0x1"), std::string::npos) << missing.err;
-    auto bad_id = heapctl(d, {"path", newer, "zebra"});
+    auto bad_id = run_heapctl(d, {"path", newer, "zebra"});
     EXPECT_EQ(bad_id.exit_code, 1) << bad_id.err;
 
     // Another user may ask nothing about root's dumps.
     temp_user other;
-    auto refused_diff = heapctl(d, {"diff", older, newer}, &other);
+    auto refused_diff = run_heapctl(d, {"diff", older, newer}, &other);
     EXPECT_EQ(refused_diff.exit_code, 4) << refused_diff.out << refused_diff.err;
-    auto refused_path = heapctl(d, {"path", newer, id}, &other);
+    auto refused_path = run_heapctl(d, {"path", newer, id}, &other);
     EXPECT_EQ(refused_path.exit_code, 4) << refused_path.out << refused_path.err;
-    auto not_theirs = heapctl(d, {"diff", pid}, &other);
+    auto not_theirs = run_heapctl(d, {"diff", pid}, &other);
     EXPECT_EQ(not_theirs.exit_code, 5) << not_theirs.out << not_theirs.err;
 }
 
@@ -145,13 +126,13 @@ TEST(query_requests, a_path_needs_a_kept_dump) {
     // A file analysed in place: its report is kept, the dump is not.
     const std::string file = std::string(HEAPD_PEER_DATA) + "/hprof-64.bin";
     ASSERT_TRUE(std::filesystem::exists(file)) << file;
-    auto analysed = heapctl(d, {"report", file, "--json"});
+    auto analysed = run_heapctl(d, {"report", file, "--json"});
     ASSERT_EQ(analysed.exit_code, 0) << analysed.err;
-    const std::string entry = json::parse(heapctl(d, {"dumps", "--json"}).out).at(0)["id"];
-    auto path = heapctl(d, {"path", entry, "0x1"});
+    const std::string entry = json::parse(run_heapctl(d, {"dumps", "--json"}).out).at(0)["id"];
+    auto path = run_heapctl(d, {"path", entry, "0x1"});
     EXPECT_EQ(path.exit_code, 5) << path.out << path.err;
     EXPECT_NE(path.err.find("keeps no dump file"), std::string::npos) << path.err;
-    auto nothing = heapctl(d, {"diff", "no-such-dump", entry});
+    auto nothing = run_heapctl(d, {"diff", "no-such-dump", entry});
     EXPECT_EQ(nothing.exit_code, 5) << nothing.err;
 }
 

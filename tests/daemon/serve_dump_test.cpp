@@ -17,14 +17,6 @@ namespace {
 
 using wire::json;
 
-command_result heapctl(const serve_process& d, std::vector<std::string> args, const temp_user* user = nullptr) {
-    args.insert(args.begin(), {heapctl_binary(), "--socket", d.socket()});
-    if (user != nullptr)
-        args.insert(args.begin(), {"setpriv", "--reuid=" + std::to_string(user->uid()),
-                                   "--regid=" + std::to_string(user->gid()), "--clear-groups"});
-    return run_command(args);
-}
-
 TEST(serve_dump, dumps_a_jvm_keeps_the_dump_and_reports_it_by_pid) {
     serve_process d;
     ASSERT_TRUE(d.ready()) << d.log();
@@ -32,7 +24,7 @@ TEST(serve_dump, dumps_a_jvm_keeps_the_dump_and_reports_it_by_pid) {
     ASSERT_TRUE(jvm.ready());
     const std::string pid = std::to_string(jvm.pid());
 
-    auto jvms = heapctl(d, {"jvms", "--json"});
+    auto jvms = run_heapctl(d, {"jvms", "--json"});
     ASSERT_EQ(jvms.exit_code, 0) << jvms.err;
     bool listed = false;
     for (const json& j : json::parse(jvms.out))
@@ -42,19 +34,19 @@ TEST(serve_dump, dumps_a_jvm_keeps_the_dump_and_reports_it_by_pid) {
             EXPECT_GT(j["heap"]["used"].get<long long>(), 0);
         }
     EXPECT_TRUE(listed) << jvms.out;
-    auto jvms_text = heapctl(d, {"jvms"});
+    auto jvms_text = run_heapctl(d, {"jvms"});
     EXPECT_NE(jvms_text.out.find(pid), std::string::npos) << jvms_text.out;
 
     // No dump yet: report PID says so and how to take one.
-    auto none = heapctl(d, {"report", pid});
+    auto none = run_heapctl(d, {"report", pid});
     EXPECT_EQ(none.exit_code, 5) << none.out << none.err;
     EXPECT_NE(none.err.find("--fresh"), std::string::npos) << none.err;
 
-    auto dumped = heapctl(d, {"dump", pid, "--wait"});
+    auto dumped = run_heapctl(d, {"dump", pid, "--wait"});
     ASSERT_EQ(dumped.exit_code, 0) << dumped.err << d.log();
     EXPECT_NE(dumped.out.find("Sessions (static LEAK)"), std::string::npos) << dumped.out;
 
-    auto listed_dumps = json::parse(heapctl(d, {"dumps", "--json"}).out);
+    auto listed_dumps = json::parse(run_heapctl(d, {"dumps", "--json"}).out);
     ASSERT_EQ(listed_dumps.size(), 1u);
     const json& m = listed_dumps[0];
     EXPECT_EQ(m["pid"], jvm.pid());
@@ -71,19 +63,19 @@ TEST(serve_dump, dumps_a_jvm_keeps_the_dump_and_reports_it_by_pid) {
     EXPECT_EQ(st.st_uid, 0u);
 
     // The latest dump's report by pid, and a fresh one.
-    auto by_pid = heapctl(d, {"report", pid});
+    auto by_pid = run_heapctl(d, {"report", pid});
     ASSERT_EQ(by_pid.exit_code, 0) << by_pid.err;
     EXPECT_NE(by_pid.out.find("Sessions (static LEAK)"), std::string::npos) << by_pid.out;
     EXPECT_NE(by_pid.out.find("Kept as dump " + m["id"].get<std::string>()), std::string::npos) << by_pid.out;
-    auto fresh = heapctl(d, {"report", pid, "--fresh", "--json"});
+    auto fresh = run_heapctl(d, {"report", pid, "--fresh", "--json"});
     ASSERT_EQ(fresh.exit_code, 0) << fresh.err;
     EXPECT_NE(json::parse(fresh.out)["leak_suspects"]["suspects"].at(0)["path"]["text"].get<std::string>().find(
                   "Sessions (static LEAK)"),
               std::string::npos);
-    EXPECT_EQ(json::parse(heapctl(d, {"dumps", "--json"}).out).size(), 2u);
+    EXPECT_EQ(json::parse(run_heapctl(d, {"dumps", "--json"}).out).size(), 2u);
 
     // Without --wait: the job's id at once; --all dumps unreachable objects too.
-    auto started = heapctl(d, {"dump", pid, "--all", "--json"});
+    auto started = run_heapctl(d, {"dump", pid, "--all", "--json"});
     ASSERT_EQ(started.exit_code, 0) << started.err;
     EXPECT_EQ(json::parse(started.out)["job"]["kind"], "dump");
 }
@@ -108,7 +100,7 @@ TEST(serve_dump, one_dump_per_jvm_at_a_time_and_unknown_pids_refused) {
     EXPECT_EQ(second->error.kind, wire::error_kind::busy);
     EXPECT_NE(second->error.message.find("already under way"), std::string::npos) << second->error.message;
 
-    auto missing = heapctl(d, {"dump", "999999999"});
+    auto missing = run_heapctl(d, {"dump", "999999999"});
     EXPECT_EQ(missing.exit_code, 5) << missing.err;
 }
 
@@ -120,15 +112,15 @@ TEST(serve_dump, another_user_neither_sees_nor_dumps_roots_jvm) {
     demo_jvm jvm(java_main{"Sessions"}, {"-Xmx256m"}, {"1000"});
     ASSERT_TRUE(jvm.ready());
     const std::string pid = std::to_string(jvm.pid());
-    auto jvms = heapctl(d, {"jvms", "--json"}, &other);
+    auto jvms = run_heapctl(d, {"jvms", "--json"}, &other);
     ASSERT_EQ(jvms.exit_code, 0) << jvms.err;
     for (const json& j : json::parse(jvms.out)) EXPECT_NE(j["pid"], jvm.pid()) << jvms.out;
-    auto refused = heapctl(d, {"dump", pid, "--wait"}, &other);
+    auto refused = run_heapctl(d, {"dump", pid, "--wait"}, &other);
     EXPECT_EQ(refused.exit_code, 4) << refused.out << refused.err;
     EXPECT_NE(refused.err.find("another user"), std::string::npos) << refused.err;
-    auto fresh = heapctl(d, {"report", pid, "--fresh"}, &other);
+    auto fresh = run_heapctl(d, {"report", pid, "--fresh"}, &other);
     EXPECT_EQ(fresh.exit_code, 4) << fresh.err;
-    EXPECT_TRUE(json::parse(heapctl(d, {"jobs", "--json"}).out).empty());
+    EXPECT_TRUE(json::parse(run_heapctl(d, {"jobs", "--json"}).out).empty());
 }
 
 } // namespace

@@ -75,12 +75,6 @@ int analysis_processes(const std::string& store) {
     return n;
 }
 
-bool has_temp_files(const std::string& root) {
-    for (const auto& e : std::filesystem::recursive_directory_iterator(root))
-        if (e.path().filename().string().starts_with(".tmp-")) return true;
-    return false;
-}
-
 TEST(serve_jobs, status_is_answered_while_a_large_analysis_runs) {
     const std::string dump = big_dump();
     serve_process d;
@@ -208,10 +202,7 @@ TEST(serve_jobs, killed_during_an_analysis_it_restarts_clean_with_the_job_failed
 
 TEST(serve_jobs, a_store_without_room_refuses_with_a_clear_error) {
     // The store on a 2 MiB tmpfs in a mount namespace of the daemon's own: it goes with the daemon.
-    const std::string script =
-        "for a; do [ \"$prev\" = --store ] && store=$a; prev=$a; done; "
-        "mkdir -p \"$store\" && mount -t tmpfs -o size=2m,mode=0750 tmpfs \"$store\" && exec \"$@\"";
-    serve_process d({}, {"unshare", "--mount", "--propagation", "private", "sh", "-c", script, "sh"});
+    serve_process d({}, small_store_launcher("2m"));
     ASSERT_TRUE(d.ready()) << d.log();
     raw_client c(d.socket());
     ASSERT_TRUE(start_analysis(c, peer_dump, true));

@@ -12,6 +12,8 @@
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
+#include <thread>
 #include <mutex>
 #include <stdexcept>
 
@@ -50,6 +52,16 @@ void drain(int out_fd, int err_fd, std::string& out, std::string& err) {
 
 std::string visualvm_heap_jar() {
     return "/usr/share/visualvm/visualvm/modules/org-graalvm-visualvm-lib-jfluid-heap.jar";
+}
+
+bool leaky_grow(const std::string& trigger) {
+    { std::ofstream(trigger) << "grow\n"; }
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
+    while (std::filesystem::exists(trigger)) {
+        if (std::chrono::steady_clock::now() > deadline) return false;
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    return true;
 }
 
 std::string test_classes_dir() {

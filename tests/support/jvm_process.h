@@ -35,6 +35,10 @@ std::string visualvm_heap_jar();
 // The directory of the compiled programs of tests/java (compiled once per build into the build tree).
 std::string test_classes_dir();
 
+// Makes a running tests/java/Leaky add its batch of objects: writes its trigger file and waits (up
+// to 120 s) until Leaky deletes it, which it does once the objects are in its list.
+bool leaky_grow(const std::string& trigger);
+
 // The main class of a program in tests/java, e.g. java_main{"Shapes"}.
 struct java_main {
     std::string name;

@@ -18,11 +18,33 @@
 #include <thread>
 
 #include "tests/support/hprof_builder.h"
+#include "tests/support/isolated_jvm.h"
 #include "tests/support/jvm_process.h"
 
 namespace heapd::test {
 
 std::string heapctl_binary() { return std::string(HEAPD_BINARY_DIR) + "/cli/heapctl"; }
+
+command_result run_heapctl(const serve_process& d, std::vector<std::string> args, const temp_user* user) {
+    args.insert(args.begin(), {heapctl_binary(), "--socket", d.socket()});
+    if (user != nullptr)
+        args.insert(args.begin(), {"setpriv", "--reuid=" + std::to_string(user->uid()),
+                                   "--regid=" + std::to_string(user->gid()), "--clear-groups"});
+    return run_command(args);
+}
+
+bool has_temp_files(const std::string& root) {
+    for (const auto& e : std::filesystem::recursive_directory_iterator(root))
+        if (e.path().filename().string().starts_with(".tmp-")) return true;
+    return false;
+}
+
+std::vector<std::string> small_store_launcher(const std::string& size) {
+    const std::string script =
+        "for a; do [ \"$prev\" = --store ] && store=$a; prev=$a; done; "
+        "mkdir -p \"$store\" && mount -t tmpfs -o size=" + size + ",mode=0750 tmpfs \"$store\" && exec \"$@\"";
+    return {"unshare", "--mount", "--propagation", "private", "sh", "-c", script, "sh"};
+}
 
 shared_dir::shared_dir() {
     std::string tmpl = "/tmp/heapd-test-XXXXXX";

@@ -85,6 +85,19 @@ private:
     wire::frame_parser parser_{std::uint32_t{1} << 30};
 };
 
+class temp_user;
+struct command_result;
+
+// heapctl --socket (d's) ARGS, as user when given (setpriv, no supplementary groups).
+command_result run_heapctl(const serve_process& d, std::vector<std::string> args, const temp_user* user = nullptr);
+
+// True when something under root is named as a half-written file (.tmp-*).
+bool has_temp_files(const std::string& root);
+
+// A launcher for serve_process that puts the daemon's store on a tmpfs of that size (e.g. "2m") in
+// a mount namespace of the daemon's own, so it goes with the daemon.
+std::vector<std::string> small_store_launcher(const std::string& size);
+
 // Writes a synthetic dump of about items × 67 bytes: a static array holding `items` objects, each
 // with its own byte[16], in buckets of 1,000, so the whole heap is one leak suspect.
 bool write_big_dump(const std::string& path, unsigned items);
