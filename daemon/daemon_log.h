@@ -1,5 +1,6 @@
 #pragma once
-// The daemon's logger (spdlog): stderr in the foreground, syslog when detached.
+// The daemon's logger (spdlog): journald under systemd, stderr in the foreground, syslog when
+// detached (log_destination.h).
 #include <memory>
 
 #include <spdlog/logger.h>

@@ -10,6 +10,7 @@
 
 #include <boost/asio/post.hpp>
 
+#include "listen_fds.h"
 #include "peer.h"
 #include "spool.h"
 #include "unique_fd.h"
@@ -37,7 +38,8 @@ bool someone_listens(const std::string& path) {
 } // namespace
 
 server::server(const serve_options& options, std::shared_ptr<spdlog::logger> log)
-    : options_(options), log_(std::move(log)), signals_(io_), acceptor_(io_), accept_retry_(io_) {}
+    : options_(options), log_(std::move(log)), signals_(io_), acceptor_(io_), accept_retry_(io_),
+      notifier_(io_, [this] { return status_line(); }) {}
 
 server::~server() {
     if (jobs_) jobs_->shutdown(options_.shutdown_grace);
@@ -68,21 +70,32 @@ result<std::unique_ptr<server>> server::open(const serve_options& options, std::
 
     s->jobs_ = std::make_unique<job_manager>(s->io_, *s->store_, options.workers, log);
     s->jobs_->restore(recovery.jobs);
+    if (auto bound = s->bind_socket(); !bound) return std::unexpected(bound.error());
     daemon_info info;
     info.version = "0.1.0";
-    info.socket_path = options.socket_path;
+    info.socket_path = s->options_.socket_path;
     info.host = host_name();
     info.started_ms = now_ms();
     info.pid = ::getpid();
     info.admin_group = s->admin_group_;
     s->handler_ = std::make_unique<request_handler>(info, *s->store_, *s->jobs_, log);
-    if (auto bound = s->bind_socket(); !bound) return std::unexpected(bound.error());
     if (!options.spool_dir.empty())
         if (auto spool = make_spool_dir(options.spool_dir); !spool) log->warn("spool: {}", spool.error().message);
     return s;
 }
 
 result<void> server::bind_socket() {
+    // Socket activation: the service manager's socket, left in place at exit (socket_inode_ 0).
+    auto inherited = take_listen_socket();
+    if (!inherited) return std::unexpected(inherited.error());
+    if (*inherited) {
+        boost::system::error_code bec;
+        acceptor_.assign(stream_protocol(), (*inherited)->fd, bec);
+        if (bec) return fail(error_code::io, "cannot serve the socket passed by the service manager: " + bec.message());
+        if (!(*inherited)->path.empty()) options_.socket_path = (*inherited)->path;
+        log_->info("socket activation: serving {}, passed by the service manager", options_.socket_path);
+        return {};
+    }
     const std::string& path = options_.socket_path;
     if (path.empty() || path.size() >= sizeof(sockaddr_un::sun_path))
         return fail(error_code::bad_value, "socket path \"" + path + "\" is empty or longer than " +
@@ -149,6 +162,7 @@ bool server::run() {
     signals_.async_wait([this](const boost::system::error_code& ec, int sig) {
         if (ec) return;
         log_->info("stopping on {}", sig == SIGINT ? "SIGINT" : "SIGTERM");
+        notifier_.stopping(sig == SIGINT ? "stopping on SIGINT" : "stopping on SIGTERM");
         boost::system::error_code ignored;
         acceptor_.close(ignored);
         accept_retry_.cancel();
@@ -158,16 +172,25 @@ bool server::run() {
     log_->info("serving on {} (store {}, {} worker{}, protocol {})", options_.socket_path, store_->root(),
                jobs_->workers(), jobs_->workers() == 1 ? "" : "s", wire::protocol_version);
     accept();
+    notifier_.ready();
     // Dump requests of OOM hooks that ran while no daemon did.
     if (!options_.spool_dir.empty()) boost::asio::post(io_, [this] { handler_->take_spooled(options_.spool_dir); });
     io_.run();
     remove_socket();
     auto counts = jobs_->count();
     if (counts.running > 0) log_->info("waiting for {} running job(s) to stop", counts.running);
+    if (counts.running > 0) notifier_.status("stopping: waiting for " + std::to_string(counts.running) + " running job(s)");
     bool stopped = jobs_->shutdown(options_.shutdown_grace);
     if (!stopped) log_->warn("some jobs did not stop in time; their records will say they were interrupted");
     else log_->info("stopped");
     return stopped;
+}
+
+// The STATUS= line systemctl status shows.
+std::string server::status_line() const {
+    auto counts = jobs_->count();
+    return "serving on " + options_.socket_path + ": " + std::to_string(counts.running) + " job(s) running, " +
+           std::to_string(counts.queued) + " queued";
 }
 
 } // namespace heapd::daemon

@@ -23,13 +23,15 @@
 #include "request_handler.h"
 #include "store.h"
 #include "config.h"
+#include "systemd_notify.h"
 
 namespace heapd::daemon {
 
 // The daemon: socket, store, jobs.
 class server {
 public:
-    // Opens the store (recovering from a crash) and binds the socket.
+    // Opens the store (recovering from a crash) and binds the socket, or takes the one socket
+    // activation passed (listen_fds.h).
     static result<std::unique_ptr<server>> open(const serve_options& options, std::shared_ptr<spdlog::logger> log);
     ~server();
     // Serves until SIGINT or SIGTERM, then stops the jobs. False when some job did not stop within
@@ -41,6 +43,7 @@ private:
     result<void> bind_socket();
     void accept();
     void remove_socket();
+    std::string status_line() const;
 
     serve_options options_;
     std::shared_ptr<spdlog::logger> log_;
@@ -54,6 +57,7 @@ private:
     std::unique_ptr<job_manager> jobs_;
     std::unique_ptr<request_handler> handler_;
     ino_t socket_inode_ = 0;  // the socket file this server made, removed at exit if still there
+    service_notifier notifier_;  // READY, STATUS, STOPPING and WATCHDOG for systemd
 };
 
 } // namespace heapd::daemon
