@@ -41,6 +41,10 @@ public:
     void handle(const wire::request& request, const connection_ptr& c);
     // Starts the dump requests spooled while the daemon was not running (spool.h); log lines only.
     void take_spooled(const std::string& spool_dir);
+    // rule_dumps.cpp: queues a dump of pid, as root, for the dump rule named rule (trigger
+    // "rule:NAME"); the process must still be the one that started at start_time (clock ticks since
+    // boot). Busy when a dump of that JVM is under way or too many jobs wait.
+    wire::wire_result<job_record> dump_for_rule(pid_t pid, std::uint64_t start_time, const std::string& rule, bool live);
 
 private:
     void status(const wire::request& r, const connection_ptr& c);

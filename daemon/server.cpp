@@ -79,6 +79,12 @@ result<std::unique_ptr<server>> server::open(const serve_options& options, std::
     info.pid = ::getpid();
     info.admin_group = s->admin_group_;
     s->handler_ = std::make_unique<request_handler>(info, *s->store_, *s->jobs_, log);
+    s->rules_ = std::make_unique<rule_watcher>(
+        s->io_,
+        [h = s->handler_.get()](const jvm_identity& jvm, const dump_rule& rule) {
+            return h->dump_for_rule(jvm.pid, jvm.start_time, rule.name, rule.live);
+        },
+        log);
     if (!options.spool_dir.empty())
         if (auto spool = make_spool_dir(options.spool_dir); !spool) log->warn("spool: {}", spool.error().message);
     return s;
@@ -156,6 +162,12 @@ void server::remove_socket() {
     if (socket_inode_ != 0 && ::lstat(options_.socket_path.c_str(), &st) == 0 && st.st_ino == socket_inode_)
         ::unlink(options_.socket_path.c_str());
     socket_inode_ = 0;
+}
+
+void server::set_rules(std::vector<dump_rule> rules, std::chrono::milliseconds poll_interval) {
+    boost::asio::post(io_, [this, rules = std::move(rules), poll_interval]() mutable {
+        rules_->set_rules(std::move(rules), poll_interval);
+    });
 }
 
 bool server::run() {

@@ -21,6 +21,7 @@
 #include "formats/error.h"
 #include "job_manager.h"
 #include "request_handler.h"
+#include "rule_watcher.h"
 #include "store.h"
 #include "config.h"
 #include "systemd_notify.h"
@@ -37,6 +38,11 @@ public:
     // Serves until SIGINT or SIGTERM, then stops the jobs. False when some job did not stop within
     // the grace period: the caller must then end the process at once (workers still run).
     bool run();
+    // Replaces the dump rules and how often they read the JVMs' hsperfdata (rule_watcher.h), e.g.
+    // with heapd_config's rules and poll_interval, at start and at each reload. Callable from any
+    // thread, before run() or while it serves: the change is made on the io_context thread. Rules
+    // that remain (by name) keep their state; none stops the polling.
+    void set_rules(std::vector<dump_rule> rules, std::chrono::milliseconds poll_interval);
 
 private:
     server(const serve_options& options, std::shared_ptr<spdlog::logger> log);
@@ -56,6 +62,7 @@ private:
     std::unique_ptr<store> store_;
     std::unique_ptr<job_manager> jobs_;
     std::unique_ptr<request_handler> handler_;
+    std::unique_ptr<rule_watcher> rules_;  // asks handler_ for dumps: destroyed before it
     ino_t socket_inode_ = 0;  // the socket file this server made, removed at exit if still there
     service_notifier notifier_;  // READY, STATUS, STOPPING and WATCHDOG for systemd
 };

@@ -1,0 +1,179 @@
+#include "rule_policy.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
+namespace heapd::daemon {
+namespace {
+
+// 93 -> "93%", 90.44 -> "90.4%".
+std::string percent(double p) {
+    double r = std::round(p * 10) / 10;
+    char buf[64];
+    std::snprintf(buf, sizeof buf, r == std::floor(r) ? "%.0f%%" : "%.1f%%", r);
+    return buf;
+}
+
+// Drops points but the first and the last until at most limit remain, each time the one whose
+// neighbours are closest: what is left stays as evenly spread as it can over the same span.
+void thin(std::deque<gc_point>& points, std::size_t limit) {
+    while (points.size() > limit && points.size() > 2) {
+        std::size_t drop = 1;
+        std::int64_t narrowest = points[2].hrt_ticks - points[0].hrt_ticks;
+        for (std::size_t i = 2; i + 1 < points.size(); ++i)
+            if (std::int64_t gap = points[i + 1].hrt_ticks - points[i - 1].hrt_ticks; gap < narrowest) {
+                narrowest = gap;
+                drop = i;
+            }
+        points.erase(points.begin() + static_cast<std::ptrdiff_t>(drop));
+    }
+}
+
+} // namespace
+
+std::int64_t old_collections(const jvm_perf_summary& s) {
+    std::int64_t all = 0;
+    for (const hsperf_collector& c : s.collectors) {
+        if (c.index == 1) return c.invocations;
+        all += std::max<std::int64_t>(c.invocations, 0);
+    }
+    return all;
+}
+
+jvm_sample sample_of(const jvm_perf_summary& s, policy_clock::time_point at) {
+    jvm_sample out;
+    out.at = at;
+    out.old_gen = s.old_gen;
+    out.old_collections = old_collections(s);
+    out.gc_ticks = s.gc_ticks;
+    out.hrt_ticks = s.hrt_ticks;
+    out.hrt_frequency = s.hrt_frequency;
+    return out;
+}
+
+std::string duration_words(std::chrono::seconds d) {
+    long long s = d.count();
+    if (s <= 0) return "0s";
+    std::string out;
+    static constexpr std::pair<char, long long> units[] = {{'d', 86400}, {'h', 3600}, {'m', 60}, {'s', 1}};
+    for (auto [unit, size] : units) {
+        if (s >= size) out += std::to_string(s / size) + unit;
+        s %= size;
+    }
+    return out;
+}
+
+std::optional<std::string> rule_policy::old_gen_reason(const dump_rule& rule, state& st, const jvm_sample& s) {
+    std::optional<std::int64_t> before = st.old_collections;
+    st.old_collections = s.old_collections;
+    if (!rule.old_gen_percent) return std::nullopt;
+    if (before && s.old_collections < *before) st.streak = 0;  // not the same counters: start again
+    if (before && s.old_collections > *before && s.old_gen) {
+        if (auto occupancy = s.old_gen->occupancy()) {
+            st.last_occupancy = *occupancy * 100;
+            st.streak = st.last_occupancy > *rule.old_gen_percent ? st.streak + 1 : 0;
+        }
+    }
+    const unsigned needed = std::max(rule.old_gen_collections, 1u);
+    if (st.streak < needed) return std::nullopt;
+    return "old generation " + percent(st.last_occupancy) + " full after " + std::to_string(st.streak) +
+           " old collection" + (st.streak == 1 ? "" : "s") + " in a row (threshold " +
+           percent(*rule.old_gen_percent) + ")";
+}
+
+std::optional<std::string> rule_policy::gc_time_reason(const dump_rule& rule, state& st, const jvm_sample& s) {
+    if (!rule.gc_time_percent || s.hrt_frequency <= 0) return std::nullopt;
+    auto& w = st.window;
+    if (!w.empty() && (s.hrt_ticks < w.back().hrt_ticks || s.gc_ticks < w.back().gc_ticks)) w.clear();
+    if (!w.empty() && s.hrt_ticks == w.back().hrt_ticks) w.back().gc_ticks = s.gc_ticks;
+    else w.push_back({s.gc_ticks, s.hrt_ticks});
+    // The latest point at least gc_window (and at least one tick) before the newest; older ones go.
+    const double window_ticks =
+        std::max(1.0, static_cast<double>(rule.gc_window.count()) * static_cast<double>(s.hrt_frequency));
+    std::optional<std::size_t> base;
+    for (std::size_t i = w.size(); i-- > 0;)
+        if (static_cast<double>(w.back().hrt_ticks - w[i].hrt_ticks) >= window_ticks) {
+            base = i;
+            break;
+        }
+    if (base) w.erase(w.begin(), w.begin() + static_cast<std::ptrdiff_t>(*base));
+    thin(w, max_window_samples);
+    if (!base || w.size() < 2) return std::nullopt;
+    const double span = static_cast<double>(w.back().hrt_ticks - w.front().hrt_ticks);
+    // The collectors' time is counted when a collection ends, the clock sampled every 50 ms or so:
+    // a share a little above 100% is 100%.
+    const double share = std::min(100.0, static_cast<double>(w.back().gc_ticks - w.front().gc_ticks) / span * 100);
+    if (!(share > *rule.gc_time_percent)) return std::nullopt;
+    const auto seconds = static_cast<long long>(std::llround(span / static_cast<double>(s.hrt_frequency)));
+    return "GC took " + percent(share) + " of the last " + duration_words(std::chrono::seconds(seconds)) +
+           " (threshold " + percent(*rule.gc_time_percent) + ")";
+}
+
+std::optional<std::string> rule_policy::observe(const dump_rule& rule, const jvm_identity& id, const jvm_sample& s) {
+    auto [it, fresh] = states_[rule.name].try_emplace(id);
+    state& st = it->second;
+    if (fresh) st.first_seen = s.at;
+
+    std::vector<std::string> reasons;
+    if (rule.every) {
+        const auto anchor = st.last_dump.value_or(st.first_seen);
+        if (s.at - anchor >= *rule.every) reasons.push_back("scheduled every " + duration_words(*rule.every));
+    }
+    if (auto r = old_gen_reason(rule, st, s)) reasons.push_back(std::move(*r));
+    if (auto r = gc_time_reason(rule, st, s)) reasons.push_back(std::move(*r));
+
+    if (reasons.empty()) return std::nullopt;
+    if (rule.max_dumps != 0 && st.dumps >= rule.max_dumps) return std::nullopt;
+    if (st.last_attempt && s.at - *st.last_attempt < rule.cooldown) return std::nullopt;
+    std::string joined;
+    for (const std::string& r : reasons) joined += (joined.empty() ? "" : "; ") + r;
+    return joined;
+}
+
+void rule_policy::record(const std::string& rule, const jvm_identity& id, dump_outcome outcome,
+                         policy_clock::time_point at) {
+    auto r = states_.find(rule);
+    if (r == states_.end() || outcome == dump_outcome::busy) return;
+    auto it = r->second.find(id);
+    if (it == r->second.end()) return;
+    state& st = it->second;
+    st.last_attempt = at;
+    if (outcome != dump_outcome::submitted) return;
+    st.last_dump = at;
+    ++st.dumps;
+    st.streak = 0;
+    if (st.window.size() > 1) st.window.erase(st.window.begin(), st.window.end() - 1);
+}
+
+void rule_policy::retain_rules(const std::vector<dump_rule>& rules) {
+    std::set<std::string> names;
+    for (const dump_rule& r : rules) names.insert(r.name);
+    std::erase_if(states_, [&](const auto& kv) { return !names.contains(kv.first); });
+}
+
+void rule_policy::retain_jvms(const std::set<jvm_identity>& alive) {
+    for (auto& [name, jvms] : states_) std::erase_if(jvms, [&](const auto& kv) { return !alive.contains(kv.first); });
+}
+
+unsigned rule_policy::dumps(const std::string& rule, const jvm_identity& id) const {
+    auto r = states_.find(rule);
+    if (r == states_.end()) return 0;
+    auto it = r->second.find(id);
+    return it == r->second.end() ? 0 : it->second.dumps;
+}
+
+std::size_t rule_policy::tracked() const {
+    std::size_t n = 0;
+    for (const auto& [name, jvms] : states_) n += jvms.size();
+    return n;
+}
+
+std::size_t rule_policy::window_samples() const {
+    std::size_t n = 0;
+    for (const auto& [name, jvms] : states_)
+        for (const auto& [id, st] : jvms) n += st.window.size();
+    return n;
+}
+
+} // namespace heapd::daemon

@@ -1,0 +1,126 @@
+#pragma once
+// When dump rules (config.h: dump_rule) dump a JVM, decided from samples of its hsperfdata: pure
+// logic with no I/O and no clock of its own (samples carry their time), so tests feed it synthetic
+// samples. State is kept per (rule, JVM), a JVM being a pid and its process start time.
+//
+// Conditions (a rule may give several; any that holds asks for a dump, the reason naming each):
+// - every: the first dump one interval after the rule first saw the JVM, then one interval after
+//   the rule's last dump of it (a refused attempt does not move the schedule; the cooldown does
+//   hold it back).
+// - old_gen_percent: old-generation occupancy (used / max) is measured at each sample where old
+//   collections happened since the previous sample (the first sample of a JVM only sets the count);
+//   old_gen_collections such measurements in a row above the threshold ask for a dump. A
+//   measurement at or below the threshold starts the count again, and so does a dump. Old
+//   collections are those of HotSpot's collector 1 in hsperfdata (sun.gc.collector.1: "full
+//   collection pauses" of Serial, Parallel and G1, "Shenandoah full"); when a JVM has no collector 1
+//   (ZGC) every collection counts, each collecting the whole heap. G1's concurrent cycles
+//   (collector 2) do not count: the old generation still holds their garbage until mixed collections.
+// - gc_time_percent: the share of the JVM's time spent in collections (all collectors' time,
+//   sun.gc.collector.N.time, over the JVM's own clock sun.os.hrt.ticks) between the newest sample
+//   and the latest one at least gc_window older, above the threshold. Nothing is measured until the
+//   samples span gc_window. A dump starts the window again.
+// Limits, per rule and JVM: no dump within cooldown of the last attempt (a dump submitted, or one
+// refused, so a failing JVM is not hammered); at most max_dumps dumps submitted (0: no limit). A
+// dump that could not start because the JVM is being dumped already (busy) counts as nothing, and
+// the rule asks again at the next sample. The window keeps at most max_window_samples samples (when
+// it would hold more, the one whose neighbours are closest goes: the rest stay evenly spread, so the
+// window overshoots gc_window by about gc_window / max_window_samples at most), so memory per (rule,
+// JVM) is bounded; the state of a JVM no longer running, or of a rule no longer configured, is
+// forgotten.
+#include <sys/types.h>
+
+#include <chrono>
+#include <compare>
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "config.h"
+#include "formats/hsperfdata_summary.h"
+
+namespace heapd::daemon {
+
+using policy_clock = std::chrono::steady_clock;
+
+// A JVM as rules know it: pid and process start time (clock ticks since boot, /proc/PID/stat), so a
+// pid reused by a new JVM is a new JVM.
+struct jvm_identity {
+    pid_t pid = 0;
+    std::uint64_t start_time = 0;
+    auto operator<=>(const jvm_identity&) const = default;
+};
+
+// What rules read of one JVM at one poll.
+struct jvm_sample {
+    policy_clock::time_point at;                // when the daemon read it
+    std::optional<hsperf_heap_usage> old_gen;   // the old generation's bytes
+    std::int64_t old_collections = 0;           // old collections so far (see above)
+    std::int64_t gc_ticks = 0;                  // all collectors' time, in hrt ticks
+    std::int64_t hrt_ticks = 0;                 // the JVM's clock
+    std::int64_t hrt_frequency = 0;             // hrt ticks per second; 0 when unknown
+};
+
+// The old collections of a JVM so far: collector 1's invocations, or every collector's without one.
+std::int64_t old_collections(const jvm_perf_summary& s);
+// The sample of a summary read at `at`.
+jvm_sample sample_of(const jvm_perf_summary& s, policy_clock::time_point at);
+
+// A point of a rule's GC-time window: all collectors' time and the JVM's clock, in hrt ticks.
+struct gc_point {
+    std::int64_t gc_ticks = 0, hrt_ticks = 0;
+};
+
+// What became of a dump a rule asked for.
+enum class dump_outcome {
+    submitted,  // queued: counts toward max_dumps, starts the cooldown and the next schedule interval
+    refused,    // could not be asked (JVM gone, not permitted, ...): starts the cooldown only
+    busy,       // the JVM is being dumped already or too many jobs wait: as if never asked
+};
+
+// The rules' state for every JVM they selected, and their decisions.
+class rule_policy {
+public:
+    static constexpr std::size_t max_window_samples = 256;
+
+    // Feeds a sample of JVM id, which `rule` selects; returns why to dump it now, or nothing. Each
+    // rule and JVM is fed its samples in time order.
+    std::optional<std::string> observe(const dump_rule& rule, const jvm_identity& id, const jvm_sample& s);
+    // What became of the dump observe() asked for, at time at.
+    void record(const std::string& rule, const jvm_identity& id, dump_outcome outcome, policy_clock::time_point at);
+    // Forgets the state of rules not among these (by name); that of the others is kept.
+    void retain_rules(const std::vector<dump_rule>& rules);
+    // Forgets the state of JVMs not alive.
+    void retain_jvms(const std::set<jvm_identity>& alive);
+    // The dumps submitted by rule for JVM id.
+    unsigned dumps(const std::string& rule, const jvm_identity& id) const;
+    // (rule, JVM) pairs with state, and samples held in all windows.
+    std::size_t tracked() const;
+    std::size_t window_samples() const;
+
+private:
+    // One rule's state for one JVM.
+    struct state {
+        policy_clock::time_point first_seen;
+        std::optional<policy_clock::time_point> last_dump;     // submitted
+        std::optional<policy_clock::time_point> last_attempt;  // submitted or refused
+        unsigned dumps = 0;
+        std::optional<std::int64_t> old_collections;  // at the previous sample
+        unsigned streak = 0;                          // measurements in a row above the threshold
+        double last_occupancy = 0;                    // percent, at the last measurement
+        std::deque<gc_point> window;
+    };
+    std::optional<std::string> old_gen_reason(const dump_rule& rule, state& st, const jvm_sample& s);
+    std::optional<std::string> gc_time_reason(const dump_rule& rule, state& st, const jvm_sample& s);
+
+    std::map<std::string, std::map<jvm_identity, state>> states_;  // by rule name
+};
+
+// "6h", "1h30m", "45s", "2d": a duration as rules' reasons write it.
+std::string duration_words(std::chrono::seconds d);
+
+} // namespace heapd::daemon
