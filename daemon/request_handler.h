@@ -1,5 +1,5 @@
 #pragma once
-// Answers requests: status, jobs, analyse, report, dumps, rm, cancel, dump, jvms. Runs on the io_context thread
+// Answers requests: status, jobs, analyse, report, dumps, rm, cancel, dump, jvms, metrics. Runs on the io_context thread
 // and never blocks on analysis work, which goes to the job manager's workers. Who may do what is
 // decided here from the connection's peer credentials (peer.h).
 #include <sys/types.h>
@@ -22,6 +22,8 @@
 
 namespace heapd::daemon {
 
+class metrics_service;
+
 // Facts about the running daemon that status reports.
 struct daemon_info {
     std::string version;
@@ -40,6 +42,8 @@ public:
     void handle(const wire::request& request, const connection_ptr& c);
     // Starts the dump requests spooled while the daemon was not running (spool.h); log lines only.
     void take_spooled(const std::string& spool_dir);
+    // Where metrics requests get their snapshots (none: they are refused).
+    void set_metrics(metrics_service* m) { metrics_ = m; }
 
 private:
     void status(const wire::request& r, const connection_ptr& c);
@@ -52,6 +56,8 @@ private:
     // dump_requests.cpp: a JVM's heap dumped (or its own OOM dump adopted) and analysed; the JVMs.
     void dump(const wire::request& r, const connection_ptr& c);
     void jvms(const wire::request& r, const connection_ptr& c);
+    // metrics_request.cpp: the Prometheus text of what the peer may see.
+    void metrics(const wire::request& r, const connection_ptr& c);
     // A dump request's arguments checked against what the peer may do; fd: the dump to adopt.
     wire::wire_result<dump_request> prepare_dump(const wire::json& args, const peer_credentials& p,
                                                         std::optional<unique_fd> fd);
@@ -67,6 +73,7 @@ private:
     job_manager& jobs_;
     std::shared_ptr<spdlog::logger> log_;
     std::set<pid_t> dumping_;  // JVMs with a dump job queued or running (io_context thread only)
+    metrics_service* metrics_ = nullptr;
 };
 
 // The report as sent to clients: the histogram cut to top rows (0: all), the other top lists to

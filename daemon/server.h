@@ -20,6 +20,8 @@
 #include "connection_manager.h"
 #include "formats/error.h"
 #include "job_manager.h"
+#include "metrics_counters.h"
+#include "metrics_service.h"
 #include "request_handler.h"
 #include "store.h"
 #include "config.h"
@@ -29,12 +31,16 @@ namespace heapd::daemon {
 // The daemon: socket, store, jobs.
 class server {
 public:
-    // Opens the store (recovering from a crash) and binds the socket.
-    static result<std::unique_ptr<server>> open(const serve_options& options, std::shared_ptr<spdlog::logger> log);
+    // Opens the store (recovering from a crash) and binds the socket; metrics: where and how often
+    // the Prometheus textfile is written (none by default).
+    static result<std::unique_ptr<server>> open(const serve_options& options, std::shared_ptr<spdlog::logger> log,
+                                                const metrics_options& metrics = {});
     ~server();
     // Serves until SIGINT or SIGTERM, then stops the jobs. False when some job did not stop within
     // the grace period: the caller must then end the process at once (workers still run).
     bool run();
+    // New metrics options (a reload), from any thread: see metrics_service::set_options.
+    void set_metrics_options(const metrics_options& metrics) { metrics_->set_options(metrics); }
 
 private:
     server(const serve_options& options, std::shared_ptr<spdlog::logger> log);
@@ -53,6 +59,8 @@ private:
     std::unique_ptr<store> store_;
     std::unique_ptr<job_manager> jobs_;
     std::unique_ptr<request_handler> handler_;
+    std::shared_ptr<metrics_counters> counters_;  // fed by the jobs, also from workers
+    std::unique_ptr<metrics_service> metrics_;    // destroyed before the store and jobs it reads
     ino_t socket_inode_ = 0;  // the socket file this server made, removed at exit if still there
 };
 
