@@ -43,6 +43,8 @@ Commands:
                                        the latest dump of PID), from up to N different roots
   rm DUMP                              remove a dump and its report
   cancel JOB                           cancel a queued or running job
+  metrics                              metrics of heapd and of the JVMs you may see, in the
+                                       Prometheus text format
 
 Options:
   --socket PATH  heapd's socket (default: $HEAPD_SOCKET, else /run/heapd/heapd.sock)
@@ -276,6 +278,20 @@ int cancel(const options& o) {
     return ok;
 }
 
+// The daemon's metrics, printed as heapd wrote them (Prometheus text format 0.0.4).
+int metrics(const options& o) {
+    if (o.words.size() != 1) return complain("metrics takes no arguments", usage);
+    if (o.json) return complain("metrics are Prometheus text; --json does not apply to them", usage);
+    auto client = daemon_client::connect(o.socket);
+    if (!client) return complain(client.error());
+    auto result = client->call("metrics", wire::json::object());
+    if (!result) return complain(result.error());
+    auto text = result->find("text");
+    if (text == result->end() || !text->is_string()) return complain("heapd's reply has no metrics text", protocol_mismatch);
+    print(text->get<std::string>());
+    return ok;
+}
+
 } // namespace
 
 int run(int argc, char** argv) {
@@ -298,6 +314,7 @@ int run(int argc, char** argv) {
     if (command == "cancel") return cancel(*o);
     if (command == "diff") return diff(*o);
     if (command == "path") return path(*o);
+    if (command == "metrics") return metrics(*o);
     return complain("unknown command " + command + " (see heapctl --help)", usage);
 }
 

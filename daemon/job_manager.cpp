@@ -229,6 +229,7 @@ void job_manager::changed(const std::shared_ptr<slot>& s, bool persist) {
             s->persisted = version;
         }
     }
+    if (observer_) observer_(snapshot);
     if (listener) boost::asio::post(io_, [listener = std::move(listener), snapshot] { listener(snapshot); });
 }
 

@@ -68,6 +68,9 @@ public:
     job_manager(const job_manager&) = delete;
     job_manager& operator=(const job_manager&) = delete;
 
+    // Told of every change of every job (queued, each phase, the end), on the thread that made it,
+    // before the job's own listener hears of it; for the metrics' counters. Set before any submit.
+    void observe(job_listener observer) { observer_ = std::move(observer); }
     // Jobs of earlier runs, as the store kept them; ids continue after theirs.
     void restore(const std::vector<job_record>& history);
     // Queues a job (kind, owner, trigger, subject taken from spec); returns its record.
@@ -121,6 +124,7 @@ private:
     std::uint64_t next_id_ = 1;
     unsigned running_ = 0;
     bool stopping_ = false;
+    job_listener observer_;
 };
 
 // "1.2 s", "3m 04s": a duration for logs and listings.

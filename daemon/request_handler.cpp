@@ -55,6 +55,7 @@ void request_handler::handle(const wire::request& r, const connection_ptr& c) {
     else if (r.type == "jvms") jvms(r, c);
     else if (r.type == "diff") diff(r, c);
     else if (r.type == "path") path(r, c);
+    else if (r.type == "metrics") metrics(r, c);
     else send_error(c, r.id, error_kind::unknown_type, "unknown request type \"" + r.type + "\"");
 }
 

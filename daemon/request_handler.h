@@ -1,5 +1,5 @@
 #pragma once
-// Answers requests: status, jobs, analyse, report, dumps, rm, cancel, dump, jvms, diff, path. Runs on the io_context thread
+// Answers requests: status, jobs, analyse, report, dumps, rm, cancel, dump, jvms, diff, path, metrics. Runs on the io_context thread
 // and never blocks on analysis work, which goes to the job manager's workers. Who may do what is
 // decided here from the connection's peer credentials (peer.h).
 #include <sys/types.h>
@@ -23,6 +23,8 @@
 
 namespace heapd::daemon {
 
+class metrics_service;
+
 // Facts about the running daemon that status reports.
 struct daemon_info {
     std::string version;
@@ -45,6 +47,8 @@ public:
     // "rule:NAME"); the process must still be the one that started at start_time (clock ticks since
     // boot). Busy when a dump of that JVM is under way or too many jobs wait.
     wire::wire_result<job_record> dump_for_rule(pid_t pid, std::uint64_t start_time, const std::string& rule, bool live);
+    // Where metrics requests get their snapshots (none: they are refused).
+    void set_metrics(metrics_service* m) { metrics_ = m; }
 
 private:
     void status(const wire::request& r, const connection_ptr& c);
@@ -67,6 +71,8 @@ private:
     // {previous, diff}: what grew from the previous dump of the same JVM to this one (after).
     std::optional<wire::json> growth_since_previous(const entry_metadata& m, const analysis_report& after,
                                                     const peer_credentials& p) const;
+    // metrics_request.cpp: the Prometheus text of what the peer may see.
+    void metrics(const wire::request& r, const connection_ptr& c);
     // A dump request's arguments checked against what the peer may do; fd: the dump to adopt.
     wire::wire_result<dump_request> prepare_dump(const wire::json& args, const peer_credentials& p,
                                                         std::optional<unique_fd> fd);
@@ -82,6 +88,7 @@ private:
     job_manager& jobs_;
     std::shared_ptr<spdlog::logger> log_;
     std::set<pid_t> dumping_;  // JVMs with a dump job queued or running (io_context thread only)
+    metrics_service* metrics_ = nullptr;
 };
 
 // The report as sent to clients: the histogram cut to top rows (0: all), the other top lists to

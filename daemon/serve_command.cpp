@@ -6,6 +6,7 @@
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <memory>
 #include <string>
 
@@ -69,7 +70,7 @@ void detach(ready_pipe& p) {
     }
 }
 
-int run_serve(const daemon::serve_options& o) {
+int run_serve(const daemon::serve_options& o, const daemon::metrics_options& metrics) {
     ::umask(027);
     ::signal(SIGPIPE, SIG_IGN);
     daemon::install_crash_handler();
@@ -78,7 +79,7 @@ int run_serve(const daemon::serve_options& o) {
     ready_pipe ready;
     if (!o.foreground) detach(ready);
     auto log = daemon::make_logger(o.foreground);
-    auto srv = daemon::server::open(o, log);
+    auto srv = daemon::server::open(o, log, metrics);
     if (!srv) {
         log->error("cannot serve: {}", srv.error().message);
         tell_parent(ready, srv.error().message);
@@ -118,7 +119,20 @@ void add_serve(CLI::App& app, int& status) {
         ->capture_default_str();
     sub->add_option("--keep-days", o->retention.max_age_days, "Days a dump is kept at most (0: no limit)")
         ->capture_default_str();
-    sub->callback([o, &status] { status = run_serve(*o); });
+    auto metrics = std::make_shared<daemon::metrics_options>();
+    auto interval = std::make_shared<unsigned>(static_cast<unsigned>(metrics->interval.count()));
+    sub->add_option("--metrics-file", metrics->textfile,
+                    "Write Prometheus metrics to this file (node_exporter's textfile collector), atomically");
+    sub->add_option("--metrics-interval", *interval, "Seconds between two writes of --metrics-file")
+        ->check(CLI::Range(1u, 86400u))
+        ->capture_default_str();
+    sub->callback([o, metrics, interval, &status] {
+        std::error_code ec;  // the daemon detaches into /: a relative path is made absolute here
+        if (auto abs = std::filesystem::absolute(metrics->textfile, ec); !ec && !metrics->textfile.empty())
+            metrics->textfile = abs.string();
+        metrics->interval = std::chrono::seconds(*interval);
+        status = run_serve(*o, *metrics);
+    });
 
     // The daemon's analysis process (daemon/analysis_child.h): not for people, hidden from --help.
     struct child_args {

@@ -45,7 +45,8 @@ server::~server() {
     if (jobs_) jobs_->shutdown(options_.shutdown_grace);
 }
 
-result<std::unique_ptr<server>> server::open(const serve_options& options, std::shared_ptr<spdlog::logger> log) {
+result<std::unique_ptr<server>> server::open(const serve_options& options, std::shared_ptr<spdlog::logger> log,
+                                             const metrics_options& metrics) {
     std::unique_ptr<server> s(new server(options, log));
     s->signals_.add(SIGINT);
     s->signals_.add(SIGTERM);
@@ -69,6 +70,8 @@ result<std::unique_ptr<server>> server::open(const serve_options& options, std::
     for (const std::string& id : s->store_->apply_retention(now_ms())) log->info("retention: removed dump {}", id);
 
     s->jobs_ = std::make_unique<job_manager>(s->io_, *s->store_, options.workers, log);
+    s->counters_ = std::make_shared<metrics_counters>();
+    s->jobs_->observe([counters = s->counters_](const job_record& job) { counters->job_changed(job); });
     s->jobs_->restore(recovery.jobs);
     if (auto bound = s->bind_socket(); !bound) return std::unexpected(bound.error());
     daemon_info info;
@@ -85,6 +88,9 @@ result<std::unique_ptr<server>> server::open(const serve_options& options, std::
             return h->dump_for_rule(jvm.pid, jvm.start_time, rule.name, rule.live);
         },
         log);
+    metrics_sources sources{*s->store_, *s->jobs_, s->counters_, info.version, static_cast<double>(info.started_ms) / 1000};
+    s->metrics_ = std::make_unique<metrics_service>(s->io_, sources, metrics, log);
+    s->handler_->set_metrics(s->metrics_.get());
     if (!options.spool_dir.empty())
         if (auto spool = make_spool_dir(options.spool_dir); !spool) log->warn("spool: {}", spool.error().message);
     return s;
@@ -185,9 +191,11 @@ bool server::run() {
                jobs_->workers(), jobs_->workers() == 1 ? "" : "s", wire::protocol_version);
     accept();
     notifier_.ready();
+    metrics_->start();
     // Dump requests of OOM hooks that ran while no daemon did.
     if (!options_.spool_dir.empty()) boost::asio::post(io_, [this] { handler_->take_spooled(options_.spool_dir); });
     io_.run();
+    metrics_->stop();
     remove_socket();
     auto counts = jobs_->count();
     if (counts.running > 0) log_->info("waiting for {} running job(s) to stop", counts.running);

@@ -20,6 +20,8 @@
 #include "connection_manager.h"
 #include "formats/error.h"
 #include "job_manager.h"
+#include "metrics_counters.h"
+#include "metrics_service.h"
 #include "request_handler.h"
 #include "rule_watcher.h"
 #include "store.h"
@@ -32,8 +34,10 @@ namespace heapd::daemon {
 class server {
 public:
     // Opens the store (recovering from a crash) and binds the socket, or takes the one socket
-    // activation passed (listen_fds.h).
-    static result<std::unique_ptr<server>> open(const serve_options& options, std::shared_ptr<spdlog::logger> log);
+    // activation passed (listen_fds.h); metrics: where and how often
+    // the Prometheus textfile is written (none by default).
+    static result<std::unique_ptr<server>> open(const serve_options& options, std::shared_ptr<spdlog::logger> log,
+                                                const metrics_options& metrics = {});
     ~server();
     // Serves until SIGINT or SIGTERM, then stops the jobs. False when some job did not stop within
     // the grace period: the caller must then end the process at once (workers still run).
@@ -43,6 +47,8 @@ public:
     // thread, before run() or while it serves: the change is made on the io_context thread. Rules
     // that remain (by name) keep their state; none stops the polling.
     void set_rules(std::vector<dump_rule> rules, std::chrono::milliseconds poll_interval);
+    // New metrics options (a reload), from any thread: see metrics_service::set_options.
+    void set_metrics_options(const metrics_options& metrics) { metrics_->set_options(metrics); }
 
 private:
     server(const serve_options& options, std::shared_ptr<spdlog::logger> log);
@@ -63,6 +69,8 @@ private:
     std::unique_ptr<job_manager> jobs_;
     std::unique_ptr<request_handler> handler_;
     std::unique_ptr<rule_watcher> rules_;  // asks handler_ for dumps: destroyed before it
+    std::shared_ptr<metrics_counters> counters_;  // fed by the jobs, also from workers
+    std::unique_ptr<metrics_service> metrics_;    // destroyed before the store and jobs it reads
     ino_t socket_inode_ = 0;  // the socket file this server made, removed at exit if still there
     service_notifier notifier_;  // READY, STATUS, STOPPING and WATCHDOG for systemd
 };
