@@ -14,8 +14,12 @@ void add_strip(CLI::App& app, int& status);
 // `heapd diff OLD NEW [--json] [--top N]`: per class, the change between two dumps of one JVM.
 void add_diff(CLI::App& app, int& status);
 
-// `heapd serve [--socket PATH] [--store DIR] [--workers N] [--foreground]`: the daemon.
+// `heapd serve [--config FILE] [--socket PATH] [--store DIR] [--workers N] [--foreground]`: the daemon.
 void add_serve(CLI::App& app, int& status);
+
+// `heapd check-config [FILE]`: validates the config file (errors as FILE:LINE:COLUMN: message, exit
+// 2) or prints a summary of what it sets.
+void add_check_config(CLI::App& app, int& status);
 
 // `heapd dump PID [--socket PATH] [--spool DIR]`: the OnOutOfMemoryError hook; hands the dump to
 // the daemon (or spools it) and returns at once, writing nothing.

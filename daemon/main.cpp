@@ -17,6 +17,7 @@ int main(int argc, char** argv) {
     heapd::cmd::add_stack(app, status);
     heapd::cmd::add_serve(app, status);
     heapd::cmd::add_dump(app, status);
+    heapd::cmd::add_check_config(app, status);
     try {
         app.parse(argc, argv);
     } catch (const CLI::ParseError& e) {

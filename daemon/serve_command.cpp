@@ -13,6 +13,7 @@
 #include "commands.h"
 #include "crash_handler.h"
 #include "analysis_child.h"
+#include "config_file.h"
 #include "daemon_log.h"
 #include "server.h"
 #include "spool.h"
@@ -70,7 +71,9 @@ void detach(ready_pipe& p) {
     }
 }
 
-int run_serve(const daemon::serve_options& o, const daemon::metrics_options& metrics) {
+// Never inlined: crash reports name it (tests/daemon/crash_handler_test.cpp).
+[[gnu::noinline]] int run_serve(const daemon::heapd_config& config, const std::string& config_path, daemon::server::config_loader reload) {
+    const daemon::serve_options& o = config.serve;
     ::umask(027);
     ::signal(SIGPIPE, SIG_IGN);
     daemon::install_crash_handler();
@@ -79,7 +82,8 @@ int run_serve(const daemon::serve_options& o, const daemon::metrics_options& met
     ready_pipe ready;
     if (!o.foreground) detach(ready);
     auto log = daemon::make_logger(o.foreground);
-    auto srv = daemon::server::open(o, log, metrics);
+    log->info("configuration: {}", config_path.empty() ? "none, the defaults and the command line" : config_path);
+    auto srv = daemon::server::open(config, log, std::move(reload));
     if (!srv) {
         log->error("cannot serve: {}", srv.error().message);
         tell_parent(ready, srv.error().message);
@@ -99,12 +103,38 @@ int run_serve(const daemon::serve_options& o, const daemon::metrics_options& met
     return ok;
 }
 
+// The options of `heapd serve` that override the config file, when given.
+daemon::config_overrides given_overrides(const CLI::App& sub, const daemon::serve_options& o,
+                                         const daemon::metrics_options& metrics, unsigned interval) {
+    daemon::config_overrides v;
+    auto given = [&](const char* name) { return sub.get_option(name)->count() > 0; };
+    if (given("--socket")) v.socket_path = o.socket_path;
+    if (given("--store")) v.store_dir = o.store_dir;
+    if (given("--spool")) v.spool_dir = o.spool_dir;
+    if (given("--group")) v.group = o.group;
+    if (given("--workers")) v.workers = o.workers;
+    if (given("--keep-count")) v.keep_count = o.retention.max_count;
+    if (given("--keep-bytes")) v.keep_bytes = o.retention.max_bytes;
+    if (given("--keep-days")) v.keep_days = o.retention.max_age_days;
+    if (given("--metrics-file")) {
+        std::error_code ec;  // the daemon detaches into /: a relative path is made absolute here
+        auto absolute = std::filesystem::absolute(metrics.textfile, ec);
+        v.metrics_file = ec || metrics.textfile.empty() ? metrics.textfile : absolute.string();
+    }
+    if (given("--metrics-interval")) v.metrics_interval = std::chrono::seconds(interval);
+    v.foreground = o.foreground;
+    return v;
+}
+
 } // namespace
 
 void add_serve(CLI::App& app, int& status) {
     auto o = std::make_shared<daemon::serve_options>();
-    o->spool_dir = daemon::default_spool_dir();
+    auto config_file = std::make_shared<std::string>();
     CLI::App* sub = app.add_subcommand("serve", "Run the heapd daemon: analyses served to heapctl over a Unix socket");
+    sub->add_option("--config", *config_file,
+                    "Config file; options given here override it (default: " + daemon::default_config_path() +
+                        " when it exists; \"\" for none)");
     sub->add_option("--socket", o->socket_path, "Unix socket to listen on")->capture_default_str();
     sub->add_option("--store", o->store_dir, "Directory of dumps, reports and job records")->capture_default_str();
     sub->add_option("--spool", o->spool_dir, "Directory of dump requests spooled by `heapd dump` while no daemon ran "
@@ -124,14 +154,27 @@ void add_serve(CLI::App& app, int& status) {
     sub->add_option("--metrics-file", metrics->textfile,
                     "Write Prometheus metrics to this file (node_exporter's textfile collector), atomically");
     sub->add_option("--metrics-interval", *interval, "Seconds between two writes of --metrics-file")
-        ->check(CLI::Range(1u, 86400u))
-        ->capture_default_str();
-    sub->callback([o, metrics, interval, &status] {
-        std::error_code ec;  // the daemon detaches into /: a relative path is made absolute here
-        if (auto abs = std::filesystem::absolute(metrics->textfile, ec); !ec && !metrics->textfile.empty())
-            metrics->textfile = abs.string();
-        metrics->interval = std::chrono::seconds(*interval);
-        status = run_serve(*o, *metrics);
+        ->check(CLI::Range(1u, 86400u));
+    sub->callback([o, config_file, metrics, interval, sub, &status] {
+        // The file first, then the options given; SIGHUP does the same again.
+        const bool explicit_file = sub->get_option("--config")->count() > 0;
+        std::string path = explicit_file ? *config_file : daemon::default_config_path();
+        // A detached daemon works in /: SIGHUP must find the same file.
+        std::error_code ec;
+        if (auto absolute = std::filesystem::absolute(path, ec); !path.empty() && !ec) path = absolute.string();
+        daemon::heapd_config base;
+        base.serve.spool_dir = daemon::default_spool_dir();
+        const daemon::config_overrides overrides = given_overrides(*sub, *o, *metrics, *interval);
+        daemon::server::config_loader load = [=] { return daemon::load_config(path, explicit_file, base, overrides); };
+        auto config = load();
+        if (!config) {
+            for (const daemon::config_error& e : config.error()) std::fprintf(stderr, "heapd: %s\n", e.describe().c_str());
+            status = bad_input;
+            return;
+        }
+        struct stat st {};
+        const bool read_file = !path.empty() && (explicit_file || ::stat(path.c_str(), &st) == 0);
+        status = run_serve(*config, read_file ? path : std::string(), std::move(load));
     });
 
     // The daemon's analysis process (daemon/analysis_child.h): not for people, hidden from --help.

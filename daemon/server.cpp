@@ -11,6 +11,7 @@
 #include <boost/asio/post.hpp>
 
 #include "listen_fds.h"
+#include "config_text.h"
 #include "peer.h"
 #include "spool.h"
 #include "unique_fd.h"
@@ -39,17 +40,21 @@ bool someone_listens(const std::string& path) {
 
 server::server(const serve_options& options, std::shared_ptr<spdlog::logger> log)
     : options_(options), log_(std::move(log)), signals_(io_), acceptor_(io_), accept_retry_(io_),
-      notifier_(io_, [this] { return status_line(); }) {}
+      notifier_(io_, [this] { return status_line(); }), reload_signals_(io_) {}
 
 server::~server() {
     if (jobs_) jobs_->shutdown(options_.shutdown_grace);
 }
 
-result<std::unique_ptr<server>> server::open(const serve_options& options, std::shared_ptr<spdlog::logger> log,
-                                             const metrics_options& metrics) {
+result<std::unique_ptr<server>> server::open(const heapd_config& config, std::shared_ptr<spdlog::logger> log,
+                                            config_loader reload) {
+    const serve_options& options = config.serve;
     std::unique_ptr<server> s(new server(options, log));
+    s->config_ = config;
+    s->reload_ = std::move(reload);
     s->signals_.add(SIGINT);
     s->signals_.add(SIGTERM);
+    s->reload_signals_.add(SIGHUP);
     s->admin_group_ = group_id(options.group);
     if (!s->admin_group_) log->warn("group {} does not exist: only root may act on every dump", options.group);
 
@@ -89,8 +94,9 @@ result<std::unique_ptr<server>> server::open(const serve_options& options, std::
         },
         log);
     metrics_sources sources{*s->store_, *s->jobs_, s->counters_, info.version, static_cast<double>(info.started_ms) / 1000};
-    s->metrics_ = std::make_unique<metrics_service>(s->io_, sources, metrics, log);
+    s->metrics_ = std::make_unique<metrics_service>(s->io_, sources, config.metrics, log);
     s->handler_->set_metrics(s->metrics_.get());
+    s->set_rules(config.rules, config.poll_interval);
     if (!options.spool_dir.empty())
         if (auto spool = make_spool_dir(options.spool_dir); !spool) log->warn("spool: {}", spool.error().message);
     return s;
@@ -184,6 +190,7 @@ bool server::run() {
         boost::system::error_code ignored;
         acceptor_.close(ignored);
         accept_retry_.cancel();
+        reload_signals_.cancel(ignored);
         connections_.stop_all();
         io_.stop();
     });
@@ -192,6 +199,7 @@ bool server::run() {
     accept();
     notifier_.ready();
     metrics_->start();
+    wait_for_reload();
     // Dump requests of OOM hooks that ran while no daemon did.
     if (!options_.spool_dir.empty()) boost::asio::post(io_, [this] { handler_->take_spooled(options_.spool_dir); });
     io_.run();
@@ -211,6 +219,62 @@ std::string server::status_line() const {
     auto counts = jobs_->count();
     return "serving on " + options_.socket_path + ": " + std::to_string(counts.running) + " job(s) running, " +
            std::to_string(counts.queued) + " queued";
+}
+
+} // namespace heapd::daemon
+
+namespace heapd::daemon {
+
+void server::wait_for_reload() {
+    reload_signals_.async_wait([this](const boost::system::error_code& ec, int) {
+        if (ec) return;
+        reload();
+        wait_for_reload();
+    });
+}
+
+void server::reload() {
+    if (!reload_) {
+        log_->info("SIGHUP: no configuration to read again");
+        return;
+    }
+    config_result next = reload_();
+    if (!next) {
+        for (const config_error& e : next.error()) log_->error("{}", e.describe());
+        log_->warn("configuration not reloaded ({} error{}): keeping the running one", next.error().size(),
+                   next.error().size() == 1 ? "" : "s");
+        return;
+    }
+    config_changed(*next);
+}
+
+void server::config_changed(const heapd_config& next) {
+    config_changes changes = compare_configs(config_, next);
+    for (const std::string& c : changes.need_restart)
+        log_->warn("configuration: {} needs a restart to take effect; still using the old value", c);
+    if (changes.live.empty()) {
+        log_->info("configuration reloaded: nothing to change{}", changes.need_restart.empty() ? "" : " now");
+        return;
+    }
+    std::string applied;
+    for (const std::string& c : changes.live) applied += (applied.empty() ? "" : "; ") + c;
+    log_->info("configuration reloaded: {}", applied);
+
+    // What only a restart changes keeps its running value.
+    heapd_config taken = next;
+    taken.serve.socket_path = config_.serve.socket_path;
+    taken.serve.store_dir = config_.serve.store_dir;
+    taken.serve.spool_dir = config_.serve.spool_dir;
+    taken.serve.group = config_.serve.group;
+    taken.serve.workers = config_.serve.workers;
+    taken.serve.foreground = config_.serve.foreground;
+    config_ = std::move(taken);
+    options_.max_connections = config_.serve.max_connections;
+    options_.shutdown_grace = config_.serve.shutdown_grace;
+    store_->set_retention(config_.serve.retention);
+    for (const std::string& id : store_->apply_retention(now_ms())) log_->info("retention: removed dump {}", id);
+    rules_->set_rules(config_.rules, config_.poll_interval);
+    metrics_->set_options(config_.metrics);
 }
 
 } // namespace heapd::daemon

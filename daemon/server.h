@@ -2,11 +2,13 @@
 // `heapd serve`: the Unix socket server, in the shape of Asio's HTTP server example: the server
 // accepts connections and owns the connection manager; each connection parses frames and passes
 // requests to the request handler; SIGINT and SIGTERM stop it gracefully. One io_context thread
-// serves sockets and timers; analyses run on the job manager's bounded pool of workers.
+// serves sockets and timers; analyses run on the job manager's bounded pool of workers. SIGHUP reads
+// the configuration again and applies it without stopping any job.
 #include <sys/types.h>
 
 #include <chrono>
 #include <cstddef>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -27,17 +29,19 @@
 #include "store.h"
 #include "config.h"
 #include "systemd_notify.h"
+#include "config_file.h"
 
 namespace heapd::daemon {
 
 // The daemon: socket, store, jobs.
 class server {
 public:
+    // Reads the configuration again on SIGHUP (the file and the command line's overrides).
+    using config_loader = std::function<config_result()>;
     // Opens the store (recovering from a crash) and binds the socket, or takes the one socket
-    // activation passed (listen_fds.h); metrics: where and how often
-    // the Prometheus textfile is written (none by default).
-    static result<std::unique_ptr<server>> open(const serve_options& options, std::shared_ptr<spdlog::logger> log,
-                                                const metrics_options& metrics = {});
+    // activation passed (listen_fds.h); starts the metrics (config.metrics) and the dump rules.
+    static result<std::unique_ptr<server>> open(const heapd_config& config, std::shared_ptr<spdlog::logger> log,
+                                                config_loader reload = {});
     ~server();
     // Serves until SIGINT or SIGTERM, then stops the jobs. False when some job did not stop within
     // the grace period: the caller must then end the process at once (workers still run).
@@ -56,6 +60,12 @@ private:
     void accept();
     void remove_socket();
     std::string status_line() const;
+    void wait_for_reload();
+    // SIGHUP: the configuration read again; when it is valid, config_changed.
+    void reload();
+    // Takes what can change while serving (retention, rules, metrics, poll interval, limits) and
+    // logs what changed; socket, store, spool, group and workers keep their values until a restart.
+    void config_changed(const heapd_config& next);
 
     serve_options options_;
     std::shared_ptr<spdlog::logger> log_;
@@ -73,6 +83,9 @@ private:
     std::unique_ptr<metrics_service> metrics_;    // destroyed before the store and jobs it reads
     ino_t socket_inode_ = 0;  // the socket file this server made, removed at exit if still there
     service_notifier notifier_;  // READY, STATUS, STOPPING and WATCHDOG for systemd
+    heapd_config config_;     // the configuration in force; io_context thread only
+    config_loader reload_;
+    boost::asio::signal_set reload_signals_;
 };
 
 } // namespace heapd::daemon

@@ -293,8 +293,18 @@ void store::forget_job(std::uint64_t id) {
     ::unlink(path.c_str());
 }
 
+void store::set_retention(const retention_policy& policy) {
+    std::lock_guard lock(mu_);
+    options_.retention = policy;
+}
+
 std::vector<std::string> store::apply_retention(std::int64_t now) {
-    auto doomed = expired_entries(entries(), options_.retention, now);
+    retention_policy policy;
+    {
+        std::lock_guard lock(mu_);
+        policy = options_.retention;
+    }
+    auto doomed = expired_entries(entries(), policy, now);
     std::vector<std::string> removed;
     for (const std::string& id : doomed)
         if (remove(id)) removed.push_back(id);

@@ -105,6 +105,8 @@ public:
     result<void> save_job(const job_record& job);
     void forget_job(std::uint64_t id);
 
+    // Replaces the retention policy (a configuration reloaded); apply_retention then follows it.
+    void set_retention(const retention_policy& policy);
     // Removes the entries the retention policy no longer keeps; returns their ids.
     std::vector<std::string> apply_retention(std::int64_t now);
     // The free-space guard for the store's file system (see free_space.h).

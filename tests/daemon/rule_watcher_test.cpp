@@ -38,20 +38,22 @@ using wire::json;
 class rule_daemon {
 public:
     rule_daemon(std::vector<daemon::dump_rule> rules, std::chrono::milliseconds poll) {
-        daemon::serve_options o;
+        daemon::heapd_config config;
+        daemon::serve_options& o = config.serve;
         o.socket_path = dir_.file("heapd.sock");
         o.store_dir = dir_.file("store");
         o.spool_dir = "";
+        config.rules = std::move(rules);
+        config.poll_interval = poll;
         auto sink = std::make_shared<spdlog::sinks::basic_file_sink_mt>(dir_.file("heapd.log"));
         auto log = std::make_shared<spdlog::logger>("heapd", sink);
         log->flush_on(spdlog::level::trace);
-        auto s = daemon::server::open(o, log);
+        auto s = daemon::server::open(config, log);
         if (!s) {
             ADD_FAILURE() << s.error().message;
             return;
         }
         server_ = std::move(*s);
-        server_->set_rules(std::move(rules), poll);
         thread_ = std::thread([this] { server_->run(); });
     }
     ~rule_daemon() {

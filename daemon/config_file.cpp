@@ -1,0 +1,164 @@
+#include "config_file.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "config_reader.h"
+#include "unique_fd.h"
+
+#ifndef HEAPD_CONFIG_FILE
+#define HEAPD_CONFIG_FILE "/etc/heapd/heapd.toml"
+#endif
+
+namespace heapd::daemon {
+namespace {
+
+using namespace std::chrono_literals;
+
+constexpr std::size_t max_config_bytes = 1u << 20;
+
+// The table under key of the document, or null (an error noted when it is something else).
+const toml::table* section(config_reader& r, const toml::table& doc, std::string_view key) {
+    const toml::node* n = doc.get(key);
+    if (n == nullptr) return nullptr;
+    if (const toml::table* t = n->as_table()) return t;
+    r.error(n->source(), std::string(key) + " must be a table ([" + std::string(key) + "]), not " +
+                             std::string(type_phrase(n->type())));
+    return nullptr;
+}
+
+void read_daemon(config_reader& r, const toml::table& t, heapd_config& c) {
+    r.only_known_keys(t, "[daemon]", {"socket", "store", "spool", "group", "workers", "poll_interval",
+                                      "max_connections", "shutdown_grace"});
+    serve_options& s = c.serve;
+    read_key(t, "socket", s.socket_path, [&](const toml::node& n) -> std::optional<std::string> {
+        auto p = r.path(n, "daemon.socket", false);
+        // sockaddr_un holds 107 bytes and a terminating zero.
+        if (p && p->size() > 107) {
+            r.error(n.source(), "daemon.socket must be at most 107 bytes long, not " + std::to_string(p->size()));
+            return std::nullopt;
+        }
+        return p;
+    });
+    read_key(t, "store", s.store_dir, [&](const toml::node& n) { return r.path(n, "daemon.store", false); });
+    read_key(t, "spool", s.spool_dir, [&](const toml::node& n) { return r.path(n, "daemon.spool", true); });
+    read_key(t, "group", s.group, [&](const toml::node& n) -> std::optional<std::string> {
+        auto g = r.string(n, "daemon.group");
+        if (g && g->empty()) {
+            r.error(n.source(), "daemon.group must name a group, not \"\"");
+            return std::nullopt;
+        }
+        return g;
+    });
+    read_key(t, "workers", s.workers, [&](const toml::node& n) { return r.integer(n, "daemon.workers", 1, 64); });
+    read_key(t, "max_connections", s.max_connections,
+         [&](const toml::node& n) { return r.integer(n, "daemon.max_connections", 1, 65536); });
+    read_key(t, "shutdown_grace", s.shutdown_grace,
+         [&](const toml::node& n) { return r.duration(n, "daemon.shutdown_grace", 0ms); });
+    read_key(t, "poll_interval", c.poll_interval,
+         [&](const toml::node& n) { return r.duration(n, "daemon.poll_interval", 100ms); });
+}
+
+void read_retention(config_reader& r, const toml::table& t, retention_policy& p) {
+    r.only_known_keys(t, "[retention]", {"keep_count", "keep_bytes", "keep_days"});
+    constexpr std::int64_t huge = std::int64_t{1} << 40;
+    read_key(t, "keep_count", p.max_count, [&](const toml::node& n) { return r.integer(n, "retention.keep_count", 0, huge); });
+    read_key(t, "keep_bytes", p.max_bytes, [&](const toml::node& n) { return r.size(n, "retention.keep_bytes"); });
+    read_key(t, "keep_days", p.max_age_days,
+         [&](const toml::node& n) { return r.integer(n, "retention.keep_days", 0, 1'000'000); });
+}
+
+void read_metrics(config_reader& r, const toml::table& t, metrics_options& m) {
+    r.only_known_keys(t, "[metrics]", {"textfile", "interval"});
+    read_key(t, "textfile", m.textfile, [&](const toml::node& n) { return r.path(n, "metrics.textfile", true); });
+    read_key(t, "interval", m.interval, [&](const toml::node& n) { return r.seconds(n, "metrics.interval", 1s); });
+}
+
+} // namespace
+
+std::string config_error::describe() const {
+    if (line <= 0) return file + ": " + message;
+    return file + ":" + std::to_string(line) + ":" + std::to_string(column) + ": " + message;
+}
+
+std::string default_config_path() { return HEAPD_CONFIG_FILE; }
+
+config_result parse_config(std::string_view text, const std::string& file, const heapd_config& base) {
+    toml::parse_result parsed = toml::parse(text, std::string_view(file));
+    if (!parsed) {
+        const toml::parse_error& e = parsed.error();
+        return std::unexpected(std::vector<config_error>{{file, static_cast<int>(e.source().begin.line),
+                                                          static_cast<int>(e.source().begin.column),
+                                                          std::string(e.description())}});
+    }
+    const toml::table& doc = parsed.table();
+    config_reader r(file);
+    heapd_config c = base;
+    r.only_known_keys(doc, "the file (tables are [daemon], [retention], [metrics] and [[rule]])",
+                      {"daemon", "retention", "metrics", "rule"});
+    if (const toml::table* t = section(r, doc, "daemon")) read_daemon(r, *t, c);
+    if (const toml::table* t = section(r, doc, "retention")) read_retention(r, *t, c.serve.retention);
+    if (const toml::table* t = section(r, doc, "metrics")) read_metrics(r, *t, c.metrics);
+    if (const toml::node* rules = doc.get("rule")) {
+        c.rules.clear();
+        read_rules(r, *rules, c.rules);
+    }
+    if (!r.ok()) return std::unexpected(r.take());
+    return c;
+}
+
+config_result read_config_file(const std::string& path, const heapd_config& base) {
+    auto cannot = [&](const std::string& why) {
+        return std::unexpected(std::vector<config_error>{{path, 0, 0, why}});
+    };
+    unique_fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+    if (!fd) return cannot(std::string("cannot read: ") + std::strerror(errno));
+    struct stat st {};
+    if (::fstat(fd.get(), &st) != 0) return cannot(std::string("cannot read: ") + std::strerror(errno));
+    if (!S_ISREG(st.st_mode)) return cannot("cannot read: not a regular file");
+    if (static_cast<std::uint64_t>(st.st_size) > max_config_bytes)
+        return cannot("cannot read: larger than " + std::to_string(max_config_bytes) + " bytes");
+    std::string text;
+    char buf[65536];
+    for (;;) {
+        ssize_t n = ::read(fd.get(), buf, sizeof buf);
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0) return cannot(std::string("cannot read: ") + std::strerror(errno));
+        if (n == 0) break;
+        text.append(buf, static_cast<std::size_t>(n));
+        if (text.size() > max_config_bytes)
+            return cannot("cannot read: larger than " + std::to_string(max_config_bytes) + " bytes");
+    }
+    return parse_config(text, path, base);
+}
+
+void apply_overrides(heapd_config& config, const config_overrides& o) {
+    serve_options& s = config.serve;
+    if (o.socket_path) s.socket_path = *o.socket_path;
+    if (o.store_dir) s.store_dir = *o.store_dir;
+    if (o.spool_dir) s.spool_dir = *o.spool_dir;
+    if (o.group) s.group = *o.group;
+    if (o.workers) s.workers = *o.workers;
+    if (o.keep_count) s.retention.max_count = *o.keep_count;
+    if (o.keep_bytes) s.retention.max_bytes = *o.keep_bytes;
+    if (o.keep_days) s.retention.max_age_days = *o.keep_days;
+    if (o.metrics_file) config.metrics.textfile = *o.metrics_file;
+    if (o.metrics_interval) config.metrics.interval = *o.metrics_interval;
+    s.foreground = o.foreground;
+}
+
+config_result load_config(const std::string& path, bool must_exist, const heapd_config& base,
+                          const config_overrides& overrides) {
+    config_result c = base;
+    struct stat st {};
+    bool absent = path.empty() || (!must_exist && ::stat(path.c_str(), &st) != 0 && errno == ENOENT);
+    if (!absent) c = read_config_file(path, base);
+    if (c) apply_overrides(*c, overrides);
+    return c;
+}
+
+} // namespace heapd::daemon

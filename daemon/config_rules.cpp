@@ -1,0 +1,116 @@
+// The [[rule]] tables of the config file: which JVMs, when to dump, how often at most.
+#include <map>
+#include <regex>
+
+#include "config_reader.h"
+
+namespace heapd::daemon {
+namespace {
+
+using namespace std::chrono_literals;
+
+// Rule names go into triggers ("rule:NAME"), logs and metric labels: keep them plain.
+bool valid_rule_name(const std::string& name) {
+    if (name.empty() || name.size() > 64) return false;
+    for (char c : name)
+        if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' || c == '_' ||
+              c == '.'))
+            return false;
+    return true;
+}
+
+void read_selector(config_reader& r, const toml::table& t, const std::string& prefix, jvm_selector& s) {
+    read_key(t, "main_class", s.main_class, [&](const toml::node& n) -> std::optional<std::string> {
+        auto glob = r.string(n, prefix + "main_class");
+        if (glob && glob->empty()) {
+            r.error(n.source(), prefix + "main_class must be a pattern, not \"\" (leave it out to match every JVM)");
+            return std::nullopt;
+        }
+        return glob;
+    });
+    if (const toml::node* n = t.get("command")) {
+        if (auto pattern = r.string(*n, prefix + "command")) {
+            try {
+                s.command_re.emplace(*pattern, std::regex::ECMAScript);
+                s.command = *pattern;
+            } catch (const std::regex_error& e) {
+                r.error(n->source(), prefix + "command is not a valid regular expression: " + e.what());
+            }
+        }
+    }
+    if (const toml::node* n = t.get("user")) {
+        if (const auto* uid = n->as_integer()) {
+            if (uid->get() >= 0 && uid->get() <= 0xfffffffe) s.user = std::to_string(uid->get());
+            else r.error(n->source(), prefix + "user must be a user name or a uid, not " + std::to_string(uid->get()));
+        } else if (auto name = r.string(*n, prefix + "user")) {
+            if (name->empty()) r.error(n->source(), prefix + "user must name a user, not \"\"");
+            else s.user = *name;
+        }
+    }
+    if (const toml::node* n = t.get("container"))
+        if (auto b = r.boolean(*n, prefix + "container")) s.container = *b;
+}
+
+// One [[rule]] table into out (with what could be read of it when it has errors).
+void read_rule(config_reader& r, const toml::table& t, std::map<std::string, int>& names, std::vector<dump_rule>& out) {
+    dump_rule rule;
+    rule.line = static_cast<int>(t.source().begin.line);
+    r.only_known_keys(t, "[[rule]]", {"name", "main_class", "command", "user", "container", "every", "old_gen_percent",
+                                      "old_gen_collections", "gc_time_percent", "gc_window", "cooldown", "max_dumps",
+                                      "live"});
+    std::string prefix = "the rule at line " + std::to_string(rule.line) + ": ";
+    const toml::node* name = t.get("name");
+    if (name == nullptr) {
+        r.error(t.source(), "this rule has no name (name = \"...\": it names the dumps it takes)");
+    } else if (auto n = r.string(*name, "rule.name")) {
+        if (!valid_rule_name(*n)) {
+            r.error(name->source(), "rule.name must be 1 to 64 letters, digits, '-', '_' or '.', not \"" + *n + "\"");
+        } else if (auto [it, fresh] = names.emplace(*n, rule.line); !fresh) {
+            r.error(name->source(), "rule name \"" + *n + "\" is already used by the rule at line " +
+                                        std::to_string(it->second));
+        } else {
+            rule.name = *n;
+            prefix = "rule \"" + *n + "\": ";
+        }
+    }
+    read_selector(r, t, prefix, rule.select);
+    read_key(t, "every", rule.every, [&](const toml::node& n) { return r.seconds(n, prefix + "every", 1s); });
+    read_key(t, "old_gen_percent", rule.old_gen_percent,
+         [&](const toml::node& n) { return r.percent(n, prefix + "old_gen_percent"); });
+    read_key(t, "old_gen_collections", rule.old_gen_collections,
+         [&](const toml::node& n) { return r.integer(n, prefix + "old_gen_collections", 1, 1'000'000); });
+    read_key(t, "gc_time_percent", rule.gc_time_percent,
+         [&](const toml::node& n) { return r.percent(n, prefix + "gc_time_percent"); });
+    read_key(t, "gc_window", rule.gc_window, [&](const toml::node& n) { return r.seconds(n, prefix + "gc_window", 1s); });
+    read_key(t, "cooldown", rule.cooldown, [&](const toml::node& n) { return r.seconds(n, prefix + "cooldown", 0s); });
+    read_key(t, "max_dumps", rule.max_dumps,
+         [&](const toml::node& n) { return r.integer(n, prefix + "max_dumps", 0, 1'000'000); });
+    read_key(t, "live", rule.live, [&](const toml::node& n) { return r.boolean(n, prefix + "live"); });
+
+    // Settings of a threshold that is not there are a mistake, not a default.
+    if (const toml::node* n = t.get("old_gen_collections"); n != nullptr && !t.contains("old_gen_percent"))
+        r.error(n->source(), prefix + "old_gen_collections does nothing without old_gen_percent");
+    if (const toml::node* n = t.get("gc_window"); n != nullptr && !t.contains("gc_time_percent"))
+        r.error(n->source(), prefix + "gc_window does nothing without gc_time_percent");
+    if (!t.contains("every") && !t.contains("old_gen_percent") && !t.contains("gc_time_percent"))
+        r.error(t.source(), prefix + "no trigger: give every, old_gen_percent or gc_time_percent");
+    out.push_back(std::move(rule));
+}
+
+} // namespace
+
+void read_rules(config_reader& r, const toml::node& rules, std::vector<dump_rule>& out) {
+    const toml::array* a = rules.as_array();
+    if (a == nullptr) {
+        r.error(rules.source(), "rule must be an array of tables: write each rule as [[rule]], not " +
+                                    std::string(type_phrase(rules.type())));
+        return;
+    }
+    std::map<std::string, int> names;
+    for (const toml::node& element : *a) {
+        if (const toml::table* t = element.as_table()) read_rule(r, *t, names, out);
+        else r.error(element.source(), "each rule must be a table ([[rule]]), not " + std::string(type_phrase(element.type())));
+    }
+}
+
+} // namespace heapd::daemon

@@ -1,0 +1,144 @@
+#include "config_text.h"
+
+#include <cstdio>
+#include <map>
+
+#include "config_values.h"
+
+namespace heapd::daemon {
+namespace {
+
+std::string in_quotes(const std::string& s) { return "\"" + s + "\""; }
+
+std::string percent_text(double p) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%g%%", p);
+    return buf;
+}
+
+std::string plural(std::uint64_t n, const std::string& one, const std::string& many) {
+    return std::to_string(n) + " " + (n == 1 ? one : many);
+}
+
+std::string retention_text(const retention_policy& p) {
+    return (p.max_count == 0 ? std::string("any number of dumps") : "at most " + plural(p.max_count, "dump", "dumps")) +
+           ", " + (p.max_bytes == 0 ? std::string("no size limit") : "at most " + size_string(p.max_bytes)) + ", " +
+           (p.max_age_days == 0 ? std::string("kept however old") : "for " + plural(p.max_age_days, "day", "days"));
+}
+
+bool same_rule(const dump_rule& a, const dump_rule& b) {
+    return a.select.main_class == b.select.main_class && a.select.command == b.select.command &&
+           a.select.user == b.select.user && a.select.container == b.select.container && a.every == b.every &&
+           a.old_gen_percent == b.old_gen_percent && a.old_gen_collections == b.old_gen_collections &&
+           a.gc_time_percent == b.gc_time_percent && a.gc_window == b.gc_window && a.cooldown == b.cooldown &&
+           a.max_dumps == b.max_dumps && a.live == b.live;
+}
+
+// Appends "name before -> after" to out when they differ.
+template <class T, class Show>
+void compare(std::vector<std::string>& out, const char* name, const T& before, const T& after, Show show) {
+    if (!(before == after)) out.push_back(std::string(name) + " " + show(before) + " -> " + show(after));
+}
+
+} // namespace
+
+std::string describe_selector(const jvm_selector& s) {
+    std::vector<std::string> parts;
+    if (!s.main_class.empty()) parts.push_back("main class " + s.main_class);
+    if (!s.command.empty()) parts.push_back("command /" + s.command + "/");
+    if (!s.user.empty()) parts.push_back("user " + s.user);
+    if (s.container) parts.push_back(*s.container ? "in a container" : "on the host");
+    if (parts.empty()) return "every JVM";
+    std::string out;
+    for (const std::string& p : parts) out += (out.empty() ? "" : ", ") + p;
+    return out;
+}
+
+std::string describe_triggers(const dump_rule& r) {
+    std::vector<std::string> parts;
+    if (r.every) parts.push_back("every " + duration_string(*r.every));
+    if (r.old_gen_percent)
+        parts.push_back("old gen above " + percent_text(*r.old_gen_percent) + " after " +
+                        (r.old_gen_collections == 1 ? std::string("an old collection")
+                                                    : std::to_string(r.old_gen_collections) + " old collections in a row"));
+    if (r.gc_time_percent)
+        parts.push_back("GC time above " + percent_text(*r.gc_time_percent) + " over " + duration_string(r.gc_window));
+    std::string out;
+    for (const std::string& p : parts) out += (out.empty() ? "" : "; ") + p;
+    return out.empty() ? "never" : out;
+}
+
+std::string describe_limits(const dump_rule& r) {
+    return "cooldown " + duration_string(r.cooldown) + ", " +
+           (r.max_dumps == 0 ? std::string("no limit of dumps per JVM")
+                             : "at most " + plural(r.max_dumps, "dump", "dumps") + " per JVM") +
+           (r.live ? ", live objects only" : ", all objects");
+}
+
+std::vector<std::string> config_summary(const heapd_config& c) {
+    const serve_options& s = c.serve;
+    std::vector<std::string> out;
+    out.push_back("socket     " + s.socket_path);
+    out.push_back("store      " + s.store_dir + ", " + retention_text(s.retention));
+    out.push_back("spool      " + (s.spool_dir.empty() ? std::string("none") : s.spool_dir));
+    out.push_back("group      " + s.group);
+    out.push_back("workers    " + std::to_string(s.workers) + ", at most " + std::to_string(s.max_connections) +
+                  " clients, " + duration_string(s.shutdown_grace) + " to stop");
+    out.push_back("metrics    " + (c.metrics.textfile.empty() ? std::string("no textfile")
+                                                              : c.metrics.textfile + " every " +
+                                                                    duration_string(c.metrics.interval)));
+    out.push_back("rules      " + (c.rules.empty() ? std::string("none")
+                                                   : std::to_string(c.rules.size()) + ", JVMs read every " +
+                                                         duration_string(c.poll_interval)));
+    for (const dump_rule& r : c.rules) {
+        out.push_back("rule " + in_quotes(r.name) + (r.line > 0 ? " (line " + std::to_string(r.line) + ")" : ""));
+        out.push_back("  JVMs     " + describe_selector(r.select));
+        out.push_back("  when     " + describe_triggers(r));
+        out.push_back("  limits   " + describe_limits(r));
+    }
+    return out;
+}
+
+config_changes compare_configs(const heapd_config& running, const heapd_config& next) {
+    config_changes out;
+    const serve_options &a = running.serve, &b = next.serve;
+    auto text = [](const std::string& s) { return in_quotes(s); };
+    auto number = [](auto n) { return std::to_string(n); };
+    auto duration = [](auto d) { return duration_string(std::chrono::duration_cast<std::chrono::milliseconds>(d)); };
+    compare(out.need_restart, "daemon.socket", a.socket_path, b.socket_path, text);
+    compare(out.need_restart, "daemon.store", a.store_dir, b.store_dir, text);
+    compare(out.need_restart, "daemon.spool", a.spool_dir, b.spool_dir, text);
+    compare(out.need_restart, "daemon.group", a.group, b.group, text);
+    compare(out.need_restart, "daemon.workers", a.workers, b.workers, number);
+    compare(out.live, "daemon.poll_interval", running.poll_interval, next.poll_interval, duration);
+    compare(out.live, "daemon.max_connections", a.max_connections, b.max_connections, number);
+    compare(out.live, "daemon.shutdown_grace", a.shutdown_grace, b.shutdown_grace, duration);
+    compare(out.live, "retention.keep_count", a.retention.max_count, b.retention.max_count, number);
+    compare(out.live, "retention.keep_bytes", a.retention.max_bytes, b.retention.max_bytes,
+            [](std::uint64_t n) { return size_string(n); });
+    compare(out.live, "retention.keep_days", a.retention.max_age_days, b.retention.max_age_days, number);
+    compare(out.live, "metrics.textfile", running.metrics.textfile, next.metrics.textfile, text);
+    compare(out.live, "metrics.interval", running.metrics.interval, next.metrics.interval, duration);
+
+    std::map<std::string, const dump_rule*> before;
+    for (const dump_rule& r : running.rules) before[r.name] = &r;
+    std::vector<std::string> added, changed, removed;
+    for (const dump_rule& r : next.rules) {
+        auto it = before.find(r.name);
+        if (it == before.end()) added.push_back(in_quotes(r.name));
+        else if (!same_rule(*it->second, r)) changed.push_back(in_quotes(r.name));
+        if (it != before.end()) before.erase(it);
+    }
+    for (const auto& [name, rule] : before) removed.push_back(in_quotes(name));
+    auto list = [](const std::vector<std::string>& names) {
+        std::string s;
+        for (const std::string& n : names) s += (s.empty() ? "" : ", ") + n;
+        return s;
+    };
+    if (!added.empty()) out.live.push_back("rule added: " + list(added));
+    if (!changed.empty()) out.live.push_back("rule changed: " + list(changed));
+    if (!removed.empty()) out.live.push_back("rule removed: " + list(removed));
+    return out;
+}
+
+} // namespace heapd::daemon
