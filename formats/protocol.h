@@ -63,7 +63,8 @@ inline std::unexpected<wire_error> wire_fail(error_kind kind, std::string messag
     return std::unexpected(wire_error{kind, std::move(message), id});
 }
 
-// A client's request: "status", "jobs", "analyse", "report", "dumps", "rm", "cancel", "dump", "jvms".
+// A client's request: "status", "jobs", "analyse", "report", "dumps", "rm", "cancel", "dump", "jvms",
+// "diff", "path", "metrics".
 struct request {
     std::uint64_t id = 0;
     std::string type;

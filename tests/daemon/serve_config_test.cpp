@@ -200,5 +200,67 @@ TEST(serve_config, what_only_a_restart_changes_is_told_and_kept) {
     EXPECT_EQ(d.log().find("daemon.group"), std::string::npos) << d.log();
 }
 
+// The value of a metric line (name and labels exactly as written) in Prometheus text, or -1.
+double metric(const std::string& text, const std::string& series) {
+    std::size_t at = text.find("\n" + series + " ");
+    return at == std::string::npos ? -1 : std::stod(text.substr(at + series.size() + 2));
+}
+
+TEST(serve_config, rules_and_metrics_come_from_the_file_and_change_on_sighup) {
+    shared_dir dir;
+    // A marker only this test's JVM has in its command line: the rule dumps no other JVM.
+    const std::string marker = "heapd.test.rule." + std::to_string(::getpid());
+    demo_jvm jvm(java_main{"Sessions"}, {"-Xmx128m", "-D" + marker + "=1"}, {"1000"});
+    ASSERT_TRUE(jvm.ready());
+    const std::string file = dir.file("heapd.toml"), prom = dir.file("heapd.prom");
+    const std::string rule = "[[rule]]\nname = \"tick\"\ncommand = \"" + marker +
+                             "\"\nevery = \"1s\"\ncooldown = \"1s\"\n";
+    write(file, "[daemon]\npoll_interval = \"200ms\"\n[metrics]\ntextfile = \"" + prom +
+                    "\"\ninterval = \"1s\"\n" + rule + "max_dumps = 1\n");
+    serve_process d({"--config", file});
+    ASSERT_TRUE(d.ready()) << d.log();
+
+    // The rule dumps the JVM once (its cap), about a second after the daemon first saw it.
+    json dumps = dumps_when(d, 1);
+    ASSERT_EQ(dumps.size(), 1u) << dumps.dump() << d.log();
+    EXPECT_EQ(dumps[0]["trigger"], "rule:tick");
+    EXPECT_EQ(dumps[0]["pid"], jvm.pid());
+    EXPECT_TRUE(log_shows(d, "rule tick: dumping pid " + std::to_string(jvm.pid()))) << d.log();
+    std::this_thread::sleep_for(std::chrono::seconds(3));  // a few more periods: still one
+    EXPECT_EQ(request(d, "dumps")["dumps"].size(), 1u);
+
+    // The metrics file the config names counts it.
+    double counted = -1;
+    for (int i = 0; i < 100 && counted != 1; ++i) {
+        std::ifstream in(prom);
+        std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+        counted = metric(text, "heapd_dumps_total{trigger=\"rule:tick\"}");
+        if (counted != 1) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    EXPECT_EQ(counted, 1) << d.log();
+
+    // A higher cap on SIGHUP: the rule, keeping its name and its count, dumps once more.
+    write(file, "[daemon]\npoll_interval = \"200ms\"\n[metrics]\ntextfile = \"" + prom +
+                    "\"\ninterval = \"1s\"\n" + rule + "max_dumps = 2\n");
+    ASSERT_EQ(::kill(d.pid(), SIGHUP), 0);
+    ASSERT_TRUE(log_shows(d, "configuration reloaded")) << d.log();
+    dumps = dumps_when(d, 2);
+    ASSERT_EQ(dumps.size(), 2u) << dumps.dump() << d.log();
+    std::this_thread::sleep_for(std::chrono::seconds(3));
+    EXPECT_EQ(request(d, "dumps")["dumps"].size(), 2u);
+    // The second report says what changed since the first.
+    auto report = run_heapctl(d, {"report", std::to_string(jvm.pid())});
+    EXPECT_NE(report.out.find("Since the previous dump of this JVM"), std::string::npos) << report.out;
+
+    // Without the metrics file in the config, the daemon stops writing it and removes it.
+    write(file, "[daemon]\npoll_interval = \"200ms\"\n" + rule + "max_dumps = 2\n");
+    ASSERT_EQ(::kill(d.pid(), SIGHUP), 0);
+    bool removed = false;
+    for (int i = 0; i < 100 && !(removed = !std::filesystem::exists(prom)); ++i)
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    EXPECT_TRUE(removed) << d.log();
+    EXPECT_EQ(d.stop(), 0);
+}
+
 } // namespace
 } // namespace heapd::test
