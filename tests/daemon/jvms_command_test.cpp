@@ -162,19 +162,6 @@ TEST(jvms_command, leaves_out_a_stale_file) {
     for (const auto& row : doc.at("jvms")) EXPECT_NE(row.at("perfdata"), stale);
 }
 
-std::map<std::string, double> jstat_gc(pid_t pid) {
-    auto r = run_command({"jstat", "-gc", std::to_string(pid)});
-    EXPECT_EQ(r.exit_code, 0) << r.err;
-    std::istringstream in(r.out);
-    std::string header, values;
-    std::getline(in, header);
-    std::getline(in, values);
-    std::istringstream h(header), v(values);
-    std::map<std::string, double> out;
-    std::string name, val;
-    while (h >> name && v >> val) out[name] = val == "-" ? 0 : std::stod(val);
-    return out;
-}
 
 TEST(jvms_command, agrees_with_jstat) {
     demo_jvm jvm({"-Xmx128m", "-XX:+UseParallelGC"}, {"3000"});

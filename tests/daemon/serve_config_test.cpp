@@ -20,16 +20,6 @@ using wire::reply_kind;
 
 const std::string peer_dump = std::string(HEAPD_PEER_DATA) + "/hprof-64.bin";
 
-// A synthetic dump of 3 million objects (225 MB) whose analysis takes a while (about 1.5 s here).
-const std::string& big_dump() {
-    static shared_dir dir;
-    static const std::string path = [] {
-        std::string p = dir.file("big.hprof");
-        if (!write_big_dump(p, 3'000'000)) ADD_FAILURE() << "cannot write " << p;
-        return p;
-    }();
-    return path;
-}
 
 bool start_analysis(raw_client& c, const std::string& path, std::uint64_t id = 1) {
     int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);

@@ -22,17 +22,6 @@ using wire::reply_kind;
 
 const std::string peer_dump = std::string(HEAPD_PEER_DATA) + "/hprof-64.bin";
 
-// A synthetic dump of 3 million objects with their arrays (225 MB): its analysis takes a while
-// (about 1.5 s on the project's machine), long enough to act while it runs. Made once.
-const std::string& big_dump() {
-    static shared_dir dir;
-    static const std::string path = [] {
-        std::string p = dir.file("big.hprof");
-        if (!write_big_dump(p, 3'000'000)) ADD_FAILURE() << "cannot write " << p;
-        return p;
-    }();
-    return path;
-}
 
 // Sends an analysis of path on c (wait or not); true when sent.
 bool start_analysis(raw_client& c, const std::string& path, bool wait, std::uint64_t id = 1) {

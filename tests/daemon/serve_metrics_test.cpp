@@ -48,20 +48,6 @@ std::string slurp(const std::string& path) {
     return s.str();
 }
 
-// jstat -gc: capacities and used bytes of each space, in KiB.
-std::map<std::string, double> jstat_gc(pid_t pid) {
-    auto r = run_command({"jstat", "-gc", std::to_string(pid)});
-    EXPECT_EQ(r.exit_code, 0) << r.err;
-    std::istringstream in(r.out);
-    std::string header, values;
-    std::getline(in, header);
-    std::getline(in, values);
-    std::istringstream h(header), v(values);
-    std::map<std::string, double> out;
-    std::string name, val;
-    while (h >> name && v >> val) out[name] = val == "-" ? 0 : std::stod(val);
-    return out;
-}
 
 // The JVM's series of a family: its one sample with that pid.
 std::optional<double> jvm_value(const prom_exposition& e, const std::string& name, pid_t pid) {

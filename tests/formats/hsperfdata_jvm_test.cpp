@@ -102,19 +102,6 @@ TEST(hsperfdata_jvm, reads_every_counter_jcmd_prints) {
     for (const auto& [name, v] : r.before) EXPECT_TRUE(r.jcmd.contains(name)) << name << " found by heapd, not printed by jcmd";
 }
 
-// jstat -gc's columns, in KB (capacities and used) and counts and seconds.
-std::map<std::string, double> parse_jstat(const std::string& text) {
-    std::istringstream in(text);
-    std::string header, values;
-    std::getline(in, header);
-    std::getline(in, values);
-    std::istringstream h(header), v(values);
-    std::map<std::string, double> out;
-    std::string name, val;
-    while (h >> name && v >> val) out[name] = val == "-" ? -1 : std::stod(val);
-    return out;
-}
-
 // The jstat -gc columns computed from a summary.
 std::map<std::string, double> jstat_columns(const jvm_perf_summary& s) {
     std::map<std::string, double> c;
@@ -148,7 +135,7 @@ void expect_jstat_agrees(const std::vector<std::string>& flags, std::int64_t max
     auto after = summarize(*data);
     ASSERT_TRUE(before && after);
     ASSERT_EQ(jstat.exit_code, 0) << jstat.err;
-    auto theirs = parse_jstat(jstat.out);
+    auto theirs = test::jstat_columns(jstat.out, -1);
     auto a = jstat_columns(*before), b = jstat_columns(*after);
     std::size_t compared = 0;
     for (const auto& [col, v] : theirs) {

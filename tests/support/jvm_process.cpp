@@ -13,6 +13,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 #include <thread>
 #include <mutex>
 #include <stdexcept>
@@ -62,6 +63,23 @@ bool leaky_grow(const std::string& trigger) {
         std::this_thread::sleep_for(std::chrono::milliseconds(20));
     }
     return true;
+}
+
+std::map<std::string, double> jstat_columns(const std::string& text, double dash) {
+    std::istringstream in(text);
+    std::string header, values;
+    std::getline(in, header);
+    std::getline(in, values);
+    std::istringstream h(header), v(values);
+    std::map<std::string, double> out;
+    std::string name, val;
+    while (h >> name && v >> val) out[name] = val == "-" ? dash : std::stod(val);
+    return out;
+}
+
+std::map<std::string, double> jstat_gc(pid_t pid) {
+    auto r = run_command({"jstat", "-gc", std::to_string(pid)});
+    return r.exit_code == 0 ? jstat_columns(r.out, 0) : std::map<std::string, double>{};
 }
 
 std::string test_classes_dir() {

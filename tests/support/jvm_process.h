@@ -1,5 +1,6 @@
 #pragma once
 // Test helpers that run real programs: a demo JVM started and stopped by the test, and commands.
+#include <map>
 #include <string>
 #include <sys/types.h>
 #include <vector>
@@ -38,6 +39,11 @@ std::string test_classes_dir();
 // Makes a running tests/java/Leaky add its batch of objects: writes its trigger file and waits (up
 // to 120 s) until Leaky deletes it, which it does once the objects are in its list.
 bool leaky_grow(const std::string& trigger);
+
+// jstat's two lines (column names, then values) as name → value; a column shown as "-" gets dash.
+std::map<std::string, double> jstat_columns(const std::string& text, double dash);
+// `jstat -gc PID`: capacities and used bytes of each space in KiB, counts and seconds ("-" as 0).
+std::map<std::string, double> jstat_gc(pid_t pid);
 
 // The main class of a program in tests/java, e.g. java_main{"Shapes"}.
 struct java_main {

@@ -33,6 +33,16 @@ command_result run_heapctl(const serve_process& d, std::vector<std::string> args
     return run_command(args);
 }
 
+const std::string& big_dump() {
+    static shared_dir dir;
+    static const std::string path = [] {
+        std::string p = dir.file("big.hprof");
+        if (!write_big_dump(p, 3'000'000)) throw std::runtime_error("cannot write " + p);
+        return p;
+    }();
+    return path;
+}
+
 bool has_temp_files(const std::string& root) {
     for (const auto& e : std::filesystem::recursive_directory_iterator(root))
         if (e.path().filename().string().starts_with(".tmp-")) return true;

@@ -98,6 +98,11 @@ bool has_temp_files(const std::string& root);
 // a mount namespace of the daemon's own, so it goes with the daemon.
 std::vector<std::string> small_store_launcher(const std::string& size);
 
+// A synthetic dump of 3 million objects with their arrays (225 MB, write_big_dump): its analysis
+// takes a while (about 1.5 s on the project's machine), long enough to act while it runs. Made once
+// per test process.
+const std::string& big_dump();
+
 // Writes a synthetic dump of about items × 67 bytes: a static array holding `items` objects, each
 // with its own byte[16], in buckets of 1,000, so the whole heap is one leak suspect.
 bool write_big_dump(const std::string& path, unsigned items);
