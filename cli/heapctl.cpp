@@ -130,6 +130,20 @@ std::optional<options> parse(int argc, char** argv, int& status) {
     return o;
 }
 
+// The first line of a kept dump's report: what was dumped, when and why ("" for a file: heapd
+// analyze's own heading names it).
+std::string report_title(const wire::json& result) {
+    auto d = result.find("dump");
+    if (d == result.end() || !d->is_object() || d->value("source", std::string()) != "dump") return "";
+    std::string title = "heapctl report: dump " + dump_name(*d);
+    if (const std::int64_t pid = d->value("pid", std::int64_t{0}); pid != 0) title += ", pid " + std::to_string(pid);
+    std::string command = d->value("command_line", std::string());
+    if (const auto space = command.find(' '); space != std::string::npos) command.resize(space);
+    if (!command.empty()) title += " (" + command + ")";
+    if (const std::string trigger = d->value("trigger", std::string()); !trigger.empty()) title += ", trigger " + trigger;
+    return title;
+}
+
 // Prints a report reply ({dump, report, growth}) as text or JSON; 2 when the dump is damaged.
 int print_report(const wire::json& result, const options& o) {
     auto it = result.find("report");
@@ -139,7 +153,7 @@ int print_report(const wire::json& result, const options& o) {
     if (o.json && o.sections == text_options::histogram) print_json(it->value("histogram", wire::json::array()));
     else if (o.json && o.sections == text_options::threads) print_json(it->value("threads", wire::json::array()));
     else if (o.json) print_json(*it);
-    else print(render_text(*report, {o.top.value_or(20), 32, o.sections}));
+    else print(render_text(*report, {o.top.value_or(20), 32, o.sections, report_title(result)}));
     if (!o.json && o.sections == text_options::all)
         if (auto g = result.find("growth"); g != result.end() && g->is_object()) print_growth(*g);
     bool damaged = false;

@@ -36,6 +36,7 @@ jvm_facts read_jvm_facts(const attach::discovered_jvm& jvm) {
     auto fd = attach::open_perfdata(jvm);
     if (!fd) {
         f.problem = fd.error().message;
+        f.gone = fd.error().code == attach::attach_code::no_such_process;
         return f;
     }
     auto bytes = read_small_file(*fd);

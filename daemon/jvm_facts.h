@@ -18,6 +18,7 @@ struct jvm_facts {
     attach::discovered_jvm jvm;
     std::optional<jvm_perf_summary> summary;
     std::string problem;  // why there is no summary
+    bool gone = false;    // the JVM or its hsperfdata file had gone when heapd opened it
 };
 
 // Reads the hsperfdata summary of a discovered JVM.

@@ -12,10 +12,9 @@
 
 #include "attach/jvm_discovery.h"
 #include "commands.h"
-#include "formats/hsperfdata.h"
 #include "formats/hsperfdata_summary.h"
-#include "formats/mapped_file.h"
 #include "formats/report_text.h"
+#include "jvm_facts.h"
 
 namespace heapd::cmd {
 namespace {
@@ -34,32 +33,14 @@ struct jvm_row {
 };
 
 jvm_row read_row(const attach::discovered_jvm& j) {
-    jvm_row row{j, std::nullopt, {}, false};
-    auto fd = attach::open_perfdata(j);
-    if (!fd) {
-        row.problem = fd.error().message;
-        row.gone = fd.error().code == attach::attach_code::no_such_process;
-        return row;
+    // Read into memory, never mapped: a file its owner cuts short would kill heapd with SIGBUS. A JVM
+    // that is starting may be adding a counter as it is read: read again after a moment.
+    daemon::jvm_facts f = daemon::read_jvm_facts(j);
+    for (int attempt = 1; attempt < 3 && !f.summary && !f.gone; ++attempt) {
+        ::usleep(20000);
+        f = daemon::read_jvm_facts(j);
     }
-    auto mapped = mapped_file::from_fd(*fd, j.perfdata_path);
-    ::close(*fd);
-    if (!mapped) {
-        row.problem = mapped.error().describe();
-        return row;
-    }
-    // A JVM that is starting may be adding a counter as it is read: read again after a moment.
-    for (int attempt = 0; attempt < 3; ++attempt) {
-        if (attempt > 0) ::usleep(20000);
-        auto data = hsperf_data::parse(mapped->bytes());
-        auto s = data ? summarize(*data) : std::unexpected(data.error());
-        if (s) {
-            row.summary = std::move(*s);
-            row.problem.clear();
-            return row;
-        }
-        row.problem = j.perfdata_path + ": " + s.error().describe();
-    }
-    return row;
+    return {j, std::move(f.summary), std::move(f.problem), f.gone};
 }
 
 std::string percent(std::optional<double> share, int decimals) {

@@ -28,9 +28,9 @@ void wrapped_line(std::string& out, const char* label, const std::vector<std::st
     out += line + "\n";
 }
 
-void header(std::string& out, const analysis_report& r) {
+void header(std::string& out, const analysis_report& r, const std::string& title) {
     const summary_report& s = r.summary;
-    out += "heapd analyze: " + (s.file.empty() ? std::string("<memory>") : s.file) + "\n";
+    out += (title.empty() ? "heapd analyze: " + (s.file.empty() ? std::string("<memory>") : s.file) : title) + "\n";
     out += fmt("  Dump     %s, %u-byte ids, taken %s, %s\n", s.format.c_str(), s.id_size,
                utc_time(s.timestamp_ms).c_str(), human_bytes(s.file_bytes).c_str());
     out += "  Layout   " + s.layout +
@@ -411,7 +411,7 @@ std::string utc_time(std::uint64_t ms) {
 
 std::string render_text(const analysis_report& r, const text_options& options) {
     std::string out;
-    header(out, r);
+    header(out, r, options.title);
     problems(out, r);
     auto on = [&](text_options::section s) { return (options.sections & s) != 0; };
     if (on(text_options::suspects)) suspects(out, r);

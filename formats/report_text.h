@@ -15,6 +15,7 @@ struct text_options {
     unsigned top = 20;           // rows per table (0: all)
     unsigned max_frames = 32;    // frames shown per thread (0: all)
     unsigned sections = all;     // a set of section bits
+    std::string title = {};      // the first line; "heapd analyze: FILE" when empty
 };
 
 // The whole report as text, lines under 100 columns where the data allows.

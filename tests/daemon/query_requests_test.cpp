@@ -79,6 +79,9 @@ TEST(query_requests, diff_growth_and_paths_of_a_leaking_jvm) {
     // The report of the second dump says what grew since the first; the first's says nothing.
     auto report = run_heapctl(d, {"report", newer});
     ASSERT_EQ(report.exit_code, 0) << report.err;
+    // Its heading says which dump of which JVM, and why it was taken.
+    EXPECT_EQ(report.out.rfind("heapctl report: dump " + newer + " of ", 0), 0u) << report.out;
+    EXPECT_NE(report.out.find(", pid " + pid + " (Leaky), trigger request\n"), std::string::npos) << report.out;
     EXPECT_NE(report.out.find("Since the previous dump of this JVM (" + older), std::string::npos) << report.out;
     EXPECT_NE(report.out.find("Grew most: Leaky"), std::string::npos) << report.out;
     auto old_report = run_heapctl(d, {"report", older});
