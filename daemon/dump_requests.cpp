@@ -4,6 +4,7 @@
 
 #include "attach/jvm_discovery.h"
 #include "attach/process_info.h"
+#include "attach/process_namespaces.h"
 #include "jvm_facts.h"
 #include "request_handler.h"
 #include "spool.h"
@@ -20,6 +21,26 @@ error_kind kind_of(attach::attach_code code) {
     case attach::attach_code::permission_denied: return error_kind::permission_denied;
     default: return error_kind::failed;
     }
+}
+
+// The path of a spooled request's dump as the daemon reaches it: as written, or for a hook in
+// another mount namespace (a container), through /proc/PID/root of a process still in it (the JVM
+// first). Empty when there is none, or it cannot be reached (said in problems).
+std::string spooled_dump_path(const spooled_request& s, const peer_credentials& p, std::vector<std::string>& problems) {
+    const std::string path = s.args.value("dump_path", std::string());
+    auto mnt = s.args.find("mnt_ns");
+    auto own = attach::mount_namespace_of(0);
+    if (path.empty() || mnt == s.args.end() || !mnt->is_number_unsigned() || !own || *own == mnt->get<std::uint64_t>())
+        return path;
+    const std::uint64_t theirs = mnt->get<std::uint64_t>();
+    auto jvm = host_pid(p, static_cast<pid_t>(s.args.value("pid", std::int64_t{0})));
+    auto jvm_ns = jvm ? attach::mount_namespace_of(*jvm) : std::unexpected(jvm.error());
+    auto holder = jvm_ns && *jvm_ns == theirs ? *jvm : attach::process_in_mount_namespace(theirs);
+    if (!holder || !path.starts_with('/')) {
+        problems.push_back(s.path + ": the JVM's dump " + path + " was in a container that is gone");
+        return {};
+    }
+    return "/proc/" + std::to_string(*holder) + "/root" + path;
 }
 
 } // namespace
@@ -49,8 +70,12 @@ wire::wire_result<dump_request> request_handler::prepare_dump(const wire::json& 
     if (*pid == 0 || *pid > 0x3fffffff) return wire::wire_fail(error_kind::bad_request, "dump: pid must be a process id");
     if (*trigger != "request" && *trigger != "oom")
         return wire::wire_fail(error_kind::bad_request, "dump: trigger is request or oom");
-    const pid_t target = static_cast<pid_t>(*pid);
-    const std::string who = "pid " + std::to_string(target);
+    // A client in a container (the hook of a JVM in it) names the JVM by its pid there.
+    const auto named = static_cast<pid_t>(*pid);
+    auto host = host_pid(p, named);
+    const pid_t target = host ? *host : named;
+    std::string who = "pid " + std::to_string(target);
+    if (target != named) who += " (" + std::to_string(named) + " in the caller's container)";
 
     dump_request d;
     d.pid = target;
@@ -70,7 +95,7 @@ wire::wire_result<dump_request> request_handler::prepare_dump(const wire::json& 
         d.jvm = *jvm_version;
         d.command_line = *command;
     }
-    auto facts = find_jvm_facts(target);
+    auto facts = host ? find_jvm_facts(target) : std::unexpected(host.error());
     auto info = facts ? attach::read_process_info(target) : std::unexpected(facts.error());
     if (info && *start_time != 0 && info->start_time != *start_time)
         info = attach::attach_fail(attach::attach_code::no_such_process, who + " is another process now");
@@ -147,8 +172,11 @@ void request_handler::take_spooled(const std::string& spool_dir) {
         p.uid = s.writer_uid;
         p.gid = s.writer_gid;
         p.admin = s.writer_uid == 0 || (info_.admin_group && s.writer_gid == *info_.admin_group);
+        // A hook in a container names the JVM by its pid there and the dump by its path there.
+        if (auto ns = s.args.find("pid_ns"); ns != s.args.end() && ns->is_number_unsigned())
+            p.pid_ns = attach::pid_namespace{ns->get<std::uint64_t>(), -1};
         std::optional<unique_fd> fd;
-        const std::string path = s.args.value("dump_path", std::string());
+        const std::string path = spooled_dump_path(s, p, problems);
         if (!path.empty()) {
             // Opened for the writer only when the writer owns the dump (or is an admin).
             unique_fd opened(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK));

@@ -13,6 +13,7 @@
 #include <filesystem>
 
 #include "attach/process_info.h"
+#include "attach/process_namespaces.h"
 #include "jvm_facts.h"
 
 namespace heapd::daemon {
@@ -50,6 +51,9 @@ oom_capture capture_oom(pid_t pid) {
     c.pid = pid;
     c.args = {{"pid", pid}, {"trigger", "oom"}, {"in_oom_hook", true}, {"live", true}};
     if (auto info = attach::read_process_info(pid)) c.args["start_time"] = info->start_time;
+    // For a spooled request of a hook in a container: the namespaces its pid and paths belong to.
+    if (auto ns = attach::own_pid_namespace()) c.args["pid_ns"] = ns->inode;
+    if (auto ns = attach::mount_namespace_of(0)) c.args["mnt_ns"] = *ns;
     auto facts = find_jvm_facts(pid);
     if (!facts || !facts->summary) return c;
     const jvm_perf_summary& s = *facts->summary;

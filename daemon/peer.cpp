@@ -17,6 +17,7 @@ result<peer_credentials> read_peer(int socket_fd, std::optional<gid_t> admin_gro
     p.pid = cred.pid;
     p.uid = cred.uid;
     p.gid = cred.gid;
+    if (auto ns = attach::pid_namespace_of(cred.pid)) p.pid_ns = *ns;
     std::vector<gid_t> groups(64);
     for (int attempt = 0; attempt < 4; ++attempt) {
         socklen_t glen = static_cast<socklen_t>(groups.size() * sizeof(gid_t));
@@ -32,6 +33,11 @@ result<peer_credentials> read_peer(int socket_fd, std::optional<gid_t> admin_gro
               (admin_group && (p.gid == *admin_group ||
                                std::find(p.groups.begin(), p.groups.end(), *admin_group) != p.groups.end()));
     return p;
+}
+
+attach::attach_result<pid_t> host_pid(const peer_credentials& peer, pid_t pid) {
+    if (!peer.pid_ns) return pid;
+    return attach::pid_from_namespace(pid, *peer.pid_ns);
 }
 
 std::optional<gid_t> group_id(const std::string& name) {

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "attach/process_namespaces.h"
 #include "formats/error.h"
 
 namespace heapd::daemon {
@@ -18,6 +19,9 @@ struct peer_credentials {
     gid_t gid = static_cast<gid_t>(-1);
     std::vector<gid_t> groups;  // supplementary groups
     bool admin = false;         // root or a member of the heapd group
+    // The pid namespace the peer names pids in (a container's, for a client in one); unknown when
+    // the peer was gone before it could be read.
+    std::optional<attach::pid_namespace> pid_ns;
 };
 
 // Reads the peer of a connected Unix socket; admin_group is the heapd group's id when it exists.
@@ -25,6 +29,11 @@ result<peer_credentials> read_peer(int socket_fd, std::optional<gid_t> admin_gro
 
 // True when the peer may see or act on something owned by owner.
 inline bool may_access(const peer_credentials& peer, uid_t owner) { return peer.admin || peer.uid == owner; }
+
+// The daemon's pid of the process the peer names pid: pid itself for a peer in the daemon's pid
+// namespace (or one whose namespace is unknown); for a peer in a container, the process that has
+// that pid in the container's namespace. no_such_process when it has none.
+attach::attach_result<pid_t> host_pid(const peer_credentials& peer, pid_t pid);
 
 // The id of a group by name, when it exists.
 std::optional<gid_t> group_id(const std::string& name);

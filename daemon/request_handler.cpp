@@ -167,12 +167,9 @@ void request_handler::report(const wire::request& r, const connection_ptr& c) {
     auto top = argument(wire::arg_uint(r.args, "top", 0), r, c);
     if (!id || !top) return;
     if (*pid != 0) {
-        // The latest dump of that JVM the caller may see (entries are newest first).
-        for (const entry_metadata& m : store_.entries())
-            if (m.pid == static_cast<std::int64_t>(*pid) && m.has_report && may_access(c->peer(), m.owner_uid)) {
-                *id = m.id;
-                break;
-            }
+        // The latest dump of that JVM the caller may see.
+        auto dumps = dumps_of(static_cast<std::int64_t>(std::min<std::uint64_t>(*pid, 1u << 31)), c->peer());
+        if (!dumps.empty()) *id = dumps.front().id;
         if (id->empty())
             return send_error(c, r.id, error_kind::not_found, "no dump of pid " + std::to_string(*pid));
     }

@@ -64,7 +64,8 @@ private:
     // query_requests.cpp: questions about stored dumps.
     void diff(const wire::request& r, const connection_ptr& c);
     void path(const wire::request& r, const connection_ptr& c);
-    // Dumps (with reports) of the JVM with this pid that the peer may see, newest first.
+    // Dumps (with reports) of the JVM the peer names by this pid (host_pid in peer.h) that the peer
+    // may see, newest first.
     std::vector<entry_metadata> dumps_of(std::int64_t pid, const peer_credentials& p) const;
     // The dump of the same JVM taken before m (same pid and process start time), if the peer may see one.
     std::optional<entry_metadata> previous_dump(const entry_metadata& m, const peer_credentials& p) const;

@@ -215,5 +215,59 @@ TEST(oom_hook, another_users_oom_dump_is_theirs_and_hidden_from_others) {
     EXPECT_EQ(st.st_mode & 0777, 0640u);
 }
 
+// A JVM in a container (own pid and mount namespaces, a private /tmp) runs its hook there: it is
+// pid 1 to its hook, which reaches the daemon through the socket's directory shared as a volume.
+TEST(oom_hook, a_container_jvm_named_by_its_pid_in_the_container_is_dumped) {
+    serve_process d({"--spool", ""});
+    ASSERT_TRUE(d.ready()) << d.log();
+    shared_dir work;
+    isolated_jvm jvm(java_main{"OomLeak"}, {"-Xmx64m", hook_flag(d, work.path(), work.file("unused-spool"))}, {"600"},
+                     isolation{nullptr, true, work.path(), {d.dir(), work.path()}});
+    ASSERT_TRUE(jvm.ready());
+    ASSERT_EQ(jvm.ns_pid(), 1);
+    const double ms = hook_ms(work.path());
+    std::printf("hook in a container returned in %.1f ms (with the shell that ran it)\n", ms);
+    ASSERT_GE(ms, 0);
+    EXPECT_LT(ms, 2000);
+    json job = finished_dump_job(d);
+    ASSERT_EQ(job.value("state", ""), "done") << job << d.log();
+    EXPECT_EQ(job["jvm_pid"], jvm.pid()) << job;
+    expect_leak_report(d, jvm.pid());
+}
+
+// With no daemon running, the container's hook spools the request with the pid and the dump's path
+// as the container sees them; the daemon, started later, finds the JVM by its pid namespace and
+// adopts the JVM's own dump through its root.
+TEST(oom_hook, a_container_jvms_spooled_request_is_handled_through_its_namespaces) {
+    shared_dir spool, work;
+    serve_process d({"--spool", spool.path()});
+    ASSERT_TRUE(d.ready()) << d.log();
+    ASSERT_EQ(d.stop(), 0);
+    isolated_jvm jvm(java_main{"OomLeak"},
+                     {"-Xmx64m", "-XX:+HeapDumpOnOutOfMemoryError", "-XX:HeapDumpPath=/tmp",
+                      hook_flag(d, work.path(), spool.path())},
+                     {"600"}, isolation{nullptr, true, work.path(), {spool.path(), work.path()}});
+    ASSERT_TRUE(jvm.ready());
+    const double ms = hook_ms(work.path());
+    ASSERT_GE(ms, 0);
+    std::size_t spooled = 0;
+    for (const auto& e : fs::directory_iterator(spool.path())) spooled += e.path().extension() == ".json";
+    ASSERT_EQ(spooled, 1u);
+    // The JVM's dump is in the container's /tmp, which the host's /tmp does not show.
+    const std::string own = "/proc/" + std::to_string(jvm.pid()) + "/root/tmp/java_pid1.hprof";
+    ASSERT_TRUE(fs::exists(own));
+    ASSERT_FALSE(fs::exists("/tmp/java_pid1.hprof"));
+
+    ASSERT_TRUE(d.start()) << d.log();
+    json job = finished_dump_job(d);
+    ASSERT_EQ(job.value("state", ""), "done") << job << d.log();
+    EXPECT_EQ(job["jvm_pid"], jvm.pid()) << job;
+    EXPECT_EQ(job["subject"], "/tmp/java_pid1.hprof");
+    expect_leak_report(d, jvm.pid());
+    json dumps = json::parse(run_heapctl(d, {"dumps", "--json"}).out);
+    EXPECT_EQ(dumps[0]["file_bytes"].get<std::uintmax_t>(), fs::file_size(own));  // adopted, not dumped again
+    EXPECT_TRUE(fs::is_empty(spool.path()));
+}
+
 } // namespace
 } // namespace heapd::test

@@ -75,7 +75,17 @@ isolated_jvm::isolated_jvm(const java_main& main_class, const std::vector<std::s
                                    "--regid=" + std::to_string(how.user->gid()), "--clear-groups"});
     std::vector<std::string> argv = java;
     if (how.container) {
-        std::string script = "mount -t tmpfs -o mode=1777 tmpfs /tmp && exec";
+        // Each shared directory is held open (descriptors 3 to 9, all the shell can name) while the
+        // tmpfs covers /tmp, then bound back at its path.
+        if (how.shared.size() > 7) throw std::invalid_argument("isolated_jvm: at most 7 shared directories");
+        std::string script, bind;
+        for (std::size_t i = 0; i < how.shared.size(); ++i) {
+            const std::string fd = std::to_string(3 + i), dir = shell_quote(how.shared[i]);
+            script += "exec " + fd + "<" + dir + " && ";
+            bind += "mkdir -p " + dir + " && mount --no-canonicalize --bind /proc/self/fd/" + fd + " " + dir +
+                    " && exec " + fd + "<&- && ";
+        }
+        script += "mount -t tmpfs -o mode=1777 tmpfs /tmp && " + bind + "exec";
         for (const auto& a : java) script += " " + shell_quote(a);
         argv = {"unshare", "--mount", "--pid", "--fork", "--mount-proc", "--propagation", "private", "sh", "-c", script};
     }

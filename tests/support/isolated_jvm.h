@@ -30,11 +30,13 @@ private:
 // How to isolate a test JVM, e.g. {&user, true}: as that user, in a container.
 struct isolation {
     isolation() = default;
-    isolation(const temp_user* u, bool in_container, std::string dir = {})
-        : user(u), container(in_container), workdir(std::move(dir)) {}
+    isolation(const temp_user* u, bool in_container, std::string dir = {}, std::vector<std::string> volumes = {})
+        : user(u), container(in_container), workdir(std::move(dir)), shared(std::move(volumes)) {}
     const temp_user* user = nullptr;  // run as this user (setpriv), else as the caller
     bool container = false;           // new mount and pid namespaces, a private tmpfs on /tmp
     std::string workdir;              // the JVM's working directory (inside the container: a host path it sees)
+    std::vector<std::string> shared;  // host directories under /tmp the container still sees, at the same path
+                                      // (bind-mounted over its tmpfs, as a volume)
 };
 
 // A JVM running a program of tests/java under an isolation; killed (with its namespace) on destruction.

@@ -1,0 +1,134 @@
+#include "attach/process_namespaces.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <linux/nsfs.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace heapd::attach {
+namespace {
+
+// The pids of a process in each pid namespace it belongs to, the caller's first (NSpid).
+std::vector<pid_t> ns_pids(pid_t pid) {
+    std::ifstream in("/proc/" + std::to_string(pid) + "/status");
+    for (std::string line; std::getline(in, line);) {
+        if (!line.starts_with("NSpid:")) continue;
+        std::istringstream ids(line.substr(6));
+        std::vector<pid_t> out;
+        for (long id; ids >> id;) out.push_back(static_cast<pid_t>(id));
+        return out;
+    }
+    return {};
+}
+
+// Whether the pid namespace `up` levels above the one of pid is the namespace with that inode.
+bool namespace_above_is(pid_t pid, std::size_t up, std::uint64_t inode) {
+    int fd = ::open(("/proc/" + std::to_string(pid) + "/ns/pid").c_str(), O_RDONLY | O_CLOEXEC);
+    for (std::size_t i = 0; fd >= 0 && i < up; ++i) {
+        int parent = ::ioctl(fd, NS_GET_PARENT);
+        ::close(fd);
+        fd = parent;
+    }
+    if (fd < 0) return false;
+    struct stat st {};
+    const bool same = ::fstat(fd, &st) == 0 && st.st_ino == inode;
+    ::close(fd);
+    return same;
+}
+
+attach_result<std::uint64_t> namespace_inode(const std::string& path) {
+    struct stat st {};
+    if (::stat(path.c_str(), &st) != 0) {
+        int e = errno;
+        return attach_fail(e == ENOENT || e == ESRCH ? attach_code::no_such_process : attach_code::io,
+                           path + ": " + std::strerror(e));
+    }
+    return static_cast<std::uint64_t>(st.st_ino);
+}
+
+// Calls visit(pid) for each process of /proc until it returns true; that pid, or -1.
+template <class Visit>
+attach_result<pid_t> find_process(Visit visit) {
+    DIR* proc = ::opendir("/proc");
+    if (proc == nullptr) return attach_fail(attach_code::io, std::string("/proc: ") + std::strerror(errno));
+    pid_t found = -1;
+    while (dirent* e = ::readdir(proc)) {
+        char* end = nullptr;
+        const long candidate = std::strtol(e->d_name, &end, 10);
+        if (end == e->d_name || *end != '\0' || candidate <= 0) continue;
+        if (visit(static_cast<pid_t>(candidate))) {
+            found = static_cast<pid_t>(candidate);
+            break;
+        }
+    }
+    ::closedir(proc);
+    return found;
+}
+
+} // namespace
+
+attach_result<pid_namespace> pid_namespace_of(pid_t pid) {
+    if (pid <= 0) return attach_fail(attach_code::no_such_process, "invalid pid " + std::to_string(pid));
+    auto inode = namespace_inode("/proc/" + std::to_string(pid) + "/ns/pid");
+    if (!inode) return std::unexpected(inode.error());
+    const auto ids = ns_pids(pid);
+    if (ids.empty()) return attach_fail(attach_code::no_such_process, "no process " + std::to_string(pid));
+    return pid_namespace{*inode, static_cast<int>(ids.size()) - 1};
+}
+
+attach_result<pid_namespace> own_pid_namespace() {
+    auto inode = namespace_inode("/proc/self/ns/pid");
+    if (!inode) return std::unexpected(inode.error());
+    return pid_namespace{*inode, 0};
+}
+
+attach_result<pid_t> pid_from_namespace(pid_t pid, const pid_namespace& ns) {
+    if (pid <= 0) return attach_fail(attach_code::no_such_process, "invalid pid " + std::to_string(pid));
+    auto own = own_pid_namespace();
+    if (!own) return std::unexpected(own.error());
+    if (ns.inode == own->inode || ns.level == 0) return pid;
+    auto found = find_process([&](pid_t p) {
+        const auto ids = ns_pids(p);
+        if (ids.empty()) return false;
+        if (ns.level > 0) {
+            // Seen from a namespace `level` deep: its pid there is NSpid[level], when that namespace is ns.
+            const auto level = static_cast<std::size_t>(ns.level);
+            return ids.size() > level && ids[level] == pid && namespace_above_is(p, ids.size() - 1 - level, ns.inode);
+        }
+        // Only the inode is known: a process of that very namespace.
+        if (ids.back() != pid) return false;
+        auto inode = namespace_inode("/proc/" + std::to_string(p) + "/ns/pid");
+        return inode && *inode == ns.inode;
+    });
+    if (!found) return found;
+    if (*found < 0)
+        return attach_fail(attach_code::no_such_process,
+                           "no process " + std::to_string(pid) + " in pid namespace " + std::to_string(ns.inode));
+    return found;
+}
+
+attach_result<std::uint64_t> mount_namespace_of(pid_t pid) {
+    return namespace_inode(pid == 0 ? std::string("/proc/self/ns/mnt") : "/proc/" + std::to_string(pid) + "/ns/mnt");
+}
+
+attach_result<pid_t> process_in_mount_namespace(std::uint64_t inode) {
+    auto found = find_process([&](pid_t p) {
+        auto ns = mount_namespace_of(p);
+        return ns && *ns == inode;
+    });
+    if (found && *found < 0)
+        return attach_fail(attach_code::no_such_process, "no process left in mount namespace " + std::to_string(inode));
+    return found;
+}
+
+} // namespace heapd::attach
