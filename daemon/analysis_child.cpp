@@ -1,7 +1,9 @@
 #include "analysis_child.h"
 
 #include <fcntl.h>
+#include <grp.h>
 #include <poll.h>
+#include <pwd.h>
 #include <signal.h>
 #include <spawn.h>
 #include <sys/prctl.h>
@@ -159,6 +161,21 @@ std::expected<std::string, child_failure> run_child(int dump_fd, std::vector<std
     return reader.take_report();
 }
 
+// As root, becomes the unprivileged user nobody (no groups, no capabilities, no way back, not
+// dumpable); keeps dying with the parent. Nothing to do for a daemon that is not root.
+std::expected<void, std::string> drop_privileges() {
+    if (::geteuid() != 0) return {};
+    uid_t uid = 65534;
+    gid_t gid = 65534;
+    if (const passwd* pw = ::getpwnam("nobody")) uid = pw->pw_uid, gid = pw->pw_gid;
+    if (::setgroups(0, nullptr) != 0 || ::setresgid(gid, gid, gid) != 0 || ::setresuid(uid, uid, uid) != 0)
+        return std::unexpected(std::string("cannot become the user nobody: ") + std::strerror(errno));
+    ::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
+    ::prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL);  // a change of credentials clears it
+    return {};
+}
+
 } // namespace
 
 std::expected<std::string, child_failure> analyse_in_child(int dump_fd, const std::string& name,
@@ -191,6 +208,10 @@ int analyse_fd_main(const std::string& name, const std::string& inflate_dir, pid
     auto dump = dump_file::from_fd(3, name, {inflate_dir});
     ::close(3);
     if (!dump) return fail_with("bad_input", dump.error().describe());
+    // The dump is mapped (inflated into the store's scratch directory when compressed): the rest,
+    // the parsing of what a client sent, needs no privilege at all.
+    if (auto dropped = drop_privileges(); !dropped) return fail_with("internal", dropped.error());
+    if (::getppid() != parent) return 1;
     if (!write_out("total " + std::to_string(dump->bytes().size()) + "\n")) return 1;
     if (object) {
         if (!write_out("phase paths\n")) return 1;

@@ -8,7 +8,9 @@
 //   phase NAME            a phase of the analysis starts
 //   error KIND MESSAGE    it failed (KIND: bad_input, internal), then exits 2
 //   report BYTES          followed by the report's JSON, then exits 0
-// Cancelling kills it at once; it dies with its parent thread (PR_SET_PDEATHSIG).
+// Cancelling kills it at once; it dies with its parent thread (PR_SET_PDEATHSIG). Once the dump is
+// mapped, a child of a root daemon becomes the user nobody: what parses a client's bytes holds no
+// privilege.
 #include <sys/types.h>
 
 #include <cstdint>

@@ -88,6 +88,47 @@ TEST(serve_jobs, status_is_answered_while_a_large_analysis_runs) {
     ASSERT_TRUE(wait_for_state(d, job, "done")) << d.log();
 }
 
+// The Uid and CapEff lines of /proc/PID/status of the analysis processes working for store.
+std::vector<std::string> analysis_credentials(const std::string& store) {
+    std::vector<std::string> out;
+    for (const auto& e : std::filesystem::directory_iterator("/proc")) {
+        std::ifstream in(e.path() / "cmdline");
+        std::string cmdline((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+        if (cmdline.find("analyse-fd") == std::string::npos || cmdline.find(store + "/tmp") == std::string::npos) continue;
+        std::ifstream status(e.path() / "status");
+        std::string ids;
+        for (std::string line; std::getline(status, line);)
+            if (line.starts_with("Uid:") || line.starts_with("CapEff:")) ids += line + "\n";
+        if (!ids.empty()) out.push_back(ids);
+    }
+    return out;
+}
+
+TEST(serve_jobs, a_root_daemon_parses_a_clients_dump_as_nobody) {
+    ASSERT_EQ(::geteuid(), 0u) << "the daemon must run as root for this test";
+    const std::string dump = big_dump();
+    serve_process d;
+    ASSERT_TRUE(d.ready()) << d.log();
+    raw_client c(d.socket());
+    ASSERT_TRUE(start_analysis(c, dump, false));
+    auto queued = c.read_reply();
+    ASSERT_TRUE(queued && queued->kind == reply_kind::result);
+    const std::uint64_t job = queued->result["job"]["id"];
+    // Once the dump is mapped the process is nobody (65534 on Debian), with no capability left.
+    const std::string nobody = "Uid:\t65534\t65534\t65534\t65534\nCapEff:\t0000000000000000\n";
+    int seen_as_nobody = 0, seen = 0;
+    for (int i = 0; i < 60000 && seen_as_nobody == 0; ++i) {
+        for (const std::string& ids : analysis_credentials(d.store())) {
+            ++seen;
+            seen_as_nobody += ids == nobody;
+        }
+        if (job_of(d, job)["state"] != "running" && job_of(d, job)["state"] != "queued") break;
+        std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    }
+    EXPECT_GT(seen_as_nobody, 0) << seen << " observations of the analysis process, none as nobody";
+    ASSERT_TRUE(wait_for_state(d, job, "done")) << d.log();
+}
+
 TEST(serve_jobs, a_client_that_disconnects_mid_job_stops_nothing) {
     const std::string dump = big_dump();
     serve_process d;
