@@ -31,6 +31,14 @@ bool start_analysis(raw_client& c, const std::string& path, bool wait, std::uint
     return sent;
 }
 
+// Queues an analysis of path on c without waiting for it; its job id, or 0.
+std::uint64_t queue_analysis(raw_client& c, const std::string& path) {
+    if (!start_analysis(c, path, false)) return 0;
+    auto queued = c.read_reply();
+    if (!queued || queued->kind != reply_kind::result) return 0;
+    return queued->result["job"]["id"].get<std::uint64_t>();
+}
+
 // The record of job id as the daemon lists it (json null when absent).
 json job_of(const serve_process& d, std::uint64_t id) {
     raw_client c(d.socket());
@@ -52,27 +60,29 @@ bool wait_for_state(const serve_process& d, std::uint64_t id, const std::string&
     return false;
 }
 
-// Analysis processes (heapd analyse-fd) working for the daemon whose store is store.
-int analysis_processes(const std::string& store) {
-    int n = 0;
+// The /proc directories of the analysis processes (heapd analyse-fd) working for the daemon whose
+// store is store.
+std::vector<std::filesystem::path> analysis_process_dirs(const std::string& store) {
+    std::vector<std::filesystem::path> out;
     for (const auto& e : std::filesystem::directory_iterator("/proc")) {
         std::ifstream in(e.path() / "cmdline");
         std::string cmdline((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
         std::replace(cmdline.begin(), cmdline.end(), '\0', ' ');
-        n += cmdline.find("analyse-fd") != std::string::npos && cmdline.find(store + "/tmp") != std::string::npos;
+        if (cmdline.find("analyse-fd") != std::string::npos && cmdline.find(store + "/tmp") != std::string::npos)
+            out.push_back(e.path());
     }
-    return n;
+    return out;
 }
+
+int analysis_processes(const std::string& store) { return static_cast<int>(analysis_process_dirs(store).size()); }
 
 TEST(serve_jobs, status_is_answered_while_a_large_analysis_runs) {
     const std::string dump = big_dump();
     serve_process d;
     ASSERT_TRUE(d.ready()) << d.log();
     raw_client submitter(d.socket());
-    ASSERT_TRUE(start_analysis(submitter, dump, false));
-    auto queued = submitter.read_reply();
-    ASSERT_TRUE(queued && queued->kind == reply_kind::result);
-    const std::uint64_t job = queued->result["job"]["id"];
+    const std::uint64_t job = queue_analysis(submitter, dump);
+    ASSERT_NE(job, 0u) << d.log();
     // Ask for status again and again: replies come while the worker analyses.
     raw_client asker(d.socket());
     int answered_while_running = 0;
@@ -91,11 +101,8 @@ TEST(serve_jobs, status_is_answered_while_a_large_analysis_runs) {
 // The Uid and CapEff lines of /proc/PID/status of the analysis processes working for store.
 std::vector<std::string> analysis_credentials(const std::string& store) {
     std::vector<std::string> out;
-    for (const auto& e : std::filesystem::directory_iterator("/proc")) {
-        std::ifstream in(e.path() / "cmdline");
-        std::string cmdline((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-        if (cmdline.find("analyse-fd") == std::string::npos || cmdline.find(store + "/tmp") == std::string::npos) continue;
-        std::ifstream status(e.path() / "status");
+    for (const auto& dir : analysis_process_dirs(store)) {
+        std::ifstream status(dir / "status");
         std::string ids;
         for (std::string line; std::getline(status, line);)
             if (line.starts_with("Uid:") || line.starts_with("CapEff:")) ids += line + "\n";
@@ -110,10 +117,8 @@ TEST(serve_jobs, a_root_daemon_parses_a_clients_dump_as_nobody) {
     serve_process d;
     ASSERT_TRUE(d.ready()) << d.log();
     raw_client c(d.socket());
-    ASSERT_TRUE(start_analysis(c, dump, false));
-    auto queued = c.read_reply();
-    ASSERT_TRUE(queued && queued->kind == reply_kind::result);
-    const std::uint64_t job = queued->result["job"]["id"];
+    const std::uint64_t job = queue_analysis(c, dump);
+    ASSERT_NE(job, 0u) << d.log();
     // Once the dump is mapped the process is nobody (65534 on Debian), with no capability left.
     const std::string nobody = "Uid:\t65534\t65534\t65534\t65534\nCapEff:\t0000000000000000\n";
     int seen_as_nobody = 0, seen = 0;
