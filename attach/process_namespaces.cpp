@@ -117,6 +117,19 @@ attach_result<pid_t> pid_from_namespace(pid_t pid, const pid_namespace& ns) {
     return found;
 }
 
+attach_result<pid_t> pid_in_namespace(pid_t pid, const pid_namespace& ns) {
+    auto own = own_pid_namespace();
+    if (!own) return std::unexpected(own.error());
+    if (ns.inode == own->inode || ns.level == 0) return pid;
+    const auto ids = ns_pids(pid);
+    if (ids.empty()) return attach_fail(attach_code::no_such_process, "no process " + std::to_string(pid));
+    const std::size_t level = ns.level > 0 ? static_cast<std::size_t>(ns.level) : ids.size() - 1;
+    if (ids.size() <= level || !namespace_above_is(pid, ids.size() - 1 - level, ns.inode))
+        return attach_fail(attach_code::no_such_process,
+                           "process " + std::to_string(pid) + " is not in pid namespace " + std::to_string(ns.inode));
+    return ids[level];
+}
+
 attach_result<std::uint64_t> mount_namespace_of(pid_t pid) {
     return namespace_inode(pid == 0 ? std::string("/proc/self/ns/mnt") : "/proc/" + std::to_string(pid) + "/ns/mnt");
 }

@@ -28,6 +28,10 @@ attach_result<pid_namespace> own_pid_namespace();
 // there is pid. no_such_process when there is none.
 attach_result<pid_t> pid_from_namespace(pid_t pid, const pid_namespace& ns);
 
+// The reverse: the pid that the process the caller knows as pid has in namespace ns (pid itself
+// for the caller's namespace); no_such_process when it lives outside ns and the namespaces in it.
+attach_result<pid_t> pid_in_namespace(pid_t pid, const pid_namespace& ns);
+
 // The inode of the mount namespace of pid (0: the calling process's own).
 attach_result<std::uint64_t> mount_namespace_of(pid_t pid);
 

@@ -49,8 +49,16 @@ void request_handler::jvms(const wire::request& r, const connection_ptr& c) {
     auto found = attach::discover_jvms();
     if (!found) return c->send(wire::make_error(r.id, error_kind::internal, found.error().message));
     wire::json list = wire::json::array();
-    for (const attach::discovered_jvm& j : found->jvms)
-        if (may_access(c->peer(), j.uid)) list.push_back(to_json(read_jvm_facts(j)));
+    const peer_credentials& peer = c->peer();
+    for (const attach::discovered_jvm& j : found->jvms) {
+        if (!may_access(peer, j.uid)) continue;
+        // A client in a container sees the JVMs of its container, by the pids they have there.
+        auto seen_as = peer.pid_ns ? attach::pid_in_namespace(j.pid, *peer.pid_ns) : j.pid;
+        if (!seen_as) continue;
+        wire::json facts = to_json(read_jvm_facts(j));
+        facts["pid"] = *seen_as;
+        list.push_back(std::move(facts));
+    }
     c->send(wire::make_result(r.id, {{"jvms", std::move(list)}, {"unreadable", found->unreadable}}));
 }
 

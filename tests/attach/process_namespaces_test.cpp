@@ -92,6 +92,9 @@ TEST(process_namespaces, a_pid_in_a_container_is_found_on_the_host) {
     EXPECT_EQ(attach::pid_from_namespace(1, *ns).value(), sleeper);
     // Known by inode only (a spooled request): the same process.
     EXPECT_EQ(attach::pid_from_namespace(1, {ns->inode, -1}).value(), sleeper);
+    EXPECT_EQ(attach::pid_in_namespace(sleeper, *ns).value(), 1);
+    EXPECT_EQ(attach::pid_in_namespace(sleeper, {ns->inode, -1}).value(), 1);
+    EXPECT_FALSE(attach::pid_in_namespace(::getpid(), *ns));  // the host's processes are not in it
     // A pid the container does not have.
     auto none = attach::pid_from_namespace(4242, *ns);
     ASSERT_FALSE(none);
@@ -120,6 +123,9 @@ TEST(process_namespaces, a_pid_in_a_container_nested_in_another_is_found_from_th
     EXPECT_NE(outer->inode, inner->inode);
     EXPECT_EQ(attach::pid_from_namespace(ids[1], *outer).value(), sleeper);
     EXPECT_EQ(attach::pid_from_namespace(1, *inner).value(), sleeper);
+    EXPECT_EQ(attach::pid_in_namespace(sleeper, *outer).value(), ids[1]);
+    EXPECT_EQ(attach::pid_in_namespace(sleeper, *inner).value(), 1);
+    EXPECT_FALSE(attach::pid_in_namespace(parent, *inner));  // the outer one's pid 1 is outside the inner
     // Pid 1 of the outer namespace is the unshare that made the inner one, not the sleeper.
     EXPECT_EQ(attach::pid_from_namespace(1, *outer).value(), parent);
 }

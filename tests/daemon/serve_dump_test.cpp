@@ -123,5 +123,41 @@ TEST(serve_dump, another_user_neither_sees_nor_dumps_roots_jvm) {
     EXPECT_TRUE(json::parse(run_heapctl(d, {"jobs", "--json"}).out).empty());
 }
 
+// heapctl run inside a container (nsenter into the JVM's pid and mount namespaces, the socket's
+// directory shared as a volume) sees its container's JVM by the pid it has there, and dumps and
+// reports it by that pid; on the host the same dump is the host pid's.
+TEST(serve_dump, heapctl_in_a_container_names_its_jvms_by_their_pids_there) {
+    serve_process d;
+    ASSERT_TRUE(d.ready()) << d.log();
+    demo_jvm host_jvm(java_main{"Sessions"}, {"-Xmx128m"}, {"100"});
+    isolated_jvm jvm(java_main{"Sessions"}, {"-Xmx128m"}, {"20000"}, isolation{nullptr, true, {}, {d.dir()}});
+    ASSERT_TRUE(host_jvm.ready() && jvm.ready());
+    ASSERT_EQ(jvm.ns_pid(), 1);
+    auto inside = [&](std::vector<std::string> args) {
+        args.insert(args.begin(), {"nsenter", "--target", std::to_string(jvm.pid()), "--pid", "--mount", "--",
+                                   heapctl_binary(), "--socket", d.socket()});
+        return run_command(args);
+    };
+    auto jvms = inside({"jvms", "--json"});
+    ASSERT_EQ(jvms.exit_code, 0) << jvms.err << d.log();
+    json listed = json::parse(jvms.out);
+    ASSERT_EQ(listed.size(), 1u) << listed;  // the host's JVM is not the container's
+    EXPECT_EQ(listed[0]["pid"], 1);
+    EXPECT_EQ(listed[0]["main_class"], "Sessions");
+
+    auto dumped = inside({"dump", "1", "--wait"});
+    ASSERT_EQ(dumped.exit_code, 0) << dumped.err << d.log();
+    json dumps = json::parse(run_heapctl(d, {"dumps", "--json"}).out);
+    ASSERT_EQ(dumps.size(), 1u);
+    EXPECT_EQ(dumps[0]["pid"], jvm.pid());
+    auto report = inside({"report", "1"});
+    ASSERT_EQ(report.exit_code, 0) << report.err;
+    EXPECT_NE(report.out.find("Sessions$Session"), std::string::npos) << report.out;
+    EXPECT_EQ(run_heapctl(d, {"report", std::to_string(jvm.pid())}).exit_code, 0);
+    // Pids the container does not have name nothing, even when the host has them.
+    auto host_pid = inside({"dump", std::to_string(host_jvm.pid()), "--json"});
+    EXPECT_EQ(host_pid.exit_code, 5) << host_pid.out << host_pid.err;
+}
+
 } // namespace
 } // namespace heapd::test
