@@ -16,6 +16,8 @@
 #include <set>
 #include <sstream>
 
+#include "process_namespaces.h"
+
 namespace heapd::attach {
 namespace {
 
@@ -64,11 +66,7 @@ std::optional<proc_info> read_status(pid_t pid) {
     return seen_uid ? std::optional<proc_info>(p) : std::nullopt;
 }
 
-std::uint64_t ns_inode(pid_t pid, const char* kind) {
-    struct stat st {};
-    std::string path = pid > 0 ? proc_path(pid, ("ns/" + std::string(kind)).c_str()) : "/proc/self/ns/" + std::string(kind);
-    return ::stat(path.c_str(), &st) == 0 ? static_cast<std::uint64_t>(st.st_ino) : 0;
-}
+std::uint64_t ns_inode(pid_t pid, const char* kind) { return namespace_inode(pid, kind).value_or(0); }
 
 // Whether /proc/PID/maps has a mapping of the file (dev, ino), or of a file whose path ends in
 // "/hsperfdata_<user>/<nspid>" (overlay file systems may show another device or inode). Nothing
@@ -176,21 +174,18 @@ discovered_jvm make_jvm(const proc_info& p, const perf_file& f, bool own_tmp, co
 
 attach_result<discovery> discover_jvms() {
     const self_view self;
-    DIR* proc = ::opendir("/proc");
-    if (proc == nullptr) return attach_fail(attach_code::io, std::string("cannot read /proc: ") + std::strerror(errno));
     // The processes, grouped by the /tmp they see.
     std::map<dir_key, std::vector<proc_info>> by_tmp;
     std::set<pid_t> uninspectable;  // other users' processes, when heapd is not root
-    while (dirent* d = ::readdir(proc)) {
-        auto pid = parse_pid(d->d_name);
-        if (!pid) continue;
-        auto info = read_status(*pid);
-        if (!info) continue;
-        auto key = tmp_of(proc_path(*pid, "root/tmp"));
+    auto scanned = scan_processes([&](pid_t pid) {
+        auto info = read_status(pid);
+        if (!info) return false;
+        auto key = tmp_of(proc_path(pid, "root/tmp"));
         if (key) by_tmp[*key].push_back(*info);
-        else if (errno == EACCES || errno == EPERM) uninspectable.insert(*pid);
-    }
-    ::closedir(proc);
+        else if (errno == EACCES || errno == EPERM) uninspectable.insert(pid);
+        return false;
+    });
+    if (!scanned) return std::unexpected(scanned.error());
     if (self.tmp) by_tmp.try_emplace(*self.tmp);
 
     discovery out;

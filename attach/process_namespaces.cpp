@@ -46,7 +46,10 @@ bool namespace_above_is(pid_t pid, std::size_t up, std::uint64_t inode) {
     return same;
 }
 
-attach_result<std::uint64_t> namespace_inode(const std::string& path) {
+} // namespace
+
+attach_result<std::uint64_t> namespace_inode(pid_t pid, const char* kind) {
+    const std::string path = (pid == 0 ? std::string("/proc/self") : "/proc/" + std::to_string(pid)) + "/ns/" + kind;
     struct stat st {};
     if (::stat(path.c_str(), &st) != 0) {
         int e = errno;
@@ -56,11 +59,9 @@ attach_result<std::uint64_t> namespace_inode(const std::string& path) {
     return static_cast<std::uint64_t>(st.st_ino);
 }
 
-// Calls visit(pid) for each process of /proc until it returns true; that pid, or -1.
-template <class Visit>
-attach_result<pid_t> find_process(Visit visit) {
+attach_result<pid_t> scan_processes(const std::function<bool(pid_t)>& visit) {
     DIR* proc = ::opendir("/proc");
-    if (proc == nullptr) return attach_fail(attach_code::io, std::string("/proc: ") + std::strerror(errno));
+    if (proc == nullptr) return attach_fail(attach_code::io, std::string("cannot read /proc: ") + std::strerror(errno));
     pid_t found = -1;
     while (dirent* e = ::readdir(proc)) {
         char* end = nullptr;
@@ -75,11 +76,9 @@ attach_result<pid_t> find_process(Visit visit) {
     return found;
 }
 
-} // namespace
-
 attach_result<pid_namespace> pid_namespace_of(pid_t pid) {
     if (pid <= 0) return attach_fail(attach_code::no_such_process, "invalid pid " + std::to_string(pid));
-    auto inode = namespace_inode("/proc/" + std::to_string(pid) + "/ns/pid");
+    auto inode = namespace_inode(pid, "pid");
     if (!inode) return std::unexpected(inode.error());
     const auto ids = ns_pids(pid);
     if (ids.empty()) return attach_fail(attach_code::no_such_process, "no process " + std::to_string(pid));
@@ -87,7 +86,7 @@ attach_result<pid_namespace> pid_namespace_of(pid_t pid) {
 }
 
 attach_result<pid_namespace> own_pid_namespace() {
-    auto inode = namespace_inode("/proc/self/ns/pid");
+    auto inode = namespace_inode(0, "pid");
     if (!inode) return std::unexpected(inode.error());
     return pid_namespace{*inode, 0};
 }
@@ -97,7 +96,7 @@ attach_result<pid_t> pid_from_namespace(pid_t pid, const pid_namespace& ns) {
     auto own = own_pid_namespace();
     if (!own) return std::unexpected(own.error());
     if (ns.inode == own->inode || ns.level == 0) return pid;
-    auto found = find_process([&](pid_t p) {
+    auto found = scan_processes([&](pid_t p) {
         const auto ids = ns_pids(p);
         if (ids.empty()) return false;
         if (ns.level > 0) {
@@ -107,7 +106,7 @@ attach_result<pid_t> pid_from_namespace(pid_t pid, const pid_namespace& ns) {
         }
         // Only the inode is known: a process of that very namespace.
         if (ids.back() != pid) return false;
-        auto inode = namespace_inode("/proc/" + std::to_string(p) + "/ns/pid");
+        auto inode = namespace_inode(p, "pid");
         return inode && *inode == ns.inode;
     });
     if (!found) return found;
@@ -131,11 +130,11 @@ attach_result<pid_t> pid_in_namespace(pid_t pid, const pid_namespace& ns) {
 }
 
 attach_result<std::uint64_t> mount_namespace_of(pid_t pid) {
-    return namespace_inode(pid == 0 ? std::string("/proc/self/ns/mnt") : "/proc/" + std::to_string(pid) + "/ns/mnt");
+    return namespace_inode(pid, "mnt");
 }
 
 attach_result<pid_t> process_in_mount_namespace(std::uint64_t inode) {
-    auto found = find_process([&](pid_t p) {
+    auto found = scan_processes([&](pid_t p) {
         auto ns = mount_namespace_of(p);
         return ns && *ns == inode;
     });

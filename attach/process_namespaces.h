@@ -5,6 +5,7 @@
 #include <sys/types.h>
 
 #include <cstdint>
+#include <functional>
 
 #include "attach/attach_error.h"
 
@@ -31,6 +32,12 @@ attach_result<pid_t> pid_from_namespace(pid_t pid, const pid_namespace& ns);
 // The reverse: the pid that the process the caller knows as pid has in namespace ns (pid itself
 // for the caller's namespace); no_such_process when it lives outside ns and the namespaces in it.
 attach_result<pid_t> pid_in_namespace(pid_t pid, const pid_namespace& ns);
+
+// The inode of pid's namespace of that kind ("pid", "mnt", ...; pid 0: the calling process's own).
+attach_result<std::uint64_t> namespace_inode(pid_t pid, const char* kind);
+
+// Calls visit with each process of /proc until it returns true; that pid, or -1 when it never does.
+attach_result<pid_t> scan_processes(const std::function<bool(pid_t)>& visit);
 
 // The inode of the mount namespace of pid (0: the calling process's own).
 attach_result<std::uint64_t> mount_namespace_of(pid_t pid);

@@ -33,13 +33,9 @@ bool same_jvm(const entry_metadata& a, const entry_metadata& b) {
 std::vector<entry_metadata> request_handler::dumps_of(std::int64_t named, const peer_credentials& p) const {
     std::vector<entry_metadata> out;
     // A client in a container names a JVM of its own by its pid there (while it runs).
-    const bool in_container = p.pid_ns && p.pid_ns->level != 0;
-    std::int64_t pid = named;
-    if (in_container) {
-        auto host = named > 0 && named <= 0x3fffffff ? host_pid(p, static_cast<pid_t>(named))
-                                                     : attach::attach_fail(attach::attach_code::no_such_process, "");
-        pid = host ? *host : -1;
-    }
+    auto host = named > 0 && named <= 0x3fffffff ? host_pid(p, static_cast<pid_t>(named))
+                                                 : attach::attach_fail(attach::attach_code::no_such_process, "");
+    const std::int64_t pid = host ? *host : -1;
     for (entry_metadata& m : store_.entries())
         if (m.pid == pid && m.has_report && may_access(p, m.owner_uid)) out.push_back(std::move(m));
     return out;
