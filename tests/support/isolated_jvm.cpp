@@ -75,12 +75,17 @@ isolated_jvm::isolated_jvm(const java_main& main_class, const std::vector<std::s
                                    "--regid=" + std::to_string(how.user->gid()), "--clear-groups"});
     std::vector<std::string> argv = java;
     if (how.container) {
+        // The build (heapd, the test classes) stays visible when the tree itself is under /tmp.
+        std::vector<std::string> shared = how.shared;
+        const std::string source = HEAPD_SOURCE_DIR, binary = HEAPD_BINARY_DIR;
+        if (source.starts_with("/tmp/")) shared.push_back(source);
+        if (binary.starts_with("/tmp/") && !binary.starts_with(source + "/")) shared.push_back(binary);
         // Each shared directory is held open (descriptors 3 to 9, all the shell can name) while the
         // tmpfs covers /tmp, then bound back at its path.
-        if (how.shared.size() > 7) throw std::invalid_argument("isolated_jvm: at most 7 shared directories");
+        if (shared.size() > 7) throw std::invalid_argument("isolated_jvm: at most 7 shared directories");
         std::string script, bind;
-        for (std::size_t i = 0; i < how.shared.size(); ++i) {
-            const std::string fd = std::to_string(3 + i), dir = shell_quote(how.shared[i]);
+        for (std::size_t i = 0; i < shared.size(); ++i) {
+            const std::string fd = std::to_string(3 + i), dir = shell_quote(shared[i]);
             script += "exec " + fd + "<" + dir + " && ";
             bind += "mkdir -p " + dir + " && mount --no-canonicalize --bind /proc/self/fd/" + fd + " " + dir +
                     " && exec " + fd + "<&- && ";
