@@ -5,14 +5,19 @@
 #include <poll.h>
 #include <sched.h>
 #include <signal.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
+#include <utility>
 #include <cstring>
 #include <optional>
 #include <string>
+#include <vector>
+
+#include "attach/unique_fd.h"
 
 namespace heapd::attach {
 namespace {
@@ -24,6 +29,7 @@ enum frame_type : char {
     frame_progress = 'P',  // still working
     frame_trigger = 'T',   // one byte: where a trigger file now lies (trigger_place)
     frame_error = 'E',     // one byte attach_code, then the message
+    frame_file = 'F',      // int32 errno of the open; when 0 the file's descriptor rides along (SCM_RIGHTS)
     frame_done = 'D',
 };
 constexpr std::size_t header_size = 5;
@@ -55,6 +61,46 @@ bool send_frame(frame_writer& w, char type, const void* data, std::size_t size) 
     return !w.broken;
 }
 
+// A frame carrying a descriptor: header and payload in one message, the descriptor attached to it.
+bool send_file_frame(frame_writer& w, int fd, std::int32_t open_errno) {
+    if (w.broken) return false;
+    char frame[header_size + sizeof open_errno];
+    frame[0] = frame_file;
+    auto length = static_cast<std::uint32_t>(sizeof open_errno);
+    std::memcpy(frame + 1, &length, sizeof length);
+    std::memcpy(frame + header_size, &open_errno, sizeof open_errno);
+    iovec io{frame, sizeof frame};
+    msghdr msg{};
+    msg.msg_iov = &io;
+    msg.msg_iovlen = 1;
+    alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
+    if (fd >= 0) {
+        msg.msg_control = control;
+        msg.msg_controllen = sizeof control;
+        cmsghdr* c = CMSG_FIRSTHDR(&msg);
+        c->cmsg_level = SOL_SOCKET;
+        c->cmsg_type = SCM_RIGHTS;
+        c->cmsg_len = CMSG_LEN(sizeof(int));
+        std::memcpy(CMSG_DATA(c), &fd, sizeof fd);
+    }
+    ssize_t n;
+    while ((n = ::sendmsg(w.fd, &msg, MSG_NOSIGNAL)) < 0 && errno == EINTR) {}
+    w.broken = n != static_cast<ssize_t>(sizeof frame);
+    return !w.broken;
+}
+
+// Opens the file the JVM wrote with the rights this child has now (the JVM's, or root's for a root
+// JVM), never through a symbolic link and never blocking on a FIFO, removes its name so that
+// nothing else can be swapped in under it, and hands the descriptor to the parent. The parent checks
+// what it got (a regular file of the JVM's user with no other name) before reading a byte.
+void collect(frame_writer& w, int dir_fd, const char* name) {
+    int fd = ::openat(dir_fd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+    std::int32_t open_errno = fd < 0 ? errno : 0;
+    ::unlinkat(dir_fd, name, 0);
+    send_file_frame(w, fd, open_errno);
+    if (fd >= 0) ::close(fd);
+}
+
 bool on_status(void* context, int status, int protocol) {
     std::int32_t payload[2] = {status, protocol};
     return send_frame(*static_cast<frame_writer*>(context), frame_status, payload, sizeof payload);
@@ -80,11 +126,29 @@ void on_trigger(void* context, trigger_place place) {
     ::_exit(0);
 }
 
+// Closes every descriptor above stderr but the plan's and out_fd: the child outlives a parent that
+// is killed (to remove what the JVM wrote), and must not keep the parent's store lock, client
+// sockets or files open meanwhile, least of all with the JVM's uid.
+void close_others(const child_plan& plan, int out_fd) {
+    int keep[] = {out_fd, plan.target.pidfd, plan.target.cwd_fd, plan.target.tmp_fd, plan.mnt_ns_fd, plan.watch.dir_fd};
+    constexpr int count = sizeof keep / sizeof keep[0];
+    for (int i = 1; i < count; ++i)  // insertion sort: no allocation after fork
+        for (int j = i; j > 0 && keep[j - 1] > keep[j]; --j) std::swap(keep[j - 1], keep[j]);
+    unsigned low = 3;
+    for (int fd : keep) {
+        if (fd < static_cast<int>(low)) continue;
+        if (static_cast<unsigned>(fd) > low) ::close_range(low, static_cast<unsigned>(fd) - 1, 0);
+        low = static_cast<unsigned>(fd) + 1;
+    }
+    ::close_range(low, ~0u, 0);
+}
+
 // The child: only system calls and fixed buffers from here on (the parent may have had threads).
 [[noreturn]] void child_main(const child_plan& plan, int out_fd) {
     struct sigaction ignore {};
     ignore.sa_handler = SIG_IGN;
     ::sigaction(SIGPIPE, &ignore, nullptr);
+    close_others(plan, out_fd);
     frame_writer w{out_fd};
     wire_failure failure;
     // Joining the JVM's mount namespace makes its filesystem ours; the handles opened by the parent
@@ -114,11 +178,40 @@ void on_trigger(void* context, trigger_place place) {
     }
     reply_sink sink{&w, on_status, on_output, on_progress};
     if (!converse(plan.names.socket, plan.wire, plan.attach_deadline, plan.idle_ms, plan.watch, sink, failure)) {
+        // A partial file (the JVM failed, went silent, or our parent is gone) loses its name here; the
+        // JVM may still write to it, and the space is freed when it closes the file.
+        if (plan.collect_name != nullptr) ::unlinkat(plan.target.tmp_fd, plan.collect_name, 0);
         if (w.broken) ::_exit(0);
         child_fail(w, failure);
     }
+    if (plan.collect_name != nullptr) collect(w, plan.target.tmp_fd, plan.collect_name);
     send_frame(w, frame_done, "", 0);
     ::_exit(0);
+}
+
+// Reads what the child sent; descriptors that came with it are kept in passed (at most a few: the
+// child sends one at most, and anything more is closed).
+ssize_t receive(int fd, char* buffer, std::size_t size, std::vector<unique_fd>& passed) {
+    iovec io{buffer, size};
+    msghdr msg{};
+    msg.msg_iov = &io;
+    msg.msg_iovlen = 1;
+    alignas(cmsghdr) char control[CMSG_SPACE(4 * sizeof(int))];
+    msg.msg_control = control;
+    msg.msg_controllen = sizeof control;
+    ssize_t n = ::recvmsg(fd, &msg, MSG_CMSG_CLOEXEC);
+    if (n < 0) return n;
+    for (cmsghdr* c = CMSG_FIRSTHDR(&msg); c != nullptr; c = CMSG_NXTHDR(&msg, c)) {
+        if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS) continue;
+        const std::size_t count = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+        for (std::size_t i = 0; i < count; ++i) {
+            int received = -1;
+            std::memcpy(&received, CMSG_DATA(c) + i * sizeof(int), sizeof received);
+            unique_fd owned(received);
+            if (passed.size() < 2) passed.push_back(std::move(owned));
+        }
+    }
+    return n;
 }
 
 // Reaps the child, retrying on interruption.
@@ -132,8 +225,8 @@ int reap(pid_t child) {
 
 attach_result<void> run_attach_child(const child_plan& plan, const child_listener& listener) {
     int pipe_fds[2];
-    if (::pipe2(pipe_fds, O_CLOEXEC) != 0)
-        return attach_fail(attach_code::io, std::string("pipe: ") + std::strerror(errno));
+    if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pipe_fds) != 0)
+        return attach_fail(attach_code::io, std::string("socketpair: ") + std::strerror(errno));
     pid_t child = ::fork();
     if (child < 0) {
         int e = errno;
@@ -157,6 +250,7 @@ attach_result<void> run_attach_child(const child_plan& plan, const child_listene
     trigger_place trigger = trigger_place::none;
     std::optional<attach_error> error;
     bool done = false, killed = false;
+    std::vector<unique_fd> passed;  // descriptors received, in order, until their frame is read
     char buffer[65536];
     while (!done && !error) {
         std::int64_t left = last_heard + silence_limit - monotonic_ms();
@@ -169,7 +263,7 @@ attach_result<void> run_attach_child(const child_plan& plan, const child_listene
         int ready = ::poll(&p, 1, static_cast<int>(std::min<std::int64_t>(left, 1000)));
         if (ready < 0 && errno != EINTR) break;
         if (ready <= 0) continue;
-        ssize_t n = ::read(in, buffer, sizeof buffer);
+        ssize_t n = receive(in, buffer, sizeof buffer, passed);
         if (n < 0 && errno == EINTR) continue;
         if (n <= 0) break;
         last_heard = monotonic_ms();
@@ -198,6 +292,15 @@ attach_result<void> run_attach_child(const child_plan& plan, const child_listene
                 trigger = static_cast<trigger_place>(payload[0]);
             } else if (type == frame_error && length >= 1) {
                 error = attach_error{static_cast<attach_code>(payload[0]), std::string(payload.substr(1))};
+            } else if (type == frame_file && length == 4) {
+                std::int32_t open_errno = 0;
+                std::memcpy(&open_errno, payload.data(), sizeof open_errno);
+                unique_fd file;
+                if (open_errno == 0 && !passed.empty()) {
+                    file = std::move(passed.front());
+                    passed.erase(passed.begin());
+                }
+                if (listener.on_file) listener.on_file(file ? file.release() : -1, file || open_errno != 0 ? open_errno : EIO);
             } else if (type == frame_done) {
                 done = true;
             }

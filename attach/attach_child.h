@@ -1,8 +1,11 @@
 #pragma once
 // Runs one attach conversation in a forked child that joins the JVM's mount namespace and takes its
 // effective uid/gid (the listener accepts no other peer but root), and streams what it hears back
-// to the parent over a pipe. The calling process never changes namespace or credentials; a child
-// that overruns its time is killed and any trigger file it left is removed by the parent.
+// to the parent over a socket pair. The calling process never changes namespace or credentials; a
+// child that overruns its time is killed and any trigger file it left is removed by the parent.
+// A file the JVM wrote in its /tmp (a heap dump) is opened by the child, with the JVM's rights and
+// never through a symbolic link, and only its descriptor is handed back: the parent, root or not,
+// never resolves a name the JVM's owner controls.
 #include <sys/types.h>
 
 #include <cstdint>
@@ -31,12 +34,18 @@ struct child_plan {
     std::int64_t attach_deadline = 0;  // monotonic ms
     std::int64_t idle_ms = 10000;
     progress_watch watch;
+    // A name in the JVM's /tmp (target.tmp_fd) to collect once the JVM has answered: opened as above
+    // (O_NOFOLLOW, O_NONBLOCK), its name removed, and the descriptor handed to on_file. Null: none.
+    const char* collect_name = nullptr;
 };
 
 // What the parent hears from the child, as it arrives.
 struct child_listener {
     std::function<void(int status, int protocol)> on_status;
     std::function<void(std::string_view output)> on_output;
+    // The collected file: its descriptor (owned by the callee from then on), or -1 and the errno of
+    // the open (ENOENT: the JVM wrote nothing).
+    std::function<void(int fd, int open_errno)> on_file;
 };
 
 // Forks the child, relays its reports and reaps it; the error is the child's own, or not_responding

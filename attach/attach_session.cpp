@@ -18,21 +18,17 @@
 namespace heapd::attach {
 namespace {
 
-// A file descriptor closed on scope exit.
-struct owned_fd {
-    int fd = -1;
-    owned_fd() = default;
-    explicit owned_fd(int f) : fd(f) {}
-    owned_fd(const owned_fd&) = delete;
-    owned_fd& operator=(const owned_fd&) = delete;
-    ~owned_fd() {
-        if (fd >= 0) ::close(fd);
-    }
-};
-
 std::string proc(pid_t pid, const char* leaf) { return "/proc/" + std::to_string(pid) + "/" + leaf; }
 
 int open_dir(const std::string& path) { return ::open(path.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC); }
+
+// The JVM's /tmp through /proc/PID/root: the last step never follows a symbolic link (a link there
+// would resolve against our root, not the JVM's: a container's "/tmp -> /etc" would be the host's /etc).
+int open_jvm_tmp(pid_t pid) {
+    unique_fd root(open_dir(proc(pid, "root")));
+    if (!root) return -1;
+    return ::openat(root.get(), "tmp", O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+}
 
 std::string describe(const process_info& p) { return "process " + std::to_string(p.pid) + " (" + p.name + ")"; }
 
@@ -95,7 +91,7 @@ attach_error explain(attach_error error, pid_t pid) {
 } // namespace
 
 attach_result<attach_reply> run_session(pid_t pid, const attach_request& request, const attach_options& options,
-                                        const session_watch* watch) {
+                                        session_file* file) {
     if (auto ok = check_request(request); !ok) return std::unexpected(ok.error());
     const std::int64_t start = monotonic_ms();
     auto first = read_process_info(pid);
@@ -104,8 +100,8 @@ attach_result<attach_reply> run_session(pid_t pid, const attach_request& request
     if (options.expected_start_time)
         if (auto same = same_process(target, *options.expected_start_time); !same) return std::unexpected(same.error());
     // The pidfd pins the process: signals through it can never reach a later owner of the pid.
-    owned_fd pidfd(static_cast<int>(::syscall(SYS_pidfd_open, pid, 0)));
-    if (pidfd.fd < 0)
+    unique_fd pidfd(static_cast<int>(::syscall(SYS_pidfd_open, pid, 0)));
+    if (!pidfd)
         return errno == ESRCH ? attach_fail(attach_code::no_such_process, "no process " + std::to_string(pid))
                               : attach_fail(attach_code::io, std::string("pidfd_open: ") + std::strerror(errno));
     if (auto same = same_process(target, target.start_time); !same) return std::unexpected(same.error());
@@ -121,25 +117,25 @@ attach_result<attach_reply> run_session(pid_t pid, const attach_request& request
                                "): it answers nothing until it is continued (SIGCONT)");
 
     // Handles on the JVM's working directory and /tmp, valid whatever mount namespace we are in.
-    owned_fd tmp(open_dir(proc(pid, "root/tmp")));
+    unique_fd tmp(open_jvm_tmp(pid));
     const int tmp_error = errno;
-    if (tmp.fd < 0 && same_filesystem_view(pid)) tmp.fd = open_dir("/tmp");
-    if (tmp.fd < 0)
+    if (!tmp && same_filesystem_view(pid)) tmp.reset(open_dir("/tmp"));
+    if (!tmp)
         return tmp_error == EACCES || tmp_error == EPERM
                    ? attach_fail(attach_code::permission_denied, "cannot open " + proc(pid, "root/tmp") + ": " +
                                                                      std::strerror(tmp_error))
                    : attach_fail(attach_code::io, "cannot open the /tmp of " + describe(target) + ": " +
                                                       std::strerror(tmp_error));
-    owned_fd cwd(open_dir(proc(pid, "cwd")));
-    owned_fd mnt;
-    if (::geteuid() == 0 && !same_filesystem_view(pid)) mnt.fd = ::open(proc(pid, "ns/mnt").c_str(), O_RDONLY | O_CLOEXEC);
+    unique_fd cwd(open_dir(proc(pid, "cwd")));
+    unique_fd mnt;
+    if (::geteuid() == 0 && !same_filesystem_view(pid)) mnt.reset(::open(proc(pid, "ns/mnt").c_str(), O_RDONLY | O_CLOEXEC));
     // Opened through /proc/PID: make sure that is still our process.
     if (auto same = same_process(target, target.start_time); !same) return std::unexpected(same.error());
 
     child_plan plan;
-    plan.target = trigger_target{pidfd.fd, target.ns_pid, target.euid, cwd.fd, tmp.fd};
+    plan.target = trigger_target{pidfd.get(), target.ns_pid, target.euid, cwd.get(), tmp.get()};
     plan.names = names_for(target.ns_pid);
-    plan.mnt_ns_fd = mnt.fd;
+    plan.mnt_ns_fd = mnt.get();
     plan.switch_ids = ::geteuid() == 0 && target.euid != 0;  // root peers are accepted as they are
     plan.euid = target.euid;
     plan.egid = target.egid;
@@ -151,10 +147,11 @@ attach_result<attach_reply> run_session(pid_t pid, const attach_request& request
     const std::int64_t timeout = std::max<std::int64_t>(options.timeout.count(), 1);
     plan.attach_deadline = start + timeout;
     plan.idle_ms = timeout;
-    owned_fd watch_dir;
-    if (watch != nullptr) {
-        watch_dir.fd = open_dir(watch->dir);
-        plan.watch = progress_watch{watch_dir.fd, watch->name.c_str()};
+    unique_fd watch_dir;
+    if (file != nullptr) {
+        if (!file->in_jvm_tmp) watch_dir.reset(open_dir(file->dir));
+        plan.watch = progress_watch{file->in_jvm_tmp ? tmp.get() : watch_dir.get(), file->name.c_str()};
+        if (file->in_jvm_tmp) plan.collect_name = file->name.c_str();
     }
 
     attach_reply reply;
@@ -169,7 +166,16 @@ attach_result<attach_reply> run_session(pid_t pid, const attach_request& request
         else
             reply.output.append(bytes);
     };
-    if (auto ran = run_attach_child(plan, listener); !ran) return std::unexpected(explain(ran.error(), pid));
+    listener.on_file = [file](int fd, int open_errno) {
+        file->collected.reset(fd);
+        file->collect_errno = open_errno;
+    };
+    if (auto ran = run_attach_child(plan, listener); !ran) {
+        // A partial dump the JVM may still be writing: only its name goes (the JVM's /tmp is sticky,
+        // so the name is ours or the JVM's owner's; unlinkat never follows a link).
+        if (plan.collect_name != nullptr) ::unlinkat(tmp.get(), plan.collect_name, 0);
+        return std::unexpected(explain(ran.error(), pid));
+    }
     return reply;
 }
 

@@ -8,18 +8,25 @@
 
 #include "attach/attach_error.h"
 #include "attach/attach_request.h"
+#include "attach/unique_fd.h"
 
 namespace heapd::attach {
 
-// A file whose growth counts as the JVM answering (a heap dump being written): a directory the
-// caller can open (a host path, through /proc/PID/root when the JVM's filesystem is not ours) and a name.
-struct session_watch {
-    std::string dir;
+// A file the JVM writes for the request (a heap dump); its growth counts as the JVM answering.
+// Either in a directory of ours (dir), or in the JVM's own /tmp (in_jvm_tmp), a directory its owner
+// controls: that one is reached only through the descriptor the session opens on it, and once the
+// JVM has answered the helper process opens the file with the JVM's rights (never through a link),
+// removes its name and hands over the descriptor (collected). A session that fails removes the name.
+struct session_file {
+    std::string dir;          // a directory of ours, when not in_jvm_tmp
     std::string name;
+    bool in_jvm_tmp = false;
+    unique_fd collected;      // out, in_jvm_tmp only: the file, or none (collect_errno says why)
+    int collect_errno = 0;
 };
 
-// Runs request against the JVM with host pid `pid`; watch may be null.
+// Runs request against the JVM with host pid `pid`; file may be null.
 attach_result<attach_reply> run_session(pid_t pid, const attach_request& request, const attach_options& options,
-                                        const session_watch* watch);
+                                        session_file* file);
 
 } // namespace heapd::attach

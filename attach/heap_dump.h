@@ -1,9 +1,19 @@
 #pragma once
 // Heap dumps through attach (`dumpheap`) that land at a path of the caller's filesystem whatever the
 // JVM's is: a JVM in a container, or one running as another user, writes into its own /tmp, and the
-// file is brought out through /proc/PID/root to the path asked for, then removed there.
+// file is copied out of it to the path asked for, then its name removed there.
+//
+// The JVM's /tmp belongs to the JVM's owner, who can also answer the attach request themselves
+// (serve the socket) and swap the staged name for a link, a FIFO or another file at any moment. So
+// no name there is ever resolved by the caller (often root): the helper process opens the file with
+// the JVM's own rights and O_NOFOLLOW, removes its name, and hands over the descriptor; the caller
+// then takes only a regular file owned by the JVM's user with no name left (no hard link to anything
+// else), no larger than max_bytes, and copies exactly its size into a new file of its own. A copy
+// rather than a rename or link: a moved inode could still be held open for writing by the JVM's
+// owner, and would keep their ownership until changed by path.
 #include <sys/types.h>
 
+#include <cstdint>
 #include <string>
 
 #include "attach/attach_error.h"
@@ -15,6 +25,8 @@ namespace heapd::attach {
 struct dump_options {
     bool live = true;    // only reachable objects (the JVM runs a full GC first), else all
     int gzip_level = 0;  // 1-9 writes a gzip-compressed dump; 0 plain HPROF
+    // A dump staged in the JVM's /tmp larger than this is refused, not copied (0: no bound).
+    std::uint64_t max_bytes = 0;
 };
 
 // What a dump request produced.

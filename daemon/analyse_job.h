@@ -8,7 +8,7 @@
 
 #include "job_manager.h"
 #include "store.h"
-#include "unique_fd.h"
+#include "attach/unique_fd.h"
 
 namespace heapd::daemon {
 

@@ -19,7 +19,7 @@
 #include "formats/dump_file.h"
 #include "formats/object_paths.h"
 #include "formats/report_json.h"
-#include "unique_fd.h"
+#include "attach/unique_fd.h"
 
 extern char** environ;
 

@@ -8,7 +8,7 @@
 #include <cstdio>
 #include <filesystem>
 
-#include "unique_fd.h"
+#include "attach/unique_fd.h"
 
 namespace heapd::daemon {
 namespace {
@@ -42,8 +42,16 @@ void sync_dir(const std::string& dir) {
 }
 
 result<void> apply_access(const std::string& path, bool is_dir, const file_access& access) {
-    if (::chmod(path.c_str(), is_dir ? access.dir_mode : access.file_mode) != 0) return fail_errno("cannot chmod", path);
-    if (access.chown && ::chown(path.c_str(), 0, access.group) != 0) return fail_errno("cannot chown", path);
+    // Through a descriptor opened without following a link (and without blocking on a FIFO): a
+    // link put where a file of ours should be is refused, never followed to what it names.
+    const int flags = O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC | (is_dir ? O_DIRECTORY : 0);
+    unique_fd fd(::open(path.c_str(), flags));
+    if (!fd) return fail_errno("cannot open", path);
+    struct stat st {};
+    if (::fstat(fd.get(), &st) != 0) return fail_errno("cannot stat", path);
+    if (!is_dir && !S_ISREG(st.st_mode)) return fail(error_code::io, path + " is not a regular file");
+    if (::fchmod(fd.get(), is_dir ? access.dir_mode : access.file_mode) != 0) return fail_errno("cannot chmod", path);
+    if (access.chown && ::fchown(fd.get(), 0, access.group) != 0) return fail_errno("cannot chown", path);
     return {};
 }
 

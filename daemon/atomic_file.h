@@ -28,7 +28,8 @@ result<void> write_file_atomic(const std::string& path, std::string_view content
 // tightened to it (never left readable by others).
 result<void> make_dir(const std::string& path, const file_access& access);
 
-// Sets mode and group of an existing file or directory, as the access says.
+// Sets mode and group of an existing file or directory, as the access says; a symbolic link or
+// (for a file) anything but a regular file there is an error, never followed.
 result<void> apply_access(const std::string& path, bool is_dir, const file_access& access);
 
 // Makes a rename or unlink in dir durable.

@@ -8,7 +8,7 @@
 #include <cstring>
 
 #include "config_reader.h"
-#include "unique_fd.h"
+#include "attach/unique_fd.h"
 
 #ifndef HEAPD_CONFIG_FILE
 #define HEAPD_CONFIG_FILE "/etc/heapd/heapd.toml"

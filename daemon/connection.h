@@ -12,7 +12,7 @@
 
 #include "formats/protocol.h"
 #include "peer.h"
-#include "unique_fd.h"
+#include "attach/unique_fd.h"
 
 namespace heapd::daemon {
 

@@ -1,7 +1,6 @@
 #include "dump_job.h"
 
 #include <fcntl.h>
-#include <sys/sendfile.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -15,6 +14,7 @@
 #include "analyse_job.h"
 #include "analysis_child.h"
 #include "attach/attach_client.h"
+#include "attach/file_copy.h"
 #include "attach/heap_dump.h"
 #include "attach/process_info.h"
 #include "formats/report_json.h"
@@ -34,25 +34,6 @@ error_kind kind_of(attach::attach_code code) {
     case attach::attach_code::permission_denied: return error_kind::permission_denied;
     default: return error_kind::failed;
     }
-}
-
-// Copies the whole of in (from its start) to a new file at path.
-result<void> copy_fd(int in, const std::string& path) {
-    int out = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-    if (out < 0) return fail(error_code::io, "cannot create " + path + ": " + std::strerror(errno));
-    off_t offset = 0;
-    int error = 0;
-    for (;;) {
-        ssize_t n = ::sendfile(out, in, &offset, 1 << 30);
-        if (n > 0) continue;
-        if (n == 0) break;
-        if (errno == EINTR) continue;
-        error = errno;
-        break;
-    }
-    if (::close(out) != 0 && error == 0) error = errno;
-    if (error != 0) return fail(error_code::io, "cannot copy the dump to " + path + ": " + std::strerror(error));
-    return {};
 }
 
 // Waits until the JVM answers an attach again (it has left its OnOutOfMemoryError hook): tries with
@@ -123,14 +104,20 @@ job_work make_dump_work(store& s, dump_request request) {
 
         ctx.progress("dump", 0, req->estimate);
         if (req->adopt) {
-            if (auto copied = copy_fd(req->adopt->get(), path); !copied)
+            // The size checked against the space guard bounds the copy (a file that grows does not).
+            if (auto copied = attach::copy_to_new_file(req->adopt->get(), req->estimate, path); !copied)
                 return failure(error_kind::internal, copied.error().message);
             req->adopt.reset();
         } else {
             attach::attach_options options;
             options.timeout = std::chrono::seconds(120);  // of silence: a growing file is an answer
             options.expected_start_time = req->start_time;
-            auto dumped = attach::dump_heap(req->pid, path, {req->live, 0}, options);
+            // A dump staged in the JVM's /tmp is copied only when it fits (a sparse file would not).
+            auto room = s.space_left();
+            if (!room || *room == 0)
+                return failure(error_kind::no_space, room ? "no space left in the store for the heap dump of " + who
+                                                          : room.error().message);
+            auto dumped = attach::dump_heap(req->pid, path, {req->live, 0, *room}, options);
             if (!dumped) return failure(kind_of(dumped.error().code), dumped.error().message);
             if (!dumped->written)
                 return failure(error_kind::failed, who + " wrote no dump: " + dumped->reply.output);
@@ -138,7 +125,7 @@ job_work make_dump_work(store& s, dump_request request) {
         if (auto a = apply_access(path, false, s.options().access); !a)
             return failure(error_kind::internal, a.error().message);
 
-        unique_fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+        unique_fd fd(::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC));
         if (!fd) return failure(error_kind::internal, "cannot open " + path + ": " + std::strerror(errno));
         struct stat st {};
         std::uint64_t total = ::fstat(fd.get(), &st) == 0 ? static_cast<std::uint64_t>(st.st_size) : 0;

@@ -103,25 +103,37 @@ wire::wire_result<dump_request> request_handler::prepare_dump(const wire::json& 
         d.jvm = *jvm_version;
         d.command_line = *command;
     }
-    auto facts = host ? find_jvm_facts(target) : std::unexpected(host.error());
-    auto info = facts ? attach::read_process_info(target) : std::unexpected(facts.error());
-    if (info && *start_time != 0 && info->start_time != *start_time)
-        info = attach::attach_fail(attach::attach_code::no_such_process, who + " is another process now");
-    if (facts && info) {
-        if (!may_access(p, facts->jvm.uid))
+    // The process the pid names now. Whatever the request says of its start time, a dump is never
+    // attributed to a process the caller may not touch: a start time that differs (or none) is no
+    // way around the check, and an adopted file is then kept as the dump of that earlier process.
+    auto info = host ? attach::read_process_info(target) : std::unexpected(host.error());
+    if (info) {
+        auto jvm = find_jvm_facts(target);
+        const uid_t owner = jvm ? jvm->jvm.uid : info->euid;
+        if (!may_access(p, owner))
             return wire::wire_fail(error_kind::permission_denied, who + " belongs to another user");
-        d.uid = facts->jvm.uid;
-        d.gid = info->egid;
-        d.start_time = info->start_time;
-        if (facts->summary) {
-            d.estimate = static_cast<std::uint64_t>(std::max<std::int64_t>(facts->summary->heap.used, 0));
-            d.jvm = facts->summary->vm_version;
-            d.command_line = facts->summary->command;
+        const bool same = *start_time == 0 || info->start_time == *start_time;
+        if (same && jvm) {
+            d.uid = jvm->jvm.uid;
+            d.gid = info->egid;
+            d.start_time = info->start_time;
+            if (jvm->summary) {
+                d.estimate = static_cast<std::uint64_t>(std::max<std::int64_t>(jvm->summary->heap.used, 0));
+                d.jvm = jvm->summary->vm_version;
+                d.command_line = jvm->summary->command;
+            }
+            return d;
+        }
+        if (!d.adopt) {
+            if (!same) return wire::wire_fail(error_kind::not_found, who + " is another process now");
+            return wire::wire_fail(kind_of(jvm.error().code), who + ": " + jvm.error().message);
         }
     } else if (!d.adopt) {
-        const auto& e = facts ? info.error() : facts.error();
-        return wire::wire_fail(kind_of(e.code), who + ": " + e.message);
+        return wire::wire_fail(kind_of(info.error().code), who + ": " + info.error().message);
     }
+    // An adopted dump of a JVM that is gone: kept under its pid and the start time given (0 when
+    // none: then it is never taken for a dump of any running JVM), owned by the caller.
+    if (*start_time != 0) d.start_time = *start_time;
     return d;
 }
 

@@ -13,7 +13,7 @@
 #include "formats/error.h"
 #include "formats/hsperfdata_summary.h"
 #include "formats/protocol.h"
-#include "unique_fd.h"
+#include "attach/unique_fd.h"
 
 namespace heapd::daemon {
 

@@ -7,7 +7,7 @@
 #include <memory>
 
 #include "analysis_child.h"
-#include "unique_fd.h"
+#include "attach/unique_fd.h"
 
 namespace heapd::daemon {
 

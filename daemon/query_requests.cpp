@@ -3,6 +3,7 @@
 // the report (request_handler.h).
 #include <cstdio>
 
+#include "attach/process_info.h"
 #include "formats/dump_diff.h"
 #include "formats/report_json.h"
 #include "path_job.h"
@@ -21,11 +22,11 @@ void send_error(const connection_ptr& c, std::uint64_t id, error_kind kind, std:
     c->send(wire::make_error(id, kind, std::move(message)));
 }
 
-// True when both entries are dumps of one JVM: the same pid and, when both are known, the same
-// process start time (a pid reused by a later JVM is another JVM).
+// True when both entries are dumps of one JVM: the same pid and the same process start time (a pid
+// reused by a later JVM is another JVM; an unknown start time matches nothing, not everything).
 bool same_jvm(const entry_metadata& a, const entry_metadata& b) {
     if (a.pid == 0 || a.pid != b.pid || a.host != b.host) return false;
-    return a.jvm_start_time == 0 || b.jvm_start_time == 0 || a.jvm_start_time == b.jvm_start_time;
+    return a.jvm_start_time != 0 && a.jvm_start_time == b.jvm_start_time;
 }
 
 } // namespace
@@ -36,8 +37,13 @@ std::vector<entry_metadata> request_handler::dumps_of(std::int64_t named, const 
     auto host = named > 0 && named <= 0x3fffffff ? host_pid(p, static_cast<pid_t>(named))
                                                  : attach::attach_fail(attach::attach_code::no_such_process, "");
     const std::int64_t pid = host ? *host : -1;
+    // While a process has the pid, only the dumps of that very process (its start time): an earlier
+    // process's, or a dump someone claims with another start time, is not its dump.
+    auto running = host ? attach::read_process_info(*host) : std::unexpected(host.error());
     for (entry_metadata& m : store_.entries())
-        if (m.pid == pid && m.has_report && may_access(p, m.owner_uid)) out.push_back(std::move(m));
+        if (m.pid == pid && m.has_report && may_access(p, m.owner_uid) &&
+            (!running || m.jvm_start_time == running->start_time))
+            out.push_back(std::move(m));
     return out;
 }
 

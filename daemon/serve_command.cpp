@@ -17,7 +17,7 @@
 #include "daemon_log.h"
 #include "server.h"
 #include "spool.h"
-#include "unique_fd.h"
+#include "attach/unique_fd.h"
 
 namespace heapd::cmd {
 namespace {
@@ -28,7 +28,7 @@ constexpr int cannot_serve = 3;
 // The pipe a detached daemon tells its parent through that it serves (one byte '\0') or why it
 // cannot (a message).
 struct ready_pipe {
-    daemon::unique_fd read, write;
+    heapd::unique_fd read, write;
 };
 
 void tell_parent(ready_pipe& p, const std::string& message) {

@@ -14,7 +14,7 @@
 #include "config_text.h"
 #include "peer.h"
 #include "spool.h"
-#include "unique_fd.h"
+#include "attach/unique_fd.h"
 
 namespace heapd::daemon {
 namespace {

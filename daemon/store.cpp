@@ -19,12 +19,12 @@ namespace {
 constexpr std::size_t max_metadata_bytes = 1u << 20;
 constexpr std::size_t max_report_bytes = std::size_t{1} << 30;
 
-// Sum of the sizes of the regular files directly in dir.
+// Sum of the sizes of the regular files directly in dir (links not followed).
 std::uint64_t dir_bytes(const std::string& dir) {
     std::uint64_t total = 0;
     std::error_code ec;
     for (const auto& e : fs::directory_iterator(dir, ec))
-        if (e.is_regular_file(ec)) total += e.file_size(ec);
+        if (e.symlink_status(ec).type() == fs::file_type::regular) total += e.file_size(ec);
     return total;
 }
 
@@ -52,9 +52,9 @@ result<entry_metadata> read_entry(const std::string& dir, const std::string& nam
     if (!meta) return std::unexpected(meta.error());
     if (meta->id != name) return fail(error_code::bad_value, "metadata names another entry");
     std::error_code ec;
-    if (meta->has_report && !fs::is_regular_file(dir + "/report.json", ec))
+    if (meta->has_report && fs::symlink_status(dir + "/report.json", ec).type() != fs::file_type::regular)
         return fail(error_code::bad_value, "report.json is missing");
-    if (meta->has_dump && !fs::is_regular_file(dir + "/dump.hprof", ec))
+    if (meta->has_dump && fs::symlink_status(dir + "/dump.hprof", ec).type() != fs::file_type::regular)
         return fail(error_code::bad_value, "dump.hprof is missing");
     meta->stored_bytes = dir_bytes(dir);
     return meta;
@@ -74,7 +74,7 @@ result<std::unique_ptr<store>> store::open(const store_options& options, store_r
     for (const char* sub : {"", "/entries", "/jobs", "/tmp"})
         if (auto made = make_dir(options.root + sub, options.access); !made) return std::unexpected(made.error());
     const std::string lock = options.root + "/lock";
-    s->lock_.reset(::open(lock.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600));
+    s->lock_.reset(::open(lock.c_str(), O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600));
     if (!s->lock_) return fail_errno("cannot open", lock);
     if (::flock(s->lock_.get(), LOCK_EX | LOCK_NB) != 0)
         return fail(error_code::io, "another heapd is using the store " + options.root);
@@ -101,15 +101,20 @@ result<void> store::recover(store_recovery& recovery) {
             recovery.removed_corrupt.push_back("entries/" + name);
             continue;
         }
+        // The store holds only directories of regular files: a link, a FIFO or a subdirectory in an
+        // entry was put there by someone else, and makes the entry damaged (removed, never followed).
+        std::optional<std::string> damage;
         for (const fs::path& f : listing(p)) {
             if (is_temp_name(f.filename().string())) {
                 remove_all(f);
                 ++recovery.removed_temp;
-            } else {
-                (void)apply_access(f, fs::is_directory(f, ec), options_.access);
+            } else if (fs::symlink_status(f, ec).type() != fs::file_type::regular) {
+                damage = f.filename().string() + " is not a regular file";
+            } else if (auto a = apply_access(f, false, options_.access); !a) {
+                damage = a.error().message;
             }
         }
-        auto meta = read_entry(p, name);
+        auto meta = damage ? result<entry_metadata>(fail(error_code::bad_value, *damage)) : read_entry(p, name);
         if (!meta) {
             remove_all(p);
             recovery.removed_corrupt.push_back("entries/" + name + " (" + meta.error().message + ")");
@@ -267,8 +272,8 @@ result<void> store::staged_entry::write(std::string_view name, std::string_view 
 
 result<entry_metadata> store::staged_entry::commit() {
     std::error_code ec;
-    meta_.has_report = fs::is_regular_file(path("report.json"), ec);
-    meta_.has_dump = fs::is_regular_file(path("dump.hprof"), ec);
+    meta_.has_report = fs::symlink_status(path("report.json"), ec).type() == fs::file_type::regular;
+    meta_.has_dump = fs::symlink_status(path("dump.hprof"), ec).type() == fs::file_type::regular;
     wire::json j = to_json(meta_);
     j.erase("stored_bytes");  // measured when read
     if (auto w = write("metadata.json", j.dump(2)); !w) return std::unexpected(w.error());
@@ -313,6 +318,12 @@ std::vector<std::string> store::apply_retention(std::int64_t now) {
 
 result<void> store::ensure_space(std::uint64_t need, std::string_view what) const {
     return ensure_free_space(options_.root, need, options_.reserve_bytes, what);
+}
+
+result<std::uint64_t> store::space_left() const {
+    auto free_space = free_bytes(options_.root);
+    if (!free_space) return std::unexpected(free_space.error());
+    return *free_space > options_.reserve_bytes ? *free_space - options_.reserve_bytes : 0;
 }
 
 } // namespace heapd::daemon

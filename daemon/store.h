@@ -27,7 +27,7 @@
 #include "formats/report.h"
 #include "job.h"
 #include "store_retention.h"
-#include "unique_fd.h"
+#include "attach/unique_fd.h"
 
 namespace heapd::daemon {
 
@@ -111,6 +111,8 @@ public:
     std::vector<std::string> apply_retention(std::int64_t now);
     // The free-space guard for the store's file system (see free_space.h).
     result<void> ensure_space(std::uint64_t need, std::string_view what) const;
+    // The bytes that may still be written before the guard refuses (free space less the reserve).
+    result<std::uint64_t> space_left() const;
 
 private:
     explicit store(store_options options) : options_(std::move(options)) {}

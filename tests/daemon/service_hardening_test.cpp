@@ -124,8 +124,9 @@ void dumps_another_users_jvm(bool read_only_system, bool container) {
 
     // The dump the JVM wrote in its /tmp was copied out and removed there.
     const std::string jvm_tmp = "/proc/" + std::to_string(jvm.pid()) + "/root/tmp";
+    const std::string staged = "heapd-dump-" + std::to_string(jvm.ns_pid()) + "-";  // this JVM's, not other tests'
     for (const auto& e : std::filesystem::directory_iterator(jvm_tmp))
-        EXPECT_FALSE(e.path().filename().string().starts_with("heapd-dump-")) << e.path() << " left in the JVM's /tmp";
+        EXPECT_FALSE(e.path().filename().string().starts_with(staged)) << e.path() << " left in the JVM's /tmp";
     // The stored dump belongs to root and the store's group.
     bool stored = false;
     for (const auto& e : std::filesystem::recursive_directory_iterator(d.store() + "/entries")) {

@@ -1,10 +1,10 @@
 #pragma once
-// An owned file descriptor, closed when its owner goes.
+// An owned file descriptor, closed when its owner goes (attach/ and daemon/ share it).
 #include <unistd.h>
 
 #include <utility>
 
-namespace heapd::daemon {
+namespace heapd {
 
 // Move-only owner of one descriptor (-1: none).
 class unique_fd {
@@ -32,4 +32,4 @@ private:
     int fd_ = -1;
 };
 
-} // namespace heapd::daemon
+} // namespace heapd

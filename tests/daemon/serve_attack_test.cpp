@@ -1,0 +1,334 @@
+// The daemon attacked by a local user who owns one JVM and nothing else (a user made for the test):
+// they serve their JVM's attach socket themselves and swap the staged dump's name for a link to a
+// file only root may read; they claim another user's JVM for a file of their own (adopt); and they
+// leave the daemon's attach helper waiting on them while the daemon is killed. Nothing outside the
+// store may change, no report of someone else's file may be made, and a restart must not be refused.
+#include <fcntl.h>
+#include <grp.h>
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <thread>
+
+#include "formats/protocol.h"
+#include "tests/support/isolated_jvm.h"
+#include "tests/support/jvm_process.h"
+#include "tests/support/serve_process.h"
+
+namespace heapd::test {
+namespace {
+
+namespace fs = std::filesystem;
+using wire::json;
+using wire::reply_kind;
+
+const std::string peer_dump = std::string(HEAPD_PEER_DATA) + "/hprof-64.bin";
+
+// Takes the user's ids for good (a child of the test only).
+bool become(const temp_user& user) {
+    return ::setgroups(0, nullptr) == 0 && ::setresgid(user.gid(), user.gid(), user.gid()) == 0 &&
+           ::setresuid(user.uid(), user.uid(), user.uid()) == 0;
+}
+
+// The request a v1 attach client sent: five NUL-terminated strings (version, command, 3 arguments).
+std::vector<std::string> read_attach_request(int fd) {
+    std::string bytes;
+    char c;
+    while (std::count(bytes.begin(), bytes.end(), '\0') < 5 && bytes.size() < 8192 && ::read(fd, &c, 1) == 1)
+        bytes.push_back(c);
+    std::vector<std::string> parts;
+    for (std::size_t at = 0; at < bytes.size();) {
+        std::size_t end = bytes.find('\0', at);
+        if (end == std::string::npos) break;
+        parts.push_back(bytes.substr(at, end - at));
+        at = end + 1;
+    }
+    return parts;
+}
+
+void write_text(int fd, const std::string& text) { (void)!::write(fd, text.data(), text.size()); }
+
+// What the hostile listener does when asked for a heap dump.
+enum class hostile_act {
+    swap_with_link,  // writes a file at the name asked for and keeps exchanging it with a link to a target
+    stay_silent,     // accepts the request and never answers
+};
+
+// The attach listener of a JVM served by the JVM's owner: a process of the test running as that
+// user, bound at the JVM's socket name in the JVM's /tmp; removed (killed, socket unlinked) at the end.
+class hostile_listener {
+public:
+    hostile_listener(const temp_user& user, pid_t jvm_pid, pid_t ns_pid, hostile_act act, std::string link_target)
+        : tmp_("/proc/" + std::to_string(jvm_pid) + "/root/tmp"), ns_pid_(ns_pid) {
+        int ready[2];
+        if (::pipe(ready) != 0) return;
+        pid_ = ::fork();
+        if (pid_ == 0) {
+            ::close(ready[0]);
+            ::setpgid(0, 0);  // its swapper too goes with it
+            serve(user, jvm_pid, ns_pid, act, link_target, ready[1]);
+        }
+        ::close(ready[1]);
+        char byte = 0;
+        ok_ = pid_ > 0 && ::read(ready[0], &byte, 1) == 1 && byte == 'r';
+        ::close(ready[0]);
+    }
+    ~hostile_listener() {
+        if (pid_ > 0) {
+            ::kill(-pid_, SIGKILL);
+            ::kill(pid_, SIGKILL);
+            ::waitpid(pid_, nullptr, 0);
+        }
+        // What it made in the JVM's /tmp: its socket, and staged names it was swapping when killed.
+        const std::string staged = "heapd-dump-" + std::to_string(ns_pid_) + "-";
+        std::error_code ec;
+        for (const auto& e : fs::directory_iterator(tmp_, ec)) {
+            const std::string name = e.path().filename().string();
+            if (name.starts_with(staged) || name == ".java_pid" + std::to_string(ns_pid_)) fs::remove(e.path(), ec);
+        }
+    }
+    bool ok() const { return ok_; }
+
+private:
+    [[noreturn]] static void serve(const temp_user& user, pid_t jvm_pid, pid_t ns_pid, hostile_act act,
+                                   const std::string& link_target, int ready) {
+        const std::string tmp = "/proc/" + std::to_string(jvm_pid) + "/root/tmp";
+        if (::chdir(tmp.c_str()) != 0 || !become(user)) ::_exit(1);
+        int s = ::socket(AF_UNIX, SOCK_STREAM, 0);
+        sockaddr_un addr{};
+        addr.sun_family = AF_UNIX;
+        std::snprintf(addr.sun_path, sizeof addr.sun_path, ".java_pid%d", static_cast<int>(ns_pid));
+        ::unlink(addr.sun_path);
+        if (s < 0 || ::bind(s, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 || ::listen(s, 8) != 0) ::_exit(1);
+        write_text(ready, "r");
+        for (;;) {
+            int c = ::accept(s, nullptr, nullptr);
+            if (c < 0) continue;
+            auto request = read_attach_request(c);
+            if (request.size() < 3 || request[1] != "dumpheap") {
+                write_text(c, "-1\nOperation not recognized!\n");  // the getversion probe: an old JVM
+                ::close(c);
+                continue;
+            }
+            if (act == hostile_act::stay_silent) {
+                ::pause();
+                ::_exit(0);
+            }
+            swap_while_answering(c, fs::path(request[2]).filename().string(), link_target);
+        }
+    }
+
+    // Writes a regular file at name (not a heap dump) and a link beside it, then exchanges the two
+    // names without pause (renameat2 RENAME_EXCHANGE: the name is always one or the other) from before
+    // the answer until well after it; both are removed at the end.
+    static void swap_while_answering(int c, const std::string& name, const std::string& link_target) {
+        const std::string other = name + ".swap";
+        {
+            std::ofstream out(name);
+            out << "not a heap dump, the attacker's own bytes\n";
+        }
+        ::symlink(link_target.c_str(), other.c_str());
+        pid_t swapper = ::fork();
+        if (swapper == 0) {
+            ::close(c);  // the connection ends when the answer is written, not when swapping stops
+            const auto end = std::chrono::steady_clock::now() + std::chrono::milliseconds(1000);
+            while (std::chrono::steady_clock::now() < end)
+                ::renameat2(AT_FDCWD, name.c_str(), AT_FDCWD, other.c_str(), RENAME_EXCHANGE);
+            ::_exit(0);
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+        write_text(c, "0\nHeap dump file created\n");
+        ::close(c);
+        ::waitpid(swapper, nullptr, 0);
+        ::unlink(name.c_str());
+        ::unlink(other.c_str());
+    }
+
+    std::string tmp_;
+    pid_t ns_pid_ = -1;
+    pid_t pid_ = -1;
+    bool ok_ = false;
+};
+
+// A request sent as user on a connection of its own, with a descriptor passed along; the reply.
+std::optional<wire::reply> request_as(const temp_user& user, const std::string& socket, const wire::request& r,
+                                      int pass_fd) {
+    int out[2];
+    if (::pipe(out) != 0) return std::nullopt;
+    pid_t child = ::fork();
+    if (child == 0) {
+        ::close(out[0]);
+        if (!become(user)) ::_exit(1);
+        raw_client c(socket);
+        if (!c.send_request(r, pass_fd)) ::_exit(2);
+        auto reply = c.read_reply(std::chrono::seconds(60));
+        while (reply && reply->kind == reply_kind::progress) reply = c.read_reply(std::chrono::seconds(60));
+        if (!reply) ::_exit(3);
+        auto frame = wire::encode_reply(*reply);
+        if (!frame) ::_exit(4);
+        write_text(out[1], *frame);
+        ::_exit(0);
+    }
+    ::close(out[1]);
+    wire::frame_parser parser{std::uint32_t{1} << 24};
+    char buffer[4096];
+    for (ssize_t n; (n = ::read(out[0], buffer, sizeof buffer)) > 0;) (void)parser.feed(std::string_view(buffer, static_cast<std::size_t>(n)));
+    ::close(out[0]);
+    ::waitpid(child, nullptr, 0);
+    auto frame = parser.next();
+    if (!frame) return std::nullopt;
+    auto reply = wire::decode_reply(*frame);
+    if (!reply) return std::nullopt;
+    return *reply;
+}
+
+struct file_state {
+    mode_t mode = 0;
+    uid_t uid = 0;
+    gid_t gid = 0;
+    off_t size = 0;
+    bool operator==(const file_state&) const = default;
+};
+
+file_state state_of(const std::string& path) {
+    struct stat st {};
+    if (::lstat(path.c_str(), &st) != 0) return {};
+    return {st.st_mode, st.st_uid, st.st_gid, st.st_size};
+}
+
+// Every path under root that is a symbolic link.
+std::vector<std::string> links_under(const std::string& root) {
+    std::vector<std::string> found;
+    std::error_code ec;
+    for (auto it = fs::recursive_directory_iterator(root, ec); it != fs::recursive_directory_iterator(); it.increment(ec))
+        if (it->is_symlink(ec)) found.push_back(it->path());
+    return found;
+}
+
+TEST(serve_attack, a_jvm_owner_swapping_the_staged_dump_for_a_link_reaches_nothing_outside_the_store) {
+    temp_user attacker;
+    ASSERT_TRUE(attacker.ok());
+    // The attacker's own JVM, as a JVM of another user is dumped: staged in its /tmp, then taken out.
+    isolated_jvm jvm(java_main{"AttachTarget"}, {"-Xmx64m"}, {}, isolation{&attacker, false, {}});
+    ASSERT_TRUE(jvm.ready());
+    // The file the link names: a heap dump only root may read.
+    shared_dir secrets;
+    const std::string secret = secrets.file("root-only.hprof");
+    fs::copy_file(peer_dump, secret);
+    ASSERT_EQ(::chmod(secret.c_str(), 0600), 0);
+    const file_state before = state_of(secret);
+    hostile_listener listener(attacker, jvm.pid(), jvm.ns_pid(), hostile_act::swap_with_link, secret);
+    ASSERT_TRUE(listener.ok());
+    serve_process d;
+    ASSERT_TRUE(d.ready()) << d.log();
+
+    // The race is the attacker's to win once in many tries; each try is a whole dump request.
+    for (int attempt = 0; attempt < 20; ++attempt) {
+        auto r = run_heapctl(d, {"dump", std::to_string(jvm.pid()), "--wait", "--json"}, &attacker);
+        EXPECT_NE(r.exit_code, 0) << "attempt " << attempt << ": a dump was made of what the attacker served\n"
+                                  << r.out;
+        ASSERT_EQ(state_of(secret), before) << "attempt " << attempt << " changed the root-only file\n"
+                                            << r.out << r.err << d.log();
+        EXPECT_EQ(r.out.find("java.lang."), std::string::npos) << "attempt " << attempt << " reported the file:\n" << r.out;
+    }
+    EXPECT_EQ(json::parse(run_heapctl(d, {"dumps", "--json"}).out).size(), 0u);
+    EXPECT_EQ(links_under(d.store()), std::vector<std::string>{});
+    // Each try ends refused: the link not followed, the file refused, or the attacker's own bytes
+    // analysed (with the attacker's rights) and found not to be a heap dump.
+    for (const json& job : json::parse(run_heapctl(d, {"jobs", "--json"}).out)) {
+        const std::string error = job.value("error", "");
+        EXPECT_TRUE(error.find("Too many levels of symbolic links") != std::string::npos ||
+                    error.find("not taken") != std::string::npos || error.find("not an HPROF file") != std::string::npos)
+            << error;
+    }
+}
+
+TEST(serve_attack, a_store_entry_holding_a_link_is_removed_at_start_and_the_link_never_followed) {
+    serve_process d;
+    ASSERT_TRUE(d.ready()) << d.log();
+    auto r = run_heapctl(d, {"report", "--top", "1", peer_dump});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    auto dumps = json::parse(run_heapctl(d, {"dumps", "--json"}).out);
+    ASSERT_EQ(dumps.size(), 1u);
+    const std::string entry = d.store() + "/entries/" + dumps[0]["id"].get<std::string>();
+    ASSERT_EQ(d.stop(), 0);
+
+    shared_dir secrets;
+    const std::string secret = secrets.file("root-only");
+    { std::ofstream(secret) << "secret\n"; }
+    ASSERT_EQ(::chmod(secret.c_str(), 0600), 0);
+    const file_state before = state_of(secret);
+    ASSERT_EQ(::symlink(secret.c_str(), (entry + "/notes.txt").c_str()), 0);
+
+    ASSERT_TRUE(d.start()) << d.log();
+    EXPECT_EQ(state_of(secret), before);  // neither chmodded nor chowned through the link
+    EXPECT_FALSE(fs::exists(fs::symlink_status(entry)));
+    EXPECT_NE(d.log().find("notes.txt is not a regular file"), std::string::npos) << d.log();
+    EXPECT_EQ(json::parse(run_heapctl(d, {"dumps", "--json"}).out).size(), 0u);
+}
+
+TEST(serve_attack, adopting_a_file_as_another_users_jvm_is_refused_whatever_start_time_is_claimed) {
+    temp_user attacker, victim;
+    ASSERT_TRUE(attacker.ok() && victim.ok());
+    isolated_jvm jvm(java_main{"AttachTarget"}, {"-Xmx64m"}, {}, isolation{&victim, false, {}});
+    ASSERT_TRUE(jvm.ready());
+    serve_process d;
+    ASSERT_TRUE(d.ready()) << d.log();
+    shared_dir files;
+    const std::string mine = files.file("attackers.hprof");
+    fs::copy_file(peer_dump, mine);
+    ASSERT_EQ(::chown(mine.c_str(), attacker.uid(), attacker.gid()), 0);
+
+    for (std::uint64_t claimed : {std::uint64_t{0}, std::uint64_t{12345}}) {
+        int fd = ::open(mine.c_str(), O_RDONLY | O_CLOEXEC);
+        ASSERT_GE(fd, 0);
+        auto r = request_as(attacker, d.socket(),
+                            {1, "dump", {{"pid", jvm.pid()}, {"adopt", true}, {"wait", true}, {"trigger", "oom"},
+                                         {"start_time", claimed}, {"dump_path", "/tmp/java_pid1.hprof"}}},
+                            fd);
+        ::close(fd);
+        ASSERT_TRUE(r.has_value()) << "start time " << claimed;
+        EXPECT_EQ(r->kind, reply_kind::error) << "start time " << claimed << ": " << r->result.dump();
+        EXPECT_EQ(r->error.kind, wire::error_kind::permission_denied) << r->error.message;
+    }
+    // Root asking for the victim's JVM's report finds nothing of the attacker's.
+    EXPECT_EQ(json::parse(run_heapctl(d, {"dumps", "--json"}).out).size(), 0u);
+    auto report = run_heapctl(d, {"report", std::to_string(jvm.pid())});
+    EXPECT_NE(report.exit_code, 0) << report.out;
+}
+
+TEST(serve_attack, a_killed_daemon_restarts_at_once_while_its_attach_helper_still_waits_on_a_jvm) {
+    temp_user owner;
+    ASSERT_TRUE(owner.ok());
+    isolated_jvm jvm(java_main{"AttachTarget"}, {"-Xmx64m"}, {}, isolation{&owner, false, {}});
+    ASSERT_TRUE(jvm.ready());
+    hostile_listener listener(owner, jvm.pid(), jvm.ns_pid(), hostile_act::stay_silent, "");
+    ASSERT_TRUE(listener.ok());
+    serve_process d;
+    ASSERT_TRUE(d.ready()) << d.log();
+
+    raw_client c(d.socket());
+    ASSERT_TRUE(c.send_request({1, "dump", {{"pid", jvm.pid()}, {"wait", true}}}));
+    std::optional<wire::reply> r;
+    while ((r = c.read_reply(std::chrono::seconds(30))) && r->kind == reply_kind::progress)
+        if (r->progress.phase == "dump") break;
+    ASSERT_TRUE(r && r->kind == reply_kind::progress) << "the dump did not start";
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));  // the helper is connected and waiting
+    EXPECT_EQ(d.stop(SIGKILL), 128 + SIGKILL);
+    c.close();
+
+    // The helper waits on (until its own limit); the store must not stay locked meanwhile.
+    ASSERT_TRUE(d.start()) << d.log();
+    EXPECT_EQ(d.log().find("another heapd is using the store"), std::string::npos) << d.log();
+}
+
+} // namespace
+} // namespace heapd::test
