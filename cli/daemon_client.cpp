@@ -112,7 +112,12 @@ client_result<wire::json> daemon_client::call(const std::string& type, wire::jso
     const std::uint64_t id = next_id_++;
     auto frame = wire::encode_request({id, type, std::move(args)});
     if (!frame) return std::unexpected(client_error{usage, frame.error().message});
-    if (auto sent = send_frame(*frame, fd); !sent) return std::unexpected(sent.error());
+    if (auto sent = send_frame(*frame, fd); !sent) {
+        // A daemon that refused the connection (too many clients) said why before closing it.
+        if (auto refusal = read_reply(nullptr); refusal && refusal->kind == wire::reply_kind::error)
+            return std::unexpected(client_error{exit_for(refusal->error.kind), refusal->error.message});
+        return std::unexpected(sent.error());
+    }
     for (;;) {
         auto reply = read_reply(on_tick);
         if (!reply) return std::unexpected(reply.error());

@@ -24,6 +24,8 @@ struct serve_options {
     std::string group = "heapd";   // members may act on everything; stored files belong to it
     retention_policy retention;
     std::size_t max_connections = 256;
+    std::size_t max_connections_per_user = 32;  // of one uid outside the heapd group (root's are not counted)
+    std::chrono::milliseconds idle_timeout{60000};  // a connection with nothing to do is closed after this
     std::chrono::milliseconds shutdown_grace{10000};
 };
 

@@ -1,7 +1,8 @@
 #pragma once
 // The config file (/etc/heapd/heapd.toml, TOML) read into a heapd_config, every error found reported
 // with its place: FILE:LINE:COLUMN: message. Layout (every key optional):
-//   [daemon]     socket, store, spool, group, workers, poll_interval, max_connections, shutdown_grace
+//   [daemon]     socket, store, spool, group, workers, poll_interval, max_connections,
+//                max_connections_per_user, idle_timeout, shutdown_grace
 //   [retention]  keep_count, keep_bytes, keep_days
 //   [metrics]    textfile, interval
 //   [[rule]]     name, main_class, command, user, container, every, old_gen_percent,

@@ -83,7 +83,8 @@ std::vector<std::string> config_summary(const heapd_config& c) {
     out.push_back("spool      " + (s.spool_dir.empty() ? std::string("none") : s.spool_dir));
     out.push_back("group      " + s.group);
     out.push_back("workers    " + std::to_string(s.workers) + ", at most " + std::to_string(s.max_connections) +
-                  " clients, " + duration_string(s.shutdown_grace) + " to stop");
+                  " clients (" + std::to_string(s.max_connections_per_user) + " per user), idle " +
+                  duration_string(s.idle_timeout) + ", " + duration_string(s.shutdown_grace) + " to stop");
     out.push_back("metrics    " + (c.metrics.textfile.empty() ? std::string("no textfile")
                                                               : c.metrics.textfile + " every " +
                                                                     duration_string(c.metrics.interval)));
@@ -112,6 +113,8 @@ config_changes compare_configs(const heapd_config& running, const heapd_config& 
     compare(out.need_restart, "daemon.workers", a.workers, b.workers, number);
     compare(out.live, "daemon.poll_interval", running.poll_interval, next.poll_interval, duration);
     compare(out.live, "daemon.max_connections", a.max_connections, b.max_connections, number);
+    compare(out.live, "daemon.max_connections_per_user", a.max_connections_per_user, b.max_connections_per_user, number);
+    compare(out.live, "daemon.idle_timeout", a.idle_timeout, b.idle_timeout, duration);
     compare(out.live, "daemon.shutdown_grace", a.shutdown_grace, b.shutdown_grace, duration);
     compare(out.live, "retention.keep_count", a.retention.max_count, b.retention.max_count, number);
     compare(out.live, "retention.keep_bytes", a.retention.max_bytes, b.retention.max_bytes,

@@ -8,6 +8,7 @@
 #include <cerrno>
 #include <chrono>
 
+#include <boost/asio/post.hpp>
 #include <boost/asio/write.hpp>
 
 #include "connection_manager.h"
@@ -26,12 +27,33 @@ constexpr auto stall_timeout = std::chrono::seconds(30);  // to finish a frame o
 connection::connection(socket_type socket, connection_manager& manager, request_handler& handler,
                        peer_credentials peer)
     : socket_(std::move(socket)), manager_(manager), handler_(handler), peer_(std::move(peer)),
-      stall_timer_(socket_.get_executor()) {}
+      stall_timer_(socket_.get_executor()), idle_timer_(socket_.get_executor()) {}
 
-void connection::start() {
+void connection::start(std::chrono::milliseconds idle_timeout) {
     boost::system::error_code ec;
     socket_.non_blocking(true, ec);
+    idle_timeout_ = idle_timeout;
+    watch_idle();
     wait_readable();
+}
+
+void connection::watch_idle() {
+    if (stopped_ || idle_timeout_.count() <= 0) return;
+    active_ = false;
+    idle_timer_.expires_after(idle_timeout_);
+    idle_timer_.async_wait([weak = weak_from_this()](const boost::system::error_code& ec) {
+        auto self = weak.lock();
+        if (ec || !self || !self->open()) return;
+        const bool waiting_for_us = !self->outstanding_.empty() && self->out_.empty();
+        if (self->active_ || waiting_for_us) return self->watch_idle();  // a job it waits for may take long
+        if (!self->out_.empty()) {  // it does not read what it was sent
+            self->manager_.stop(self);
+            return;
+        }
+        const auto seconds = std::chrono::duration_cast<std::chrono::seconds>(self->idle_timeout_).count();
+        self->send_and_close(wire::make_error(0, wire::error_kind::busy,
+                                              "idle for " + std::to_string(seconds) + " seconds; closing"));
+    });
 }
 
 void connection::stop() {
@@ -39,6 +61,7 @@ void connection::stop() {
     stopped_ = true;
     boost::system::error_code ec;
     stall_timer_.cancel();
+    idle_timer_.cancel();
     socket_.shutdown(socket_type::shutdown_both, ec);
     socket_.close(ec);
     fds_.clear();
@@ -94,26 +117,35 @@ void connection::on_readable() {
         manager_.stop(shared_from_this());
         return;
     }
+    active_ = true;
     if (auto fed = parser_.feed(std::string_view(data, static_cast<std::size_t>(n))); !fed) {
         send_and_close(wire::make_error(0, fed.error().kind, fed.error().message));
         return;
     }
-    handle_frames();
     watch_stall();
-    wait_readable();
+    handle_next();
 }
 
-void connection::handle_frames() {
-    while (!stopped_ && !close_after_write_) {
-        auto payload = parser_.next();
-        if (!payload) break;
-        auto request = wire::decode_request(*payload);
-        if (!request) {
-            send(wire::make_error(request.error().id, request.error().kind, request.error().message));
-            continue;
-        }
+// One request per turn of the io thread: a client that sends many at once waits its turn behind the
+// others, and nothing more is read from it until what it sent has been handled.
+void connection::handle_next() {
+    if (stopped_ || close_after_write_) return;
+    auto payload = parser_.next();
+    if (!payload) {
+        // Every request received is handled: descriptors passed with them and not taken go now (a
+        // client's own socket passed back to it would otherwise keep the connection open for ever).
+        if (!parser_.partial()) fds_.clear();
+        wait_readable();
+        return;
+    }
+    auto request = wire::decode_request(*payload);
+    if (!request) {
+        send(wire::make_error(request.error().id, request.error().kind, request.error().message));
+    } else {
+        ++outstanding_[request->id];
         handler_.handle(*request, shared_from_this());
     }
+    boost::asio::post(socket_.get_executor(), [self = shared_from_this()] { self->handle_next(); });
 }
 
 void connection::watch_stall() {
@@ -132,6 +164,8 @@ void connection::watch_stall() {
 
 void connection::send(const wire::reply& reply) {
     if (stopped_ || close_after_write_) return;
+    if (reply.kind != wire::reply_kind::progress)
+        if (auto it = outstanding_.find(reply.id); it != outstanding_.end() && --it->second == 0) outstanding_.erase(it);
     auto frame = wire::encode_reply(reply);
     if (!frame) {
         std::string message = frame.error().kind == wire::error_kind::too_large
@@ -163,6 +197,7 @@ void connection::write_next() {
                              [self = shared_from_this()](const boost::system::error_code& ec, std::size_t) {
                                  self->writing_ = false;
                                  if (self->stopped_) return;
+                                 self->active_ = true;
                                  if (ec) {
                                      self->manager_.stop(self);
                                      return;

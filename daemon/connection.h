@@ -1,8 +1,11 @@
 #pragma once
 // One client connection: reads frames (and descriptors passed with SCM_RIGHTS) from a Unix stream
 // socket, hands each request to the request handler, and writes replies in order.
+#include <chrono>
 #include <cstddef>
+#include <cstdint>
 #include <deque>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -28,8 +31,10 @@ public:
     connection(const connection&) = delete;
     connection& operator=(const connection&) = delete;
 
-    // Starts reading; call once, after the manager holds it.
-    void start();
+    // Starts reading; call once, after the manager holds it. A connection with no request
+    // outstanding that neither sends nor reads for idle_timeout is closed (told why), and so is one
+    // whose replies the client has not read for that long.
+    void start(std::chrono::milliseconds idle_timeout);
     // Closes the socket; handlers still holding it find it closed and send nothing.
     void stop();
     bool open() const { return !stopped_; }
@@ -46,9 +51,10 @@ public:
 private:
     void wait_readable();
     void on_readable();
-    void handle_frames();
+    void handle_next();
     void write_next();
     void watch_stall();
+    void watch_idle();
 
     socket_type socket_;
     connection_manager& manager_;
@@ -59,6 +65,10 @@ private:
     std::size_t out_bytes_ = 0;
     std::deque<unique_fd> fds_;
     boost::asio::steady_timer stall_timer_;
+    boost::asio::steady_timer idle_timer_;
+    std::chrono::milliseconds idle_timeout_{0};
+    std::map<std::uint64_t, unsigned> outstanding_;  // request ids without their final reply yet
+    bool active_ = false;                             // something read or written since the idle timer was set
     bool writing_ = false;
     bool close_after_write_ = false;
     bool stopped_ = false;

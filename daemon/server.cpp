@@ -40,7 +40,9 @@ bool someone_listens(const std::string& path) {
 
 server::server(const serve_options& options, std::shared_ptr<spdlog::logger> log)
     : options_(options), log_(std::move(log)), signals_(io_), acceptor_(io_), accept_retry_(io_),
-      notifier_(io_, [this] { return status_line(); }), reload_signals_(io_) {}
+      notifier_(io_, [this] { return status_line(); }), reload_signals_(io_) {
+    connections_.set_limits({options_.max_connections, options_.max_connections_per_user, options_.idle_timeout});
+}
 
 server::~server() {
     if (jobs_) jobs_->shutdown(options_.shutdown_grace);
@@ -158,9 +160,9 @@ void server::accept() {
         auto peer = read_peer(socket.native_handle(), admin_group_);
         if (!peer) {
             log_->warn("{}", peer.error().message);
-        } else if (connections_.size() >= options_.max_connections) {
+        } else if (auto refused = connections_.refusal(*peer)) {
             // Told why, then closed; a short reply to a fresh socket does not block.
-            if (auto frame = wire::encode_reply(wire::make_error(0, wire::error_kind::busy, "too many clients; try again")))
+            if (auto frame = wire::encode_reply(wire::make_error(0, wire::error_kind::busy, *refused)))
                 (void)::send(socket.native_handle(), frame->data(), frame->size(), MSG_DONTWAIT | MSG_NOSIGNAL);
         } else {
             connections_.start(std::make_shared<connection>(std::move(socket), connections_, *handler_, *peer));
@@ -270,6 +272,9 @@ void server::config_changed(const heapd_config& next) {
     taken.serve.foreground = config_.serve.foreground;
     config_ = std::move(taken);
     options_.max_connections = config_.serve.max_connections;
+    options_.max_connections_per_user = config_.serve.max_connections_per_user;
+    options_.idle_timeout = config_.serve.idle_timeout;
+    connections_.set_limits({options_.max_connections, options_.max_connections_per_user, options_.idle_timeout});
     options_.shutdown_grace = config_.serve.shutdown_grace;
     store_->set_retention(config_.serve.retention);
     for (const std::string& id : store_->apply_retention(now_ms())) log_->info("retention: removed dump {}", id);

@@ -35,7 +35,7 @@ TEST(check_config_command, a_valid_file_is_summed_up_rule_by_rule) {
                             "  store      /var/lib/heapd, at most 50 dumps, at most 20G, for 30 days\n"
                             "  spool      /var/spool/heapd\n"
                             "  group      heapd\n"
-                            "  workers    2, at most 256 clients, 10s to stop\n"
+                            "  workers    2, at most 256 clients (32 per user), idle 1m, 10s to stop\n"
                             "  metrics    /var/lib/node/heapd.prom every 30s\n"
                             "  rules      1, JVMs read every 5s\n"
                             "  rule \"spiral\" (line 7)\n"

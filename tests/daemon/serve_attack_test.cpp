@@ -16,6 +16,8 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <iostream>
+#include <memory>
 #include <thread>
 
 #include "formats/protocol.h"
@@ -328,6 +330,132 @@ TEST(serve_attack, a_killed_daemon_restarts_at_once_while_its_attach_helper_stil
     // The helper waits on (until its own limit); the store must not stay locked meanwhile.
     ASSERT_TRUE(d.start()) << d.log();
     EXPECT_EQ(d.log().find("another heapd is using the store"), std::string::npos) << d.log();
+}
+
+// A process of the test running as user that connects n times to socket and keeps the connections
+// (each one passing its own descriptor along with a status request, when pass_own); it says how
+// many connections the daemon took, then waits until killed (or exits at once, with exit_after).
+class connection_holder {
+public:
+    connection_holder(const temp_user& user, const std::string& socket, int n, bool pass_own, bool exit_after) {
+        int out[2];
+        if (::pipe(out) != 0) return;
+        pid_ = ::fork();
+        if (pid_ == 0) {
+            ::close(out[0]);
+            if (!become(user)) ::_exit(1);
+            std::vector<std::unique_ptr<raw_client>> held;
+            int taken = 0;
+            for (int i = 0; i < n; ++i) {
+                auto c = std::make_unique<raw_client>(socket);
+                if (!c->connected()) continue;
+                if (pass_own) {
+                    // A status request carrying the client's own socket: answered, the descriptor unused.
+                    if (!c->send_request({1, "status", json::object()}, c->fd())) continue;
+                    auto r = c->read_reply(std::chrono::seconds(10));
+                    if (r && r->kind == reply_kind::result) ++taken;
+                } else {
+                    ++taken;
+                }
+                held.push_back(std::move(c));
+            }
+            write_text(out[1], std::to_string(taken) + "\n");
+            if (exit_after) ::_exit(0);
+            for (;;) ::pause();
+        }
+        ::close(out[1]);
+        char buffer[32] = {};
+        ssize_t got = ::read(out[0], buffer, sizeof buffer - 1);
+        ::close(out[0]);
+        if (got > 0) taken_ = std::atoi(buffer);
+        if (exit_after) {
+            ::waitpid(pid_, nullptr, 0);
+            pid_ = -1;
+        }
+    }
+    ~connection_holder() {
+        if (pid_ > 0) {
+            ::kill(pid_, SIGKILL);
+            ::waitpid(pid_, nullptr, 0);
+        }
+    }
+    int taken() const { return taken_; }
+
+private:
+    pid_t pid_ = -1;
+    int taken_ = -1;
+};
+
+std::size_t open_descriptors(pid_t pid) {
+    std::size_t n = 0;
+    std::error_code ec;
+    for (auto it = fs::directory_iterator("/proc/" + std::to_string(pid) + "/fd", ec); it != fs::directory_iterator();
+         it.increment(ec))
+        ++n;
+    return n;
+}
+
+TEST(serve_attack, a_user_holding_300_connections_leaves_root_served_at_once) {
+    temp_user attacker;
+    ASSERT_TRUE(attacker.ok());
+    serve_process d;
+    ASSERT_TRUE(d.ready()) << d.log();
+    connection_holder hog(attacker, d.socket(), 300, false, false);
+    ASSERT_GT(hog.taken(), 0);
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));  // the daemon has seen them all
+
+    const auto start = std::chrono::steady_clock::now();
+    auto status = run_heapctl(d, {"status"});
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    EXPECT_EQ(status.exit_code, 0) << status.err;
+    std::cout << "root's status with 300 connections of another user held: " << seconds << " s\n";
+    // The user themself is told why (once the daemon has taken the flood off its listen queue).
+    const std::string why = "too many connections of uid " + std::to_string(attacker.uid());
+    auto theirs = run_heapctl(d, {"status"}, &attacker);
+    for (int i = 0; i < 20 && theirs.err.find(why) == std::string::npos; ++i) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+        theirs = run_heapctl(d, {"status"}, &attacker);
+    }
+    EXPECT_NE(theirs.exit_code, 0);
+    EXPECT_NE(theirs.err.find(why), std::string::npos) << theirs.err;
+}
+
+TEST(serve_attack, connections_that_passed_their_own_socket_close_when_their_client_exits) {
+    temp_user attacker;
+    ASSERT_TRUE(attacker.ok());
+    serve_process d;
+    ASSERT_TRUE(d.ready()) << d.log();
+    const std::size_t before = open_descriptors(d.pid());
+    connection_holder gone(attacker, d.socket(), 20, true, true);
+    ASSERT_EQ(gone.taken(), 20);
+    std::size_t now = open_descriptors(d.pid());
+    for (int i = 0; i < 50 && now > before; ++i) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+        now = open_descriptors(d.pid());
+    }
+    EXPECT_LE(now, before) << "descriptors the exited client left open in the daemon";
+    EXPECT_EQ(run_heapctl(d, {"status"}, &attacker).exit_code, 0);
+}
+
+TEST(serve_attack, an_idle_connection_is_closed_after_the_idle_timeout) {
+    shared_dir conf;
+    const std::string config = conf.file("heapd.toml");
+    { std::ofstream(config) << "[daemon]\nidle_timeout = \"1s\"\n"; }
+    serve_process short_idle({"--config", config});
+    ASSERT_TRUE(short_idle.ready()) << short_idle.log();
+    raw_client idle(short_idle.socket());
+    ASSERT_TRUE(idle.connected());
+    const auto start = std::chrono::steady_clock::now();
+    EXPECT_TRUE(idle.closed_by_daemon(std::chrono::seconds(10)));
+    EXPECT_GE(std::chrono::steady_clock::now() - start, std::chrono::milliseconds(900));
+    // A client that keeps asking stays.
+    raw_client busy(short_idle.socket());
+    for (int i = 0; i < 4; ++i) {
+        ASSERT_TRUE(busy.send_request({static_cast<std::uint64_t>(i + 1), "status", json::object()}));
+        auto r = busy.read_reply(std::chrono::seconds(5));
+        ASSERT_TRUE(r && r->kind == reply_kind::result) << "request " << i;
+        std::this_thread::sleep_for(std::chrono::milliseconds(500));
+    }
 }
 
 } // namespace

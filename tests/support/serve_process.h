@@ -72,6 +72,7 @@ public:
     raw_client(const raw_client&) = delete;
     raw_client& operator=(const raw_client&) = delete;
     bool connected() const { return fd_ >= 0; }
+    int fd() const { return fd_; }
     bool send_bytes(std::string_view bytes, int pass_fd = -1);
     bool send_request(const wire::request& r, int pass_fd = -1);
     // The next reply, or nullopt when the daemon closed the connection or nothing came in time.
