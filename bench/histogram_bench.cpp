@@ -97,7 +97,7 @@ bool run_once(const std::string& path, unsigned top_objects, bool advise, run_re
     auto [minflt0, majflt0] = page_faults();
 
     auto t0 = clock_type::now();
-    std::vector<error_info> problems;
+    problem_list problems;
     clock_type::time_point unmap_start;
     {
         auto t = clock_type::now();
@@ -136,7 +136,7 @@ bool run_once(const std::string& path, unsigned top_objects, bool advise, run_re
 
         facts.id_size = idx.id_size();
         facts.heap_records = idx.heap_records().size();
-        facts.problems = problems.size() + idx.problems().size();
+        facts.problems = problems.kept().size() + problems.omitted() + idx.problems().size() + idx.problems_omitted();
         facts.census = std::move(result);
         unmap_start = clock_type::now();
     }

@@ -162,6 +162,11 @@ int print_report(const wire::json& result, const options& o) {
                      report->summary.file.c_str(), p.message.c_str(), static_cast<unsigned long long>(p.offset));
         damaged = damaged || !p.truncation;
     }
+    if (report->problems_omitted != 0) {
+        std::fprintf(stderr, "heapctl: error: %s: and %llu more problems like these, not listed\n",
+                     report->summary.file.c_str(), static_cast<unsigned long long>(report->problems_omitted));
+        damaged = true;
+    }
     if (!o.json)
         if (auto d = result.find("dump"); d != result.end() && d->is_object() && d->contains("id"))
             print("\nKept as dump " + d->at("id").get<std::string>() + " (heapctl report " +

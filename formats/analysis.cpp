@@ -20,6 +20,12 @@
 namespace heapd {
 namespace {
 
+// Adds a problem to the report while it holds fewer than problem_list::max_kept; counts it otherwise.
+void add_problem(analysis_report& r, problem_report p) {
+    if (r.problems.size() < problem_list::max_kept) r.problems.push_back(std::move(p));
+    else ++r.problems_omitted;
+}
+
 void add_counts(summary_report& s, const record_index& idx, const census_result& c) {
     for (unsigned tag = 0; tag < 256; ++tag) {
         if (std::uint64_t n = idx.record_counts()[tag]) {
@@ -38,7 +44,7 @@ void add_counts(summary_report& s, const record_index& idx, const census_result&
 void add_legacy(analysis_report& r, const record_index& idx) {
     legacy_report& l = r.legacy;
     for (const hprof_record& rec : idx.legacy_records()) {
-        auto problem = [&](const error_info& e) { r.problems.push_back({e.message, e.offset, false}); };
+        auto problem = [&](const error_info& e) { add_problem(r, {e.message, e.offset, false}); };
         switch (static_cast<record_tag>(rec.tag)) {
         case record_tag::alloc_sites:
             if (auto t = decode_alloc_sites(rec, idx)) {
@@ -99,7 +105,7 @@ bool add_retention(analysis_report& r, const record_index& idx, const class_tabl
     auto graph = object_graph::build(idx, classes, c);
     if (options.bulk_reads_done) options.bulk_reads_done();
     if (!graph) {
-        r.problems.push_back({graph.error().message, 0, false});
+        add_problem(r, {graph.error().message, 0, false});
         return true;
     }
     if (!phase(options, "dominators")) return false;
@@ -127,7 +133,7 @@ result<analysis_report> analyze_dump(std::span<const std::byte> data, const anal
     record_index idx = record_index::build(*reader);
     class_table classes(idx);
     heap_census census(idx, classes, options.largest);
-    std::vector<error_info> heap_problems;
+    problem_list heap_problems;
     if (!phase(options, "census")) return cancelled();
     walk_heap(idx, census, &heap_problems);
     census_result c = census.finish();
@@ -149,8 +155,9 @@ result<analysis_report> analyze_dump(std::span<const std::byte> data, const anal
     add_counts(s, idx, c);
 
     for (const error_info& e : idx.problems())
-        r.problems.push_back({e.message, e.offset, e.code == error_code::out_of_bounds && idx.truncated()});
-    for (const error_info& e : heap_problems) r.problems.push_back({e.message, e.offset, false});
+        add_problem(r, {e.message, e.offset, e.code == error_code::out_of_bounds && idx.truncated()});
+    for (const error_info& e : heap_problems.kept()) add_problem(r, {e.message, e.offset, false});
+    r.problems_omitted += idx.problems_omitted() + heap_problems.omitted();
 
     r.histogram = std::move(c.histogram);
     if (options.top != 0 && r.histogram.size() > options.top) r.histogram.resize(options.top);

@@ -25,16 +25,6 @@ std::string dir_of(const std::string& path) {
     return slash == 0 ? "/" : path.substr(0, slash);
 }
 
-// An unlinked temporary file in dir (O_TMPFILE where the filesystem has it).
-int unlinked_temp_file(const std::string& dir) {
-    int fd = ::open(dir.c_str(), O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
-    if (fd >= 0) return fd;
-    std::string tmpl = dir + "/.heapd-inflate-XXXXXX";
-    fd = ::mkostemp(tmpl.data(), O_CLOEXEC);
-    if (fd >= 0) ::unlink(tmpl.c_str());
-    return fd;
-}
-
 bool write_all(int fd, const unsigned char* p, std::size_t n) {
     while (n > 0) {
         ssize_t w = ::write(fd, p, n);
@@ -46,8 +36,11 @@ bool write_all(int fd, const unsigned char* p, std::size_t n) {
     return true;
 }
 
-// Inflates every gzip member of in into fd; a cut last member keeps what it gave and warns.
-result<void> inflate_to(std::span<const std::byte> in, int fd, const std::string& name, std::string& warning) {
+// Inflates every gzip member of in into fd; a cut last member keeps what it gave and warns. More
+// than max bytes out is an error, found before they are written.
+result<void> inflate_to(std::span<const std::byte> in, int fd, const std::string& name, std::string& warning,
+                        std::optional<std::uint64_t> max) {
+    std::uint64_t written = 0;
     z_stream z{};
     if (inflateInit2(&z, 15 + 16) != Z_OK) return fail(error_code::io, "cannot start inflating " + name);
     std::vector<unsigned char> out(1 << 20);
@@ -63,6 +56,12 @@ result<void> inflate_to(std::span<const std::byte> in, int fd, const std::string
         int rc = inflate(&z, Z_NO_FLUSH);
         pos += chunk - z.avail_in;
         std::size_t produced = out.size() - z.avail_out;
+        written += produced;
+        if (max && written > *max) {
+            outcome = fail(error_code::unsupported, name + " inflates to more than " + std::to_string(*max) +
+                                                        " bytes, the room it is given: refused", pos);
+            break;
+        }
         if (produced > 0 && !write_all(fd, out.data(), produced)) {
             outcome = fail_errno("cannot write the inflated copy of", name);
             break;
@@ -90,6 +89,15 @@ result<void> inflate_to(std::span<const std::byte> in, int fd, const std::string
 }
 
 } // namespace
+
+int unlinked_temp_file(const std::string& dir) {
+    int fd = ::open(dir.c_str(), O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+    if (fd >= 0) return fd;
+    std::string tmpl = dir + "/.heapd-inflate-XXXXXX";
+    fd = ::mkostemp(tmpl.data(), O_CLOEXEC);
+    if (fd >= 0) ::unlink(tmpl.c_str());
+    return fd;
+}
 
 bool is_gzip(std::span<const std::byte> bytes) {
     return bytes.size() >= 2 && bytes[0] == std::byte{0x1f} && bytes[1] == std::byte{0x8b};
@@ -119,11 +127,16 @@ result<dump_file> dump_file::from_fd(int fd, const std::string& name, const dump
     if (const char* t = std::getenv("TMPDIR"); t != nullptr && *t != '\0') dirs.emplace_back(t);
     dirs.emplace_back("/tmp");
     fd_guard out;
-    for (const std::string& dir : dirs)
-        if ((out.fd = unlinked_temp_file(dir)) >= 0) break;
+    if (options.inflate_fd >= 0) {
+        out.fd = ::fcntl(options.inflate_fd, F_DUPFD_CLOEXEC, 0);
+    } else {
+        for (const std::string& dir : dirs)
+            if ((out.fd = unlinked_temp_file(dir)) >= 0) break;
+    }
     if (out.fd < 0) return fail_errno("cannot create a temporary file to inflate", name);
     map->advise_sequential();
-    if (auto r = inflate_to(map->bytes(), out.fd, name, d.inflate_warning_); !r) return std::unexpected(r.error());
+    if (auto r = inflate_to(map->bytes(), out.fd, name, d.inflate_warning_, options.max_inflated_bytes); !r)
+        return std::unexpected(r.error());
     auto inflated = mapped_file::from_fd(out.fd, name + " (inflated)");
     if (!inflated) return std::unexpected(inflated.error());
     d.map_ = std::move(*inflated);

@@ -1,6 +1,7 @@
 #pragma once
 // Opens a heap dump from a path, plain or gzip-compressed, as one mapped owner of its bytes.
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 
@@ -9,9 +10,12 @@
 
 namespace heapd {
 
-// Where to inflate compressed dumps.
+// Where to inflate compressed dumps, and how much.
 struct dump_open_options {
     std::string inflate_dir;  // empty: beside the dump, else $TMPDIR, else /tmp
+    int inflate_fd = -1;      // an empty file to inflate into instead (kept open by the caller)
+    // A dump that inflates to more than this is refused (a gzip bomb); none: no bound.
+    std::optional<std::uint64_t> max_inflated_bytes;
 };
 
 // Non-copyable owner of a dump's bytes: the file mapped as is, or for a gzip file (one or many
@@ -40,6 +44,10 @@ private:
     std::uint64_t compressed_bytes_ = 0;
     std::string inflate_warning_;
 };
+
+// A new unlinked temporary file in dir, open for reading and writing (O_TMPFILE where the filesystem
+// has it); -1 and errno on failure.
+int unlinked_temp_file(const std::string& dir);
 
 // True when the bytes start with the gzip magic.
 bool is_gzip(std::span<const std::byte> bytes);

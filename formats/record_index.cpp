@@ -38,7 +38,7 @@ record_index record_index::build(const hprof_reader& reader) {
     for (;;) {
         auto next = cursor.next();
         if (!next) {
-            idx.problems_.push_back(next.error());
+            idx.problems_.add(next.error());
             idx.truncated_ = true;
             break;
         }
@@ -47,7 +47,7 @@ record_index record_index::build(const hprof_reader& reader) {
         if (rec.truncated) {
             idx.truncated_ = true;
             const char* name = record_tag_name(rec.tag);
-            idx.problems_.push_back({error_code::out_of_bounds,
+            idx.problems_.add({error_code::out_of_bounds,
                                      std::string("file ends inside a ") + (name ? name : "record") +
                                          " record: the dump was cut short; showing what was read before the cut",
                                      rec.offset});
@@ -63,14 +63,14 @@ void record_index::add(const hprof_record& rec) {
     const unsigned id = id_size_;
     switch (static_cast<record_tag>(rec.tag)) {
     case record_tag::utf8: {
-        if (!r.has(id)) { problems_.push_back(short_record(rec)); return; }
+        if (!r.has(id)) { problems_.add(short_record(rec)); return; }
         std::uint64_t sid = r.id();
         auto text = r.rest();
         utf8_.insert(sid, {reinterpret_cast<const char*>(text.data()), text.size()});
         return;
     }
     case record_tag::load_class: {
-        if (!r.has(8 + 2 * id)) { problems_.push_back(short_record(rec)); return; }
+        if (!r.has(8 + 2 * id)) { problems_.add(short_record(rec)); return; }
         loaded_class c;
         c.serial = r.u4();
         c.class_id = r.id();
@@ -82,7 +82,7 @@ void record_index::add(const hprof_record& rec) {
         return;
     }
     case record_tag::frame: {
-        if (!r.has(8 + 4 * id)) { problems_.push_back(short_record(rec)); return; }
+        if (!r.has(8 + 4 * id)) { problems_.add(short_record(rec)); return; }
         std::uint64_t fid = r.id();
         frame_info f;
         f.method_name_id = r.id();
@@ -94,19 +94,19 @@ void record_index::add(const hprof_record& rec) {
         return;
     }
     case record_tag::trace: {
-        if (!r.has(12)) { problems_.push_back(short_record(rec)); return; }
+        if (!r.has(12)) { problems_.add(short_record(rec)); return; }
         trace_info t;
         t.serial = r.u4();
         t.thread_serial = r.u4();
         std::uint32_t n = r.u4();
-        if (!r.has(std::size_t{n} * id)) { problems_.push_back(short_record(rec)); return; }
+        if (!r.has(std::size_t{n} * id)) { problems_.add(short_record(rec)); return; }
         t.frame_ids = r.take(std::size_t{n} * id);
         trace_by_serial_.insert(t.serial, static_cast<std::uint32_t>(traces_.size()));
         traces_.push_back(t);
         return;
     }
     case record_tag::start_thread: {
-        if (!r.has(8 + 4 * id)) { problems_.push_back(short_record(rec)); return; }
+        if (!r.has(8 + 4 * id)) { problems_.add(short_record(rec)); return; }
         started_thread t;
         t.serial = r.u4();
         t.object_id = r.id();
@@ -134,7 +134,7 @@ void record_index::add(const hprof_record& rec) {
     }
     char hex[8];
     std::snprintf(hex, sizeof hex, "0x%02X", rec.tag);
-    problems_.push_back({error_code::unknown_tag,
+    problems_.add({error_code::unknown_tag,
                          std::string("unknown top-level record tag ") + hex + " skipped (" +
                              std::to_string(rec.body.size()) + " bytes)",
                          rec.offset});

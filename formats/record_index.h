@@ -9,6 +9,7 @@
 #include "error.h"
 #include "hprof_reader.h"
 #include "id_map.h"
+#include "problem_list.h"
 
 namespace heapd {
 
@@ -73,8 +74,10 @@ public:
     // Records of the old hprof agent, kept whole for their decoders.
     const std::vector<hprof_record>& legacy_records() const { return legacy_records_; }
 
-    // What could not be read: truncation, damaged or unknown records. Empty for a sound dump.
-    const std::vector<error_info>& problems() const { return problems_; }
+    // What could not be read: truncation, damaged or unknown records. Empty for a sound dump; at
+    // most problem_list::max_kept, the rest only counted (problems_omitted).
+    const std::vector<error_info>& problems() const { return problems_.kept(); }
+    std::uint64_t problems_omitted() const { return problems_.omitted(); }
     // True when the file ends inside a record (a dump cut short).
     bool truncated() const { return truncated_; }
 
@@ -93,7 +96,7 @@ private:
     std::vector<started_thread> started_threads_;
     std::vector<hprof_record> heap_records_;
     std::vector<hprof_record> legacy_records_;
-    std::vector<error_info> problems_;
+    problem_list problems_;
     bool truncated_ = false;
 };
 

@@ -205,7 +205,8 @@ struct analysis_report {
     std::vector<thread_report> threads;
     legacy_report legacy;
     retention_report retention;
-    std::vector<problem_report> problems;
+    std::vector<problem_report> problems;  // at most problem_list::max_kept
+    std::uint64_t problems_omitted = 0;    // found past that bound, counted only
     waste_report waste;
 };
 

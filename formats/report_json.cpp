@@ -256,6 +256,7 @@ nlohmann::ordered_json to_json(const analysis_report& r) {
     out["legacy"] = legacy_json(r.legacy);
     if (r.waste.computed) out["waste"] = waste_json(r.waste);
     out["problems"] = problems;
+    if (r.problems_omitted != 0) out["problems_omitted"] = r.problems_omitted;
     return out;
 }
 
@@ -350,6 +351,7 @@ result<analysis_report> report_from_json(const nlohmann::ordered_json& j) {
             for (const json& p : j.at("problems"))
                 r.problems.push_back({p.at("message").get<std::string>(), p.at("offset").get<std::uint64_t>(),
                                       p.value("truncation", false)});
+        r.problems_omitted = j.value("problems_omitted", std::uint64_t{0});
         return r;
     } catch (const json::exception& e) {
         return fail(error_code::bad_value, std::string("report JSON: ") + e.what());

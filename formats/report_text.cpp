@@ -74,6 +74,8 @@ void problems(std::string& out, const analysis_report& r) {
         }
         out += line + "\n";
     }
+    if (r.problems_omitted != 0)
+        out += "  ! and " + grouped(r.problems_omitted) + " more problems like these, not listed\n";
 }
 
 void histogram(std::string& out, const analysis_report& r, unsigned top) {

@@ -55,7 +55,7 @@ census_result census_of(const hprof_builder& b, unsigned top) {
     EXPECT_TRUE(idx.problems().empty());
     class_table classes(idx);
     heap_census census(idx, classes, top);
-    std::vector<error_info> problems;
+    problem_list problems;
     walk_heap(idx, census, &problems);
     EXPECT_TRUE(problems.empty());
     return census.finish();

@@ -305,11 +305,11 @@ TEST_P(walker_test, walk_heap_goes_on_after_a_damaged_segment) {
     b.begin_segment(0x0C).root_unknown(2).primitive_array(3, 8, 5).end_segment();
     record_index idx = index_of(b);
     recorder v;
-    std::vector<error_info> problems;
+    problem_list problems;
     walk_heap(idx, v, &problems);
-    ASSERT_EQ(problems.size(), 1u);
-    EXPECT_EQ(problems[0].code, error_code::unknown_tag);
-    EXPECT_EQ(problems[0].offset, bad);
+    ASSERT_EQ(problems.kept().size(), 1u);
+    EXPECT_EQ(problems.kept()[0].code, error_code::unknown_tag);
+    EXPECT_EQ(problems.kept()[0].offset, bad);
     ASSERT_EQ(v.roots.size(), 2u);
     EXPECT_EQ(v.roots[1].object_id, 2u);
     ASSERT_EQ(v.primitive_arrays.size(), 1u);
@@ -325,7 +325,7 @@ TEST_P(walker_test, walk_heap_does_not_report_the_cut_of_a_truncated_file_again)
     ASSERT_TRUE(idx.truncated());
     ASSERT_EQ(idx.problems().size(), 1u);
     recorder v;
-    std::vector<error_info> problems;
+    problem_list problems;
     walk_heap(idx, v, &problems);
     EXPECT_TRUE(problems.empty());
     EXPECT_EQ(v.roots.size(), 1u);

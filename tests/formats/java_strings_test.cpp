@@ -106,7 +106,7 @@ struct loaded {
         EXPECT_TRUE(idx.problems().empty());
         gathered g;
         g.classes = &classes;
-        std::vector<error_info> problems;
+        problem_list problems;
         walk_heap(idx, g, &problems);
         EXPECT_TRUE(problems.empty());
         instances = std::move(g.instances);

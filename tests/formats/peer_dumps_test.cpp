@@ -84,9 +84,9 @@ protected:
     census_result census() {
         class_table classes(index_);
         heap_census c(index_, classes, 20);
-        std::vector<error_info> problems;
+        problem_list problems;
         walk_heap(index_, c, &problems);
-        for (const auto& p : problems) ADD_FAILURE() << p.describe();
+        for (const auto& p : problems.kept()) ADD_FAILURE() << p.describe();
         return c.finish();
     }
 

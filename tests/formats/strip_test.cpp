@@ -201,7 +201,7 @@ TEST_P(strip_test, a_truncated_dump_is_copied_up_to_its_last_whole_sub_record) {
     record_index idx = record_index::build(*reader);
     EXPECT_TRUE(idx.truncated());
     ASSERT_EQ(idx.heap_records().size(), 2u);
-    std::vector<error_info> problems;
+    problem_list problems;
     class_table classes(idx);
     heap_census census(idx, classes, 0);
     walk_heap(idx, census, &problems);
