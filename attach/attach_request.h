@@ -1,6 +1,7 @@
 #pragma once
 // What a caller asks of a JVM's attach listener, how, and what comes back.
 #include <chrono>
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <optional>
@@ -44,6 +45,9 @@ struct attach_options {
     std::optional<std::uint64_t> expected_start_time;
     // When set, output goes here as it arrives instead of into attach_reply::output.
     std::function<void(std::string_view)> on_output;
+    // attach_reply::output keeps at most this many bytes of the JVM's output (a listener may answer
+    // with gigabytes); what is left out is read, counted and said at the end.
+    std::size_t max_output_bytes = 4u << 20;
 };
 
 } // namespace heapd::attach

@@ -160,11 +160,12 @@ attach_result<attach_reply> run_session(pid_t pid, const attach_request& request
         reply.status = status;
         reply.protocol = protocol;
     };
-    listener.on_output = [&reply, &options](std::string_view bytes) {
-        if (options.on_output)
-            options.on_output(bytes);
-        else
-            reply.output.append(bytes);
+    std::uint64_t left_out = 0;
+    listener.on_output = [&reply, &options, &left_out](std::string_view bytes) {
+        if (options.on_output) return options.on_output(bytes);
+        const std::size_t room = options.max_output_bytes - std::min(options.max_output_bytes, reply.output.size());
+        reply.output.append(bytes.substr(0, room));
+        left_out += bytes.size() - std::min(room, bytes.size());
     };
     listener.on_file = [file](int fd, int open_errno) {
         file->collected.reset(fd);
@@ -176,6 +177,7 @@ attach_result<attach_reply> run_session(pid_t pid, const attach_request& request
         if (plan.collect_name != nullptr) ::unlinkat(tmp.get(), plan.collect_name, 0);
         return std::unexpected(explain(ran.error(), pid));
     }
+    if (left_out != 0) reply.output += "\n[" + std::to_string(left_out) + " more bytes of the JVM's output not kept]\n";
     return reply;
 }
 

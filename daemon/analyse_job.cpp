@@ -89,7 +89,8 @@ job_work make_analyse_work(store& s, analyse_request request) {
                          total);
         };
         watch.cancelled = [&] { return ctx.cancelled(); };
-        auto text = analyse_in_child(req->fd.get(), req->name, s.tmp_dir(), watch, req->executable);
+        auto text = analyse_in_child(req->fd.get(), req->name, {s.tmp_dir(), s.space_left().value_or(0)}, watch,
+                                     req->executable);
         req->fd.reset();
         if (!text) return fail_with(text.error().kind, text.error().message);
         auto parsed = wire::json::parse(*text, nullptr, false);

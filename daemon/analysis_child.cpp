@@ -91,21 +91,33 @@ private:
 
 
 // Runs `heapd analyse-fd ARGS --parent PID` on dump_fd and reads what it writes.
-std::expected<std::string, child_failure> run_child(int dump_fd, std::vector<std::string> args,
-                                                    const child_watch& watch, const std::string& executable) {
+std::expected<std::string, child_failure> run_child(int dump_fd, const child_scratch& scratch,
+                                                    std::vector<std::string> args, const child_watch& watch,
+                                                    const std::string& executable) {
+    args.insert(args.begin(), {"--inflate-dir", scratch.dir});
+    if (scratch.max_bytes) args.insert(args.end(), {"--max-inflated", std::to_string(*scratch.max_bytes)});
+    // Made here, by the daemon, for the unprivileged child to inflate into (it could create nothing
+    // in the store's scratch directory itself); unlinked, so it goes with the last descriptor.
+    unique_fd scratch_file(unlinked_temp_file(scratch.dir));
+    if (!scratch_file)
+        return std::unexpected(child_failure{wire::error_kind::internal, "cannot make a scratch file in " + scratch.dir +
+                                                                             ": " + std::strerror(errno)});
     int out[2];
     if (::pipe2(out, O_CLOEXEC) != 0)
         return std::unexpected(child_failure{wire::error_kind::internal, std::string("pipe: ") + std::strerror(errno)});
     unique_fd read_end(out[0]), write_end(out[1]);
     // Above 3, so dup2 to 3 always makes a new descriptor without close-on-exec.
     unique_fd dump(::fcntl(dump_fd, F_DUPFD_CLOEXEC, 10));
-    if (!dump) return std::unexpected(child_failure{wire::error_kind::internal, std::string("dup: ") + std::strerror(errno)});
+    unique_fd scratch_dup(::fcntl(scratch_file.get(), F_DUPFD_CLOEXEC, 10));
+    if (!dump || !scratch_dup)
+        return std::unexpected(child_failure{wire::error_kind::internal, std::string("dup: ") + std::strerror(errno)});
     posix_spawn_file_actions_t actions;
     posix_spawn_file_actions_init(&actions);
     posix_spawn_file_actions_adddup2(&actions, dump.get(), 3);
+    posix_spawn_file_actions_adddup2(&actions, scratch_dup.get(), 4);
     posix_spawn_file_actions_adddup2(&actions, write_end.get(), STDOUT_FILENO);
     posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
-    posix_spawn_file_actions_addclosefrom_np(&actions, 4);  // no client socket, lock or log goes along
+    posix_spawn_file_actions_addclosefrom_np(&actions, 5);  // no client socket, lock or log goes along
     // Its own process group: a Ctrl-C meant for a foreground daemon is the daemon's to handle.
     posix_spawnattr_t attr;
     posix_spawnattr_init(&attr);
@@ -123,6 +135,8 @@ std::expected<std::string, child_failure> run_child(int dump_fd, std::vector<std
     posix_spawnattr_destroy(&attr);
     write_end.reset();
     dump.reset();
+    scratch_dup.reset();
+    scratch_file.reset();
     if (rc != 0)
         return std::unexpected(child_failure{wire::error_kind::internal,
                                              std::string("cannot start the analysis process: ") + std::strerror(rc)});
@@ -179,23 +193,22 @@ std::expected<void, std::string> drop_privileges() {
 } // namespace
 
 std::expected<std::string, child_failure> analyse_in_child(int dump_fd, const std::string& name,
-                                                           const std::string& inflate_dir, const child_watch& watch,
+                                                           const child_scratch& scratch, const child_watch& watch,
                                                            const std::string& executable) {
-    return run_child(dump_fd, {"--name", name, "--inflate-dir", inflate_dir}, watch, executable);
+    return run_child(dump_fd, scratch, {"--name", name}, watch, executable);
 }
 
 std::expected<std::string, child_failure> paths_in_child(int dump_fd, const std::string& name,
-                                                         const std::string& inflate_dir, std::uint64_t object,
+                                                         const child_scratch& scratch, std::uint64_t object,
                                                          unsigned roots, const child_watch& watch,
                                                          const std::string& executable) {
-    return run_child(dump_fd,
-                     {"--name", name, "--inflate-dir", inflate_dir, "--object", std::to_string(object), "--roots",
-                      std::to_string(roots)},
-                     watch, executable);
+    return run_child(dump_fd, scratch,
+                     {"--name", name, "--object", std::to_string(object), "--roots", std::to_string(roots)}, watch,
+                     executable);
 }
 
 int analyse_fd_main(const std::string& name, const std::string& inflate_dir, pid_t parent,
-                    std::optional<std::uint64_t> object, unsigned roots) {
+                    std::optional<std::uint64_t> object, unsigned roots, std::optional<std::uint64_t> max_inflated) {
     // Dies with the daemon's worker thread; if that is already gone, stop now.
     ::prctl(PR_SET_PDEATHSIG, SIGKILL);
     if (::getppid() != parent) return 1;
@@ -205,13 +218,15 @@ int analyse_fd_main(const std::string& name, const std::string& inflate_dir, pid
         write_out(std::string("error ") + kind + " " + message + "\n");
         return 2;
     };
-    auto dump = dump_file::from_fd(3, name, {inflate_dir});
-    ::close(3);
-    if (!dump) return fail_with("bad_input", dump.error().describe());
-    // The dump is mapped (inflated into the store's scratch directory when compressed): the rest,
-    // the parsing of what a client sent, needs no privilege at all.
+    // Everything it needs is open (the dump, the scratch file): mapping, inflating and parsing what a
+    // client sent need no privilege at all.
     if (auto dropped = drop_privileges(); !dropped) return fail_with("internal", dropped.error());
     if (::getppid() != parent) return 1;
+    const int scratch = ::fcntl(4, F_GETFD) >= 0 ? 4 : -1;
+    auto dump = dump_file::from_fd(3, name, {inflate_dir, scratch, max_inflated});
+    ::close(3);
+    if (scratch >= 0) ::close(scratch);
+    if (!dump) return fail_with("bad_input", dump.error().describe());
     if (!write_out("total " + std::to_string(dump->bytes().size()) + "\n")) return 1;
     if (object) {
         if (!write_out("phase paths\n")) return 1;

@@ -8,9 +8,10 @@
 //   phase NAME            a phase of the analysis starts
 //   error KIND MESSAGE    it failed (KIND: bad_input, internal), then exits 2
 //   report BYTES          followed by the report's JSON, then exits 0
-// Cancelling kills it at once; it dies with its parent thread (PR_SET_PDEATHSIG). Once the dump is
-// mapped, a child of a root daemon becomes the user nobody: what parses a client's bytes holds no
-// privilege.
+// Cancelling kills it at once; it dies with its parent thread (PR_SET_PDEATHSIG). Before it reads a
+// byte, a child of a root daemon becomes the user nobody: what parses or inflates a client's bytes
+// holds no privilege. A compressed dump is inflated into descriptor 4, an unlinked file the parent
+// made in the store's scratch directory, and refused once it inflates past the room it is given.
 #include <sys/types.h>
 
 #include <cstdint>
@@ -30,6 +31,12 @@ struct child_failure {
     std::string message;
 };
 
+// Where a compressed dump is inflated, and how much room it has there (none: no bound).
+struct child_scratch {
+    std::string dir;
+    std::optional<std::uint64_t> max_bytes;
+};
+
 // What the parent hears while the child runs, and how it asks whether to stop.
 struct child_watch {
     std::function<void(std::uint64_t total)> total;      // the size being analysed
@@ -40,21 +47,23 @@ struct child_watch {
 // Runs the analysis of dump_fd in a child (executable: heapd, this very program unless a test says
 // otherwise) and returns the report's JSON text.
 std::expected<std::string, child_failure> analyse_in_child(int dump_fd, const std::string& name,
-                                                           const std::string& inflate_dir, const child_watch& watch,
+                                                           const child_scratch& scratch, const child_watch& watch,
                                                            const std::string& executable = "/proc/self/exe");
 
 // The same for `heapd path`: the shortest paths from GC roots to one object (object_paths.h), as
 // JSON (formats/report_json.h) in place of the report; one phase, "paths". Fails with kind
 // not_found when the dump holds no such object.
 std::expected<std::string, child_failure> paths_in_child(int dump_fd, const std::string& name,
-                                                         const std::string& inflate_dir, std::uint64_t object,
+                                                         const child_scratch& scratch, std::uint64_t object,
                                                          unsigned roots, const child_watch& watch,
                                                          const std::string& executable = "/proc/self/exe");
 
-// The child's side, `heapd analyse-fd --name NAME --inflate-dir DIR --parent PID [--object ID --roots N]`:
-// analyses descriptor 3 (or finds the paths to the object) and writes what the parent reads to
-// stdout; the process exit status.
+// The child's side, `heapd analyse-fd --name NAME --inflate-dir DIR --parent PID [--max-inflated N]
+// [--object ID --roots N]`: analyses descriptor 3 (or finds the paths to the object) and writes what
+// the parent reads to stdout; the process exit status. A compressed dump is inflated into
+// descriptor 4 when it is open, else into an unlinked file in DIR.
 int analyse_fd_main(const std::string& name, const std::string& inflate_dir, pid_t parent,
-                    std::optional<std::uint64_t> object = std::nullopt, unsigned roots = 1);
+                    std::optional<std::uint64_t> object = std::nullopt, unsigned roots = 1,
+                    std::optional<std::uint64_t> max_inflated = std::nullopt);
 
 } // namespace heapd::daemon

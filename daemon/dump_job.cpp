@@ -137,7 +137,8 @@ job_work make_dump_work(store& s, dump_request request) {
                          total);
         };
         watch.cancelled = [&] { return ctx.cancelled(); };
-        auto text = analyse_in_child(fd.get(), meta.file, s.tmp_dir(), watch, req->executable);
+        auto text = analyse_in_child(fd.get(), meta.file, {s.tmp_dir(), s.space_left().value_or(0)}, watch,
+                                     req->executable);
         fd.reset();
         if (!text) return failure(text.error().kind, text.error().message);
         auto parsed = wire::json::parse(*text, nullptr, false);

@@ -6,6 +6,7 @@
 #include "attach/process_info.h"
 #include "attach/process_namespaces.h"
 #include "jvm_facts.h"
+#include "log_text.h"
 #include "request_handler.h"
 #include "spool.h"
 
@@ -160,7 +161,7 @@ wire::wire_result<job_record> request_handler::submit_dump(dump_request d, const
         if (waiting) waiting(job);
     };
     log_->info("dump of {} asked by uid {} (trigger {}{})", who, p.uid, d.trigger,
-               d.adopt ? ", adopting " + d.adopt_name : std::string());
+               d.adopt ? ", adopting " + bounded_text(d.adopt_name) : std::string());
     return jobs_.submit(spec, make_dump_work(store_, std::move(d)), std::move(listener));
 }
 
@@ -207,10 +208,10 @@ void request_handler::take_spooled(const std::string& spool_dir) {
         }
         auto d = prepare_dump(s.args, p, std::move(fd));
         auto job = d ? submit_dump(std::move(*d), p, {}) : std::unexpected(d.error());
-        if (job) log_->info("spooled request {}: job {}", s.path, job->id);
-        else log_->warn("spooled request {}: {}", s.path, job.error().message);
+        if (job) log_->info("spooled request {}: job {}", bounded_text(s.path), job->id);
+        else log_->warn("spooled request {}: {}", bounded_text(s.path), bounded_text(job.error().message));
     }
-    for (const std::string& p : problems) log_->warn("spool: {}", p);
+    for (const std::string& p : problems) log_->warn("spool: {}", bounded_text(p));
 }
 
 } // namespace heapd::daemon

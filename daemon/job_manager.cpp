@@ -1,5 +1,7 @@
 #include "job_manager.h"
 
+#include "log_text.h"
+
 #include <algorithm>
 #include <cstdio>
 
@@ -146,8 +148,8 @@ void job_manager::run_job(const std::shared_ptr<slot>& s) {
     changed(s, true);
     {
         const job_record& r = s->record;  // only this thread changes it now, apart from progress
-        log_->info("job {} {} started: {}, trigger \"{}\", {}, {}, uid {}", r.id, r.kind, pid_text(r), r.trigger,
-                   r.subject, human_bytes(r.subject_bytes), r.owner_uid);
+        log_->info("job {} {} started: {}, trigger \"{}\", {}, {}, uid {}", r.id, r.kind, pid_text(r),
+                   bounded_text(r.trigger), bounded_text(r.subject), human_bytes(r.subject_bytes), r.owner_uid);
     }
     job_context ctx(this, s->record.id, s->cancel);
     job_outcome outcome;
@@ -176,17 +178,17 @@ void job_manager::finish(const std::shared_ptr<slot>& s, const job_outcome& outc
             rec.error_kind = "cancelled";
         } else {
             rec.state = job_state::failed;
-            rec.error = outcome.error().message;
+            rec.error = bounded_text(outcome.error().message, max_job_error_bytes);
             rec.error_kind = std::string(wire::error_kind_name(outcome.error().kind));
         }
         s->work = nullptr;
         --running_;
         r = rec;
     }
-    std::string tail = r.state == job_state::done ? " -> " + r.entry : ": " + r.error;
+    std::string tail = r.state == job_state::done ? " -> " + r.entry : ": " + bounded_text(r.error);
     log_->info("job {} {} {} after {}: {}, trigger \"{}\", {}, {}{}", r.id, r.kind, job_state_name(r.state),
-               duration_text(r.duration_ms(r.finished_ms)), pid_text(r), r.trigger, r.subject,
-               human_bytes(r.subject_bytes), tail);
+               duration_text(r.duration_ms(r.finished_ms)), pid_text(r), bounded_text(r.trigger),
+               bounded_text(r.subject), human_bytes(r.subject_bytes), tail);
     changed(s, true);
     if (r.state == job_state::done)
         for (const std::string& id : store_.apply_retention(now_ms())) log_->info("retention: removed dump {}", id);

@@ -34,7 +34,7 @@ job_work make_path_work(store& s, path_request request) {
         child_watch watch;
         watch.total = [&](std::uint64_t bytes) { total = bytes; };
         watch.cancelled = [&] { return ctx.cancelled(); };
-        auto text = paths_in_child(fd.get(), "dump " + req->entry, s.tmp_dir(), req->object, req->roots, watch,
+        auto text = paths_in_child(fd.get(), "dump " + req->entry, {s.tmp_dir(), s.space_left().value_or(0)}, req->object, req->roots, watch,
                                    req->executable);
         if (!text) return failure(text.error().kind, text.error().message);
         if (auto kept = s.put_file(req->entry, path_file_name(req->object, req->roots), *text); !kept)
