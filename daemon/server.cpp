@@ -1,5 +1,6 @@
 #include "server.h"
 
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -41,7 +42,23 @@ bool someone_listens(const std::string& path) {
 server::server(const serve_options& options, std::shared_ptr<spdlog::logger> log)
     : options_(options), log_(std::move(log)), signals_(io_), acceptor_(io_), accept_retry_(io_),
       notifier_(io_, [this] { return status_line(); }), reload_signals_(io_) {
-    connections_.set_limits({options_.max_connections, options_.max_connections_per_user, options_.idle_timeout});
+    connections_.set_limits(connection_limits_for(options_));
+}
+
+connection_limits server::connection_limits_for(const serve_options& o) const {
+    connection_limits limits{o.max_connections, o.max_connections_per_user, o.idle_timeout};
+    // Each connection holds its socket and up to 8 passed descriptors; 64 are kept for the rest
+    // (the store, jobs, the attach helpers), so accept never fails for want of descriptors.
+    rlimit files{};
+    if (::getrlimit(RLIMIT_NOFILE, &files) == 0 && files.rlim_cur != RLIM_INFINITY) {
+        const std::size_t fit = files.rlim_cur > 64 + 9 ? static_cast<std::size_t>((files.rlim_cur - 64) / 9) : 1;
+        if (limits.max_total > fit) {
+            if (log_) log_->warn("max_connections {} lowered to {}: the limit of open files is {}", limits.max_total,
+                                 fit, static_cast<unsigned long long>(files.rlim_cur));
+            limits.max_total = fit;
+        }
+    }
+    return limits;
 }
 
 server::~server() {
@@ -274,7 +291,7 @@ void server::config_changed(const heapd_config& next) {
     options_.max_connections = config_.serve.max_connections;
     options_.max_connections_per_user = config_.serve.max_connections_per_user;
     options_.idle_timeout = config_.serve.idle_timeout;
-    connections_.set_limits({options_.max_connections, options_.max_connections_per_user, options_.idle_timeout});
+    connections_.set_limits(connection_limits_for(options_));
     options_.shutdown_grace = config_.serve.shutdown_grace;
     store_->set_retention(config_.serve.retention);
     for (const std::string& id : store_->apply_retention(now_ms())) log_->info("retention: removed dump {}", id);

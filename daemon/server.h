@@ -58,6 +58,8 @@ private:
     server(const serve_options& options, std::shared_ptr<spdlog::logger> log);
     result<void> bind_socket();
     void accept();
+    // The connection limits of o, max_connections lowered to what the open-file limit allows.
+    connection_limits connection_limits_for(const serve_options& o) const;
     void remove_socket();
     std::string status_line() const;
     void wait_for_reload();

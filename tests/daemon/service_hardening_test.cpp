@@ -1,5 +1,6 @@
 // heapd.service's hardening is enough for heapd's hardest job: the daemon, confined to exactly the
-// unit's CapabilityBoundingSet with NoNewPrivileges (setpriv does what systemd does with them) and
+// unit's CapabilityBoundingSet and SupplementaryGroups with NoNewPrivileges (setpriv does what
+// systemd does with them) and
 // under a read-only system (ProtectSystem=strict, emulated in a mount namespace), dumps a JVM that
 // runs as another user, on the host or inside a container (attach as the JVM's user, setns into
 // its mount namespace, the dump copied out of its /tmp and removed there), stores it with the
@@ -36,6 +37,14 @@ std::vector<std::string> unit_capabilities() {
             for (std::string w; words >> w;) caps.push_back(w);
         }
     return caps;
+}
+
+// True when the unit has this line.
+bool unit_has_line(const std::string& wanted) {
+    std::ifstream in(std::string(HEAPD_SOURCE_DIR) + "/systemd/heapd.service.in");
+    for (std::string line; std::getline(in, line);)
+        if (line == wanted) return true;
+    return false;
 }
 
 // Numbers of capabilities (linux/capability.h) the unit may name.
@@ -96,11 +105,14 @@ void dumps_another_users_jvm(bool read_only_system, bool container) {
     ASSERT_TRUE(user.ok());
     const group* g = ::getgrgid(user.gid());
     ASSERT_NE(g, nullptr);
-    std::vector<std::string> launcher = {"setpriv", "--bounding-set=" + caps.bounding, "--no-new-privs"};
+    // SupplementaryGroups=heapd: the test's store group (the JVM user's) stands in for heapd.
+    ASSERT_TRUE(unit_has_line("SupplementaryGroups=heapd"));
+    std::vector<std::string> launcher = {"setpriv", "--bounding-set=" + caps.bounding, "--no-new-privs",
+                                         "--groups=" + std::to_string(user.gid())};
     if (read_only_system)
         launcher.insert(launcher.begin(),
                         {"unshare", "--mount", "--propagation", "private", "sh", "-c", protect_system_strict, "sh"});
-    // The store's group is the JVM user's: giving stored files to it takes CAP_CHOWN.
+    // The store's group is the JVM user's: the daemon gives stored files to it as a member, without CAP_CHOWN.
     serve_process d({"--group", g->gr_name}, launcher);
     ASSERT_TRUE(d.ready()) << d.log();
     // The daemon runs with those capabilities and no others, and cannot gain any.
