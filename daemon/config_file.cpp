@@ -69,10 +69,15 @@ void read_daemon(config_reader& r, const toml::table& t, heapd_config& c) {
 }
 
 void read_retention(config_reader& r, const toml::table& t, retention_policy& p) {
-    r.only_known_keys(t, "[retention]", {"keep_count", "keep_bytes", "keep_days"});
+    r.only_known_keys(t, "[retention]",
+                      {"keep_count", "keep_bytes", "keep_days", "keep_count_per_user", "keep_bytes_per_user"});
     constexpr std::int64_t huge = std::int64_t{1} << 40;
     read_key(t, "keep_count", p.max_count, [&](const toml::node& n) { return r.integer(n, "retention.keep_count", 0, huge); });
     read_key(t, "keep_bytes", p.max_bytes, [&](const toml::node& n) { return r.size(n, "retention.keep_bytes"); });
+    read_key(t, "keep_count_per_user", p.max_count_per_owner,
+         [&](const toml::node& n) { return r.integer(n, "retention.keep_count_per_user", 0, huge); });
+    read_key(t, "keep_bytes_per_user", p.max_bytes_per_owner,
+         [&](const toml::node& n) { return r.size(n, "retention.keep_bytes_per_user"); });
     read_key(t, "keep_days", p.max_age_days,
          [&](const toml::node& n) { return r.integer(n, "retention.keep_days", 0, 1'000'000); });
 }

@@ -23,7 +23,13 @@ std::string plural(std::uint64_t n, const std::string& one, const std::string& m
 std::string retention_text(const retention_policy& p) {
     return (p.max_count == 0 ? std::string("any number of dumps") : "at most " + plural(p.max_count, "dump", "dumps")) +
            ", " + (p.max_bytes == 0 ? std::string("no size limit") : "at most " + size_string(p.max_bytes)) + ", " +
-           (p.max_age_days == 0 ? std::string("kept however old") : "for " + plural(p.max_age_days, "day", "days"));
+           (p.max_age_days == 0 ? std::string("kept however old") : "for " + plural(p.max_age_days, "day", "days")) +
+           (p.max_count_per_owner == 0 && p.max_bytes_per_owner == 0
+                ? std::string()
+                : ", each user at most " +
+                      (p.max_count_per_owner != 0 ? plural(p.max_count_per_owner, "dump", "dumps") : std::string()) +
+                      (p.max_count_per_owner != 0 && p.max_bytes_per_owner != 0 ? " and " : "") +
+                      (p.max_bytes_per_owner != 0 ? size_string(p.max_bytes_per_owner) : std::string()));
 }
 
 bool same_rule(const dump_rule& a, const dump_rule& b) {
@@ -117,6 +123,10 @@ config_changes compare_configs(const heapd_config& running, const heapd_config& 
     compare(out.live, "daemon.idle_timeout", a.idle_timeout, b.idle_timeout, duration);
     compare(out.live, "daemon.shutdown_grace", a.shutdown_grace, b.shutdown_grace, duration);
     compare(out.live, "retention.keep_count", a.retention.max_count, b.retention.max_count, number);
+    compare(out.live, "retention.keep_count_per_user", a.retention.max_count_per_owner, b.retention.max_count_per_owner,
+            number);
+    compare(out.live, "retention.keep_bytes_per_user", a.retention.max_bytes_per_owner, b.retention.max_bytes_per_owner,
+            [](std::uint64_t n) { return size_string(n); });
     compare(out.live, "retention.keep_bytes", a.retention.max_bytes, b.retention.max_bytes,
             [](std::uint64_t n) { return size_string(n); });
     compare(out.live, "retention.keep_days", a.retention.max_age_days, b.retention.max_age_days, number);

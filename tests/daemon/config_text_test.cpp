@@ -50,7 +50,7 @@ max_dumps = 0
     EXPECT_TRUE(has(summary, "rule \"spiral\" (line 1)"));
     EXPECT_TRUE(has(summary, "  when     every 1d"));
     EXPECT_TRUE(has(summary, "rules      2, JVMs read every 5s"));
-    EXPECT_TRUE(has(summary, "store      /var/lib/heapd, at most 50 dumps, no size limit, for 30 days"));
+    EXPECT_TRUE(has(summary, "store      /var/lib/heapd, at most 50 dumps, no size limit, for 30 days, each user at most 20 dumps"));
 }
 
 TEST(config_text, a_reload_tells_what_changes_now_and_what_needs_a_restart) {

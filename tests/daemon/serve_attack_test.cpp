@@ -17,6 +17,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <map>
 #include <memory>
 #include <thread>
 
@@ -562,6 +563,24 @@ TEST(serve_attack, an_attach_reply_flood_is_kept_bounded_and_cannot_forge_log_li
     std::cout << "64 MiB attach reply: job error " << error.size() << " bytes, log " << log.size()
               << " bytes, daemon peak RSS " << (daemon_peak >> 20) << " MiB\n";
     EXPECT_LT(daemon_peak, std::uint64_t{128} << 20);
+}
+
+TEST(serve_attack, one_users_many_reports_do_not_push_out_another_users_dumps) {
+    temp_user attacker, victim;
+    ASSERT_TRUE(attacker.ok() && victim.ok());
+    serve_process d;
+    ASSERT_TRUE(d.ready()) << d.log();
+    shared_dir files;
+    const std::string small = files.file("small.hprof");
+    fs::copy_file(std::string(HEAPD_PEER_DATA) + "/hprof-32.bin", small);
+    ASSERT_EQ(::chmod(small.c_str(), 0644), 0);
+    for (int i = 0; i < 2; ++i) ASSERT_EQ(run_heapctl(d, {"report", "--top", "1", small}, &victim).exit_code, 0);
+    // More than the store keeps in all (50): before per-user shares, the victim lost every dump.
+    for (int i = 0; i < 52; ++i) ASSERT_EQ(run_heapctl(d, {"report", "--top", "1", small}, &attacker).exit_code, 0);
+    std::map<uid_t, int> kept;
+    for (const json& e : json::parse(run_heapctl(d, {"dumps", "--json"}).out)) ++kept[e["owner_uid"].get<uid_t>()];
+    EXPECT_EQ(kept[victim.uid()], 2);
+    EXPECT_EQ(kept[attacker.uid()], 20);  // keep_count_per_user
 }
 
 } // namespace

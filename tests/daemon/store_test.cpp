@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 
@@ -254,6 +255,44 @@ TEST(store_retention, by_count_bytes_and_age_keeping_the_newest) {
     EXPECT_EQ(expired_entries(e, {0, 25, 0}, now), (ids{"b", "a"}));
     EXPECT_EQ(expired_entries(e, {0, 5, 0}, now), (ids{"c", "b", "a"}));  // the newest stays, however big
     EXPECT_EQ(expired_entries(e, {0, 0, 1}, now + 10 * day), (ids{"c", "b", "a"}));
+}
+
+entry_metadata owned(std::string id, std::int64_t created_ms, uid_t owner, const char* trigger = "request") {
+    entry_metadata m = sized("", created_ms, 10);
+    m.id = std::move(id);
+    m.owner_uid = owner;
+    m.trigger = trigger;
+    return m;
+}
+
+TEST(store_retention, one_owners_entries_never_push_out_anothers) {
+    const std::int64_t now = 1'000'000;
+    std::vector<entry_metadata> e;
+    // uid 1001 has two older dumps; uid 1002 then makes 52 newer ones.
+    e.push_back(owned("victim-1", now - 1000, 1001));
+    e.push_back(owned("victim-2", now - 999, 1001));
+    for (int i = 0; i < 52; ++i) e.push_back(owned("flood-" + std::to_string(100 + i), now - 500 + i, 1002));
+    retention_policy p;  // 50 in all, 20 per owner
+    auto gone = expired_entries(e, p, now);
+    EXPECT_EQ(gone.size(), 32u);  // the flood's 32 oldest
+    for (const std::string& id : gone) EXPECT_TRUE(id.starts_with("flood-")) << id;
+    // A store limit below what both hold together takes from whoever holds the most.
+    p.max_count = 10;
+    gone = expired_entries(e, p, now);
+    EXPECT_EQ(gone.size(), 44u);
+    EXPECT_EQ(std::count_if(gone.begin(), gone.end(), [](const std::string& id) { return id.starts_with("victim"); }), 0);
+}
+
+TEST(store_retention, an_owners_oom_dumps_go_last) {
+    const std::int64_t now = 1'000'000;
+    std::vector<entry_metadata> e = {owned("oom-old", now - 100, 7, "oom"), owned("plain-1", now - 90, 7),
+                                     owned("plain-2", now - 80, 7), owned("newest", now - 70, 7)};
+    retention_policy p;
+    p.max_count_per_owner = 2;
+    using ids = std::vector<std::string>;
+    EXPECT_EQ(expired_entries(e, p, now), (ids{"plain-2", "plain-1"}));
+    p.max_count_per_owner = 1;
+    EXPECT_EQ(expired_entries(e, p, now), (ids{"plain-2", "plain-1", "oom-old"}));
 }
 
 TEST(free_space, refuses_what_would_not_fit_with_a_clear_message) {
