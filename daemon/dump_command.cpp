@@ -1,7 +1,8 @@
 // `heapd dump PID [--socket PATH] [--spool DIR]`: the OnOutOfMemoryError hook
 // (-XX:OnOutOfMemoryError='heapd dump %p'). It returns at once and writes nothing: its stdout and
 // stderr are the JVM's. The daemon dumps the JVM (or adopts the dump the JVM wrote) once the hook
-// has returned; when no daemon answers, the request is spooled for the daemon's next start.
+// has returned; when no daemon answers, or it is too busy to take the request, the request is
+// spooled: the running daemon takes it at once, a stopped one at its next start.
 #include <chrono>
 #include <memory>
 #include <string>
@@ -26,7 +27,9 @@ int run_dump(const dump_options& o) {
     auto capture = daemon::capture_oom(o.pid);
     auto handed = daemon::hand_over(o.socket, capture, std::chrono::milliseconds(60));
     if (handed) return ok;
-    if (handed.error().code != error_code::io) return bad_input;  // the daemon heard it and refused
+    // The daemon heard it and refused it for good (another user's JVM, say); a daemon too busy to
+    // take it now gives an io error, and the spool is watched by the running daemon too.
+    if (handed.error().code != error_code::io) return bad_input;
     auto spooled = daemon::spool_request(o.spool, capture.args);
     return spooled ? ok : bad_input;
 }

@@ -138,6 +138,9 @@ result<void> hand_over(const std::string& socket_path, const oom_capture& captur
         if (auto payload = parser.next()) {
             auto reply = wire::decode_reply(*payload);
             if (!reply) return fail(error_code::bad_value, reply.error().message);
+            // Busy (too many clients or jobs): not taken now, so the caller spools it.
+            if (reply->kind == wire::reply_kind::error && reply->error.kind == wire::error_kind::busy)
+                return fail(error_code::io, socket_path + ": " + reply->error.message);
             if (reply->kind == wire::reply_kind::error) return fail(error_code::unsupported, reply->error.message);
             return {};
         }

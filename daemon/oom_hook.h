@@ -35,6 +35,8 @@ oom_capture capture_oom(pid_t pid);
 
 // Sends the capture to the daemon at socket_path as a dump request (the dump as SCM_RIGHTS) and
 // waits for its acknowledgement until deadline; an error when no daemon is there (or it refused).
+// error_code::io when the request was not taken and may be spooled: no daemon, or one too busy to
+// take it now (too many clients, jobs); any other error is a refusal that spooling would not change.
 result<void> hand_over(const std::string& socket_path, const oom_capture& capture, std::chrono::milliseconds deadline);
 
 // The socket heapd dump uses: $HEAPD_SOCKET, else /run/heapd/heapd.sock.

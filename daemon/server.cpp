@@ -15,6 +15,7 @@
 #include "config_text.h"
 #include "peer.h"
 #include "spool.h"
+#include "spool_watcher.h"
 #include "attach/unique_fd.h"
 
 namespace heapd::daemon {
@@ -211,6 +212,7 @@ bool server::run() {
         accept_retry_.cancel();
         reload_signals_.cancel(ignored);
         connections_.stop_all();
+        spool_watcher_.reset();
         io_.stop();
     });
     log_->info("serving on {} (store {}, {} worker{}, protocol {})", options_.socket_path, store_->root(),
@@ -219,8 +221,15 @@ bool server::run() {
     notifier_.ready();
     metrics_->start();
     wait_for_reload();
-    // Dump requests of OOM hooks that ran while no daemon did.
-    if (!options_.spool_dir.empty()) boost::asio::post(io_, [this] { handler_->take_spooled(options_.spool_dir); });
+    // Dump requests of OOM hooks that ran while no daemon did, and from now on those of hooks the
+    // daemon could not take at once.
+    if (!options_.spool_dir.empty()) {
+        auto take = [this] { handler_->take_spooled(options_.spool_dir); };
+        auto watching = spool_watcher::watch(io_, options_.spool_dir, take);
+        if (watching) spool_watcher_ = std::move(*watching);
+        else log_->warn("spool: {}; spooled requests are taken at the next start only", watching.error().message);
+        boost::asio::post(io_, take);
+    }
     io_.run();
     metrics_->stop();
     remove_socket();

@@ -20,6 +20,7 @@
 #include <spdlog/logger.h>
 
 #include "connection_manager.h"
+#include "spool_watcher.h"
 #include "formats/error.h"
 #include "job_manager.h"
 #include "metrics_counters.h"
@@ -88,6 +89,7 @@ private:
     heapd_config config_;     // the configuration in force; io_context thread only
     config_loader reload_;
     boost::asio::signal_set reload_signals_;
+    std::unique_ptr<spool_watcher> spool_watcher_;  // the spool, while serving
 };
 
 } // namespace heapd::daemon

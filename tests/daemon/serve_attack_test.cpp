@@ -583,5 +583,34 @@ TEST(serve_attack, one_users_many_reports_do_not_push_out_another_users_dumps) {
     EXPECT_EQ(kept[attacker.uid()], 20);  // keep_count_per_user
 }
 
+TEST(serve_attack, an_oom_hook_refused_during_a_lockout_is_spooled_and_taken_by_the_running_daemon) {
+    temp_user owner;
+    ASSERT_TRUE(owner.ok());
+    isolated_jvm jvm(java_main{"AttachTarget"}, {"-Xmx64m"}, {}, isolation{&owner, false, {}});
+    ASSERT_TRUE(jvm.ready());
+    shared_dir spool_parent;
+    const std::string spool = spool_parent.file("spool");
+    serve_process d({"--spool", spool});
+    ASSERT_TRUE(d.ready()) << d.log();
+    // The JVM's owner has every connection a user may have when the JVM runs out of memory.
+    connection_holder hog(owner, d.socket(), 40, false, false);
+    ASSERT_GT(hog.taken(), 0);
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));  // the daemon has taken 32 and refused the rest
+    auto hook = run_command({"setpriv", "--reuid=" + std::to_string(owner.uid()), "--regid=" + std::to_string(owner.gid()),
+                             "--clear-groups", heapd_binary(), "dump", std::to_string(jvm.pid()), "--socket",
+                             d.socket(), "--spool", spool});
+    EXPECT_EQ(hook.exit_code, 0) << hook.out << hook.err;
+    // The running daemon takes the spooled request at once and dumps the JVM.
+    bool dumped = false;
+    for (int i = 0; i < 100 && !dumped; ++i) {
+        for (const json& job : json::parse(run_heapctl(d, {"jobs", "--json"}).out))
+            dumped = dumped || (job.value("jvm_pid", 0) == jvm.pid() && job.value("trigger", "") == "oom" &&
+                                job.value("state", "") == "done");
+        if (!dumped) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    EXPECT_TRUE(dumped) << d.log();
+    EXPECT_NE(d.log().find("spooled request"), std::string::npos) << d.log();
+}
+
 } // namespace
 } // namespace heapd::test
