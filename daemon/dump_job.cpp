@@ -46,8 +46,19 @@ std::optional<job_failure> wait_for_jvm(const dump_request& r, job_context& ctx)
     attach::attach_options options;
     options.timeout = std::chrono::seconds(2);
     options.expected_start_time = r.start_time;
+    std::optional<clock::time_point> stopped_since;
     for (unsigned attempt = 1;; ++attempt) {
         ctx.progress("waiting for the JVM", attempt, 0);
+        auto state = attach::read_process_info(r.pid);
+        if (state && state->stopped()) {
+            if (!stopped_since) stopped_since = clock::now();
+            if (clock::now() - *stopped_since >= std::chrono::milliseconds(oom_wait_stopped_ms))
+                return job_failure{error_kind::failed, "pid " + std::to_string(r.pid) + " has been stopped (state " +
+                                                           std::string(1, state->state) + ") for " +
+                                                           duration_text(oom_wait_stopped_ms) + ": not waited for longer"};
+        } else {
+            stopped_since.reset();
+        }
         auto answer = attach::print_flag(r.pid, "HeapDumpOnOutOfMemoryError", options);
         if (answer) return std::nullopt;
         const auto code = answer.error().code;

@@ -36,6 +36,9 @@ struct dump_request {
 
 // How long an OOM dump waits at most for the JVM to come out of its hook.
 inline constexpr std::int64_t oom_wait_limit_ms = 10 * 60 * 1000;
+// ... but a JVM that is stopped (SIGSTOP, a tracer) holds its worker no longer than this: it
+// answers nothing until someone continues it, and no OutOfMemoryError hook stops a JVM so.
+inline constexpr std::int64_t oom_wait_stopped_ms = 30 * 1000;
 
 // The work of one dump: free-space guard, wait for the JVM (OOM), dump or adopt into a staged
 // entry, analyse it in a child process, keep dump, report and metadata.

@@ -1,14 +1,14 @@
 #include "job_manager.h"
 
-#include "log_text.h"
-
 #include <algorithm>
 #include <cstdio>
+#include <utility>
 
 #include <boost/asio/post.hpp>
 
 #include "crash_handler.h"
 #include "formats/report_text.h"
+#include "log_text.h"
 
 namespace heapd::daemon {
 namespace {
@@ -126,6 +126,19 @@ job_manager::counts job_manager::count() const {
     return {static_cast<unsigned>(queue_.size()), running_};
 }
 
+std::deque<std::shared_ptr<job_manager::slot>>::iterator job_manager::next_queued() {
+    auto best = queue_.begin();
+    auto rank = [this](const std::shared_ptr<slot>& s) {
+        const uid_t owner = s->record.owner_uid;
+        auto r = running_by_owner_.find(owner);
+        auto l = last_served_.find(owner);
+        return std::pair{r == running_by_owner_.end() ? 0u : r->second, l == last_served_.end() ? 0u : l->second};
+    };
+    for (auto it = queue_.begin(); it != queue_.end(); ++it)
+        if (rank(*it) < rank(*best)) best = it;  // strictly less: the oldest of equals stays
+    return best;
+}
+
 void job_manager::run_worker() {
     alternate_stack stack;  // so the crash handler can run on this thread even after a stack overflow
     for (;;) {
@@ -134,11 +147,14 @@ void job_manager::run_worker() {
             std::unique_lock lock(mu_);
             wake_.wait(lock, [this] { return stopping_ || !queue_.empty(); });
             if (queue_.empty()) return;
-            s = queue_.front();
-            queue_.pop_front();
+            auto next = next_queued();
+            s = *next;
+            queue_.erase(next);
             s->record.state = job_state::running;
             s->record.started_ms = now_ms();
             ++running_;
+            ++running_by_owner_[s->record.owner_uid];
+            last_served_[s->record.owner_uid] = ++starts_;
         }
         run_job(s);
     }
@@ -183,6 +199,8 @@ void job_manager::finish(const std::shared_ptr<slot>& s, const job_outcome& outc
         }
         s->work = nullptr;
         --running_;
+        if (auto it = running_by_owner_.find(rec.owner_uid); it != running_by_owner_.end() && --it->second == 0)
+            running_by_owner_.erase(it);
         r = rec;
     }
     std::string tail = r.state == job_state::done ? " -> " + r.entry : ": " + bounded_text(r.error);

@@ -106,6 +106,9 @@ private:
     };
 
     void run_worker();
+    // The queued job to run next (under mu_): of the owner with the fewest jobs running, then the
+    // one served least recently, then the oldest: one user's many jobs cannot starve another's.
+    std::deque<std::shared_ptr<slot>>::iterator next_queued();
     void run_job(const std::shared_ptr<slot>& s);
     void finish(const std::shared_ptr<slot>& s, const job_outcome& outcome);
     void progress(std::uint64_t id, std::string_view phase, std::uint64_t done, std::uint64_t total);
@@ -123,6 +126,9 @@ private:
     std::vector<std::thread> threads_;
     std::uint64_t next_id_ = 1;
     unsigned running_ = 0;
+    std::map<uid_t, unsigned> running_by_owner_;
+    std::map<uid_t, std::uint64_t> last_served_;  // the owner's latest start, as a sequence number
+    std::uint64_t starts_ = 0;
     bool stopping_ = false;
     job_listener observer_;
 };

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <future>
+#include <mutex>
 #include <thread>
 
 #include <boost/asio/io_context.hpp>
@@ -92,6 +93,38 @@ TEST(job_manager, runs_jobs_one_at_a_time_with_one_worker) {
     EXPECT_NE(log.find("job " + std::to_string(a.id) + " analyse started: pid 0 (client), trigger \"test\", a, 0 B"),
               std::string::npos) << log;
     EXPECT_NE(log.find("job " + std::to_string(a.id) + " analyse done after"), std::string::npos) << log;
+}
+
+TEST(job_manager, one_owners_queued_jobs_do_not_starve_anothers) {
+    fixture f;
+    job_manager jobs(f.io, *f.st, 1, f.log);
+    std::promise<void> release;
+    std::shared_future<void> released = release.get_future().share();
+    std::mutex mu;
+    std::vector<std::string> order;
+    auto work = [&](job_context& ctx) -> job_outcome {
+        released.wait();
+        std::lock_guard lock(mu);
+        order.push_back(jobs.find(ctx.id())->subject);
+        return "entry";
+    };
+    auto of = [](const char* subject, uid_t owner) {
+        job_record r = spec(subject);
+        r.owner_uid = owner;
+        return r;
+    };
+    job_record first = jobs.submit(of("a1", 1001), work);
+    ASSERT_TRUE(f.run_until([&] { return jobs.find(first.id)->state == job_state::running; }));
+    jobs.submit(of("a2", 1001), work);
+    jobs.submit(of("a3", 1001), work);
+    job_record last = jobs.submit(of("b1", 1002), work);  // queued last, by another owner
+    release.set_value();
+    ASSERT_TRUE(f.run_until([&] {
+        std::lock_guard lock(mu);
+        return order.size() == 4;
+    }));
+    EXPECT_EQ(order, (std::vector<std::string>{"a1", "b1", "a2", "a3"}));
+    EXPECT_TRUE(jobs.find(last.id)->final());
 }
 
 TEST(job_manager, cancels_queued_and_running_jobs) {

@@ -612,5 +612,25 @@ TEST(serve_attack, an_oom_hook_refused_during_a_lockout_is_spooled_and_taken_by_
     EXPECT_NE(d.log().find("spooled request"), std::string::npos) << d.log();
 }
 
+TEST(serve_attack, a_stopped_jvm_in_its_oom_hook_holds_a_worker_for_30_seconds_at_most) {
+    temp_user owner;
+    ASSERT_TRUE(owner.ok());
+    isolated_jvm jvm(java_main{"AttachTarget"}, {"-Xmx64m"}, {}, isolation{&owner, false, {}});
+    ASSERT_TRUE(jvm.ready());
+    serve_process d;
+    ASSERT_TRUE(d.ready()) << d.log();
+    ASSERT_EQ(::kill(jvm.pid(), SIGSTOP), 0);
+    const auto start = std::chrono::steady_clock::now();
+    auto r = request_as(owner, d.socket(),
+                        {1, "dump", {{"pid", jvm.pid()}, {"in_oom_hook", true}, {"trigger", "oom"}, {"wait", true}}}, -1);
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    ::kill(jvm.pid(), SIGCONT);
+    ASSERT_TRUE(r.has_value());
+    EXPECT_EQ(r->kind, reply_kind::error);
+    EXPECT_NE(r->error.message.find("has been stopped"), std::string::npos) << r->error.message;
+    std::cout << "a stopped JVM held the worker for " << seconds << " s\n";
+    EXPECT_LT(seconds, 60.0);  // not the 10 minutes a JVM still in its hook may take
+}
+
 } // namespace
 } // namespace heapd::test
