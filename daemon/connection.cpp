@@ -163,6 +163,11 @@ void connection::watch_stall() {
 }
 
 void connection::send(const wire::reply& reply) {
+    auto& io = static_cast<boost::asio::io_context&>(socket_.get_executor().context());
+    if (!io.get_executor().running_in_this_thread()) {
+        boost::asio::post(io, [self = shared_from_this(), reply] { self->send(reply); });
+        return;
+    }
     if (stopped_ || close_after_write_) return;
     if (reply.kind != wire::reply_kind::progress)
         if (auto it = outstanding_.find(reply.id); it != outstanding_.end() && --it->second == 0) outstanding_.erase(it);

@@ -39,7 +39,8 @@ public:
     void stop();
     bool open() const { return !stopped_; }
 
-    // Queues a reply (io_context thread only). A reply too large for one message becomes an error.
+    // Queues a reply; from another thread, the io_context's thread queues it. A reply too large for
+    // one message becomes an error.
     void send(const wire::reply& reply);
     // Queues a reply, then closes once it is written (after errors the stream cannot recover from).
     void send_and_close(const wire::reply& reply);

@@ -3,6 +3,8 @@
 #include <fcntl.h>
 #include <sys/stat.h>
 
+#include <boost/asio/post.hpp>
+
 #include "analyse_job.h"
 #include "formats/report_json.h"
 
@@ -47,13 +49,13 @@ void request_handler::handle(const wire::request& r, const connection_ptr& c) {
     if (r.type == "status") status(r, c);
     else if (r.type == "jobs") jobs(r, c);
     else if (r.type == "analyse") analyse(r, c);
-    else if (r.type == "report") report(r, c);
+    else if (r.type == "report") boost::asio::post(readers_, [this, r, c] { report(r, c); });
     else if (r.type == "dumps") dumps(r, c);
     else if (r.type == "rm") remove(r, c);
     else if (r.type == "cancel") cancel(r, c);
     else if (r.type == "dump") dump(r, c);
-    else if (r.type == "jvms") jvms(r, c);
-    else if (r.type == "diff") diff(r, c);
+    else if (r.type == "jvms") boost::asio::post(readers_, [this, r, c] { jvms(r, c); });
+    else if (r.type == "diff") boost::asio::post(readers_, [this, r, c] { diff(r, c); });
     else if (r.type == "path") path(r, c);
     else if (r.type == "metrics") metrics(r, c);
     else send_error(c, r.id, error_kind::unknown_type, "unknown request type \"" + r.type + "\"");
@@ -135,7 +137,7 @@ job_listener request_handler::waiting_listener(std::uint64_t request_id, std::ui
                const job_record& job) {
         auto conn = weak.lock();
         if (!conn || !conn->open()) return;
-        if (job.final()) job_ended(job, request_id, top, conn);
+        if (job.final()) boost::asio::post(readers_, [this, job, request_id, top, conn] { job_ended(job, request_id, top, conn); });
         else if (job.state == job_state::running && !job.phase.empty())
             conn->send(wire::make_progress(request_id, {job.id, job.phase, job.done, job.total}));
     };

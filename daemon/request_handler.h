@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include <boost/asio/thread_pool.hpp>
 #include <spdlog/logger.h>
 
 #include "connection.h"
@@ -90,6 +91,10 @@ private:
     std::shared_ptr<spdlog::logger> log_;
     std::set<pid_t> dumping_;  // JVMs with a dump job queued or running (io_context thread only)
     metrics_service* metrics_ = nullptr;
+    // Where stored reports are read and parsed (up to a gigabyte of JSON) and JVMs listed, off the
+    // io thread, so that status, jobs and every other client are answered meanwhile. Replies go
+    // back through connection::send, which hands them to the io thread. Destroyed (joined) first.
+    boost::asio::thread_pool readers_{2};
 };
 
 // The report as sent to clients: the histogram cut to top rows (0: all), the other top lists to

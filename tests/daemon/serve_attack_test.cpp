@@ -632,5 +632,51 @@ TEST(serve_attack, a_stopped_jvm_in_its_oom_hook_holds_a_worker_for_30_seconds_a
     EXPECT_LT(seconds, 60.0);  // not the 10 minutes a JVM still in its hook may take
 }
 
+TEST(serve_attack, status_is_answered_while_big_stored_reports_are_read) {
+    serve_process d;
+    ASSERT_TRUE(d.ready()) << d.log();
+    ASSERT_EQ(run_heapctl(d, {"report", "--top", "1", peer_dump}).exit_code, 0);
+    auto dumps = json::parse(run_heapctl(d, {"dumps", "--json"}).out);
+    ASSERT_EQ(dumps.size(), 1u);
+    const std::string id = dumps[0]["id"];
+    ASSERT_EQ(d.stop(), 0);
+    // The stored report made big (400,000 histogram rows, some 40 MB): each read parses all of it.
+    const std::string path = d.store() + "/entries/" + id + "/report.json";
+    json report = json::parse(std::ifstream(path));
+    ASSERT_FALSE(report["histogram"].empty());
+    const json row = report["histogram"][0];
+    for (int i = 0; i < 400'000; ++i) {
+        json r = row;
+        r["class"] = "com.example.Generated" + std::to_string(i);
+        report["histogram"].push_back(std::move(r));
+    }
+    { std::ofstream(path) << report.dump(); }
+    ASSERT_TRUE(d.start()) << d.log();
+
+    std::vector<std::unique_ptr<raw_client>> readers;
+    for (int i = 0; i < 8; ++i) {
+        readers.push_back(std::make_unique<raw_client>(d.socket()));
+        ASSERT_TRUE(readers.back()->send_request({1, "report", {{"dump", id}, {"top", 1}}}));
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));  // the daemon has the 8 requests
+    raw_client root(d.socket());
+    const auto start = std::chrono::steady_clock::now();
+    ASSERT_TRUE(root.send_request({1, "status", json::object()}));
+    auto status = root.read_reply(std::chrono::seconds(120));
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    ASSERT_TRUE(status && status->kind == reply_kind::result);
+    // Reports still being read when status was answered (none had been before: the io thread read
+    // them one after another before it read anything else).
+    int pending = 0;
+    for (auto& r : readers) pending += r->read_reply(std::chrono::milliseconds(5)).has_value() ? 0 : 1;
+    std::cout << "status with 8 reports of a 40 MB stored report under way: " << seconds << " s, " << pending
+              << " reports still being read\n";
+    EXPECT_GE(pending, 4);
+    for (auto& r : readers) {
+        auto reply = r->read_reply(std::chrono::seconds(120));
+        EXPECT_TRUE(reply && reply->kind == reply_kind::result);
+    }
+}
+
 } // namespace
 } // namespace heapd::test
