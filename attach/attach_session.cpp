@@ -22,13 +22,6 @@ std::string proc(pid_t pid, const char* leaf) { return "/proc/" + std::to_string
 
 int open_dir(const std::string& path) { return ::open(path.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC); }
 
-// The JVM's /tmp through /proc/PID/root: the last step never follows a symbolic link (a link there
-// would resolve against our root, not the JVM's: a container's "/tmp -> /etc" would be the host's /etc).
-int open_jvm_tmp(pid_t pid) {
-    unique_fd root(open_dir(proc(pid, "root")));
-    if (!root) return -1;
-    return ::openat(root.get(), "tmp", O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-}
 
 std::string describe(const process_info& p) { return "process " + std::to_string(p.pid) + " (" + p.name + ")"; }
 
@@ -89,6 +82,12 @@ attach_error explain(attach_error error, pid_t pid) {
 }
 
 } // namespace
+
+int open_jvm_tmp(pid_t pid) {
+    unique_fd root(open_dir(proc(pid, "root")));
+    if (!root) return -1;
+    return ::openat(root.get(), "tmp", O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+}
 
 attach_result<attach_reply> run_session(pid_t pid, const attach_request& request, const attach_options& options,
                                         session_file* file) {

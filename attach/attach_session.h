@@ -25,6 +25,11 @@ struct session_file {
     int collect_errno = 0;
 };
 
+// The JVM's /tmp through /proc/PID/root, as an O_PATH descriptor (-1 and errno on failure): the
+// last step never follows a symbolic link (a link there would resolve against our root, not the
+// JVM's: a container's "/tmp -> /etc" would be the host's /etc).
+int open_jvm_tmp(pid_t pid);
+
 // Runs request against the JVM with host pid `pid`; file may be null.
 attach_result<attach_reply> run_session(pid_t pid, const attach_request& request, const attach_options& options,
                                         session_file* file);

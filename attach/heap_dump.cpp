@@ -42,6 +42,17 @@ std::optional<std::string> refusal(const struct stat& st, uid_t jvm_uid, std::ui
 
 } // namespace
 
+bool remove_staged_dump(const staged_dump& staged) {
+    const std::string& n = staged.name;
+    if (!n.starts_with("heapd-dump-") || !n.ends_with(".hprof") || n.find('/') != std::string::npos) return false;
+    auto now = read_process_info(staged.pid);
+    unique_fd dir;
+    if (now && now->start_time == staged.start_time) dir.reset(open_jvm_tmp(staged.pid));
+    else if (staged.host_tmp) dir.reset(::open("/tmp", O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+    // The name is one heapd made up at random in a sticky directory: nobody else's file has it.
+    return dir && ::unlinkat(dir.get(), n.c_str(), 0) == 0;
+}
+
 attach_result<dump_reply> dump_heap(pid_t pid, const std::string& path, const dump_options& dump,
                                     const attach_options& options) {
     std::error_code ec;
@@ -62,6 +73,7 @@ attach_result<dump_reply> dump_heap(pid_t pid, const std::string& path, const du
     if (!in_place) {
         file = session_file{"", staging_name(target->ns_pid), true};
         jvm_path = out.staged_path = "/tmp/" + file.name;
+        if (dump.on_staging) dump.on_staging(file.name);
     }
     attach_request request{"dumpheap",
                            {jvm_path, dump.live ? "-live" : "-all",

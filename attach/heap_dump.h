@@ -14,6 +14,7 @@
 #include <sys/types.h>
 
 #include <cstdint>
+#include <functional>
 #include <string>
 
 #include "attach/attach_error.h"
@@ -27,7 +28,23 @@ struct dump_options {
     int gzip_level = 0;  // 1-9 writes a gzip-compressed dump; 0 plain HPROF
     // A dump staged in the JVM's /tmp larger than this is refused, not copied (0: no bound).
     std::uint64_t max_bytes = 0;
+    // Told the staged file's name before the JVM is asked to write it, so that a caller that may be
+    // killed meanwhile can note it and remove it later (remove_staged_dump).
+    std::function<void(const std::string& name)> on_staging;
 };
+
+// A dump a JVM was asked to write in its /tmp, as noted by on_staging.
+struct staged_dump {
+    pid_t pid = 0;                // host pid
+    std::uint64_t start_time = 0;  // the process's start (clock ticks since boot)
+    bool host_tmp = false;        // the JVM's /tmp was the caller's own /tmp
+    std::string name;             // heapd-dump-*.hprof
+};
+
+// Removes a staged dump left behind (the caller was killed with its helper): its name in the
+// JVM's /tmp while that JVM runs, else in our /tmp when it was ours. Only names of the form
+// heapd-dump-*.hprof, never through a link. True when a file was removed.
+bool remove_staged_dump(const staged_dump& staged);
 
 // What a dump request produced.
 struct dump_reply {

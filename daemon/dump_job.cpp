@@ -18,6 +18,7 @@
 #include "attach/heap_dump.h"
 #include "attach/process_info.h"
 #include "formats/report_json.h"
+#include "staging_journal.h"
 
 namespace heapd::daemon {
 namespace {
@@ -128,7 +129,15 @@ job_work make_dump_work(store& s, dump_request request) {
             if (!room || *room == 0)
                 return failure(error_kind::no_space, room ? "no space left in the store for the heap dump of " + who
                                                           : room.error().message);
-            auto dumped = attach::dump_heap(req->pid, path, {req->live, 0, *room}, options);
+            // The staged file's name is noted in the store until the dump is over: a daemon killed
+            // with its attach helper meanwhile removes it at its next start.
+            const staging_journal journal(s.staging_dir(), s.options().access);
+            attach::dump_options dump{req->live, 0, *room, [&](const std::string& name) {
+                const bool host_tmp = attach::same_filesystem_view(req->pid);
+                (void)journal.note(ctx.id(), {req->pid, req->start_time.value_or(0), host_tmp, name});
+            }};
+            auto dumped = attach::dump_heap(req->pid, path, dump, options);
+            journal.done(ctx.id());
             if (!dumped) return failure(kind_of(dumped.error().code), dumped.error().message);
             if (!dumped->written)
                 return failure(error_kind::failed, who + " wrote no dump: " + dumped->reply.output);

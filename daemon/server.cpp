@@ -16,6 +16,8 @@
 #include "peer.h"
 #include "spool.h"
 #include "spool_watcher.h"
+#include "staging_journal.h"
+#include "log_text.h"
 #include "attach/unique_fd.h"
 
 namespace heapd::daemon {
@@ -93,6 +95,9 @@ result<std::unique_ptr<server>> server::open(const heapd_config& config, std::sh
     if (recovery.interrupted > 0)
         log->warn("store: {} jobs were interrupted by the last stop and are now marked failed", recovery.interrupted);
     for (const std::string& id : s->store_->apply_retention(now_ms())) log->info("retention: removed dump {}", id);
+    // Dumps JVMs were writing in their /tmp for a daemon killed with its attach helper.
+    for (const std::string& name : staging_journal(s->store_->staging_dir(), so.access).clean_up())
+        log->info("store: removed {} staged by the last run in a JVM's /tmp", bounded_text(name));
 
     s->jobs_ = std::make_unique<job_manager>(s->io_, *s->store_, options.workers, log);
     s->counters_ = std::make_shared<metrics_counters>();

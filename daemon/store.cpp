@@ -71,7 +71,7 @@ bool valid_entry_id(std::string_view id) {
 
 result<std::unique_ptr<store>> store::open(const store_options& options, store_recovery& recovery) {
     std::unique_ptr<store> s(new store(options));
-    for (const char* sub : {"", "/entries", "/jobs", "/tmp"})
+    for (const char* sub : {"", "/entries", "/jobs", "/tmp", "/staging"})
         if (auto made = make_dir(options.root + sub, options.access); !made) return std::unexpected(made.error());
     const std::string lock = options.root + "/lock";
     s->lock_.reset(::open(lock.c_str(), O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600));

@@ -7,6 +7,7 @@
 //   ROOT/entries/ID/dump.hprof     the dump, for entries made by a dump job
 //   ROOT/jobs/JOB.json             job records (job.h)
 //   ROOT/tmp/                      scratch (inflated copies of compressed dumps), emptied at start
+//   ROOT/staging/JOB.json          dumps a JVM writes in its /tmp for a job (staging_journal.h)
 // Every file is written atomically (atomic_file.h) with mode 0640 and the store's group; an entry is
 // assembled in ROOT/entries/.tmp-ID and renamed into place whole. Opening the store removes
 // whatever is half-written, entries that cannot be read, and marks interrupted jobs failed.
@@ -58,6 +59,7 @@ public:
 
     const std::string& root() const { return options_.root; }
     std::string tmp_dir() const { return options_.root + "/tmp"; }
+    std::string staging_dir() const { return options_.root + "/staging"; }
     const store_options& options() const { return options_; }
 
     // Entries, newest first.

@@ -1,0 +1,120 @@
+// The daemon fed hostile bytes by a local user (a user made for the test): a file of zeros after a
+// valid header, a gzip bomb, and an attach listener answering with 64 MiB of output and forged log
+// lines. Memory, the report, the job record and the log must stay bounded.
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <memory>
+#include <thread>
+
+#include "formats/protocol.h"
+#include "tests/support/hostile_user.h"
+#include "tests/support/isolated_jvm.h"
+#include "tests/support/jvm_process.h"
+#include "tests/support/serve_process.h"
+
+namespace heapd::test {
+namespace {
+
+namespace fs = std::filesystem;
+using wire::json;
+using wire::reply_kind;
+
+const std::string peer_dump = std::string(HEAPD_PEER_DATA) + "/hprof-64.bin";
+
+TEST(serve_attack, a_file_of_zeros_after_a_valid_header_gives_a_bounded_report) {
+    temp_user attacker;
+    ASSERT_TRUE(attacker.ok());
+    serve_process d;
+    ASSERT_TRUE(d.ready()) << d.log();
+    shared_dir files;
+    const std::string zeros = files.file("zeros.hprof");
+    {
+        std::ofstream out(zeros, std::ios::binary);
+        const char header[] = "JAVA PROFILE 1.0.2";
+        out.write(header, sizeof header);  // with its NUL
+        const char id_size_and_time[12] = {0, 0, 0, 8};
+        out.write(id_size_and_time, sizeof id_size_and_time);
+        std::string megabyte(1 << 20, '\0');
+        for (int i = 0; i < 10; ++i) out << megabyte;  // 1.16 million empty records of tag 0
+    }
+    ASSERT_EQ(::chown(zeros.c_str(), attacker.uid(), attacker.gid()), 0);
+    auto r = run_heapctl(d, {"report", "--json", zeros}, &attacker);
+    ASSERT_EQ(r.exit_code, 2) << r.err;  // a damaged dump
+    EXPECT_NE(r.err.find("more problems like these, not listed"), std::string::npos);
+    EXPECT_LT(r.err.size(), 64u << 10);
+    json report = json::parse(r.out);
+    EXPECT_LE(report["problems"].size(), 100u);
+    EXPECT_GT(report.value("problems_omitted", 0u), 1000000u);
+    EXPECT_LT(r.out.size(), 1u << 20);
+    std::uint64_t stored = 0;
+    for (const auto& e : fs::recursive_directory_iterator(d.store() + "/entries"))
+        if (e.path().filename() == "report.json") stored = std::max<std::uint64_t>(stored, e.file_size());
+    EXPECT_LT(stored, 1u << 20);
+    const std::uint64_t daemon_peak = peak_rss(d.pid());
+    std::cout << "10 MiB of zeros: report " << r.out.size() << " bytes, daemon peak RSS " << (daemon_peak >> 20)
+              << " MiB\n";
+    EXPECT_LT(daemon_peak, std::uint64_t{256} << 20);
+}
+
+TEST(serve_attack, a_gzip_bomb_is_refused_once_it_outgrows_the_store_and_leaves_nothing) {
+    temp_user attacker;
+    ASSERT_TRUE(attacker.ok());
+    serve_process d({}, small_store_launcher("200m"));  // room for about 136 MB past the 64 MB reserve
+    ASSERT_TRUE(d.ready()) << d.log();
+    shared_dir files;
+    const std::string bomb = files.file("bomb.hprof.gz");
+    auto made = run_command({"sh", "-c", "{ printf 'JAVA PROFILE 1.0.2\\000\\000\\000\\000\\010'; head -c 8 /dev/zero; "
+                                         "head -c 1G /dev/zero; } | gzip -1 > " + bomb});
+    ASSERT_EQ(made.exit_code, 0) << made.err;
+    ASSERT_LT(fs::file_size(bomb), 8u << 20);
+    ASSERT_EQ(::chown(bomb.c_str(), attacker.uid(), attacker.gid()), 0);
+    auto r = run_heapctl(d, {"report", bomb}, &attacker);
+    EXPECT_NE(r.exit_code, 0) << r.out;
+    EXPECT_NE(r.err.find("inflates to more than"), std::string::npos) << r.err;
+    // Nothing of it is left in the store's file system.
+    auto df = run_command({"nsenter", "--mount=/proc/" + std::to_string(d.pid()) + "/ns/mnt", "df", "-B1",
+                           "--output=used", d.store()});
+    ASSERT_EQ(df.exit_code, 0) << df.err;
+    const std::uint64_t used = std::stoull(df.out.substr(df.out.find('\n') + 1));
+    EXPECT_LT(used, std::uint64_t{4} << 20) << df.out;
+    EXPECT_EQ(run_heapctl(d, {"status"}).exit_code, 0);
+}
+
+TEST(serve_attack, an_attach_reply_flood_is_kept_bounded_and_cannot_forge_log_lines) {
+    temp_user attacker;
+    ASSERT_TRUE(attacker.ok());
+    isolated_jvm jvm(java_main{"AttachTarget"}, {"-Xmx64m"}, {}, isolation{&attacker, false, {}});
+    ASSERT_TRUE(jvm.ready());
+    hostile_listener listener(attacker, jvm.pid(), jvm.ns_pid(), hostile_act::flood, "");
+    ASSERT_TRUE(listener.ok());
+    serve_process d;
+    ASSERT_TRUE(d.ready()) << d.log();
+    auto r = run_heapctl(d, {"dump", std::to_string(jvm.pid()), "--wait"}, &attacker);
+    EXPECT_NE(r.exit_code, 0);
+    EXPECT_LT(r.err.size(), 16u << 10);
+    auto jobs = run_heapctl(d, {"jobs", "--json"});
+    ASSERT_EQ(jobs.exit_code, 0) << jobs.err;
+    EXPECT_LT(jobs.out.size(), 16u << 10);
+    json list = json::parse(jobs.out);
+    ASSERT_EQ(list.size(), 1u);
+    const std::string error = list[0].value("error", "");
+    EXPECT_NE(error.find("wrote no dump"), std::string::npos) << error.substr(0, 200);
+    EXPECT_NE(error.find("more bytes)"), std::string::npos) << error.substr(0, 200);
+    const std::string log = d.log();
+    EXPECT_EQ(log.find("\n[2026-01-01 00:00:00.000] [heapd] [info] FORGED"), std::string::npos);
+    EXPECT_LT(log.size(), 64u << 10);
+    const std::uint64_t daemon_peak = peak_rss(d.pid());
+    std::cout << "64 MiB attach reply: job error " << error.size() << " bytes, log " << log.size()
+              << " bytes, daemon peak RSS " << (daemon_peak >> 20) << " MiB\n";
+    EXPECT_LT(daemon_peak, std::uint64_t{128} << 20);
+}
+
+} // namespace
+} // namespace heapd::test
