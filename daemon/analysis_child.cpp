@@ -7,12 +7,16 @@
 #include <signal.h>
 #include <spawn.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
+#include <cinttypes>
 #include <cstdio>
 #include <cstring>
+#include <new>
 #include <vector>
 
 #include "formats/analysis.h"
@@ -27,6 +31,22 @@ namespace heapd::daemon {
 namespace {
 
 constexpr std::uint64_t max_report_bytes = std::uint64_t{1} << 30;
+
+std::atomic<std::uint64_t> analysis_memory{0};
+
+std::string memory_text(std::uint64_t bytes) { return std::to_string(bytes >> 20) + " MiB"; }
+
+// The process's address space now (VmSize), in bytes; 0 when unknown.
+std::uint64_t address_space() {
+    std::FILE* f = std::fopen("/proc/self/status", "re");
+    if (f == nullptr) return 0;
+    char line[256];
+    std::uint64_t kb = 0;
+    while (std::fgets(line, sizeof line, f) != nullptr)
+        if (std::sscanf(line, "VmSize: %" SCNu64 " kB", &kb) == 1) break;
+    std::fclose(f);
+    return kb * 1024;
+}
 
 std::string signal_text(int sig) {
     switch (sig) {
@@ -95,6 +115,8 @@ std::expected<std::string, child_failure> run_child(int dump_fd, const child_scr
                                                     std::vector<std::string> args, const child_watch& watch,
                                                     const std::string& executable) {
     args.insert(args.begin(), {"--inflate-dir", scratch.dir});
+    const std::uint64_t memory = analysis_memory.load();
+    if (memory != 0) args.insert(args.end(), {"--memory", std::to_string(memory)});
     if (scratch.max_bytes) args.insert(args.end(), {"--max-inflated", std::to_string(*scratch.max_bytes)});
     // Made here, by the daemon, for the unprivileged child to inflate into (it could create nothing
     // in the store's scratch directory itself); unlinked, so it goes with the last descriptor.
@@ -165,8 +187,12 @@ std::expected<std::string, child_failure> run_child(int dump_fd, const child_scr
         return std::unexpected(child_failure{wire::error_kind::cancelled, "cancelled"});
     if (garbled) return std::unexpected(child_failure{wire::error_kind::internal, "the analysis process wrote nonsense"});
     if (WIFSIGNALED(status))
-        return std::unexpected(child_failure{wire::error_kind::failed,
-                                             "the analysis process died of " + signal_text(WTERMSIG(status))});
+        return std::unexpected(child_failure{
+            wire::error_kind::failed,
+            "the analysis process died of " + signal_text(WTERMSIG(status)) +
+                (memory != 0 && WTERMSIG(status) == SIGABRT
+                     ? " (most likely out of memory: daemon.analysis_memory allows " + memory_text(memory) + ")"
+                     : "")});
     if (reader.failure()) return std::unexpected(*reader.failure());
     if (WEXITSTATUS(status) != 0 || !reader.report_complete())
         return std::unexpected(child_failure{wire::error_kind::internal,
@@ -190,48 +216,18 @@ std::expected<void, std::string> drop_privileges() {
     return {};
 }
 
-} // namespace
-
-std::expected<std::string, child_failure> analyse_in_child(int dump_fd, const std::string& name,
-                                                           const child_scratch& scratch, const child_watch& watch,
-                                                           const std::string& executable) {
-    return run_child(dump_fd, scratch, {"--name", name}, watch, executable);
+// The child's error line, then its exit status.
+int fail_with(const char* kind, std::string message) {
+    for (char& c : message)
+        if (c == '\n') c = ' ';
+    write_out(std::string("error ") + kind + " " + message + "\n");
+    return 2;
 }
 
-std::expected<std::string, child_failure> paths_in_child(int dump_fd, const std::string& name,
-                                                         const child_scratch& scratch, std::uint64_t object,
-                                                         unsigned roots, const child_watch& watch,
-                                                         const std::string& executable) {
-    return run_child(dump_fd, scratch,
-                     {"--name", name, "--object", std::to_string(object), "--roots", std::to_string(roots)}, watch,
-                     executable);
-}
-
-int analyse_fd_main(const std::string& name, const std::string& inflate_dir, pid_t parent,
-                    std::optional<std::uint64_t> object, unsigned roots, std::optional<std::uint64_t> max_inflated) {
-    // Dies with the daemon's worker thread; if that is already gone, stop now.
-    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
-    if (::getppid() != parent) return 1;
-    auto fail_with = [](const char* kind, std::string message) {
-        for (char& c : message)
-            if (c == '\n') c = ' ';
-        write_out(std::string("error ") + kind + " " + message + "\n");
-        return 2;
-    };
-    // Of all processes, the kernel kills this one first when memory runs out (a big analysis).
-    if (int fd = ::open("/proc/self/oom_score_adj", O_WRONLY | O_CLOEXEC); fd >= 0) {
-        (void)!::write(fd, "1000", 4);
-        ::close(fd);
-    }
-    // Everything it needs is open (the dump, the scratch file): mapping, inflating and parsing what a
-    // client sent need no privilege at all.
-    if (auto dropped = drop_privileges(); !dropped) return fail_with("internal", dropped.error());
-    if (::getppid() != parent) return 1;
-    const int scratch = ::fcntl(4, F_GETFD) >= 0 ? 4 : -1;
-    auto dump = dump_file::from_fd(3, name, {inflate_dir, scratch, max_inflated});
-    ::close(3);
-    if (scratch >= 0) ::close(scratch);
-    if (!dump) return fail_with("bad_input", dump.error().describe());
+// The child's work on its mapped dump: the report (or the paths to object) written to stdout.
+int analyse_mapped(const dump_file& dumped, const std::string& name, std::optional<std::uint64_t> object,
+                   unsigned roots) {
+    const dump_file* dump = &dumped;
     if (!write_out("total " + std::to_string(dump->bytes().size()) + "\n")) return 1;
     if (object) {
         if (!write_out("phase paths\n")) return 1;
@@ -258,6 +254,58 @@ int analyse_fd_main(const std::string& name, const std::string& inflate_dir, pid
         report->problems.push_back({dump->inflate_warning(), dump->compressed_bytes(), true});
     std::string text = to_json(*report).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
     return write_out("report " + std::to_string(text.size()) + "\n") && write_out(text) ? 0 : 1;
+}
+
+} // namespace
+
+void set_analysis_memory(std::uint64_t bytes) { analysis_memory = bytes; }
+
+std::expected<std::string, child_failure> analyse_in_child(int dump_fd, const std::string& name,
+                                                           const child_scratch& scratch, const child_watch& watch,
+                                                           const std::string& executable) {
+    return run_child(dump_fd, scratch, {"--name", name}, watch, executable);
+}
+
+std::expected<std::string, child_failure> paths_in_child(int dump_fd, const std::string& name,
+                                                         const child_scratch& scratch, std::uint64_t object,
+                                                         unsigned roots, const child_watch& watch,
+                                                         const std::string& executable) {
+    return run_child(dump_fd, scratch,
+                     {"--name", name, "--object", std::to_string(object), "--roots", std::to_string(roots)}, watch,
+                     executable);
+}
+
+int analyse_fd_main(const std::string& name, const std::string& inflate_dir, pid_t parent,
+                    std::optional<std::uint64_t> object, unsigned roots, std::optional<std::uint64_t> max_inflated,
+                    std::uint64_t memory) {
+    // Dies with the daemon's worker thread; if that is already gone, stop now.
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (::getppid() != parent) return 1;
+    // Of all processes, the kernel kills this one first when memory runs out (a big analysis).
+    if (int fd = ::open("/proc/self/oom_score_adj", O_WRONLY | O_CLOEXEC); fd >= 0) {
+        (void)!::write(fd, "1000", 4);
+        ::close(fd);
+    }
+    // Everything it needs is open (the dump, the scratch file): mapping, inflating and parsing what a
+    // client sent need no privilege at all.
+    if (auto dropped = drop_privileges(); !dropped) return fail_with("internal", dropped.error());
+    if (::getppid() != parent) return 1;
+    const int scratch = ::fcntl(4, F_GETFD) >= 0 ? 4 : -1;
+    auto dump = dump_file::from_fd(3, name, {inflate_dir, scratch, max_inflated});
+    ::close(3);
+    if (scratch >= 0) ::close(scratch);
+    if (!dump) return fail_with("bad_input", dump.error().describe());
+    if (memory != 0) {
+        const std::uint64_t limit = address_space() + memory;
+        const rlimit space{limit, limit};
+        if (::setrlimit(RLIMIT_AS, &space) != 0) return fail_with("internal", std::string("setrlimit: ") + std::strerror(errno));
+    }
+    try {
+        return analyse_mapped(*dump, name, object, roots);
+    } catch (const std::bad_alloc&) {
+        return fail_with("failed", "the analysis needs more memory than daemon.analysis_memory allows (" +
+                                       memory_text(memory) + " beyond the dump)");
+    }
 }
 
 } // namespace heapd::daemon

@@ -44,6 +44,10 @@ struct child_watch {
     std::function<bool()> cancelled;                     // polled about every 100 ms
 };
 
+// The memory an analysis process may take beyond what it has mapped when it starts (heapd itself
+// and the dump): daemon.analysis_memory, 0 for no limit of its own. For processes started from now on.
+void set_analysis_memory(std::uint64_t bytes);
+
 // Runs the analysis of dump_fd in a child (executable: heapd, this very program unless a test says
 // otherwise) and returns the report's JSON text.
 std::expected<std::string, child_failure> analyse_in_child(int dump_fd, const std::string& name,
@@ -61,9 +65,10 @@ std::expected<std::string, child_failure> paths_in_child(int dump_fd, const std:
 // The child's side, `heapd analyse-fd --name NAME --inflate-dir DIR --parent PID [--max-inflated N]
 // [--object ID --roots N]`: analyses descriptor 3 (or finds the paths to the object) and writes what
 // the parent reads to stdout; the process exit status. A compressed dump is inflated into
-// descriptor 4 when it is open, else into an unlinked file in DIR.
+// descriptor 4 when it is open, else into an unlinked file in DIR. With --memory N, the address
+// space is limited (RLIMIT_AS) to what is mapped once the dump is, plus N.
 int analyse_fd_main(const std::string& name, const std::string& inflate_dir, pid_t parent,
                     std::optional<std::uint64_t> object = std::nullopt, unsigned roots = 1,
-                    std::optional<std::uint64_t> max_inflated = std::nullopt);
+                    std::optional<std::uint64_t> max_inflated = std::nullopt, std::uint64_t memory = 0);
 
 } // namespace heapd::daemon

@@ -26,6 +26,7 @@ struct serve_options {
     std::size_t max_connections = 256;
     std::size_t max_connections_per_user = 32;  // of one uid outside the heapd group (root's are not counted)
     std::chrono::milliseconds idle_timeout{60000};  // a connection with nothing to do is closed after this
+    std::uint64_t analysis_memory = 0;  // an analysis process's memory beyond heapd and the dump; 0: no limit of its own
     std::chrono::milliseconds shutdown_grace{10000};
 };
 

@@ -34,7 +34,7 @@ const toml::table* section(config_reader& r, const toml::table& doc, std::string
 void read_daemon(config_reader& r, const toml::table& t, heapd_config& c) {
     r.only_known_keys(t, "[daemon]", {"socket", "store", "spool", "group", "workers", "poll_interval",
                                       "max_connections", "max_connections_per_user", "idle_timeout",
-                                      "shutdown_grace"});
+                                      "shutdown_grace", "analysis_memory"});
     serve_options& s = c.serve;
     read_key(t, "socket", s.socket_path, [&](const toml::node& n) -> std::optional<std::string> {
         auto p = r.path(n, "daemon.socket", false);
@@ -62,6 +62,7 @@ void read_daemon(config_reader& r, const toml::table& t, heapd_config& c) {
          [&](const toml::node& n) { return r.integer(n, "daemon.max_connections_per_user", 1, 65536); });
     read_key(t, "idle_timeout", s.idle_timeout,
          [&](const toml::node& n) { return r.duration(n, "daemon.idle_timeout", 100ms); });
+    read_key(t, "analysis_memory", s.analysis_memory, [&](const toml::node& n) { return r.size(n, "daemon.analysis_memory"); });
     read_key(t, "shutdown_grace", s.shutdown_grace,
          [&](const toml::node& n) { return r.duration(n, "daemon.shutdown_grace", 0ms); });
     read_key(t, "poll_interval", c.poll_interval,

@@ -90,7 +90,8 @@ std::vector<std::string> config_summary(const heapd_config& c) {
     out.push_back("group      " + s.group);
     out.push_back("workers    " + std::to_string(s.workers) + ", at most " + std::to_string(s.max_connections) +
                   " clients (" + std::to_string(s.max_connections_per_user) + " per user), idle " +
-                  duration_string(s.idle_timeout) + ", " + duration_string(s.shutdown_grace) + " to stop");
+                  duration_string(s.idle_timeout) + ", " + duration_string(s.shutdown_grace) + " to stop" +
+                  (s.analysis_memory != 0 ? ", analyses in " + size_string(s.analysis_memory) : std::string()));
     out.push_back("metrics    " + (c.metrics.textfile.empty() ? std::string("no textfile")
                                                               : c.metrics.textfile + " every " +
                                                                     duration_string(c.metrics.interval)));
@@ -121,6 +122,8 @@ config_changes compare_configs(const heapd_config& running, const heapd_config& 
     compare(out.live, "daemon.max_connections", a.max_connections, b.max_connections, number);
     compare(out.live, "daemon.max_connections_per_user", a.max_connections_per_user, b.max_connections_per_user, number);
     compare(out.live, "daemon.idle_timeout", a.idle_timeout, b.idle_timeout, duration);
+    compare(out.live, "daemon.analysis_memory", a.analysis_memory, b.analysis_memory,
+            [](std::uint64_t n) { return size_string(n); });
     compare(out.live, "daemon.shutdown_grace", a.shutdown_grace, b.shutdown_grace, duration);
     compare(out.live, "retention.keep_count", a.retention.max_count, b.retention.max_count, number);
     compare(out.live, "retention.keep_count_per_user", a.retention.max_count_per_owner, b.retention.max_count_per_owner,

@@ -184,6 +184,7 @@ void add_serve(CLI::App& app, int& status) {
         std::optional<std::uint64_t> object;
         unsigned roots = 1;
         std::optional<std::uint64_t> max_inflated;
+        std::uint64_t memory = 0;
     };
     auto c = std::make_shared<child_args>();
     CLI::App* child = app.add_subcommand("analyse-fd", "");
@@ -194,9 +195,11 @@ void add_serve(CLI::App& app, int& status) {
     child->add_option("--object", c->object);
     child->add_option("--roots", c->roots)->check(CLI::Range(1u, 1000u));
     child->add_option("--max-inflated", c->max_inflated);
+    child->add_option("--memory", c->memory);
     child->callback([c, &status] {
         daemon::install_crash_handler();
-        status = daemon::analyse_fd_main(c->name, c->inflate_dir, c->parent, c->object, c->roots, c->max_inflated);
+        status = daemon::analyse_fd_main(c->name, c->inflate_dir, c->parent, c->object, c->roots, c->max_inflated,
+                                           c->memory);
     });
 }
 

@@ -11,6 +11,7 @@
 
 #include <boost/asio/post.hpp>
 
+#include "analysis_child.h"
 #include "listen_fds.h"
 #include "config_text.h"
 #include "peer.h"
@@ -46,6 +47,7 @@ server::server(const serve_options& options, std::shared_ptr<spdlog::logger> log
     : options_(options), log_(std::move(log)), signals_(io_), acceptor_(io_), accept_retry_(io_),
       notifier_(io_, [this] { return status_line(); }), reload_signals_(io_) {
     connections_.set_limits(connection_limits_for(options_));
+    set_analysis_memory(options_.analysis_memory);
 }
 
 connection_limits server::connection_limits_for(const serve_options& o) const {
@@ -306,6 +308,8 @@ void server::config_changed(const heapd_config& next) {
     options_.max_connections_per_user = config_.serve.max_connections_per_user;
     options_.idle_timeout = config_.serve.idle_timeout;
     connections_.set_limits(connection_limits_for(options_));
+    options_.analysis_memory = config_.serve.analysis_memory;
+    set_analysis_memory(options_.analysis_memory);
     options_.shutdown_grace = config_.serve.shutdown_grace;
     store_->set_retention(config_.serve.retention);
     for (const std::string& id : store_->apply_retention(now_ms())) log_->info("retention: removed dump {}", id);

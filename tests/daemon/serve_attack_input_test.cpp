@@ -116,5 +116,21 @@ TEST(serve_attack, an_attach_reply_flood_is_kept_bounded_and_cannot_forge_log_li
     EXPECT_LT(daemon_peak, std::uint64_t{128} << 20);
 }
 
+TEST(serve_attack, an_analysis_beyond_its_memory_limit_fails_with_the_reason_and_the_daemon_serves_on) {
+    shared_dir conf;
+    const std::string config = conf.file("heapd.toml");
+    { std::ofstream(config) << "[daemon]\nanalysis_memory = \"32M\"\n"; }
+    serve_process d({"--config", config});
+    ASSERT_TRUE(d.ready()) << d.log();
+    // 3 million objects: the object graph alone needs far more than 32 MiB.
+    auto r = run_heapctl(d, {"report", "--top", "1", big_dump()});
+    EXPECT_NE(r.exit_code, 0) << r.out;
+    EXPECT_NE(r.err.find("daemon.analysis_memory"), std::string::npos) << r.err;
+    // A small dump fits.
+    EXPECT_EQ(run_heapctl(d, {"report", "--top", "1", std::string(HEAPD_PEER_DATA) + "/hprof-32.bin"}).exit_code, 0)
+        << d.log();
+    EXPECT_EQ(run_heapctl(d, {"status"}).exit_code, 0);
+}
+
 } // namespace
 } // namespace heapd::test
