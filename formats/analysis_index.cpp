@@ -14,7 +14,7 @@
 namespace heapd {
 namespace {
 
-constexpr int index_version = 1;
+constexpr int index_version = 2;  // 2: problems kept up to 100, the rest counted (problems_omitted)
 constexpr std::size_t edge_bytes = 64 * 1024;
 
 // FNV-1a, 64-bit.

@@ -89,9 +89,9 @@ TEST(analysis_index, round_trip_and_every_mismatch_is_a_miss) {
     // Another format version, damaged or absent files: misses, never errors.
     std::string text;
     std::getline(std::ifstream(index), text, '\0');
-    std::string v2 = text;
-    v2.replace(v2.find("\"version\":1"), 11, "\"version\":2");
-    write_file(index, v2);
+    std::string older = text;
+    older.replace(older.find("\"version\":2"), 11, "\"version\":1");
+    write_file(index, older);
     EXPECT_FALSE(load_index(index, id, key).has_value());
     write_file(index, text.substr(0, text.size() / 2));
     EXPECT_FALSE(load_index(index, id, key).has_value());
