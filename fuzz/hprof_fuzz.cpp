@@ -152,9 +152,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     heapd::heap_census census(idx, classes, 8);
     fuzz_visitor v;
     v.census = &census;
-    std::vector<heapd::error_info> problems;
+    heapd::problem_list problems;
     heapd::walk_heap(idx, v, &problems);
-    for (const heapd::error_info& e : problems) sink = e.describe().size();
+    for (const heapd::error_info& e : problems.kept()) sink = e.describe().size();
 
     heapd::census_result r = census.finish();
     std::uint64_t acc = r.layout.size() + r.instances + r.shallow_bytes + r.classes;
