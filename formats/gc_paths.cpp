@@ -4,23 +4,45 @@
 
 namespace heapd {
 
+namespace {
+
+// Roots that hold an object only while a thread runs a method: a stack frame's local, a native
+// frame's or a JNI call's reference, a blocked thread's monitor.
+constexpr std::uint32_t transient_kinds =
+    (1u << static_cast<unsigned>(root_kind::java_frame)) | (1u << static_cast<unsigned>(root_kind::native_stack)) |
+    (1u << static_cast<unsigned>(root_kind::jni_local)) | (1u << static_cast<unsigned>(root_kind::thread_block));
+
+} // namespace
+
 root_paths root_paths::compute(const object_graph& g) {
     root_paths p;
     constexpr std::uint32_t none = object_graph::no_node;
     p.parent_.assign(g.size(), none);
     std::vector<std::uint32_t> queue;
     queue.reserve(g.size());
-    for (std::uint32_t r : g.roots()) {
-        p.parent_[r] = r;
-        queue.push_back(r);
-    }
-    for (std::size_t head = 0; head < queue.size(); ++head) {
-        std::uint32_t u = queue[head];
-        for (std::uint32_t v : g.references(u)) {
-            if (v == none || p.parent_[v] != none) continue;
-            p.parent_[v] = u;
-            queue.push_back(v);
+    std::size_t head = 0;
+    auto search = [&] {
+        for (; head < queue.size(); ++head) {
+            std::uint32_t u = queue[head];
+            for (std::uint32_t v : g.references(u)) {
+                if (v == none || p.parent_[v] != none) continue;
+                p.parent_[v] = u;
+                queue.push_back(v);
+            }
         }
+    };
+    // Lasting roots (classes' statics, JNI globals, threads, ...) first, then frames and the like
+    // for what only they reach: a map held by a static field and, at the moment of a dump, by the
+    // frame of the method adding to it, gets its path from the static field.
+    for (int pass = 0; pass < 2; ++pass) {
+        for (std::size_t i = 0; i < g.roots().size(); ++i) {
+            const std::uint32_t r = g.roots()[i];
+            const bool lasting = (g.root_kinds()[i] & ~transient_kinds) != 0;
+            if (p.parent_[r] != none || lasting != (pass == 0)) continue;
+            p.parent_[r] = r;
+            queue.push_back(r);
+        }
+        search();
     }
     return p;
 }

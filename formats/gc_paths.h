@@ -13,7 +13,9 @@
 namespace heapd {
 
 // Every reachable node's parent on one shortest path from a GC root (ties go to the lower root
-// and the earlier reference, so the result is deterministic).
+// and the earlier reference, so the result is deterministic). Lasting roots come first: a node
+// that a class, a JNI global or a thread object reaches gets its path from one of those, however
+// short a path from a stack frame (java_frame, native_stack, jni_local, thread_block) would be.
 class root_paths {
 public:
     static root_paths compute(const object_graph& g);

@@ -34,6 +34,24 @@ TEST(gc_paths, forward_search_gives_a_shortest_path_root_first) {
     EXPECT_TRUE(p.path_to(g.node_of(shaped_heap::weak_referent_id)).empty());
 }
 
+// A list held by a class's static field and, at the moment of the dump, by a local of the method
+// filling it (an OutOfMemoryError dump): its path comes from the static field, though the frame is
+// nearer; what only a frame holds still has its path from the frame (the derived object's, below).
+TEST(gc_paths, lasting_roots_come_before_stack_frames) {
+    shaped_heap h;
+    h.b.begin_segment();
+    h.b.root_java_frame(shaped_heap::elements_id, 1, 0);
+    h.b.end_segment();
+    analysed a(h.b);
+    const object_graph& g = a.graph;
+    root_paths p = root_paths::compute(g);
+    EXPECT_EQ(ids(g, p.path_to(g.node_of(h.payloads[3]))),
+              (std::vector<std::uint64_t>{shaped_heap::holder_class, shaped_heap::list_id, shaped_heap::elements_id,
+                                          h.sessions[3], h.payloads[3]}));
+    EXPECT_EQ(ids(g, p.path_to(g.node_of(shaped_heap::elements_id))),
+              (std::vector<std::uint64_t>{shaped_heap::holder_class, shaped_heap::list_id, shaped_heap::elements_id}));
+}
+
 TEST(gc_paths, backward_search_finds_paths_from_different_roots_shortest_first) {
     shaped_heap h;
     analysed a(h.b);
