@@ -48,6 +48,10 @@ struct attach_options {
     // attach_reply::output keeps at most this many bytes of the JVM's output (a listener may answer
     // with gigabytes); what is left out is read, counted and said at the end.
     std::size_t max_output_bytes = 4u << 20;
+    // false: only a listener that is already up is talked to; when none is, not_responding at once,
+    // and the JVM is never signalled (SIGQUIT): for a JVM in its OutOfMemoryError hook or exiting,
+    // whose signal thread would print a thread dump into the application's output instead.
+    bool may_signal = true;
 };
 
 } // namespace heapd::attach

@@ -138,8 +138,17 @@ attach_result<attach_reply> run_session(pid_t pid, const attach_request& request
     plan.switch_ids = ::geteuid() == 0 && target.euid != 0;  // root peers are accepted as they are
     plan.euid = target.euid;
     plan.egid = target.egid;
-    if (!listener_ready(plan.target, plan.names))
+    if (!listener_ready(plan.target, plan.names)) {
         if (auto refused = refusal(target, jvm)) return std::unexpected(*refused);
+        if (!options.may_signal)
+            return attach_fail(attach_code::not_responding,
+                               describe(target) + " has no attach listener up and may not be signalled now");
+    }
+    if (!options.may_signal) {
+        plan.may_trigger = false;  // the listener may go meanwhile: the child must not signal either
+        plan.refuse_code = attach_code::not_responding;
+        plan.refuse_message = describe(target) + " has no attach listener up and may not be signalled now";
+    }
 
     const prepared_request prepared = prepare(request, options);
     plan.wire = prepared.plan();
