@@ -140,13 +140,25 @@ std::string jvms_text(const wire::json& jvms) {
     for (const wire::json& j : jvms) {
         char line[512];
         const wire::json heap = j.value("heap", wire::json::object());
-        std::snprintf(line, sizeof line, "%8lld  %-10s  %-10s  %9s of %-9s  %s\n", get<long long>(j, "pid", 0),
+        // Whether the daemon armed it for its OutOfMemoryError (only JVMs whose hook runs heapd).
+        const std::string arming = get<std::string>(j.value("oom_arming", wire::json::object()), "state", "");
+        const char* oom = "-";
+        if (arming == "armed") oom = "oom-armed";
+        else if (arming == "own_path") oom = "oom-own";
+        else if (!arming.empty()) oom = "oom-NOT";
+        std::snprintf(line, sizeof line, "%8lld  %-10s  %-10s  %9s of %-9s  %-9s  %s\n", get<long long>(j, "pid", 0),
                       fit(user_name(get<long long>(j, "uid", -1)), 10).c_str(),
                       fit(get<std::string>(j, "vm_version", "?"), 10).c_str(),
                       human_bytes(get<unsigned long long>(heap, "used", 0)).c_str(),
-                      human_bytes(get<unsigned long long>(heap, "max", 0)).c_str(),
+                      human_bytes(get<unsigned long long>(heap, "max", 0)).c_str(), oom,
                       fit(get<std::string>(j, "main_class", get<std::string>(j, "problem", "")), 40).c_str());
         out += line;
+    }
+    for (const wire::json& j : jvms) {
+        const wire::json arming = j.value("oom_arming", wire::json::object());
+        if (get<std::string>(arming, "state", "") == "not_armed")
+            out += "pid " + std::to_string(get<long long>(j, "pid", 0)) + " is not armed for its OutOfMemoryError: " +
+                   get<std::string>(arming, "note", "") + "\n";
     }
     return out;
 }

@@ -55,6 +55,14 @@ struct dump_rule {
     std::chrono::seconds cooldown{3600};  // no second dump of one JVM by this rule within this time
     unsigned max_dumps = 3;               // dumps of one JVM (pid and start time) by this rule; 0: no limit
     bool live = true;                     // only reachable objects (a full GC first)
+    bool arm_oom = false;                 // arm the JVMs it selects for their OutOfMemoryError (oom_armer.h)
+};
+
+// Arming JVMs ahead of their OutOfMemoryError (oom_armer.h).
+struct oom_options {
+    bool arm = true;                                // arm JVMs whose OnOutOfMemoryError runs heapd
+    std::chrono::milliseconds poll_interval{2000};  // how often new JVMs are looked for
+    std::chrono::milliseconds recheck{60000};       // how often an armed JVM's flags are read again
 };
 
 // Where and how often the daemon writes its Prometheus metrics.
@@ -69,6 +77,7 @@ struct heapd_config {
     metrics_options metrics;
     std::chrono::milliseconds poll_interval{5000};  // how often rules read the JVMs' hsperfdata
     std::vector<dump_rule> rules;
+    oom_options oom;
 };
 
 } // namespace heapd::daemon

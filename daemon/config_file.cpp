@@ -89,6 +89,14 @@ void read_metrics(config_reader& r, const toml::table& t, metrics_options& m) {
     read_key(t, "interval", m.interval, [&](const toml::node& n) { return r.seconds(n, "metrics.interval", 1s); });
 }
 
+void read_oom(config_reader& r, const toml::table& t, oom_options& o) {
+    r.only_known_keys(t, "[oom]", {"arm", "poll_interval", "recheck"});
+    read_key(t, "arm", o.arm, [&](const toml::node& n) { return r.boolean(n, "oom.arm"); });
+    read_key(t, "poll_interval", o.poll_interval,
+             [&](const toml::node& n) { return r.duration(n, "oom.poll_interval", 100ms); });
+    read_key(t, "recheck", o.recheck, [&](const toml::node& n) { return r.duration(n, "oom.recheck", 1000ms); });
+}
+
 } // namespace
 
 std::string config_error::describe() const {
@@ -109,11 +117,12 @@ config_result parse_config(std::string_view text, const std::string& file, const
     const toml::table& doc = parsed.table();
     config_reader r(file);
     heapd_config c = base;
-    r.only_known_keys(doc, "the file (tables are [daemon], [retention], [metrics] and [[rule]])",
-                      {"daemon", "retention", "metrics", "rule"});
+    r.only_known_keys(doc, "the file (tables are [daemon], [retention], [metrics], [oom] and [[rule]])",
+                      {"daemon", "retention", "metrics", "oom", "rule"});
     if (const toml::table* t = section(r, doc, "daemon")) read_daemon(r, *t, c);
     if (const toml::table* t = section(r, doc, "retention")) read_retention(r, *t, c.serve.retention);
     if (const toml::table* t = section(r, doc, "metrics")) read_metrics(r, *t, c.metrics);
+    if (const toml::table* t = section(r, doc, "oom")) read_oom(r, *t, c.oom);
     if (const toml::node* rules = doc.get("rule")) {
         c.rules.clear();
         read_rules(r, *rules, c.rules);
@@ -159,6 +168,7 @@ void apply_overrides(heapd_config& config, const config_overrides& o) {
     if (o.keep_days) s.retention.max_age_days = *o.keep_days;
     if (o.metrics_file) config.metrics.textfile = *o.metrics_file;
     if (o.metrics_interval) config.metrics.interval = *o.metrics_interval;
+    if (o.oom_arm) config.oom.arm = *o.oom_arm;
     s.foreground = o.foreground;
 }
 

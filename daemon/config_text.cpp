@@ -37,7 +37,7 @@ bool same_rule(const dump_rule& a, const dump_rule& b) {
            a.select.user == b.select.user && a.select.container == b.select.container && a.every == b.every &&
            a.old_gen_percent == b.old_gen_percent && a.old_gen_collections == b.old_gen_collections &&
            a.gc_time_percent == b.gc_time_percent && a.gc_window == b.gc_window && a.cooldown == b.cooldown &&
-           a.max_dumps == b.max_dumps && a.live == b.live;
+           a.max_dumps == b.max_dumps && a.live == b.live && a.arm_oom == b.arm_oom;
 }
 
 // Appends "name before -> after" to out when they differ.
@@ -69,6 +69,7 @@ std::string describe_triggers(const dump_rule& r) {
                                                     : std::to_string(r.old_gen_collections) + " old collections in a row"));
     if (r.gc_time_percent)
         parts.push_back("GC time above " + percent_text(*r.gc_time_percent) + " over " + duration_string(r.gc_window));
+    if (r.arm_oom) parts.push_back("armed for its OutOfMemoryError");
     std::string out;
     for (const std::string& p : parts) out += (out.empty() ? "" : "; ") + p;
     return out.empty() ? "never" : out;
@@ -95,6 +96,10 @@ std::vector<std::string> config_summary(const heapd_config& c) {
     out.push_back("metrics    " + (c.metrics.textfile.empty() ? std::string("no textfile")
                                                               : c.metrics.textfile + " every " +
                                                                     duration_string(c.metrics.interval)));
+    out.push_back("oom        " + (c.oom.arm ? "arming JVMs whose OnOutOfMemoryError runs heapd, looked for every " +
+                                                       duration_string(c.oom.poll_interval) + ", checked every " +
+                                                       duration_string(c.oom.recheck)
+                                                 : std::string("no arming of hook JVMs (rules with arm_oom still arm theirs)")));
     out.push_back("rules      " + (c.rules.empty() ? std::string("none")
                                                    : std::to_string(c.rules.size()) + ", JVMs read every " +
                                                          duration_string(c.poll_interval)));
@@ -135,6 +140,9 @@ config_changes compare_configs(const heapd_config& running, const heapd_config& 
     compare(out.live, "retention.keep_days", a.retention.max_age_days, b.retention.max_age_days, number);
     compare(out.live, "metrics.textfile", running.metrics.textfile, next.metrics.textfile, text);
     compare(out.live, "metrics.interval", running.metrics.interval, next.metrics.interval, duration);
+    compare(out.live, "oom.arm", running.oom.arm, next.oom.arm, [](bool v) { return std::string(v ? "true" : "false"); });
+    compare(out.live, "oom.poll_interval", running.oom.poll_interval, next.oom.poll_interval, duration);
+    compare(out.live, "oom.recheck", running.oom.recheck, next.oom.recheck, duration);
 
     std::map<std::string, const dump_rule*> before;
     for (const dump_rule& r : running.rules) before[r.name] = &r;

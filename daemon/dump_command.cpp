@@ -26,7 +26,11 @@ struct dump_options {
 int run_dump(const dump_options& o) {
     auto capture = daemon::capture_oom(o.pid);
     auto handed = daemon::hand_over(o.socket, capture, std::chrono::milliseconds(60));
-    if (handed) return ok;
+    if (handed) {
+        // The daemon holds the dump's descriptor: heapd's own file in the JVM's /tmp goes.
+        daemon::remove_armed_dump(capture);
+        return ok;
+    }
     // The daemon heard it and refused it for good (another user's JVM, say); a daemon too busy to
     // take it now gives an io error, and the spool is watched by the running daemon too.
     if (handed.error().code != error_code::io) return bad_input;

@@ -13,6 +13,7 @@
 
 #include "analyse_job.h"
 #include "analysis_child.h"
+#include "oom_arming.h"
 #include "attach/attach_client.h"
 #include "attach/file_copy.h"
 #include "attach/heap_dump.h"
@@ -60,6 +61,9 @@ std::optional<job_failure> wait_for_jvm(const dump_request& r, job_context& ctx)
         } else {
             stopped_since.reset();
         }
+        // While its hook runs the JVM is at a safepoint: a SIGQUIT now would be handled once it resumes,
+        // as a thread dump into its output when the listener cannot start (a full heap, exiting).
+        options.may_signal = !oom_hook_running(r.pid);
         auto answer = attach::print_flag(r.pid, "HeapDumpOnOutOfMemoryError", options);
         if (answer) return std::nullopt;
         const auto code = answer.error().code;

@@ -58,6 +58,9 @@ void request_handler::jvms(const wire::request& r, const connection_ptr& c) {
         if (!seen_as) continue;
         wire::json facts = to_json(read_jvm_facts(j));
         facts["pid"] = *seen_as;
+        auto info = attach::read_process_info(j.pid);
+        if (auto armed = armer_ && info ? armer_->status_of({j.pid, info->start_time}) : std::nullopt)
+            facts["oom_arming"] = to_json(*armed);
         list.push_back(std::move(facts));
     }
     c->send(wire::make_result(r.id, {{"jvms", std::move(list)}, {"unreadable", found->unreadable}}));

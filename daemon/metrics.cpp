@@ -201,6 +201,15 @@ std::string render_metrics(const metrics_snapshot& s) {
         f.sample({{"state", "queued"}}, d.jobs_queued);
         f.sample({{"state", "running"}}, d.jobs_running);
     }
+    {
+        family f(out, "heapd_oom_arming_jvms", "gauge",
+                 "JVMs heapd arms for their OutOfMemoryError, by state: armed (heapd's dump path), own_path "
+                 "(the JVM's own HeapDumpPath), not_armed (see the log or heapctl jvms for why).");
+        for (const char* state : {"armed", "own_path", "not_armed"}) {
+            auto it = d.oom_arming.find(state);
+            f.sample({{"state", state}}, static_cast<double>(it == d.oom_arming.end() ? 0 : it->second));
+        }
+    }
     std::uint64_t store_bytes = 0;
     for (const store_usage& u : d.store) store_bytes += u.bytes;
     {

@@ -63,6 +63,8 @@ struct daemon_metrics {
     std::map<std::string, seconds_histogram> analysis;    // analysis durations, by job kind
     unsigned jobs_queued = 0, jobs_running = 0;
     std::vector<store_usage> store;                       // every entry of the store
+    // JVMs arming is for (oom_armer.h), by state: armed, own_path, not_armed.
+    std::map<std::string, std::uint64_t> oom_arming;
 };
 
 // Everything one exposition shows.

@@ -30,6 +30,10 @@ metrics_snapshot gather_metrics(const metrics_sources& sources, spdlog::logger& 
     d.jobs_queued = counts.queued;
     d.jobs_running = counts.running;
     for (const entry_metadata& m : sources.s.entries()) d.store.push_back({m.owner_uid, m.stored_bytes});
+    if (sources.armer) {
+        const auto armed = sources.armer->count();
+        d.oom_arming = {{"armed", armed.armed}, {"own_path", armed.own_path}, {"not_armed", armed.not_armed}};
+    }
     auto found = attach::discover_jvms();
     if (!found) {
         log.warn("metrics: cannot look for JVMs: {}", found.error().message);

@@ -19,6 +19,7 @@
 #include "job_manager.h"
 #include "metrics.h"
 #include "metrics_counters.h"
+#include "oom_armer.h"
 #include "store.h"
 
 namespace heapd::daemon {
@@ -30,6 +31,7 @@ struct metrics_sources {
     std::shared_ptr<metrics_counters> counters;
     std::string version;
     double start_time_seconds = 0;
+    const oom_armer* armer = nullptr;  // the JVMs armed for their OutOfMemoryError, when arming runs
 };
 
 // Everything a snapshot holds, gathered now (discovery and hsperfdata: call it off the io thread).

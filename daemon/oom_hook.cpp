@@ -12,9 +12,13 @@
 #include <cstring>
 #include <filesystem>
 
+#include <dirent.h>
+
+#include "attach/attach_session.h"
 #include "attach/process_info.h"
 #include "attach/process_namespaces.h"
 #include "jvm_facts.h"
+#include "oom_arming.h"
 
 namespace heapd::daemon {
 namespace {
@@ -46,11 +50,45 @@ std::string oom_dump_name(const oom_settings& oom, pid_t ns_pid, bool path_is_di
     return oom.heap_dump_path;
 }
 
+std::string find_armed_dump(int dir, pid_t ns_pid, std::uint64_t start_time, uid_t uid, unique_fd& out,
+                            std::size_t max_entries) {
+    int listing = ::openat(dir, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (listing < 0) return {};
+    DIR* d = ::fdopendir(listing);
+    if (d == nullptr) {
+        ::close(listing);
+        return {};
+    }
+    std::string best;
+    struct timespec newest {};
+    std::size_t seen = 0;
+    while (dirent* e = ::readdir(d)) {
+        if (++seen > max_entries) break;
+        if (!is_armed_dump_name(e->d_name, ns_pid, start_time)) continue;
+        unique_fd fd(::openat(dir, e->d_name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK));
+        struct stat st {};
+        if (!fd || ::fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode) || st.st_uid != uid) continue;
+        if (!best.empty() && (st.st_mtim.tv_sec < newest.tv_sec ||
+                              (st.st_mtim.tv_sec == newest.tv_sec && st.st_mtim.tv_nsec <= newest.tv_nsec)))
+            continue;
+        best = e->d_name;
+        newest = st.st_mtim;
+        out = std::move(fd);
+    }
+    ::closedir(d);
+    return best;
+}
+
+void remove_armed_dump(const oom_capture& capture) {
+    if (capture.armed_dir && !capture.armed_name.empty()) ::unlinkat(capture.armed_dir.get(), capture.armed_name.c_str(), 0);
+}
+
 oom_capture capture_oom(pid_t pid) {
     oom_capture c;
     c.pid = pid;
     c.args = {{"pid", pid}, {"trigger", "oom"}, {"in_oom_hook", true}, {"live", true}};
-    if (auto info = attach::read_process_info(pid)) c.args["start_time"] = info->start_time;
+    auto info = attach::read_process_info(pid);
+    if (info) c.args["start_time"] = info->start_time;
     // For a spooled request of a hook in a container: the namespaces its pid and paths belong to.
     if (auto ns = attach::own_pid_namespace()) c.args["pid_ns"] = ns->inode;
     if (auto ns = attach::mount_namespace_of(0)) c.args["mnt_ns"] = *ns;
@@ -59,26 +97,44 @@ oom_capture capture_oom(pid_t pid) {
     const jvm_perf_summary& s = *facts->summary;
     c.args["jvm"] = s.vm_version;
     c.args["command"] = s.command;
-    if (!s.oom.heap_dump) return c;
     // The JVM's own paths, seen through its root and working directory.
     const std::string proc = "/proc/" + std::to_string(pid);
     auto seen = [&](const std::string& p) { return p.starts_with('/') ? proc + "/root" + p : proc + "/cwd/" + p; };
-    struct stat st {};
-    const bool is_dir = !s.oom.heap_dump_path.empty() && ::stat(seen(s.oom.heap_dump_path).c_str(), &st) == 0 &&
-                        S_ISDIR(st.st_mode);
-    const std::string name = oom_dump_name(s.oom, facts->jvm.ns_pid, is_dir);
-    unique_fd fd(::open(seen(name).c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK));
-    if (!fd || ::fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode)) return c;
-    // For people and for the spool: the path as this host sees it.
-    std::string host_path = name;
-    std::error_code ec;
-    if (!facts->jvm.in_container && !name.starts_with('/'))
-        host_path = (std::filesystem::read_symlink(proc + "/cwd", ec) / name).lexically_normal().string();
-    else if (facts->jvm.in_container)
-        host_path = seen(name);
-    c.args["dump_path"] = host_path;
-    c.args["adopt"] = true;
-    c.dump = std::move(fd);
+    auto adopt = [&](unique_fd fd, const std::string& name) {
+        // For people and for the spool: the path as this host sees it.
+        std::string host_path = name;
+        std::error_code ec;
+        if (!facts->jvm.in_container && !name.starts_with('/'))
+            host_path = (std::filesystem::read_symlink(proc + "/cwd", ec) / name).lexically_normal().string();
+        else if (facts->jvm.in_container)
+            host_path = seen(name);
+        c.args["dump_path"] = host_path;
+        c.args["adopt"] = true;
+        c.dump = std::move(fd);
+    };
+    // Where the JVM was told to dump (HeapDumpPath with HeapDumpOnOutOfMemoryError on the command
+    // line; a HeapDumpPath alone when heapd turned the dump on).
+    if (s.oom.heap_dump || !s.oom.heap_dump_path.empty()) {
+        struct stat st {};
+        const bool is_dir = !s.oom.heap_dump_path.empty() && ::stat(seen(s.oom.heap_dump_path).c_str(), &st) == 0 &&
+                            S_ISDIR(st.st_mode);
+        const std::string name = oom_dump_name(s.oom, facts->jvm.ns_pid, is_dir);
+        unique_fd fd(::open(seen(name).c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK));
+        if (fd && ::fstat(fd.get(), &st) == 0 && S_ISREG(st.st_mode)) {
+            adopt(std::move(fd), name);
+            return c;
+        }
+    }
+    // The dump heapd armed the JVM to write in its /tmp.
+    if (!info) return c;
+    unique_fd tmp(attach::open_jvm_tmp(pid));
+    if (!tmp) return c;
+    unique_fd fd;
+    std::string name = find_armed_dump(tmp.get(), facts->jvm.ns_pid, info->start_time, facts->jvm.uid, fd);
+    if (name.empty()) return c;
+    adopt(std::move(fd), "/tmp/" + name);
+    c.armed_dir = std::move(tmp);
+    c.armed_name = name;
     return c;
 }
 

@@ -22,15 +22,29 @@ struct oom_capture {
     pid_t pid = 0;
     wire::json args = wire::json::object();  // the dump request's arguments (trigger oom, in_oom_hook)
     std::optional<unique_fd> dump;           // the JVM's own dump, open for reading
+    // When the dump is one heapd armed the JVM to write (oom_arming.h): the JVM's /tmp and the
+    // dump's name there, removed once the daemon has the descriptor (heapd's, not the user's file).
+    unique_fd armed_dir;
+    std::string armed_name;
 };
+
+// The newest of heapd's OOM dumps of the JVM (oom_arming.h) in the directory dir (the JVM's /tmp,
+// open for reading): a regular file owned by uid, opened without following a link; its name, or
+// "" when there is none. At most max_entries names are looked at.
+std::string find_armed_dump(int dir, pid_t ns_pid, std::uint64_t start_time, uid_t uid, unique_fd& out,
+                            std::size_t max_entries = 1u << 20);
+
+// Removes the armed dump's name after the daemon took its descriptor.
+void remove_armed_dump(const oom_capture& capture);
 
 // The file HotSpot writes its OutOfMemoryError dump to, as the JVM names it: HeapDumpPath (a
 // directory gets java_pid<ns_pid>.hprof inside), else java_pid<ns_pid>.hprof; relative to the JVM's
 // working directory.
 std::string oom_dump_name(const oom_settings& oom, pid_t ns_pid, bool path_is_directory);
 
-// Reads the JVM's hsperfdata and, when it dumps on OutOfMemoryError, opens the dump it wrote
-// (through /proc/PID/root or /proc/PID/cwd, so a JVM in a container works too).
+// Reads the JVM's hsperfdata and opens the dump the JVM wrote before running its hook: at its own
+// HeapDumpPath (through /proc/PID/root or /proc/PID/cwd, so a JVM in a container works too), else
+// the one heapd armed it to write in its /tmp.
 oom_capture capture_oom(pid_t pid);
 
 // Sends the capture to the daemon at socket_path as a dump request (the dump as SCM_RIGHTS) and

@@ -20,6 +20,7 @@
 #include "formats/protocol.h"
 #include "formats/report.h"
 #include "job_manager.h"
+#include "oom_armer.h"
 #include "store.h"
 
 namespace heapd::daemon {
@@ -50,6 +51,8 @@ public:
     wire::wire_result<job_record> dump_for_rule(pid_t pid, std::uint64_t start_time, const std::string& rule, bool live);
     // Where metrics requests get their snapshots (none: they are refused).
     void set_metrics(metrics_service* m) { metrics_ = m; }
+    // The arming of JVMs for their OutOfMemoryError, shown by `jvms`; it outlives the handler's use.
+    void set_armer(const oom_armer* a) { armer_ = a; }
 
 private:
     void status(const wire::request& r, const connection_ptr& c);
@@ -91,6 +94,7 @@ private:
     std::shared_ptr<spdlog::logger> log_;
     std::set<pid_t> dumping_;  // JVMs with a dump job queued or running (io_context thread only)
     metrics_service* metrics_ = nullptr;
+    const oom_armer* armer_ = nullptr;
     // Where stored reports are read and parsed (up to a gigabyte of JSON) and JVMs listed, off the
     // io thread, so that status, jobs and every other client are answered meanwhile. Replies go
     // back through connection::send, which hands them to the io thread. Destroyed (joined) first.

@@ -122,6 +122,7 @@ daemon::config_overrides given_overrides(const CLI::App& sub, const daemon::serv
         v.metrics_file = ec || metrics.textfile.empty() ? metrics.textfile : absolute.string();
     }
     if (given("--metrics-interval")) v.metrics_interval = std::chrono::seconds(interval);
+    if (given("--no-oom-arming")) v.oom_arm = false;
     v.foreground = o.foreground;
     return v;
 }
@@ -155,7 +156,10 @@ void add_serve(CLI::App& app, int& status) {
                     "Write Prometheus metrics to this file (node_exporter's textfile collector), atomically");
     sub->add_option("--metrics-interval", *interval, "Seconds between two writes of --metrics-file")
         ->check(CLI::Range(1u, 86400u));
-    sub->callback([o, config_file, metrics, interval, sub, &status] {
+    auto no_arming = std::make_shared<bool>(false);
+    sub->add_flag("--no-oom-arming", *no_arming,
+                  "Do not arm JVMs whose OnOutOfMemoryError runs heapd (the config's oom.arm = false)");
+    sub->callback([o, config_file, metrics, interval, no_arming, sub, &status] {
         // The file first, then the options given; SIGHUP does the same again.
         const bool explicit_file = sub->get_option("--config")->count() > 0;
         std::string path = explicit_file ? *config_file : daemon::default_config_path();

@@ -120,7 +120,11 @@ result<std::unique_ptr<server>> server::open(const heapd_config& config, std::sh
             return h->dump_for_rule(jvm.pid, jvm.start_time, rule.name, rule.live);
         },
         log);
-    metrics_sources sources{*s->store_, *s->jobs_, s->counters_, info.version, static_cast<double>(info.started_ms) / 1000};
+    s->armer_ = std::make_unique<oom_armer>(log);
+    s->armer_->configure(config.oom, config.rules);
+    s->handler_->set_armer(s->armer_.get());
+    metrics_sources sources{*s->store_, *s->jobs_, s->counters_, info.version,
+                            static_cast<double>(info.started_ms) / 1000, s->armer_.get()};
     s->metrics_ = std::make_unique<metrics_service>(s->io_, sources, config.metrics, log);
     s->handler_->set_metrics(s->metrics_.get());
     s->set_rules(config.rules, config.poll_interval);
@@ -314,6 +318,7 @@ void server::config_changed(const heapd_config& next) {
     store_->set_retention(config_.serve.retention);
     for (const std::string& id : store_->apply_retention(now_ms())) log_->info("retention: removed dump {}", id);
     rules_->set_rules(config_.rules, config_.poll_interval);
+    armer_->configure(config_.oom, config_.rules);
     metrics_->set_options(config_.metrics);
 }
 

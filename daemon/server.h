@@ -26,6 +26,7 @@
 #include "metrics_counters.h"
 #include "metrics_service.h"
 #include "request_handler.h"
+#include "oom_armer.h"
 #include "rule_watcher.h"
 #include "store.h"
 #include "config.h"
@@ -83,6 +84,7 @@ private:
     std::unique_ptr<request_handler> handler_;
     std::unique_ptr<rule_watcher> rules_;  // asks handler_ for dumps: destroyed before it
     std::shared_ptr<metrics_counters> counters_;  // fed by the jobs, also from workers
+    std::unique_ptr<oom_armer> armer_;            // read by handler_ and metrics_
     std::unique_ptr<metrics_service> metrics_;    // destroyed before the store and jobs it reads
     ino_t socket_inode_ = 0;  // the socket file this server made, removed at exit if still there
     service_notifier notifier_;  // READY, STATUS, STOPPING and WATCHDOG for systemd

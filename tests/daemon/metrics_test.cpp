@@ -93,7 +93,8 @@ TEST(metrics, every_family_has_help_and_type_and_a_conventional_name) {
         EXPECT_FALSE(f.help.empty()) << name;
         const bool unit = name.ends_with("_bytes") || name.ends_with("_seconds") || name.ends_with("_ratio") ||
                           name.ends_with("_total") || name.ends_with("_info");
-        const bool count = name == "heapd_jobs" || name == "heapd_jvms" || name == "heapd_store_entries";
+        const bool count = name == "heapd_jobs" || name == "heapd_jvms" || name == "heapd_store_entries" ||
+                           name == "heapd_oom_arming_jvms";
         EXPECT_TRUE(unit || count) << name << " has no unit suffix";
         if (f.type == "counter") {
             EXPECT_TRUE(name.ends_with("_total")) << name;
@@ -109,6 +110,7 @@ TEST(metrics, every_family_has_help_and_type_and_a_conventional_name) {
         {"heapd_dump_failures_total", "counter"},
         {"heapd_analysis_duration_seconds", "histogram"},
         {"heapd_jvms", "gauge"},
+        {"heapd_oom_arming_jvms", "gauge"},
         {"heapd_jvm_heap_used_bytes", "gauge"},
         {"heapd_jvm_heap_committed_bytes", "gauge"},
         {"heapd_jvm_heap_max_bytes", "gauge"},

@@ -19,6 +19,7 @@
 #include "formats/protocol.h"
 #include "tests/support/isolated_jvm.h"
 #include "tests/support/jvm_process.h"
+#include "tests/support/oom_scenario.h"
 #include "tests/support/serve_process.h"
 
 namespace heapd::test {
@@ -26,71 +27,6 @@ namespace {
 
 using wire::json;
 namespace fs = std::filesystem;
-
-// -XX:OnOutOfMemoryError running the hook between two time stamps (HotSpot runs each ';'-separated
-// command with /bin/sh -c, in order), so the test can measure how long the hook took.
-std::string hook_flag(const serve_process& d, const std::string& dir, const std::string& spool) {
-    return "-XX:OnOutOfMemoryError=date +%s%N > " + dir + "/t0;" + heapd_binary() + " dump %p --socket " +
-           d.socket() + " --spool " + spool + " > " + dir + "/hook.out 2>&1;date +%s%N > " + dir + "/t1";
-}
-
-long long read_number(const std::string& path) {
-    std::ifstream in(path);
-    long long v = -1;
-    in >> v;
-    return v;
-}
-
-// Waits until the hook has run (t1 written), up to 120 s; its duration in ms, or -1.
-double hook_ms(const std::string& dir) {
-    for (int i = 0; i < 1200 && !fs::exists(dir + "/t1"); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));  // t1 complete
-    long long t0 = read_number(dir + "/t0"), t1 = read_number(dir + "/t1");
-    return t0 > 0 && t1 >= t0 ? static_cast<double>(t1 - t0) / 1e6 : -1;
-}
-
-// Waits (up to 180 s) until the daemon has a finished dump job; its record.
-json finished_dump_job(const serve_process& d) {
-    for (int i = 0; i < 1800; ++i) {
-        auto jobs = run_heapctl(d, {"jobs", "--json"});
-        if (jobs.exit_code == 0)
-            for (const json& j : json::parse(jobs.out))
-                if (j["kind"] == "dump" && (j["state"] == "done" || j["state"] == "failed" || j["state"] == "cancelled"))
-                    return j;
-        std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    }
-    return json::object();
-}
-
-// heapctl report PID names the leaking map first, with its path; the entry says oom.
-void expect_leak_report(const serve_process& d, pid_t pid) {
-    auto r = run_heapctl(d, {"report", std::to_string(pid), "--json"});
-    ASSERT_EQ(r.exit_code, 0) << r.err << d.log();
-    json report = json::parse(r.out);
-    const json& top = report["leak_suspects"]["suspects"].at(0);
-    const std::string path = top["path"]["text"].get<std::string>();
-    EXPECT_NE(path.find("OomLeak (static CACHE)"), std::string::npos) << path;
-    EXPECT_NE(path.find("java.util.HashMap"), std::string::npos) << path;
-    auto text = run_heapctl(d, {"report", std::to_string(pid)});
-    EXPECT_NE(text.out.find("OomLeak (static CACHE)"), std::string::npos) << text.out;
-    json dumps = json::parse(run_heapctl(d, {"dumps", "--json"}).out);
-    ASSERT_EQ(dumps.size(), 1u);
-    EXPECT_EQ(dumps[0]["trigger"], "oom");
-    EXPECT_EQ(dumps[0]["pid"], pid);
-    EXPECT_EQ(dumps[0]["has_dump"], true);
-}
-
-// Waits for the JVM to end (up to 60 s): gone, or a zombie its parent (demo_jvm) reaps later.
-bool ended(pid_t pid) {
-    for (int i = 0; i < 600; ++i) {
-        std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
-        std::string text(std::istreambuf_iterator<char>(stat), {});
-        const auto close = text.rfind(')');
-        if (!stat || close == std::string::npos || text.substr(close + 2, 1) == "Z") return true;
-        std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    }
-    return false;
-}
 
 TEST(oom_hook, names_the_dump_as_hotspot_does) {
     oom_settings oom;
@@ -108,7 +44,9 @@ TEST(oom_hook, the_daemon_dumps_the_jvm_after_its_hook_returns) {
     serve_process d({"--spool", ""});
     ASSERT_TRUE(d.ready()) << d.log();
     scratch_dir dir;
-    demo_jvm jvm(java_main{"OomLeak"}, {"-Xmx64m", hook_flag(d, dir.path(), dir.file("unused-spool"))}, {"600"});
+    // Not armed (a hook under another name): the daemon attaches once the hook has returned.
+    demo_jvm jvm(java_main{"OomLeak"},
+                 {"-Xmx64m", hook_flag(d, dir.path(), dir.file("unused-spool"), unarmed_hook(dir.path()))}, {"600"});
     ASSERT_TRUE(jvm.ready());
     const double ms = hook_ms(dir.path());
     std::printf("hook returned in %.1f ms (with the shell that ran it)\n", ms);
@@ -119,7 +57,27 @@ TEST(oom_hook, the_daemon_dumps_the_jvm_after_its_hook_returns) {
     json job = finished_dump_job(d);
     ASSERT_EQ(job.value("state", ""), "done") << job << d.log();
     EXPECT_EQ(job["trigger"], "oom");
-    expect_leak_report(d, jvm.pid());
+    expect_leak_report(d, jvm.pid(), "OomLeak");
+}
+
+// A JVM in its hook is at a safepoint: a SIGQUIT sent then is handled when it resumes, and with the
+// trigger file gone by then (the attach timed out) it prints a thread dump into the application's
+// output. The daemon waits for the hook to end before it starts the JVM's attach listener.
+TEST(oom_hook, a_jvm_in_its_hook_is_not_signalled) {
+    serve_process d({"--spool", ""});
+    ASSERT_TRUE(d.ready()) << d.log();
+    scratch_dir dir;
+    // The hook holds the JVM 6 s after handing over: the daemon's attempts fall inside it.
+    demo_jvm jvm(java_main{"OomLeak"},
+                 {"-Xmx64m", hook_flag(d, dir.path(), dir.file("unused-spool"), unarmed_hook(dir.path())) + ";sleep 6"},
+                 {"600"}, dir.file("jvm.out"));
+    ASSERT_TRUE(jvm.ready());
+    ASSERT_GE(hook_ms(dir.path()), 0);
+    json job = finished_dump_job(d);
+    ASSERT_EQ(job.value("state", ""), "done") << job << d.log();
+    expect_leak_report(d, jvm.pid(), "OomLeak");
+    const std::string out = file_text(dir.file("jvm.out"));
+    EXPECT_EQ(out.find("Full thread dump"), std::string::npos) << out;
 }
 
 TEST(oom_hook, the_jvms_own_dump_is_adopted_though_the_jvm_exits) {
@@ -140,7 +98,7 @@ TEST(oom_hook, the_jvms_own_dump_is_adopted_though_the_jvm_exits) {
     ASSERT_EQ(job.value("state", ""), "done") << job << d.log();
     const std::string own = dir.path() + "/java_pid" + std::to_string(jvm.pid()) + ".hprof";
     EXPECT_EQ(job["subject"], own);
-    expect_leak_report(d, jvm.pid());
+    expect_leak_report(d, jvm.pid(), "OomLeak");
     // The very bytes the JVM wrote.
     json dumps = json::parse(run_heapctl(d, {"dumps", "--json"}).out);
     EXPECT_EQ(dumps[0]["file_bytes"].get<std::uintmax_t>(), fs::file_size(own));
@@ -170,7 +128,7 @@ TEST(oom_hook, a_request_spooled_while_the_daemon_is_stopped_is_handled_at_start
     json job = finished_dump_job(d);
     ASSERT_EQ(job.value("state", ""), "done") << job << d.log();
     EXPECT_EQ(job["subject"], dir.path() + "/java_pid" + std::to_string(jvm.pid()) + ".hprof");
-    expect_leak_report(d, jvm.pid());
+    expect_leak_report(d, jvm.pid(), "OomLeak");
     EXPECT_TRUE(fs::is_empty(spool.path()));
 }
 
@@ -221,7 +179,8 @@ TEST(oom_hook, a_container_jvm_named_by_its_pid_in_the_container_is_dumped) {
     serve_process d({"--spool", ""});
     ASSERT_TRUE(d.ready()) << d.log();
     shared_dir work;
-    isolated_jvm jvm(java_main{"OomLeak"}, {"-Xmx64m", hook_flag(d, work.path(), work.file("unused-spool"))}, {"600"},
+    isolated_jvm jvm(java_main{"OomLeak"},
+                     {"-Xmx64m", hook_flag(d, work.path(), work.file("unused-spool"), unarmed_hook(work.path()))}, {"600"},
                      isolation{nullptr, true, work.path(), {d.dir(), work.path()}});
     ASSERT_TRUE(jvm.ready());
     ASSERT_EQ(jvm.ns_pid(), 1);
@@ -232,7 +191,7 @@ TEST(oom_hook, a_container_jvm_named_by_its_pid_in_the_container_is_dumped) {
     json job = finished_dump_job(d);
     ASSERT_EQ(job.value("state", ""), "done") << job << d.log();
     EXPECT_EQ(job["jvm_pid"], jvm.pid()) << job;
-    expect_leak_report(d, jvm.pid());
+    expect_leak_report(d, jvm.pid(), "OomLeak");
 }
 
 // With no daemon running, the container's hook spools the request with the pid and the dump's path
@@ -263,7 +222,7 @@ TEST(oom_hook, a_container_jvms_spooled_request_is_handled_through_its_namespace
     ASSERT_EQ(job.value("state", ""), "done") << job << d.log();
     EXPECT_EQ(job["jvm_pid"], jvm.pid()) << job;
     EXPECT_EQ(job["subject"], "/tmp/java_pid1.hprof");
-    expect_leak_report(d, jvm.pid());
+    expect_leak_report(d, jvm.pid(), "OomLeak");
     json dumps = json::parse(run_heapctl(d, {"dumps", "--json"}).out);
     EXPECT_EQ(dumps[0]["file_bytes"].get<std::uintmax_t>(), fs::file_size(own));  // adopted, not dumped again
     EXPECT_TRUE(fs::is_empty(spool.path()));

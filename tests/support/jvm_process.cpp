@@ -13,6 +13,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <sstream>
 #include <thread>
 #include <mutex>
@@ -122,23 +123,34 @@ std::string test_classes_dir() {
     return dir;
 }
 
-started_process start_until_ready(const std::vector<std::string>& argv, const std::string& workdir) {
+started_process start_until_ready(const std::vector<std::string>& argv, const std::string& workdir,
+                                  const std::string& stdout_file) {
     started_process p;
     int out[2];
     if (::pipe2(out, O_CLOEXEC) != 0) return p;
+    int file = -1;
+    if (!stdout_file.empty() && (file = ::open(stdout_file.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644)) < 0)
+        return p;
     p.pid = ::fork();
     if (p.pid == 0) {
-        ::dup2(out[1], 1);
+        ::dup2(file >= 0 ? file : out[1], 1);
         if (!workdir.empty() && ::chdir(workdir.c_str()) != 0) ::_exit(126);
         auto a = c_argv(argv);
         ::execvp(a[0], a.data());
         ::_exit(127);
     }
     ::close(out[1]);
+    if (file >= 0) ::close(file);
     std::string seen;
     auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
     char buf[4096];
     while (seen.find("ready") == std::string::npos && std::chrono::steady_clock::now() < deadline) {
+        if (!stdout_file.empty()) {
+            std::ifstream in(stdout_file);
+            seen.assign(std::istreambuf_iterator<char>(in), {});
+            if (seen.find("ready") == std::string::npos) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+            continue;
+        }
         pollfd pfd{out[0], POLLIN, 0};
         if (::poll(&pfd, 1, 1000) <= 0) continue;
         ssize_t n = ::read(out[0], buf, sizeof buf);
@@ -179,12 +191,12 @@ demo_jvm::demo_jvm(const std::vector<std::string>& jvm_flags, const std::vector<
     : demo_jvm(java_main{"Demo"}, jvm_flags, args) {}
 
 demo_jvm::demo_jvm(const java_main& main_class, const std::vector<std::string>& jvm_flags,
-                   const std::vector<std::string>& args) {
+                   const std::vector<std::string>& args, const std::string& stdout_file) {
     std::vector<std::string> argv = {"java"};
     argv.insert(argv.end(), jvm_flags.begin(), jvm_flags.end());
     argv.insert(argv.end(), {"-cp", test_classes_dir(), main_class.name});
     argv.insert(argv.end(), args.begin(), args.end());
-    auto started = start_until_ready(argv);
+    auto started = start_until_ready(argv, {}, stdout_file);
     pid_ = started.pid;
     ready_ = started.ready;
 }

@@ -24,8 +24,10 @@ struct started_process {
 };
 
 // Forks and execs argv (in workdir when given), stdout to a pipe read until the process prints
-// "ready" (at most 60 s); stdin and stderr are inherited.
-started_process start_until_ready(const std::vector<std::string>& argv, const std::string& workdir = {});
+// "ready" (at most 60 s), or to stdout_file (kept whole, for a test to read what the process printed
+// later); stdin and stderr are inherited.
+started_process start_until_ready(const std::vector<std::string>& argv, const std::string& workdir = {},
+                                  const std::string& stdout_file = {});
 
 // The build's heapd executable.
 std::string heapd_binary();
@@ -56,8 +58,9 @@ public:
     // Starts `java <jvm_flags> Demo <args>` and waits (up to 60 s) until it prints "ready".
     explicit demo_jvm(const std::vector<std::string>& jvm_flags, const std::vector<std::string>& args = {});
     // Starts `java <jvm_flags> MAIN_CLASS <args>` (a program of tests/java) and waits for "ready".
+    // stdout_file, when given, receives everything the JVM prints on its standard output.
     demo_jvm(const java_main& main_class, const std::vector<std::string>& jvm_flags,
-             const std::vector<std::string>& args);
+             const std::vector<std::string>& args, const std::string& stdout_file = {});
     ~demo_jvm();
     demo_jvm(const demo_jvm&) = delete;
     demo_jvm& operator=(const demo_jvm&) = delete;

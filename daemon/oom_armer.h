@@ -1,0 +1,70 @@
+#pragma once
+// The daemon's arming of JVMs ahead of their OutOfMemoryError (oom_arming.h), on a thread of its
+// own: every poll interval the JVMs are found (/proc and hsperfdata, no attach); each new one whose
+// OnOutOfMemoryError runs heapd, or that a rule with arm_oom selects, is armed through attach; the
+// armed ones are checked again every recheck interval, through a listener already up only (never
+// signalled), and armed again when their flags were changed. A JVM in its hook is never touched.
+// `jvms` and the metrics read the states; one log line per JVM armed or not armable.
+#include <sys/types.h>
+
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <thread>
+#include <vector>
+
+#include <spdlog/logger.h>
+
+#include "config.h"
+#include "oom_arming.h"
+#include "rule_policy.h"
+
+namespace heapd::daemon {
+
+// Arms the JVMs of the host and its containers, in the background.
+class oom_armer {
+public:
+    explicit oom_armer(std::shared_ptr<spdlog::logger> log);
+    ~oom_armer();  // stops the thread (an attach under way ends within its timeout)
+    oom_armer(const oom_armer&) = delete;
+    oom_armer& operator=(const oom_armer&) = delete;
+
+    // New settings and rules (at start and at each reload), from any thread; the next poll runs at once.
+    void configure(const oom_options& options, std::vector<dump_rule> rules);
+    // What arming found for the JVM, when it is one arming is for and has been looked at.
+    std::optional<arm_status> status_of(const jvm_identity& jvm) const;
+    // How many JVMs (of those arming is for) are in each state now.
+    struct counts {
+        std::uint64_t armed = 0, own_path = 0, not_armed = 0;
+    };
+    counts count() const;
+    // Polls done so far.
+    std::uint64_t polls() const;
+
+private:
+    // One JVM's state.
+    struct entry {
+        arm_status status;
+        std::chrono::steady_clock::time_point checked;
+    };
+    void run();
+    void poll_once(const oom_options& options, const std::vector<dump_rule>& rules);
+
+    std::shared_ptr<spdlog::logger> log_;
+    mutable std::mutex mutex_;
+    std::condition_variable wake_;
+    oom_options options_;
+    std::vector<dump_rule> rules_;
+    bool configured_ = false;
+    bool stopping_ = false;
+    std::uint64_t generation_ = 0;  // of the settings: a change wakes the thread for a poll at once
+    std::uint64_t polls_ = 0;
+    std::map<jvm_identity, entry> jvms_;
+    std::thread thread_;
+};
+
+} // namespace heapd::daemon

@@ -1,0 +1,169 @@
+#include "oom_arming.h"
+
+#include <sys/statvfs.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <random>
+
+#include "attach/attach_client.h"
+#include "proc_files.h"
+#include "attach/attach_session.h"
+#include "attach/unique_fd.h"
+#include "formats/report_text.h"
+
+namespace heapd::daemon {
+namespace {
+
+std::string random_hex() {
+    std::random_device random;
+    char text[17];
+    std::snprintf(text, sizeof text, "%08x%08x", random(), random());
+    return text;
+}
+
+// Free bytes in the JVM's /tmp, nullopt when it cannot be told.
+std::optional<std::uint64_t> tmp_free_bytes(pid_t pid) {
+    unique_fd tmp(attach::open_jvm_tmp(pid));
+    struct statvfs st {};
+    if (!tmp || ::fstatvfs(tmp.get(), &st) != 0) return std::nullopt;
+    return static_cast<std::uint64_t>(st.f_bavail) * st.f_frsize;
+}
+
+arm_status not_armed(std::string why) {
+    arm_status s;
+    s.why = std::move(why);
+    return s;
+}
+
+} // namespace
+
+wire::json to_json(const arm_status& s) {
+    const char* state = s.state == arm_state::armed ? "armed" : s.state == arm_state::own_path ? "own_path" : "not_armed";
+    return {{"state", state}, {"dump_path", s.dump_path}, {"note", s.why}};
+}
+
+bool oom_hook_running(pid_t pid) {
+    const std::string base = "/proc/" + std::to_string(pid) + "/task/";
+    for (pid_t tid : stacks::list_tasks(pid)) {
+        auto children = stacks::read_small_file(base + std::to_string(tid) + "/children");
+        if (!children) continue;
+        std::size_t at = 0;
+        while (at < children->size()) {
+            std::size_t end = children->find(' ', at);
+            if (end == std::string::npos) end = children->size();
+            const std::string child = children->substr(at, end - at);
+            at = end + 1;
+            if (child.empty()) continue;
+            auto cmdline = stacks::read_small_file("/proc/" + child + "/cmdline");
+            if (cmdline && cmdline->find("heapd") != std::string::npos) return true;
+        }
+    }
+    return false;
+}
+
+std::string armed_dump_prefix(pid_t ns_pid, std::uint64_t start_time) {
+    return "heapd-oom-" + std::to_string(ns_pid) + "-" + std::to_string(start_time) + "-";
+}
+
+bool is_armed_dump_name(std::string_view name, pid_t ns_pid, std::uint64_t start_time) {
+    const std::string prefix = armed_dump_prefix(ns_pid, start_time);
+    if (!name.starts_with(prefix)) return false;
+    name.remove_prefix(prefix.size());
+    if (name.size() < 16 + 6) return false;
+    for (char c : name.substr(0, 16))
+        if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'))) return false;
+    name.remove_prefix(16);
+    if (!name.starts_with(".hprof")) return false;
+    name.remove_prefix(6);
+    if (name.empty()) return true;
+    // HotSpot's second and later dumps to one path: .hprof.1, .hprof.2, ...
+    if (name[0] != '.' || name.size() == 1 || name.size() > 11) return false;
+    for (char c : name.substr(1))
+        if (c < '0' || c > '9') return false;
+    return true;
+}
+
+bool hook_runs_heapd(const oom_settings& oom) {
+    // "heapd dump %p", "/usr/bin/heapd dump %p", in a list with other commands.
+    for (std::size_t at = oom.on_error.find("heapd"); at != std::string::npos; at = oom.on_error.find("heapd", at + 1)) {
+        const bool starts = at == 0 || oom.on_error[at - 1] == '/' || oom.on_error[at - 1] == ' ' ||
+                            oom.on_error[at - 1] == ';' || oom.on_error[at - 1] == '\'' || oom.on_error[at - 1] == '"';
+        const std::string_view rest = std::string_view(oom.on_error).substr(at + 5);
+        if (starts && rest.starts_with(" dump")) return true;
+    }
+    return false;
+}
+
+std::optional<std::string> printed_flag_value(std::string_view output, std::string_view name) {
+    while (!output.empty() && (output.back() == '\n' || output.back() == '\r')) output.remove_suffix(1);
+    if (!output.starts_with("-XX:")) return std::nullopt;
+    output.remove_prefix(4);
+    if ((output.starts_with('+') || output.starts_with('-')) && output.substr(1) == name)
+        return output[0] == '+' ? "true" : "false";
+    if (output.starts_with(name) && output.substr(name.size()).starts_with('='))
+        return std::string(output.substr(name.size() + 1));
+    return std::nullopt;
+}
+
+arm_status arm_jvm(pid_t pid, pid_t ns_pid, std::uint64_t start_time, std::uint64_t heap_max,
+                   const attach::attach_options& options) {
+    auto read_flag = [&](std::string_view name) -> std::expected<std::string, std::string> {
+        auto reply = attach::print_flag(pid, name, options);
+        if (!reply) return std::unexpected(reply.error().message);
+        auto value = reply->status == 0 ? printed_flag_value(reply->output, name) : std::nullopt;
+        if (!value) return std::unexpected("printflag " + std::string(name) + " answered " +
+                                           std::to_string(reply->status) + ": " + reply->output.substr(0, 200));
+        return *value;
+    };
+    auto set = [&](std::string_view name, std::string_view value) -> std::optional<std::string> {
+        auto reply = attach::set_flag(pid, name, value, options);
+        if (!reply) return reply.error().message;
+        if (reply->status != 0)
+            return "setflag " + std::string(name) + " refused: " + reply->output.substr(0, 200);
+        return std::nullopt;
+    };
+    auto on = read_flag("HeapDumpOnOutOfMemoryError");
+    if (!on) return not_armed(on.error());
+    auto path = read_flag("HeapDumpPath");
+    if (!path) return not_armed(path.error());
+
+    const std::string ours = "/tmp/" + armed_dump_prefix(ns_pid, start_time);
+    arm_status s;
+    if (!path->empty() && !path->starts_with(ours)) {
+        // The user's own path: the JVM dumps there, and the hook adopts it from there.
+        s.state = arm_state::own_path;
+        s.dump_path = *path;
+        if (*on == "true") {
+            s.why = "dumps to its own HeapDumpPath";
+            return s;
+        }
+        if (auto failed = set("HeapDumpOnOutOfMemoryError", "true")) return not_armed(*failed);
+        s.why = "HeapDumpOnOutOfMemoryError set; its own HeapDumpPath kept";
+        s.changed = true;
+        return s;
+    }
+    if (*on == "true" && !path->empty()) {
+        s.state = arm_state::armed;
+        s.dump_path = *path;
+        s.why = "armed earlier";
+        return s;
+    }
+    if (*on == "true")  // dumps into its working directory, as the user asked
+        return arm_status{arm_state::own_path, "", "dumps into its working directory", false};
+    auto room = tmp_free_bytes(pid);
+    if (!room) return not_armed("cannot tell the free space of its /tmp");
+    if (heap_max != 0 && *room < heap_max)
+        return not_armed("its /tmp has " + human_bytes(*room) + " free, less than its heap may hold (" +
+                         human_bytes(heap_max) + ")");
+    const std::string chosen = ours + random_hex() + ".hprof";
+    if (auto failed = set("HeapDumpPath", chosen)) return not_armed(*failed);
+    if (auto failed = set("HeapDumpOnOutOfMemoryError", "true")) return not_armed(*failed);
+    s.state = arm_state::armed;
+    s.dump_path = chosen;
+    s.why = "flags set";
+    s.changed = true;
+    return s;
+}
+
+} // namespace heapd::daemon

@@ -1,0 +1,69 @@
+#pragma once
+// Arming a JVM ahead of its OutOfMemoryError. HotSpot runs -XX:OnOutOfMemoryError at a safepoint:
+// nothing can attach until the hook returns, and the JVM may exit right after it (its last thread
+// died of the error, -XX:+ExitOnOutOfMemoryError) or keep a full heap in which its attach listener
+// cannot start. So the daemon sets the manageable flags ahead of time, through attach while the
+// JVM is healthy: HeapDumpOnOutOfMemoryError on, and HeapDumpPath at a fresh name in the JVM's own
+// /tmp. The JVM then writes its dump itself, before its hook runs, and the hook hands that file over
+// (oom_hook.h). A HeapDumpPath the user set is never replaced: their dump is adopted from there.
+//
+// The name, /tmp/heapd-oom-<nspid>-<start time>-<16 random hex digits>.hprof, does not exist until
+// the JVM creates it (mode 0600, as its own user) and cannot be guessed, so nobody can put a file
+// or link there first; the start time keeps a later JVM with the same pid (pid 1 of every
+// container) from taking an earlier one's dump.
+#include <sys/types.h>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "attach/attach_request.h"
+#include "formats/hsperfdata_summary.h"
+#include "formats/protocol.h"
+
+namespace heapd::daemon {
+
+// What arming found or did to one JVM.
+enum class arm_state {
+    armed,        // heapd's HeapDumpPath and HeapDumpOnOutOfMemoryError are set
+    own_path,     // HeapDumpOnOutOfMemoryError is on with the user's own HeapDumpPath (set by heapd or the user)
+    not_armed,    // it could not be armed (why says it)
+};
+
+// The outcome of arming one JVM.
+struct arm_status {
+    arm_state state = arm_state::not_armed;
+    std::string dump_path;  // where the JVM writes its OOM dump, as the JVM sees it ("" when not armed)
+    std::string why;        // not_armed: the reason; otherwise what was done ("set", "already set")
+    bool changed = false;   // flags were set this time
+};
+
+// {"state": "armed" | "own_path" | "not_armed", "dump_path", "note"}: for `jvms`.
+wire::json to_json(const arm_status& s);
+
+// The name prefix of heapd's OOM dumps for one JVM: "heapd-oom-<nspid>-<start time>-".
+std::string armed_dump_prefix(pid_t ns_pid, std::uint64_t start_time);
+// Whether name (a file name in the JVM's /tmp) is one of heapd's OOM dumps for that JVM, the
+// JVM's second and later dumps (name.hprof.1, ...) included.
+bool is_armed_dump_name(std::string_view name, pid_t ns_pid, std::uint64_t start_time);
+
+// Whether the JVM's -XX:OnOutOfMemoryError runs heapd (the hook arming is for).
+bool hook_runs_heapd(const oom_settings& oom);
+
+// Arms the JVM with host pid `pid` (its pid in its namespace and its start time given): reads both
+// flags through attach, then sets what is missing. heap_max is the most the heap may hold (bytes,
+// 0 when unknown): a /tmp with less room than that is not used. options bound each attach.
+arm_status arm_jvm(pid_t pid, pid_t ns_pid, std::uint64_t start_time, std::uint64_t heap_max,
+                   const attach::attach_options& options);
+
+// Whether the JVM runs its OutOfMemoryError hook now: a child of one of its threads has "heapd" on
+// its command line. Such a JVM is at a safepoint and must not be signalled (SIGQUIT would come out as
+// a thread dump in its output once it resumes).
+bool oom_hook_running(pid_t pid);
+
+// A flag's value in printflag's answer ("-XX:HeapDumpPath=/x" gives "/x", "-XX:+Name" "true"),
+// nullopt when the answer is not about that flag.
+std::optional<std::string> printed_flag_value(std::string_view output, std::string_view name);
+
+} // namespace heapd::daemon

@@ -1,0 +1,263 @@
+// Arming JVMs ahead of their OutOfMemoryError (daemon/oom_arming.h, oom_armer.h), end to end: a
+// real JVM started with only -XX:OnOutOfMemoryError='heapd dump %p' (tests/java/OomExit.java) is
+// found and armed by the daemon; its main thread then fills a static map until the error kills it
+// and the JVM exits. The JVM wrote its dump before its hook ran, the hook handed it over, and the
+// report names the leak. No thread dump in the JVM's output. Also: the names and the hook's search
+// for the armed dump, unit by unit.
+#include <gtest/gtest.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <thread>
+
+#include "daemon/oom_arming.h"
+#include "daemon/oom_hook.h"
+#include "formats/protocol.h"
+#include "tests/support/isolated_jvm.h"
+#include "tests/support/jvm_process.h"
+#include "tests/support/oom_scenario.h"
+#include "tests/support/serve_process.h"
+
+namespace heapd::test {
+namespace {
+
+using wire::json;
+namespace fs = std::filesystem;
+using daemon::is_armed_dump_name;
+
+// The `jvms` row of pid once its oom_arming state is set (up to 60 s), else {}.
+json armed_row(const serve_process& d, pid_t pid, const temp_user* as = nullptr) {
+    for (int i = 0; i < 600; ++i) {
+        auto r = run_heapctl(d, {"jvms", "--json"}, as);
+        if (r.exit_code == 0)
+            for (const json& j : json::parse(r.out))
+                if (j.value("pid", 0) == pid && j.contains("oom_arming")) return j;
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    return json::object();
+}
+
+void touch(const std::string& path) { std::ofstream(path) << "go\n"; }
+
+TEST(oom_arming, names_of_armed_dumps) {
+    EXPECT_EQ(daemon::armed_dump_prefix(42, 1234), "heapd-oom-42-1234-");
+    EXPECT_TRUE(is_armed_dump_name("heapd-oom-42-1234-0123456789abcdef.hprof", 42, 1234));
+    EXPECT_TRUE(is_armed_dump_name("heapd-oom-42-1234-0123456789abcdef.hprof.2", 42, 1234));
+    EXPECT_FALSE(is_armed_dump_name("heapd-oom-42-1234-0123456789abcdef.hprof", 42, 1235));  // another JVM's
+    EXPECT_FALSE(is_armed_dump_name("heapd-oom-4-1234-0123456789abcdef.hprof", 42, 1234));
+    EXPECT_FALSE(is_armed_dump_name("heapd-oom-42-1234-0123456789ABCDEF.hprof", 42, 1234));
+    EXPECT_FALSE(is_armed_dump_name("heapd-oom-42-1234-0123456789abcdef.hprof.x", 42, 1234));
+    EXPECT_FALSE(is_armed_dump_name("heapd-oom-42-1234-0123456789abcdef.hprof.", 42, 1234));
+    EXPECT_FALSE(is_armed_dump_name("heapd-oom-42-1234-0123456789abcde.hprof", 42, 1234));
+    EXPECT_FALSE(is_armed_dump_name("heapd-oom-42-1234-0123456789abcdef.hprofx", 42, 1234));
+}
+
+TEST(oom_arming, reads_printflag_answers_and_recognises_the_hook) {
+    EXPECT_EQ(daemon::printed_flag_value("-XX:+HeapDumpOnOutOfMemoryError\n", "HeapDumpOnOutOfMemoryError"), "true");
+    EXPECT_EQ(daemon::printed_flag_value("-XX:-HeapDumpOnOutOfMemoryError\n", "HeapDumpOnOutOfMemoryError"), "false");
+    EXPECT_EQ(daemon::printed_flag_value("-XX:HeapDumpPath=/var/dumps\n", "HeapDumpPath"), "/var/dumps");
+    EXPECT_EQ(daemon::printed_flag_value("-XX:HeapDumpPath=\n", "HeapDumpPath"), "");
+    EXPECT_EQ(daemon::printed_flag_value("-XX:HeapDumpPathX=/a\n", "HeapDumpPath"), std::nullopt);
+    EXPECT_EQ(daemon::printed_flag_value("no such flag\n", "HeapDumpPath"), std::nullopt);
+    oom_settings o;
+    o.on_error = "heapd dump %p";
+    EXPECT_TRUE(daemon::hook_runs_heapd(o));
+    o.on_error = "/usr/local/bin/heapd dump %p --socket /run/x.sock";
+    EXPECT_TRUE(daemon::hook_runs_heapd(o));
+    o.on_error = "date > /tmp/t; heapd dump %p";
+    EXPECT_TRUE(daemon::hook_runs_heapd(o));
+    o.on_error = "kill -9 %p";
+    EXPECT_FALSE(daemon::hook_runs_heapd(o));
+    o.on_error = "/opt/myheapd dump %p";
+    EXPECT_FALSE(daemon::hook_runs_heapd(o));
+    o.on_error = "heapdump.sh %p";
+    EXPECT_FALSE(daemon::hook_runs_heapd(o));
+}
+
+// The hook takes the newest armed dump of its JVM owned by the JVM's user, never a link, never
+// another JVM's or another user's file.
+TEST(oom_arming, the_hook_finds_the_newest_armed_dump_of_its_jvm_only) {
+    scratch_dir dir;
+    auto make = [&](const std::string& name, int age_s, uid_t owner) {
+        const std::string path = dir.file(name);
+        std::ofstream(path) << name;
+        struct timespec times[2] = {{::time(nullptr) - age_s, 0}, {::time(nullptr) - age_s, 0}};
+        ::utimensat(AT_FDCWD, path.c_str(), times, 0);
+        EXPECT_EQ(::chown(path.c_str(), owner, owner), 0);
+    };
+    const std::string base = "heapd-oom-7-99-00000000000000aa.hprof";
+    make(base, 30, 0);
+    make(base + ".1", 20, 0);                            // the JVM's second dump: newer
+    make("heapd-oom-7-98-00000000000000bb.hprof", 1, 0);  // an earlier JVM with the same pid
+    make("heapd-oom-7-99-00000000000000cc.hprof", 2, 65534);  // another user's, newest
+    make("java_pid7.hprof", 0, 0);
+    fs::create_symlink(dir.file(base), dir.file("heapd-oom-7-99-00000000000000dd.hprof"));  // a link
+    unique_fd tmp(::open(dir.path().c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
+    unique_fd fd;
+    EXPECT_EQ(daemon::find_armed_dump(tmp.get(), 7, 99, 0, fd), base + ".1");
+    ASSERT_TRUE(fd);
+    char text[64] = {};
+    EXPECT_GT(::pread(fd.get(), text, sizeof text - 1, 0), 0);
+    EXPECT_EQ(std::string(text), base + ".1");
+    unique_fd none;
+    EXPECT_EQ(daemon::find_armed_dump(tmp.get(), 8, 99, 0, none), "");
+    EXPECT_FALSE(none);
+}
+
+// The JVM's output after its OutOfMemoryError: HotSpot's own lines about the dump it writes, and no
+// thread dump (which a SIGQUIT to a JVM in its hook or exiting would print).
+void expect_quiet_output(const std::string& out) {
+    EXPECT_NE(out.find("Dumping heap to /tmp/heapd-oom-"), std::string::npos) << out;
+    EXPECT_EQ(out.find("Full thread dump"), std::string::npos) << out;
+    EXPECT_EQ(out.find("AttachListener::init"), std::string::npos) << out;
+}
+
+// Runs OomExit with the hook (and extra flags), lets it leak once armed, and checks that the dump
+// the JVM wrote was handed over and reported though the JVM exited. restart: the daemon is
+// restarted between the arming and the error.
+void run_exiting_jvm(const std::vector<std::string>& extra, bool restart) {
+    serve_process d({"--spool", ""});
+    ASSERT_TRUE(d.ready()) << d.log();
+    scratch_dir dir;
+    std::vector<std::string> flags = {"-Xmx64m", hook_flag(d, dir.path(), dir.file("unused-spool"))};
+    for (std::string f : extra) {  // DIR stands for the test's directory
+        if (auto at = f.find("DIR"); at != std::string::npos) f.replace(at, 3, dir.path());
+        flags.push_back(f);
+    }
+    demo_jvm jvm(java_main{"OomExit"}, flags, {dir.file("go")}, dir.file("jvm.out"));
+    ASSERT_TRUE(jvm.ready());
+    json row = armed_row(d, jvm.pid());
+    ASSERT_EQ(row["oom_arming"].value("state", ""), "armed") << row << d.log();
+    const std::string armed_path = row["oom_arming"]["dump_path"].get<std::string>();
+    EXPECT_TRUE(armed_path.starts_with("/tmp/heapd-oom-" + std::to_string(jvm.pid()) + "-")) << armed_path;
+    EXPECT_EQ(jvm.jcmd({"VM.flags", "-all"}).out.find("HeapDumpPath                             = " + armed_path) ==
+                  std::string::npos,
+              false);
+    if (restart) {
+        ASSERT_EQ(d.stop(), 0);
+        ASSERT_TRUE(d.start()) << d.log();
+        json again = armed_row(d, jvm.pid());
+        EXPECT_EQ(again["oom_arming"].value("state", ""), "armed") << again << d.log();
+        EXPECT_EQ(again["oom_arming"].value("dump_path", ""), armed_path);
+        EXPECT_EQ(again["oom_arming"].value("note", ""), "armed earlier");
+    }
+    touch(dir.file("go"));
+    const double ms = hook_ms(dir.path());
+    std::printf("hook returned in %.1f ms (with the shell that ran it)\n", ms);
+    ASSERT_GE(ms, 0);
+    EXPECT_LT(ms, 2000);
+    EXPECT_EQ(file_text(dir.file("hook.out")), "");
+    ASSERT_TRUE(ended(jvm.pid()));
+    json job = finished_dump_job(d);
+    ASSERT_EQ(job.value("state", ""), "done") << job << d.log();
+    EXPECT_EQ(job["subject"], armed_path);
+    expect_leak_report(d, jvm.pid(), "OomExit");
+    EXPECT_FALSE(fs::exists(armed_path)) << "the hook leaves heapd's file behind";
+    expect_quiet_output(file_text(dir.file("jvm.out")));
+}
+
+TEST(oom_arming, a_jvm_whose_main_thread_dies_of_its_oom_is_reported_after_it_exits) {
+    run_exiting_jvm({}, false);
+}
+
+TEST(oom_arming, a_jvm_with_exit_on_out_of_memory_error_is_reported) {
+    run_exiting_jvm({"-XX:+ExitOnOutOfMemoryError"}, false);
+}
+
+// The JVM crashes on purpose after its hook (hs_err file, no core): its dump was written before.
+TEST(oom_arming, a_jvm_with_crash_on_out_of_memory_error_is_reported) {
+    run_exiting_jvm({"-XX:+CrashOnOutOfMemoryError", "-XX:ErrorFile=DIR/hs_err.log", "-XX:-CreateCoredumpOnCrash"}, false);
+}
+
+TEST(oom_arming, a_daemon_restarted_between_the_arming_and_the_oom_knows_the_jvm_armed) {
+    run_exiting_jvm({}, true);
+}
+
+// The arming shows in heapctl jvms and in the metrics.
+TEST(oom_arming, jvms_and_metrics_show_the_armed_jvms) {
+    serve_process d({"--spool", ""});
+    ASSERT_TRUE(d.ready()) << d.log();
+    scratch_dir dir;
+    demo_jvm jvm(java_main{"OomExit"}, {"-Xmx64m", hook_flag(d, dir.path(), dir.file("unused-spool"))},
+                 {dir.file("go")});
+    ASSERT_TRUE(jvm.ready());
+    ASSERT_EQ(armed_row(d, jvm.pid())["oom_arming"].value("state", ""), "armed");
+    auto listed = run_heapctl(d, {"jvms"});
+    bool shown = false;
+    for (std::size_t at = 0, end; at < listed.out.size(); at = end + 1) {
+        end = listed.out.find('\n', at);
+        if (end == std::string::npos) end = listed.out.size();
+        const std::string line = listed.out.substr(at, end - at);
+        shown |= line.find(" " + std::to_string(jvm.pid()) + " ") != std::string::npos &&
+                 line.find("oom-armed") != std::string::npos && line.find("OomExit") != std::string::npos;
+    }
+    EXPECT_TRUE(shown) << listed.out;
+    auto m = run_heapctl(d, {"metrics"});
+    ASSERT_EQ(m.exit_code, 0) << m.err;
+    EXPECT_NE(m.out.find("heapd_oom_arming_jvms{state=\"armed\"} "), std::string::npos) << m.out;
+    EXPECT_EQ(m.out.find("heapd_oom_arming_jvms{state=\"armed\"} 0\n"), std::string::npos) << m.out;
+}
+
+// A JVM that dumps on its own (HeapDumpOnOutOfMemoryError with its own path) is left as it is.
+TEST(oom_arming, a_heap_dump_path_the_user_set_is_kept) {
+    serve_process d({"--spool", ""});
+    ASSERT_TRUE(d.ready()) << d.log();
+    scratch_dir dir;
+    demo_jvm jvm(java_main{"OomExit"},
+                 {"-Xmx64m", "-XX:HeapDumpPath=" + dir.path(), hook_flag(d, dir.path(), dir.file("unused-spool"))},
+                 {dir.file("go")});
+    ASSERT_TRUE(jvm.ready());
+    json row = armed_row(d, jvm.pid());
+    ASSERT_EQ(row["oom_arming"].value("state", ""), "own_path") << row;
+    EXPECT_EQ(row["oom_arming"].value("dump_path", ""), dir.path());
+    touch(dir.file("go"));
+    ASSERT_GE(hook_ms(dir.path()), 0);
+    ASSERT_TRUE(ended(jvm.pid()));
+    json job = finished_dump_job(d);
+    ASSERT_EQ(job.value("state", ""), "done") << job << d.log();
+    EXPECT_EQ(job["subject"], dir.path() + "/java_pid" + std::to_string(jvm.pid()) + ".hprof");
+    expect_leak_report(d, jvm.pid(), "OomExit");
+}
+
+// Another user's JVM, and a JVM in a container (its own /tmp, pid 1), armed and reported.
+TEST(oom_arming, another_users_jvm_and_a_container_jvm_are_armed_and_reported) {
+    temp_user owner;
+    ASSERT_TRUE(owner.ok());
+    serve_process d({"--spool", ""});
+    ASSERT_TRUE(d.ready()) << d.log();
+    for (bool container : {false, true}) {
+        SCOPED_TRACE(container ? "in a container" : "another user's");
+        shared_dir work;
+        ASSERT_EQ(::chown(work.path().c_str(), owner.uid(), owner.gid()), 0);
+        std::vector<std::string> volumes;
+        if (container) volumes = {d.dir(), work.path()};
+        isolated_jvm jvm(java_main{"OomExit"}, {"-Xmx64m", hook_flag(d, work.path(), work.file("spool"))},
+                         {work.file("go")}, isolation{&owner, container, work.path(), volumes});
+        ASSERT_TRUE(jvm.ready());
+        json row = armed_row(d, jvm.pid(), &owner);
+        ASSERT_EQ(row["oom_arming"].value("state", ""), "armed") << row << d.log();
+        const std::string armed_path = row["oom_arming"]["dump_path"].get<std::string>();
+        EXPECT_TRUE(armed_path.starts_with("/tmp/heapd-oom-" + std::to_string(jvm.ns_pid()) + "-")) << armed_path;
+        touch(work.file("go"));
+        ASSERT_GE(hook_ms(work.path()), 0);
+        ASSERT_TRUE(ended(jvm.pid()));
+        json job = finished_dump_job(d, jvm.pid());
+        ASSERT_EQ(job.value("state", ""), "done") << job << d.log();
+        EXPECT_EQ(job["owner_uid"], owner.uid());
+        expect_leak_report(d, jvm.pid(), "OomExit", &owner);
+        // The dump is gone from the JVM's /tmp.
+        if (!container) EXPECT_FALSE(fs::exists(armed_path));
+        // The next round expects one dump.
+        for (const json& e : json::parse(run_heapctl(d, {"dumps", "--json"}).out))
+            run_heapctl(d, {"rm", e["id"].get<std::string>()});
+    }
+}
+
+} // namespace
+} // namespace heapd::test
