@@ -16,6 +16,9 @@
 #include <set>
 #include <sstream>
 
+#include <mutex>
+
+#include "process_info.h"
 #include "process_namespaces.h"
 
 namespace heapd::attach {
@@ -170,6 +173,63 @@ discovered_jvm make_jvm(const proc_info& p, const perf_file& f, bool own_tmp, co
     return j;
 }
 
+// Whether a process that maps no hsperfdata file is a running HotSpot JVM all the same
+// (-XX:+PerfDisableSharedMem, -XX:-UsePerfData): libjvm.so mapped and a SIGQUIT handler installed
+// (the JVM has finished starting its signal handling). Reading every process's maps at every poll
+// would cost, so the answer is kept per pid, start time and executable (an exec changes the
+// executable, never the pid or the start time); pids not alive are forgotten at each scan.
+class libjvm_cache {
+public:
+    bool is_jvm(pid_t pid) {
+        auto info = read_process_info(pid);
+        if (!info) return false;
+        char exe[4096];
+        ssize_t n = ::readlink(proc_path(pid, "exe").c_str(), exe, sizeof exe - 1);
+        const std::string image = n > 0 ? std::string(exe, static_cast<std::size_t>(n)) : std::string();
+        std::lock_guard lock(mutex_);
+        auto it = known_.find(pid);
+        if (it != known_.end() && it->second.start_time == info->start_time && it->second.image == image &&
+            (it->second.jvm || !it->second.maybe_later))
+            return it->second.jvm && info->handles_sigquit();
+        const std::optional<bool> mapped = maps_libjvm(pid);
+        entry e{info->start_time, image, mapped.value_or(false), false};
+        // A JVM still starting has libjvm.so but no handler yet: asked again next time.
+        e.maybe_later = e.jvm && !info->handles_sigquit();
+        known_[pid] = e;
+        return e.jvm && info->handles_sigquit();
+    }
+    void retain(const std::set<pid_t>& alive) {
+        std::lock_guard lock(mutex_);
+        std::erase_if(known_, [&](const auto& e) { return !alive.contains(e.first); });
+    }
+
+private:
+    struct entry {
+        std::uint64_t start_time = 0;
+        std::string image;
+        bool jvm = false;
+        bool maybe_later = false;
+    };
+    std::mutex mutex_;
+    std::map<pid_t, entry> known_;
+};
+
+libjvm_cache& no_perfdata_jvms() {
+    static libjvm_cache cache;
+    return cache;
+}
+
+discovered_jvm make_jvm_without_perfdata(const proc_info& p, const self_view& self) {
+    discovered_jvm j;
+    j.pid = p.pid;
+    j.ns_pid = p.inner_pid;
+    j.uid = p.euid;
+    j.mount_ns = ns_inode(p.pid, "mnt");
+    j.pid_ns = ns_inode(p.pid, "pid");
+    j.in_container = (j.mount_ns != 0 && j.mount_ns != self.mount_ns) || (j.pid_ns != 0 && j.pid_ns != self.pid_ns);
+    return j;
+}
+
 } // namespace
 
 attach_result<discovery> discover_jvms() {
@@ -208,6 +268,17 @@ attach_result<discovery> discover_jvms() {
             if (!found && (unknown || (own_tmp && uninspectable.contains(f.ns_pid)))) ++out.unreadable;
         }
     }
+    // JVMs without an hsperfdata file.
+    std::set<pid_t> alive;
+    for (const auto& [key, procs] : by_tmp)
+        for (const proc_info& p : procs) {
+            alive.insert(p.pid);
+            if (!seen.contains(p.pid) && no_perfdata_jvms().is_jvm(p.pid)) {
+                out.jvms.push_back(make_jvm_without_perfdata(p, self));
+                seen.insert(p.pid);
+            }
+        }
+    no_perfdata_jvms().retain(alive);
     std::sort(out.jvms.begin(), out.jvms.end(), [](const auto& a, const auto& b) { return a.pid < b.pid; });
     return out;
 }
@@ -232,11 +303,16 @@ attach_result<discovered_jvm> find_jvm(pid_t pid) {
         if (m == match::unknown) unknown = true;
     }
     if (unknown) return attach_fail(attach_code::permission_denied, "may not read /proc/" + std::to_string(pid) + "/maps");
+    if (no_perfdata_jvms().is_jvm(pid)) return make_jvm_without_perfdata(*info, self);
     return attach_fail(attach_code::not_a_jvm, "process " + std::to_string(pid) +
-                       " maps no hsperfdata file: not a HotSpot JVM, or started with -XX:-UsePerfData");
+                       " is no running HotSpot JVM (no hsperfdata file, no libjvm.so with a SIGQUIT handler)");
 }
 
 attach_result<int> open_perfdata(const discovered_jvm& jvm) {
+    if (jvm.perfdata_path.empty())
+        return attach_fail(attach_code::not_a_jvm, "JVM " + std::to_string(jvm.pid) +
+                                                       " has no hsperfdata file (-XX:+PerfDisableSharedMem or "
+                                                       "-XX:-UsePerfData)");
     int fd = ::open(jvm.perfdata_path.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
     if (fd < 0) {
         int err = errno;

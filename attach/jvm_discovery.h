@@ -1,8 +1,8 @@
 #pragma once
 // Finding HotSpot JVMs without attaching to them: through the hsperfdata files they keep mapped,
 // /tmp/hsperfdata_<user>/<pid>, on the host and in every container (another /tmp, another pid
-// namespace). JVMs started with -XX:-UsePerfData (or -XX:+PerfDisableSharedMem) have no such file
-// and cannot be found this way.
+// namespace). JVMs started with -XX:-UsePerfData (or -XX:+PerfDisableSharedMem) have no such file:
+// they are found as processes that map libjvm.so and handle SIGQUIT, with no perfdata_path.
 #include <sys/types.h>
 
 #include <cstddef>
@@ -23,7 +23,8 @@ struct discovered_jvm {
     bool in_container = false;    // in another mount or pid namespace than heapd
     std::uint64_t mount_ns = 0;   // the JVM's mount namespace (inode of /proc/PID/ns/mnt; 0 if unknown)
     std::uint64_t pid_ns = 0;     // the JVM's pid namespace (inode of /proc/PID/ns/pid; 0 if unknown)
-    std::string perfdata_path;    // the hsperfdata file as heapd opens it (/proc/PID/root/tmp/... in a container)
+    std::string perfdata_path;    // the hsperfdata file as heapd opens it (/proc/PID/root/tmp/... in a container);
+                                  // "" for a JVM without one (user "" then too)
     dev_t perfdata_dev = 0;       // identity of that file when it was found, to check when opening it
     ino_t perfdata_ino = 0;
 };
@@ -41,8 +42,8 @@ struct discovery {
 // be read.
 attach_result<discovery> discover_jvms();
 
-// The JVM with that pid (as heapd sees it): no_such_process, not_a_jvm (no hsperfdata file mapped:
-// not a HotSpot JVM, or started without perf data) or permission_denied otherwise.
+// The JVM with that pid (as heapd sees it), with or without an hsperfdata file: no_such_process,
+// not_a_jvm (no hsperfdata file mapped, no libjvm.so with a SIGQUIT handler) or permission_denied.
 attach_result<discovered_jvm> find_jvm(pid_t pid);
 
 // Opens the JVM's hsperfdata file read-only without following a symbolic link or blocking, and

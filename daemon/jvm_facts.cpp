@@ -1,11 +1,14 @@
 #include "jvm_facts.h"
 
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <optional>
 #include <vector>
 
+#include "attach/unique_fd.h"
 #include "formats/hsperfdata.h"
 
 namespace heapd::daemon {
@@ -29,7 +32,77 @@ std::optional<std::vector<std::byte>> read_small_file(int fd) {
     return bytes;
 }
 
+// The NUL-separated strings of a small /proc file (cmdline, environ); empty when unreadable.
+std::vector<std::string> nul_separated(const std::string& path) {
+    std::vector<std::string> out;
+    unique_fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+    if (!fd) return out;
+    // /proc files have no size: read until the end, at most 1 MiB.
+    std::string text;
+    char buffer[16384];
+    for (ssize_t n; text.size() < (1u << 20) && (n = ::read(fd.get(), buffer, sizeof buffer)) > 0;)
+        text.append(buffer, static_cast<std::size_t>(n));
+    for (std::size_t at = 0; at < text.size();) {
+        std::size_t end = text.find('\0', at);
+        if (end == std::string::npos) end = text.size();
+        out.push_back(text.substr(at, end - at));
+        at = end + 1;
+    }
+    return out;
+}
+
+// Applies one JVM option to o.
+void apply_oom_option(std::string_view a, oom_settings& o) {
+    if (a == "-XX:+HeapDumpOnOutOfMemoryError") o.heap_dump = true;
+    else if (a == "-XX:-HeapDumpOnOutOfMemoryError") o.heap_dump = false;
+    else if (a == "-XX:+ExitOnOutOfMemoryError") o.exit = true;
+    else if (a == "-XX:+CrashOnOutOfMemoryError") o.crash = true;
+    else if (a.starts_with("-XX:HeapDumpPath=")) o.heap_dump_path = std::string(a.substr(17));
+    else if (a.starts_with("-XX:OnOutOfMemoryError="))
+        o.on_error += (o.on_error.empty() ? "" : "; ") + std::string(a.substr(23));
+}
+
 } // namespace
+
+std::vector<std::string> command_line_of(pid_t pid) {
+    return nul_separated("/proc/" + std::to_string(pid) + "/cmdline");
+}
+
+std::string main_class_of(const std::vector<std::string>& argv) {
+    for (std::size_t i = 1; i < argv.size(); ++i) {
+        const std::string& a = argv[i];
+        if (a == "-jar" || a == "-m" || a == "--module") return i + 1 < argv.size() ? argv[i + 1] : "";
+        if (a == "-cp" || a == "-classpath" || a == "--class-path" || a == "-p" || a == "--module-path" ||
+            a == "--add-modules" || a == "--add-opens" || a == "--add-exports" || a == "--add-reads") {
+            ++i;
+            continue;
+        }
+        if (!a.starts_with('-')) return a;
+    }
+    return {};
+}
+
+oom_settings oom_settings_of(const jvm_facts& f) {
+    if (f.summary) return f.summary->oom;
+    oom_settings o;
+    const std::string base = "/proc/" + std::to_string(f.jvm.pid) + "/";
+    // In the order HotSpot reads them: JAVA_TOOL_OPTIONS (split at blanks), then the command line.
+    for (const std::string& e : nul_separated(base + "environ"))
+        if (e.starts_with("JAVA_TOOL_OPTIONS=")) {
+            std::string_view rest = std::string_view(e).substr(18);
+            while (!rest.empty()) {
+                const std::size_t end = std::min(rest.find(' '), rest.size());
+                apply_oom_option(rest.substr(0, end), o);
+                rest.remove_prefix(std::min(end + 1, rest.size()));
+            }
+        }
+    const auto argv = command_line_of(f.jvm.pid);
+    for (std::size_t i = 1; i < argv.size(); ++i) {
+        if (!argv[i].starts_with('-')) break;  // the main class: what follows is the program's
+        apply_oom_option(argv[i], o);
+    }
+    return o;
+}
 
 jvm_facts read_jvm_facts(const attach::discovered_jvm& jvm) {
     jvm_facts f{jvm, std::nullopt, {}};
@@ -65,6 +138,15 @@ wire::json to_json(const jvm_facts& f) {
                     {"in_container", f.jvm.in_container}};
     if (!f.summary) {
         j["problem"] = f.problem;
+        // A JVM without hsperfdata: what its command line says.
+        if (f.jvm.perfdata_path.empty()) {
+            const auto argv = command_line_of(f.jvm.pid);
+            j["main_class"] = main_class_of(argv);
+            std::string command;
+            for (std::size_t i = 1; i < argv.size(); ++i) command += (i > 1 ? " " : "") + argv[i];
+            j["command"] = command;
+            j["vm_version"] = "?";
+        }
         return j;
     }
     const jvm_perf_summary& s = *f.summary;

@@ -5,6 +5,7 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "attach/attach_error.h"
 #include "attach/jvm_discovery.h"
@@ -20,6 +21,16 @@ struct jvm_facts {
     std::string problem;  // why there is no summary
     bool gone = false;    // the JVM or its hsperfdata file had gone when heapd opened it
 };
+
+// The JVM's out-of-memory settings: from its hsperfdata, else (no hsperfdata file) from its command
+// line and JAVA_TOOL_OPTIONS, as far as they can be read.
+oom_settings oom_settings_of(const jvm_facts& f);
+
+// The process's command line (argv), empty when it cannot be read.
+std::vector<std::string> command_line_of(pid_t pid);
+
+// The main class or jar in a java command line (argv[0] first), as `jps -l` shows it; "" when none.
+std::string main_class_of(const std::vector<std::string>& argv);
 
 // Reads the hsperfdata summary of a discovered JVM.
 jvm_facts read_jvm_facts(const attach::discovered_jvm& jvm);

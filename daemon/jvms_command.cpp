@@ -15,6 +15,7 @@
 #include "formats/hsperfdata_summary.h"
 #include "formats/report_text.h"
 #include "jvm_facts.h"
+#include "rule_match.h"
 
 namespace heapd::cmd {
 namespace {
@@ -69,7 +70,9 @@ std::string render_table(const std::vector<jvm_row>& rows, std::size_t unreadabl
         {"PID", "NSPID", "USER", "WHERE", "HEAP USED", "HEAP MAX", "OLD GEN", "GC TIME", "ON OOM", "VERSION", "MAIN CLASS"}};
     for (const auto& r : rows) {
         const auto& j = r.jvm;
-        std::vector<std::string> line = {std::to_string(j.pid), j.ns_pid == j.pid ? "-" : std::to_string(j.ns_pid), j.user,
+        // A JVM without hsperfdata has no user name of its own: the uid's, here.
+        const std::string user = !j.user.empty() ? j.user : daemon::user_name_of(j.uid);
+        std::vector<std::string> line = {std::to_string(j.pid), j.ns_pid == j.pid ? "-" : std::to_string(j.ns_pid), user,
                                          j.in_container ? "container" : "host"};
         if (r.summary) {
             const auto& s = *r.summary;
@@ -77,6 +80,11 @@ std::string render_table(const std::vector<jvm_row>& rows, std::size_t unreadabl
                                      percent(s.old_gen ? s.old_gen->occupancy() : std::nullopt, 1),
                                      percent(s.gc_time_share, 2), oom_text(s.oom), s.vm_version.empty() ? "-" : s.vm_version,
                                      !s.accessible ? "(starting) " + s.main_class : s.main_class.empty() ? "-" : s.main_class});
+        } else if (j.perfdata_path.empty()) {
+            // No hsperfdata (-XX:+PerfDisableSharedMem, -XX:-UsePerfData): its command line.
+            const std::string main_class = daemon::main_class_of(daemon::command_line_of(j.pid));
+            line.insert(line.end(), {"?", "?", "?", "?", oom_text(daemon::oom_settings_of(daemon::jvm_facts{j, std::nullopt, r.problem})),
+                                     "?", main_class.empty() ? "(no hsperfdata)" : main_class + " (no hsperfdata)"});
         } else {
             line.insert(line.end(), {"?", "?", "?", "?", "?", "?", "(unreadable)"});
         }
@@ -96,8 +104,8 @@ std::string render_table(const std::vector<jvm_row>& rows, std::size_t unreadabl
         out += text + "\n";
     }
     for (const auto& r : rows)
-        if (!r.summary) out += "pid " + std::to_string(r.jvm.pid) + ": " + r.problem + "\n";
-    if (rows.empty()) out += "no JVMs found (JVMs started with -XX:-UsePerfData cannot be found)\n";
+        if (!r.summary && !r.jvm.perfdata_path.empty()) out += "pid " + std::to_string(r.jvm.pid) + ": " + r.problem + "\n";
+    if (rows.empty()) out += "no JVMs found\n";
     if (unreadable > 0)
         out += std::to_string(unreadable) + " hsperfdata file(s) of processes this user may not inspect were left out (run as root)\n";
     return out;
@@ -122,6 +130,7 @@ nlohmann::json row_json(const jvm_row& r) {
                           {"perfdata", j.perfdata_path}};
     if (!r.summary) {
         out["error"] = r.problem;
+        if (j.perfdata_path.empty()) out["main_class"] = daemon::main_class_of(daemon::command_line_of(j.pid));
         return out;
     }
     const auto& s = *r.summary;

@@ -106,12 +106,14 @@ void oom_armer::poll_once(const oom_options& options, const std::vector<dump_rul
         if (!info) continue;  // gone since
         const jvm_identity id{j.pid, info->start_time};
         jvm_facts facts = read_jvm_facts(j);
-        if (!facts.summary || !facts.summary->accessible) continue;
-        const jvm_perf_summary& s = *facts.summary;
-        bool wanted = options.arm && hook_runs_heapd(s.oom);
-        if (!wanted)
+        // A JVM without hsperfdata (-XX:+PerfDisableSharedMem) is judged by its command line; rules
+        // select only JVMs whose hsperfdata they can read.
+        const bool no_perfdata = j.perfdata_path.empty();
+        if (!no_perfdata && (!facts.summary || !facts.summary->accessible)) continue;
+        bool wanted = options.arm && hook_runs_heapd(oom_settings_of(facts));
+        if (!wanted && facts.summary)
             for (const dump_rule& r : rules)
-                if (r.arm_oom && selects(r.select, j, s, user_name_of(j.uid))) {
+                if (r.arm_oom && selects(r.select, j, *facts.summary, user_name_of(j.uid))) {
                     wanted = true;
                     break;
                 }
@@ -137,7 +139,9 @@ void oom_armer::poll_once(const oom_options& options, const std::vector<dump_rul
         how.expected_start_time = info->start_time;
         // A check of an armed JVM goes through the listener arming started, never a signal.
         how.may_signal = !known || known->status.state == arm_state::not_armed;
-        const std::uint64_t heap_max = static_cast<std::uint64_t>(std::max<std::int64_t>(s.heap.max_capacity, 0));
+        const std::uint64_t heap_max =
+            facts.summary ? static_cast<std::uint64_t>(std::max<std::int64_t>(facts.summary->heap.max_capacity, 0)) : 0;
+        const std::string main_class = facts.summary ? facts.summary->main_class : "no hsperfdata";
         arm_status st = arm_jvm(j.pid, j.ns_pid, info->start_time, heap_max, how);
         if (!attach::read_process_info(j.pid)) continue;  // it ended meanwhile
         if (known && known->status.state != arm_state::not_armed && st.state == arm_state::not_armed) {
@@ -147,9 +151,9 @@ void oom_armer::poll_once(const oom_options& options, const std::vector<dump_rul
         }
         const bool news = !known || known->status.state != st.state || st.changed;
         if (news && st.state == arm_state::not_armed)
-            log_->warn("oom arming: pid {} ({}) not armed: {}", j.pid, bounded_text(s.main_class), bounded_text(st.why));
+            log_->warn("oom arming: pid {} ({}) not armed: {}", j.pid, bounded_text(main_class), bounded_text(st.why));
         else if (news)
-            log_->info("oom arming: pid {} ({}) {}: {}{}", j.pid, bounded_text(s.main_class), state_name(st.state),
+            log_->info("oom arming: pid {} ({}) {}: {}{}", j.pid, bounded_text(main_class), state_name(st.state),
                        bounded_text(st.why), st.dump_path.empty() ? "" : ", dump to " + bounded_text(st.dump_path));
         std::lock_guard lock(mutex_);
         jvms_[id] = entry{std::move(st), now};

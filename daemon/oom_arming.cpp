@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <random>
 
 #include "attach/attach_client.h"
@@ -46,18 +47,10 @@ wire::json to_json(const arm_status& s) {
 bool oom_hook_running(pid_t pid) {
     const std::string base = "/proc/" + std::to_string(pid) + "/task/";
     for (pid_t tid : stacks::list_tasks(pid)) {
+        // HotSpot runs the OnOutOfMemoryError commands, one after the other, from its VM Thread.
+        if (stacks::thread_name(pid, tid) != "VM Thread") continue;
         auto children = stacks::read_small_file(base + std::to_string(tid) + "/children");
-        if (!children) continue;
-        std::size_t at = 0;
-        while (at < children->size()) {
-            std::size_t end = children->find(' ', at);
-            if (end == std::string::npos) end = children->size();
-            const std::string child = children->substr(at, end - at);
-            at = end + 1;
-            if (child.empty()) continue;
-            auto cmdline = stacks::read_small_file("/proc/" + child + "/cmdline");
-            if (cmdline && cmdline->find("heapd") != std::string::npos) return true;
-        }
+        return children && children->find_first_of("0123456789") != std::string::npos;
     }
     return false;
 }
@@ -151,6 +144,9 @@ arm_status arm_jvm(pid_t pid, pid_t ns_pid, std::uint64_t start_time, std::uint6
     }
     if (*on == "true")  // dumps into its working directory, as the user asked
         return arm_status{arm_state::own_path, "", "dumps into its working directory", false};
+    if (heap_max == 0)  // no hsperfdata: the JVM says it
+        if (auto max = read_flag("MaxHeapSize"))
+            heap_max = std::strtoull(max->c_str(), nullptr, 10);
     auto room = tmp_free_bytes(pid);
     if (!room) return not_armed("cannot tell the free space of its /tmp");
     if (heap_max != 0 && *room < heap_max)

@@ -52,14 +52,15 @@ bool is_armed_dump_name(std::string_view name, pid_t ns_pid, std::uint64_t start
 bool hook_runs_heapd(const oom_settings& oom);
 
 // Arms the JVM with host pid `pid` (its pid in its namespace and its start time given): reads both
-// flags through attach, then sets what is missing. heap_max is the most the heap may hold (bytes,
-// 0 when unknown): a /tmp with less room than that is not used. options bound each attach.
+// flags through attach, then sets what is missing. heap_max is the most the heap may hold (bytes;
+// 0: asked of the JVM, MaxHeapSize): a /tmp with less room than that is not used. options bound
+// each attach.
 arm_status arm_jvm(pid_t pid, pid_t ns_pid, std::uint64_t start_time, std::uint64_t heap_max,
                    const attach::attach_options& options);
 
-// Whether the JVM runs its OutOfMemoryError hook now: a child of one of its threads has "heapd" on
-// its command line. Such a JVM is at a safepoint and must not be signalled (SIGQUIT would come out as
-// a thread dump in its output once it resumes).
+// Whether the JVM runs its OutOfMemoryError hook now: its VM Thread, which runs the hook's commands
+// one after the other inside a VM operation, has a child process. Such a JVM is at a safepoint and
+// must not be signalled (SIGQUIT would come out as a thread dump in its output once it resumes).
 bool oom_hook_running(pid_t pid);
 
 // A flag's value in printflag's answer ("-XX:HeapDumpPath=/x" gives "/x", "-XX:+Name" "true"),

@@ -93,10 +93,13 @@ oom_capture capture_oom(pid_t pid) {
     if (auto ns = attach::own_pid_namespace()) c.args["pid_ns"] = ns->inode;
     if (auto ns = attach::mount_namespace_of(0)) c.args["mnt_ns"] = *ns;
     auto facts = find_jvm_facts(pid);
-    if (!facts || !facts->summary) return c;
-    const jvm_perf_summary& s = *facts->summary;
-    c.args["jvm"] = s.vm_version;
-    c.args["command"] = s.command;
+    if (!facts) return c;
+    if (facts->summary) {
+        c.args["jvm"] = facts->summary->vm_version;
+        c.args["command"] = facts->summary->command;
+    }
+    // From hsperfdata, else (a JVM without it) from the command line.
+    const oom_settings oom = oom_settings_of(*facts);
     // The JVM's own paths, seen through its root and working directory.
     const std::string proc = "/proc/" + std::to_string(pid);
     auto seen = [&](const std::string& p) { return p.starts_with('/') ? proc + "/root" + p : proc + "/cwd/" + p; };
@@ -114,11 +117,11 @@ oom_capture capture_oom(pid_t pid) {
     };
     // Where the JVM was told to dump (HeapDumpPath with HeapDumpOnOutOfMemoryError on the command
     // line; a HeapDumpPath alone when heapd turned the dump on).
-    if (s.oom.heap_dump || !s.oom.heap_dump_path.empty()) {
+    if (oom.heap_dump || !oom.heap_dump_path.empty()) {
         struct stat st {};
-        const bool is_dir = !s.oom.heap_dump_path.empty() && ::stat(seen(s.oom.heap_dump_path).c_str(), &st) == 0 &&
+        const bool is_dir = !oom.heap_dump_path.empty() && ::stat(seen(oom.heap_dump_path).c_str(), &st) == 0 &&
                             S_ISDIR(st.st_mode);
-        const std::string name = oom_dump_name(s.oom, facts->jvm.ns_pid, is_dir);
+        const std::string name = oom_dump_name(oom, facts->jvm.ns_pid, is_dir);
         unique_fd fd(::open(seen(name).c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK));
         if (fd && ::fstat(fd.get(), &st) == 0 && S_ISREG(st.st_mode)) {
             adopt(std::move(fd), name);

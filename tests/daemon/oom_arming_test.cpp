@@ -133,7 +133,7 @@ void run_exiting_jvm(const std::vector<std::string>& extra, bool restart) {
     demo_jvm jvm(java_main{"OomExit"}, flags, {dir.file("go")}, dir.file("jvm.out"));
     ASSERT_TRUE(jvm.ready());
     json row = armed_row(d, jvm.pid());
-    ASSERT_EQ(row["oom_arming"].value("state", ""), "armed") << row << d.log();
+    ASSERT_EQ(row.value("oom_arming", json::object()).value("state", ""), "armed") << row << d.log();
     const std::string armed_path = row["oom_arming"]["dump_path"].get<std::string>();
     EXPECT_TRUE(armed_path.starts_with("/tmp/heapd-oom-" + std::to_string(jvm.pid()) + "-")) << armed_path;
     EXPECT_EQ(jvm.jcmd({"VM.flags", "-all"}).out.find("HeapDumpPath                             = " + armed_path) ==
@@ -143,9 +143,9 @@ void run_exiting_jvm(const std::vector<std::string>& extra, bool restart) {
         ASSERT_EQ(d.stop(), 0);
         ASSERT_TRUE(d.start()) << d.log();
         json again = armed_row(d, jvm.pid());
-        EXPECT_EQ(again["oom_arming"].value("state", ""), "armed") << again << d.log();
-        EXPECT_EQ(again["oom_arming"].value("dump_path", ""), armed_path);
-        EXPECT_EQ(again["oom_arming"].value("note", ""), "armed earlier");
+        EXPECT_EQ(again.value("oom_arming", json::object()).value("state", ""), "armed") << again << d.log();
+        EXPECT_EQ(again.value("oom_arming", json::object()).value("dump_path", ""), armed_path);
+        EXPECT_EQ(again.value("oom_arming", json::object()).value("note", ""), "armed earlier");
     }
     touch(dir.file("go"));
     const double ms = hook_ms(dir.path());
@@ -179,6 +179,33 @@ TEST(oom_arming, a_daemon_restarted_between_the_arming_and_the_oom_knows_the_jvm
     run_exiting_jvm({}, true);
 }
 
+// A JVM without an hsperfdata file (-XX:+PerfDisableSharedMem, as Cassandra ships it) is found by
+// its libjvm.so and SIGQUIT handler, armed from what its command line says, and reported.
+TEST(oom_arming, a_jvm_without_hsperfdata_is_armed_and_reported) {
+    run_exiting_jvm({"-XX:+PerfDisableSharedMem"}, false);
+}
+
+// ... and with -XX:-UsePerfData it is listed and dumped on request like any other.
+TEST(oom_arming, a_jvm_without_perf_data_is_listed_and_dumped_on_request) {
+    serve_process d({"--spool", ""});
+    ASSERT_TRUE(d.ready()) << d.log();
+    scratch_dir dir;
+    demo_jvm jvm(java_main{"OomExit"}, {"-Xmx64m", "-XX:-UsePerfData"}, {dir.file("go")});
+    ASSERT_TRUE(jvm.ready());
+    json row;
+    for (int i = 0; i < 100 && row.is_null(); ++i) {
+        for (const json& j : json::parse(run_heapctl(d, {"jvms", "--json"}).out))
+            if (j.value("pid", 0) == jvm.pid()) row = j;
+        if (row.is_null()) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    ASSERT_FALSE(row.is_null());
+    EXPECT_EQ(row.value("main_class", ""), "OomExit") << row;
+    EXPECT_FALSE(row.contains("oom_arming")) << row;  // no hook: not one arming is for
+    auto dumped = run_heapctl(d, {"dump", std::to_string(jvm.pid()), "--wait"});
+    ASSERT_EQ(dumped.exit_code, 0) << dumped.out << dumped.err << d.log();
+    EXPECT_NE(dumped.out.find("OomExit"), std::string::npos) << dumped.out;
+}
+
 // The arming shows in heapctl jvms and in the metrics.
 TEST(oom_arming, jvms_and_metrics_show_the_armed_jvms) {
     serve_process d({"--spool", ""});
@@ -187,7 +214,7 @@ TEST(oom_arming, jvms_and_metrics_show_the_armed_jvms) {
     demo_jvm jvm(java_main{"OomExit"}, {"-Xmx64m", hook_flag(d, dir.path(), dir.file("unused-spool"))},
                  {dir.file("go")});
     ASSERT_TRUE(jvm.ready());
-    ASSERT_EQ(armed_row(d, jvm.pid())["oom_arming"].value("state", ""), "armed");
+    ASSERT_EQ(armed_row(d, jvm.pid()).value("oom_arming", json::object()).value("state", ""), "armed");
     auto listed = run_heapctl(d, {"jvms"});
     bool shown = false;
     for (std::size_t at = 0, end; at < listed.out.size(); at = end + 1) {
@@ -214,8 +241,8 @@ TEST(oom_arming, a_heap_dump_path_the_user_set_is_kept) {
                  {dir.file("go")});
     ASSERT_TRUE(jvm.ready());
     json row = armed_row(d, jvm.pid());
-    ASSERT_EQ(row["oom_arming"].value("state", ""), "own_path") << row;
-    EXPECT_EQ(row["oom_arming"].value("dump_path", ""), dir.path());
+    ASSERT_EQ(row.value("oom_arming", json::object()).value("state", ""), "own_path") << row;
+    EXPECT_EQ(row.value("oom_arming", json::object()).value("dump_path", ""), dir.path());
     touch(dir.file("go"));
     ASSERT_GE(hook_ms(dir.path()), 0);
     ASSERT_TRUE(ended(jvm.pid()));
@@ -241,7 +268,7 @@ TEST(oom_arming, another_users_jvm_and_a_container_jvm_are_armed_and_reported) {
                          {work.file("go")}, isolation{&owner, container, work.path(), volumes});
         ASSERT_TRUE(jvm.ready());
         json row = armed_row(d, jvm.pid(), &owner);
-        ASSERT_EQ(row["oom_arming"].value("state", ""), "armed") << row << d.log();
+        ASSERT_EQ(row.value("oom_arming", json::object()).value("state", ""), "armed") << row << d.log();
         const std::string armed_path = row["oom_arming"]["dump_path"].get<std::string>();
         EXPECT_TRUE(armed_path.starts_with("/tmp/heapd-oom-" + std::to_string(jvm.ns_pid()) + "-")) << armed_path;
         touch(work.file("go"));
