@@ -55,7 +55,6 @@ struct dump_rule {
     std::chrono::seconds cooldown{3600};  // no second dump of one JVM by this rule within this time
     unsigned max_dumps = 3;               // dumps of one JVM (pid and start time) by this rule; 0: no limit
     bool live = true;                     // only reachable objects (a full GC first)
-    bool arm_oom = false;                 // arm the JVMs it selects for their OutOfMemoryError (oom_armer.h)
 };
 
 // Arming JVMs ahead of their OutOfMemoryError (oom_armer.h).

@@ -57,7 +57,7 @@ void read_rule(config_reader& r, const toml::table& t, std::map<std::string, int
     rule.line = static_cast<int>(t.source().begin.line);
     r.only_known_keys(t, "[[rule]]", {"name", "main_class", "command", "user", "container", "every", "old_gen_percent",
                                       "old_gen_collections", "gc_time_percent", "gc_window", "cooldown", "max_dumps",
-                                      "live", "arm_oom"});
+                                      "live"});
     std::string prefix = "the rule at line " + std::to_string(rule.line) + ": ";
     const toml::node* name = t.get("name");
     if (name == nullptr) {
@@ -86,15 +86,14 @@ void read_rule(config_reader& r, const toml::table& t, std::map<std::string, int
     read_key(t, "max_dumps", rule.max_dumps,
          [&](const toml::node& n) { return r.integer(n, prefix + "max_dumps", 0, 1'000'000); });
     read_key(t, "live", rule.live, [&](const toml::node& n) { return r.boolean(n, prefix + "live"); });
-    read_key(t, "arm_oom", rule.arm_oom, [&](const toml::node& n) { return r.boolean(n, prefix + "arm_oom"); });
 
     // Settings of a threshold that is not there are a mistake, not a default.
     if (const toml::node* n = t.get("old_gen_collections"); n != nullptr && !t.contains("old_gen_percent"))
         r.error(n->source(), prefix + "old_gen_collections does nothing without old_gen_percent");
     if (const toml::node* n = t.get("gc_window"); n != nullptr && !t.contains("gc_time_percent"))
         r.error(n->source(), prefix + "gc_window does nothing without gc_time_percent");
-    if (!t.contains("every") && !t.contains("old_gen_percent") && !t.contains("gc_time_percent") && !rule.arm_oom)
-        r.error(t.source(), prefix + "no trigger: give every, old_gen_percent, gc_time_percent or arm_oom");
+    if (!t.contains("every") && !t.contains("old_gen_percent") && !t.contains("gc_time_percent"))
+        r.error(t.source(), prefix + "no trigger: give every, old_gen_percent or gc_time_percent");
     out.push_back(std::move(rule));
 }
 

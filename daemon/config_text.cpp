@@ -37,7 +37,7 @@ bool same_rule(const dump_rule& a, const dump_rule& b) {
            a.select.user == b.select.user && a.select.container == b.select.container && a.every == b.every &&
            a.old_gen_percent == b.old_gen_percent && a.old_gen_collections == b.old_gen_collections &&
            a.gc_time_percent == b.gc_time_percent && a.gc_window == b.gc_window && a.cooldown == b.cooldown &&
-           a.max_dumps == b.max_dumps && a.live == b.live && a.arm_oom == b.arm_oom;
+           a.max_dumps == b.max_dumps && a.live == b.live;
 }
 
 // Appends "name before -> after" to out when they differ.
@@ -69,7 +69,6 @@ std::string describe_triggers(const dump_rule& r) {
                                                     : std::to_string(r.old_gen_collections) + " old collections in a row"));
     if (r.gc_time_percent)
         parts.push_back("GC time above " + percent_text(*r.gc_time_percent) + " over " + duration_string(r.gc_window));
-    if (r.arm_oom) parts.push_back("armed for its OutOfMemoryError");
     std::string out;
     for (const std::string& p : parts) out += (out.empty() ? "" : "; ") + p;
     return out.empty() ? "never" : out;
@@ -99,7 +98,7 @@ std::vector<std::string> config_summary(const heapd_config& c) {
     out.push_back("oom        " + (c.oom.arm ? "arming JVMs whose OnOutOfMemoryError runs heapd, looked for every " +
                                                        duration_string(c.oom.poll_interval) + ", checked every " +
                                                        duration_string(c.oom.recheck)
-                                                 : std::string("no arming of hook JVMs (rules with arm_oom still arm theirs)")));
+                                                 : std::string("no arming")));
     out.push_back("rules      " + (c.rules.empty() ? std::string("none")
                                                    : std::to_string(c.rules.size()) + ", JVMs read every " +
                                                          duration_string(c.poll_interval)));

@@ -6,7 +6,6 @@
 #include "attach/process_info.h"
 #include "jvm_facts.h"
 #include "log_text.h"
-#include "rule_match.h"
 
 namespace heapd::daemon {
 namespace {
@@ -38,11 +37,10 @@ oom_armer::~oom_armer() {
     thread_.join();
 }
 
-void oom_armer::configure(const oom_options& options, std::vector<dump_rule> rules) {
+void oom_armer::configure(const oom_options& options) {
     {
         std::lock_guard lock(mutex_);
         options_ = options;
-        rules_ = std::move(rules);
         configured_ = true;
         ++generation_;
     }
@@ -79,11 +77,9 @@ void oom_armer::run() {
         if (stopping_) return;
         const std::uint64_t generation = generation_;
         const oom_options options = options_;
-        const std::vector<dump_rule> rules = rules_;
-        const bool any_rule = std::any_of(rules.begin(), rules.end(), [](const dump_rule& r) { return r.arm_oom; });
-        if (options.arm || any_rule) {
+        if (options.arm) {
             lock.unlock();
-            poll_once(options, rules);
+            poll_once(options);
             lock.lock();
             ++polls_;
         } else {
@@ -94,7 +90,7 @@ void oom_armer::run() {
     }
 }
 
-void oom_armer::poll_once(const oom_options& options, const std::vector<dump_rule>& rules) {
+void oom_armer::poll_once(const oom_options& options) {
     auto found = attach::discover_jvms();
     if (!found) {
         log_->warn("oom arming: cannot find the JVMs: {}", bounded_text(found.error().message));
@@ -106,18 +102,11 @@ void oom_armer::poll_once(const oom_options& options, const std::vector<dump_rul
         if (!info) continue;  // gone since
         const jvm_identity id{j.pid, info->start_time};
         jvm_facts facts = read_jvm_facts(j);
-        // A JVM without hsperfdata (-XX:+PerfDisableSharedMem) is judged by its command line; rules
-        // select only JVMs whose hsperfdata they can read.
+        // A JVM without hsperfdata (-XX:+PerfDisableSharedMem) is judged by its command line.
         const bool no_perfdata = j.perfdata_path.empty();
         if (!no_perfdata && (!facts.summary || !facts.summary->accessible)) continue;
-        bool wanted = options.arm && hook_runs_heapd(oom_settings_of(facts));
-        if (!wanted && facts.summary)
-            for (const dump_rule& r : rules)
-                if (r.arm_oom && selects(r.select, j, *facts.summary, user_name_of(j.uid))) {
-                    wanted = true;
-                    break;
-                }
-        if (!wanted) continue;
+        // Only a JVM whose hook runs heapd: the hook is what hands the dump over at the error.
+        if (!hook_runs_heapd(oom_settings_of(facts))) continue;
         alive.insert(id);
 
         std::optional<entry> known;

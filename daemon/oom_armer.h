@@ -1,7 +1,7 @@
 #pragma once
 // The daemon's arming of JVMs ahead of their OutOfMemoryError (oom_arming.h), on a thread of its
 // own: every poll interval the JVMs are found (/proc and hsperfdata, no attach); each new one whose
-// OnOutOfMemoryError runs heapd, or that a rule with arm_oom selects, is armed through attach; the
+// OnOutOfMemoryError runs heapd is armed through attach; the
 // armed ones are checked again every recheck interval, through a listener already up only (never
 // signalled), and armed again when their flags were changed. A JVM in its hook is never touched.
 // `jvms` and the metrics read the states; one log line per JVM armed or not armable.
@@ -33,8 +33,8 @@ public:
     oom_armer(const oom_armer&) = delete;
     oom_armer& operator=(const oom_armer&) = delete;
 
-    // New settings and rules (at start and at each reload), from any thread; the next poll runs at once.
-    void configure(const oom_options& options, std::vector<dump_rule> rules);
+    // New settings (at start and at each reload), from any thread; the next poll runs at once.
+    void configure(const oom_options& options);
     // What arming found for the JVM, when it is one arming is for and has been looked at.
     std::optional<arm_status> status_of(const jvm_identity& jvm) const;
     // How many JVMs (of those arming is for) are in each state now.
@@ -52,13 +52,12 @@ private:
         std::chrono::steady_clock::time_point checked;
     };
     void run();
-    void poll_once(const oom_options& options, const std::vector<dump_rule>& rules);
+    void poll_once(const oom_options& options);
 
     std::shared_ptr<spdlog::logger> log_;
     mutable std::mutex mutex_;
     std::condition_variable wake_;
     oom_options options_;
-    std::vector<dump_rule> rules_;
     bool configured_ = false;
     bool stopping_ = false;
     std::uint64_t generation_ = 0;  // of the settings: a change wakes the thread for a poll at once

@@ -136,10 +136,14 @@ arm_status arm_jvm(pid_t pid, pid_t ns_pid, std::uint64_t start_time, std::uint6
         s.changed = true;
         return s;
     }
-    if (*on == "true" && !path->empty()) {
+    if (!path->empty()) {  // heapd's own name: armed earlier, by this daemon or an earlier one
         s.state = arm_state::armed;
         s.dump_path = *path;
         s.why = "armed earlier";
+        if (*on == "true") return s;
+        if (auto failed = set("HeapDumpOnOutOfMemoryError", "true")) return not_armed(*failed);
+        s.why = "armed again (HeapDumpOnOutOfMemoryError had been turned off)";
+        s.changed = true;
         return s;
     }
     if (*on == "true")  // dumps into its working directory, as the user asked

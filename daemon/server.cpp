@@ -121,7 +121,7 @@ result<std::unique_ptr<server>> server::open(const heapd_config& config, std::sh
         },
         log);
     s->armer_ = std::make_unique<oom_armer>(log);
-    s->armer_->configure(config.oom, config.rules);
+    s->armer_->configure(config.oom);
     s->handler_->set_armer(s->armer_.get());
     metrics_sources sources{*s->store_, *s->jobs_, s->counters_, info.version,
                             static_cast<double>(info.started_ms) / 1000, s->armer_.get()};
@@ -318,7 +318,7 @@ void server::config_changed(const heapd_config& next) {
     store_->set_retention(config_.serve.retention);
     for (const std::string& id : store_->apply_retention(now_ms())) log_->info("retention: removed dump {}", id);
     rules_->set_rules(config_.rules, config_.poll_interval);
-    armer_->configure(config_.oom, config_.rules);
+    armer_->configure(config_.oom);
     metrics_->set_options(config_.metrics);
 }
 

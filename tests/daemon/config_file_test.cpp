@@ -136,20 +136,12 @@ TEST(config_file, oom_arming_keys_are_read) {
 arm = false
 poll_interval = "500ms"
 recheck = "5m"
-
-[[rule]]
-name = "arm-orders"
-main_class = "com.example.orders.*"
-arm_oom = true
 )",
                           "heapd.toml");
     ASSERT_TRUE(c.has_value()) << c.error().front().describe();
     EXPECT_FALSE(c->oom.arm);
     EXPECT_EQ(c->oom.poll_interval, 500ms);
     EXPECT_EQ(c->oom.recheck, 300s);
-    ASSERT_EQ(c->rules.size(), 1u);
-    EXPECT_TRUE(c->rules[0].arm_oom);  // a rule that only arms needs no other trigger
-    EXPECT_FALSE(c->rules[0].every.has_value());
     auto bad = parse_config("[oom]\narm = 1\nrecheck = \"10ms\"\nwhat = 2\n", "heapd.toml");
     ASSERT_FALSE(bad.has_value());
     EXPECT_EQ(bad.error().size(), 3u);
@@ -200,7 +192,7 @@ TEST(config_file, every_error_is_reported_with_its_line_and_column) {
         "heapd.toml:7:14: retention.keep_count must be an integer, not a string",
         "heapd.toml:8:14: retention.keep_bytes must be a size like \"512M\" or \"20G\", not \"20X\"",
         "heapd.toml:10:12: metrics.interval must be whole seconds, not \"1500ms\"",
-        "heapd.toml:11:1: rule \"a\": no trigger: give every, old_gen_percent, gc_time_percent or arm_oom",
+        "heapd.toml:11:1: rule \"a\": no trigger: give every, old_gen_percent or gc_time_percent",
         "heapd.toml:13:11: rule \"a\": command is not a valid regular expression: ",  // + the library's words
         "heapd.toml:15:8: rule name \"a\" is already used by the rule at line 11",
         "heapd.toml:16:9: the rule at line 14: every must be a duration like \"30s\", \"10m\", \"6h\", \"1d\" or "
@@ -209,7 +201,7 @@ TEST(config_file, every_error_is_reported_with_its_line_and_column) {
         "heapd.toml:18:15: the rule at line 14: gc_window does nothing without gc_time_percent",
         "heapd.toml:19:8: the rule at line 14: live must be true or false, not a string",
         "heapd.toml:20:1: this rule has no name (name = \"...\": it names the dumps it takes)",
-        "heapd.toml:20:1: the rule at line 20: no trigger: give every, old_gen_percent, gc_time_percent or arm_oom",
+        "heapd.toml:20:1: the rule at line 20: no trigger: give every, old_gen_percent or gc_time_percent",
         "heapd.toml:22:2: unknown key \"deamon\" in the file (tables are [daemon], [retention], [metrics], [oom] and "
         "[[rule]]) (did you mean \"daemon\"?)",
     };

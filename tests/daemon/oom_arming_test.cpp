@@ -206,6 +206,33 @@ TEST(oom_arming, a_jvm_without_perf_data_is_listed_and_dumped_on_request) {
     EXPECT_NE(dumped.out.find("OomExit"), std::string::npos) << dumped.out;
 }
 
+// Someone turns the flag off again (jcmd VM.set_flag): the next check arms the JVM again, at the
+// same path, through the listener already up.
+TEST(oom_arming, a_jvm_whose_flag_was_turned_off_is_armed_again) {
+    shared_dir conf;
+    std::ofstream(conf.file("heapd.toml")) << "[oom]\nrecheck = \"1s\"\n";
+    serve_process d({"--spool", "", "--config", conf.file("heapd.toml")});
+    ASSERT_TRUE(d.ready()) << d.log();
+    scratch_dir dir;
+    demo_jvm jvm(java_main{"OomExit"}, {"-Xmx64m", hook_flag(d, dir.path(), dir.file("unused-spool"))},
+                 {dir.file("go")});
+    ASSERT_TRUE(jvm.ready());
+    json row = armed_row(d, jvm.pid());
+    ASSERT_EQ(row.value("oom_arming", json::object()).value("state", ""), "armed") << row << d.log();
+    auto flag = [&] { return jvm.jcmd({"VM.flags", "-all"}).out; };
+    EXPECT_NE(flag().find("HeapDumpOnOutOfMemoryError               = true"), std::string::npos);
+    auto off = jvm.jcmd({"VM.set_flag", "HeapDumpOnOutOfMemoryError", "false"});
+    ASSERT_EQ(off.exit_code, 0) << off.out << off.err;
+    ASSERT_NE(flag().find("HeapDumpOnOutOfMemoryError               = false"), std::string::npos);
+    bool again = false;
+    for (int i = 0; i < 100 && !again; ++i) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+        again = flag().find("HeapDumpOnOutOfMemoryError               = true") != std::string::npos;
+    }
+    EXPECT_TRUE(again) << d.log();
+    EXPECT_NE(flag().find(row["oom_arming"]["dump_path"].get<std::string>()), std::string::npos);
+}
+
 // The arming shows in heapctl jvms and in the metrics.
 TEST(oom_arming, jvms_and_metrics_show_the_armed_jvms) {
     serve_process d({"--spool", ""});
