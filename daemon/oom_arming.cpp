@@ -1,6 +1,7 @@
 #include "oom_arming.h"
 
-#include <sys/statvfs.h>
+#include <linux/magic.h>
+#include <sys/vfs.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -23,12 +24,25 @@ std::string random_hex() {
     return text;
 }
 
-// Free bytes in the JVM's /tmp, nullopt when it cannot be told.
-std::optional<std::uint64_t> tmp_free_bytes(pid_t pid) {
+// The JVM's /tmp: its free bytes, and whether it is a tmpfs (memory).
+struct tmp_space {
+    std::uint64_t free = 0;
+    bool in_memory = false;
+};
+std::optional<tmp_space> jvm_tmp_space(pid_t pid) {
     unique_fd tmp(attach::open_jvm_tmp(pid));
-    struct statvfs st {};
-    if (!tmp || ::fstatvfs(tmp.get(), &st) != 0) return std::nullopt;
-    return static_cast<std::uint64_t>(st.f_bavail) * st.f_frsize;
+    struct statfs st {};
+    if (!tmp || ::fstatfs(tmp.get(), &st) != 0) return std::nullopt;
+    return tmp_space{static_cast<std::uint64_t>(st.f_bavail) * static_cast<std::uint64_t>(st.f_bsize),
+                     st.f_type == TMPFS_MAGIC};
+}
+
+// MemAvailable of /proc/meminfo in bytes, 0 when unknown.
+std::uint64_t memory_available() {
+    auto text = stacks::read_small_file("/proc/meminfo");
+    if (!text) return 0;
+    const auto at = text->find("MemAvailable:");
+    return at == std::string::npos ? 0 : std::strtoull(text->c_str() + at + 13, nullptr, 10) * 1024;
 }
 
 arm_status not_armed(std::string why) {
@@ -151,11 +165,15 @@ arm_status arm_jvm(pid_t pid, pid_t ns_pid, std::uint64_t start_time, std::uint6
     if (heap_max == 0)  // no hsperfdata: the JVM says it
         if (auto max = read_flag("MaxHeapSize"))
             heap_max = std::strtoull(max->c_str(), nullptr, 10);
-    auto room = tmp_free_bytes(pid);
+    auto room = jvm_tmp_space(pid);
     if (!room) return not_armed("cannot tell the free space of its /tmp");
-    if (heap_max != 0 && *room < heap_max)
-        return not_armed("its /tmp has " + human_bytes(*room) + " free, less than its heap may hold (" +
+    if (heap_max != 0 && room->free < heap_max)
+        return not_armed("its /tmp has " + human_bytes(room->free) + " free, less than its heap may hold (" +
                          human_bytes(heap_max) + ")");
+    // A tmpfs keeps the dump in memory, at the moment memory is short: only when the host has it.
+    if (const std::uint64_t available = memory_available(); room->in_memory && heap_max != 0 && available < heap_max)
+        return not_armed("its /tmp is a tmpfs and the host has " + human_bytes(available) +
+                         " of memory available, less than its heap may hold (" + human_bytes(heap_max) + ")");
     const std::string chosen = ours + random_hex() + ".hprof";
     if (auto failed = set("HeapDumpPath", chosen)) return not_armed(*failed);
     if (auto failed = set("HeapDumpOnOutOfMemoryError", "true")) return not_armed(*failed);

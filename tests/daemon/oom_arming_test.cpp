@@ -233,6 +233,29 @@ TEST(oom_arming, a_jvm_whose_flag_was_turned_off_is_armed_again) {
     EXPECT_NE(flag().find(row["oom_arming"]["dump_path"].get<std::string>()), std::string::npos);
 }
 
+// A container whose /tmp is too small for the JVM's heap: the JVM is not armed, and heapctl jvms
+// says why.
+TEST(oom_arming, a_jvm_whose_tmp_has_no_room_for_its_heap_is_not_armed_and_says_why) {
+    serve_process d({"--spool", ""});
+    ASSERT_TRUE(d.ready()) << d.log();
+    shared_dir work;
+    isolation how{nullptr, true, work.path(), {d.dir(), work.path()}};
+    how.tmp_size = "8m";
+    isolated_jvm jvm(java_main{"OomExit"}, {"-Xmx64m", hook_flag(d, work.path(), work.file("spool"))},
+                     {work.file("go")}, how);
+    ASSERT_TRUE(jvm.ready());
+    json row = armed_row(d, jvm.pid());
+    ASSERT_EQ(row.value("oom_arming", json::object()).value("state", ""), "not_armed") << row << d.log();
+    const std::string note = row["oom_arming"]["note"].get<std::string>();
+    EXPECT_NE(note.find("its /tmp has "), std::string::npos) << note;
+    EXPECT_NE(note.find("less than its heap may hold (64.0 MiB)"), std::string::npos) << note;
+    auto listed = run_heapctl(d, {"jvms"});
+    EXPECT_NE(listed.out.find("oom-NOT"), std::string::npos) << listed.out;
+    EXPECT_NE(listed.out.find("pid " + std::to_string(jvm.pid()) + " is not armed for its OutOfMemoryError: its /tmp has"),
+              std::string::npos)
+        << listed.out;
+}
+
 // The arming shows in heapctl jvms and in the metrics.
 TEST(oom_arming, jvms_and_metrics_show_the_armed_jvms) {
     serve_process d({"--spool", ""});

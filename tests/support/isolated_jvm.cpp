@@ -90,7 +90,8 @@ isolated_jvm::isolated_jvm(const java_main& main_class, const std::vector<std::s
             bind += "mkdir -p " + dir + " && mount --no-canonicalize --bind /proc/self/fd/" + fd + " " + dir +
                     " && exec " + fd + "<&- && ";
         }
-        script += "mount -t tmpfs -o mode=1777 tmpfs /tmp && " + bind + "exec";
+        const std::string size = how.tmp_size.empty() ? "" : ",size=" + how.tmp_size;
+        script += "mount -t tmpfs -o mode=1777" + size + " tmpfs /tmp && " + bind + "exec";
         for (const auto& a : java) script += " " + shell_quote(a);
         argv = {"unshare", "--mount", "--pid", "--fork", "--mount-proc", "--propagation", "private", "sh", "-c", script};
     }

@@ -37,6 +37,7 @@ struct isolation {
     std::string workdir;              // the JVM's working directory (inside the container: a host path it sees)
     std::vector<std::string> shared;  // host directories under /tmp the container still sees, at the same path
                                       // (bind-mounted over its tmpfs, as a volume)
+    std::string tmp_size;             // the container's tmpfs /tmp size ("8m"), "" for tmpfs's default
 };
 
 // A JVM running a program of tests/java under an isolation; killed (with its namespace) on destruction.
