@@ -9,9 +9,11 @@
 #                  store, analysed, report kept); the JVM had exited long before
 #   JVM exit       from the hook's start to the JVM's end
 # and, as a baseline, `cat DUMP >/dev/null` of a dump of the same size (the copy into the store
-# reads it once).
+# reads it once). With --snapshot the JVM has -XX:+DisableAttachMechanism, so it cannot be armed:
+# its hook holds it while the daemon takes a core (gdb), then the core is converted (jhsdb); "dump
+# written" is then the hook's hold.
 #
-#   bench/run_oom_bench.sh [--build-dir DIR] [SIZE...]     (sizes as -Xmx takes them; default 512m 2g)
+#   bench/run_oom_bench.sh [--build-dir DIR] [--snapshot] [SIZE...]   (sizes as -Xmx takes them; default 512m 2g)
 #
 # Needs root (the daemon attaches as the JVM's user), java and javac, and free space in /tmp for
 # twice the largest heap.
@@ -19,10 +21,12 @@ set -euo pipefail
 script_dir=$(cd "$(dirname "$0")" && pwd)
 build_dir=${HEAPD_BUILD_DIR:-$script_dir/../build}
 sizes=()
+snapshot=
 while [[ $# -gt 0 ]]; do
     case $1 in
         --build-dir) build_dir=$2; shift 2 ;;
-        -h|--help) sed -n '2,18p' "$0"; exit 0 ;;
+        --snapshot) snapshot=1; shift ;;
+        -h|--help) sed -n '2,21p' "$0"; exit 0 ;;
         *) sizes+=("$1"); shift ;;
     esac
 done
@@ -55,10 +59,13 @@ for size in "${sizes[@]}"; do
     run=$work/$size
     mkdir -p "$run"
     hook="date +%s%N > $run/t0;$heapd dump %p --socket $socket --spool $run/spool;date +%s%N > $run/t1"
-    java "-Xmx$size" "-XX:OnOutOfMemoryError=$hook" -cp "$work/classes" OomExit "$run/go" >"$run/out" 2>&1 &
+    extra=()
+    want=oom-armed
+    if [[ -n $snapshot ]]; then extra=(-XX:+DisableAttachMechanism); want=oom-NOT; fi
+    java "-Xmx$size" "${extra[@]}" "-XX:OnOutOfMemoryError=$hook" -cp "$work/classes" OomExit "$run/go" >"$run/out" 2>&1 &
     jvm_pid=$!
-    for _ in $(seq 300); do ctl jvms 2>/dev/null | grep -qE "^ *$jvm_pid .*oom-armed" && break; sleep 0.1; done
-    ctl jvms | grep -qE "^ *$jvm_pid .*oom-armed" || { echo "pid $jvm_pid was not armed" >&2; cat "$work/heapd.log" >&2; exit 1; }
+    for _ in $(seq 300); do ctl jvms 2>/dev/null | grep -qE "^ *$jvm_pid .*$want" && break; sleep 0.1; done
+    ctl jvms | grep -qE "^ *$jvm_pid .*$want" || { echo "pid $jvm_pid is not $want" >&2; cat "$work/heapd.log" >&2; exit 1; }
     touch "$run/go"
     while [[ ! -s $run/t0 ]]; do sleep 0.01; done
     exited=
@@ -72,10 +79,11 @@ for size in "${sizes[@]}"; do
     [[ -n $exited ]] || exited=$(now_ns)
     jvm_pid=
     t0=$(cat "$run/t0") t1=$(cat "$run/t1")
-    written=$(sed -n 's/.*Heap dump file created \[\([0-9]*\) bytes in \([0-9.]*\) secs\].*/\2 s/p' "$run/out")
-    bytes=$(sed -n 's/.*Heap dump file created \[\([0-9]*\) bytes.*/\1/p' "$run/out")
-    # The baseline: reading a file of the dump's size once (the store's copy of the dump).
     entry=$(ls -d "$work"/store/entries/*/ | tail -1)
+    written=$(sed -n 's/.*Heap dump file created \[\([0-9]*\) bytes in \([0-9.]*\) secs\].*/\2 s/p' "$run/out")
+    bytes=$(stat -c %s "$entry/dump.hprof")
+    [[ -n $written ]] || written="(snapshot)"
+    # The baseline: reading a file of the dump's size once (the store's copy of the dump).
     sync
     echo 3 > /proc/sys/vm/drop_caches
     c0=$(now_ns); cat "$entry/dump.hprof" >/dev/null; c1=$(now_ns)

@@ -19,13 +19,18 @@ struct dump_options {
     int pid = 0;
     std::string socket = daemon::hook_socket_path();
     std::string spool = daemon::default_spool_dir();
+    unsigned hold = 120;  // seconds the JVM may be held for a snapshot; 0: none
 };
 
 // Exit status: 0 handed to the daemon or spooled; 2 neither (the daemon refused, or the spool
 // cannot be written).
 int run_dump(const dump_options& o) {
     auto capture = daemon::capture_oom(o.pid);
-    auto handed = daemon::hand_over(o.socket, capture, std::chrono::milliseconds(60));
+    if (o.hold == 0) {
+        capture.args.erase("snapshot");
+        capture.args.erase("wait");
+    }
+    auto handed = daemon::hand_over(o.socket, capture, std::chrono::milliseconds(60), std::chrono::seconds(o.hold));
     if (handed) {
         // The daemon holds the dump's descriptor: heapd's own file in the JVM's /tmp goes.
         daemon::remove_armed_dump(capture);
@@ -43,11 +48,15 @@ int run_dump(const dump_options& o) {
 void add_dump(CLI::App& app, int& status) {
     auto o = std::make_shared<dump_options>();
     CLI::App* sub = app.add_subcommand(
-        "dump", "OnOutOfMemoryError hook: have heapd dump the JVM PID once the hook returns (returns at once)");
+        "dump", "OnOutOfMemoryError hook: hand the JVM's dump to heapd (returns at once when the JVM wrote one)");
     sub->add_option("pid", o->pid, "The JVM's pid (%p in -XX:OnOutOfMemoryError)")->required()->check(CLI::PositiveNumber);
     sub->add_option("--socket", o->socket, "heapd's socket (default: $HEAPD_SOCKET, else /run/heapd/heapd.sock)");
     sub->add_option("--spool", o->spool,
                     "Where to leave the request when heapd is not running (default: $HEAPD_SPOOL, else /var/spool/heapd)");
+    sub->add_option("--hold", o->hold,
+                    "Seconds the JVM may be held while heapd takes a snapshot of it, when it wrote no dump of its "
+                    "own (it was not armed); 0: none, heapd dumps it once the hook returns, if it still runs")
+        ->capture_default_str();
     sub->callback([o, &status] { status = run_dump(*o); });
 }
 

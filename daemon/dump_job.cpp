@@ -18,6 +18,7 @@
 #include "attach/file_copy.h"
 #include "attach/heap_dump.h"
 #include "attach/process_info.h"
+#include "attach/process_snapshot.h"
 #include "formats/report_json.h"
 #include "staging_journal.h"
 
@@ -82,6 +83,37 @@ std::optional<job_failure> wait_for_jvm(const dump_request& r, job_context& ctx)
     }
 }
 
+// A file in the store's scratch directory with no name, for a child running as the JVM's user to
+// write through /proc/self/fd (mode 0666 on a nameless file: only processes holding it reach it).
+std::expected<unique_fd, job_failure> scratch_file(store& s) {
+    unique_fd fd(::open(s.tmp_dir().c_str(), O_TMPFILE | O_RDWR | O_CLOEXEC, 0600));
+    if (!fd || ::fchmod(fd.get(), 0666) != 0)
+        return std::unexpected(job_failure{error_kind::internal, "cannot make a scratch file in " + s.tmp_dir() + ": " +
+                                                                     std::strerror(errno)});
+    return fd;
+}
+
+// The heap of a JVM held in its hook, from outside: a core now, then its conversion to HPROF.
+std::expected<unique_fd, job_failure> snapshot_heap(store& s, const dump_request& r, job_context& ctx) {
+    const attach::snapshot_target target{r.pid, r.uid, r.gid, r.exe};
+    auto core = scratch_file(s);
+    if (!core) return std::unexpected(core.error());
+    ctx.progress("snapshot", 0, 0);
+    if (auto written = attach::write_core(target, core->get(), std::chrono::seconds(snapshot_limit_s)); !written)
+        return std::unexpected(job_failure{kind_of(written.error().code), "snapshot of pid " + std::to_string(r.pid) +
+                                                                              ": " + written.error().message});
+    // The JVM may go now: the hook is told by this phase.
+    ctx.progress("convert", 0, 0);
+    auto hprof = scratch_file(s);
+    if (!hprof) return std::unexpected(hprof.error());
+    if (auto converted = attach::core_to_hprof(target, core->get(), hprof->get(), std::chrono::seconds(conversion_limit_s));
+        !converted)
+        return std::unexpected(job_failure{kind_of(converted.error().code), "converting the snapshot of pid " +
+                                                                                std::to_string(r.pid) + ": " +
+                                                                                converted.error().message});
+    return hprof;
+}
+
 } // namespace
 
 job_work make_dump_work(store& s, dump_request request) {
@@ -89,6 +121,16 @@ job_work make_dump_work(store& s, dump_request request) {
     return [&s, req](job_context& ctx) -> job_outcome {
         const std::string who = "pid " + std::to_string(req->pid);
         ctx.progress("prepare", 0, req->estimate);
+        std::string snapshot_problem;  // a snapshot that failed: the JVM is dumped through attach instead
+        if (req->snapshot && !req->adopt) {
+            if (auto taken = snapshot_heap(s, *req, ctx)) {
+                req->adopt = std::move(*taken);
+                req->adopt_name = "the heap of pid " + std::to_string(req->pid) +
+                                  " at its OutOfMemoryError (core by gdb, HPROF by jhsdb)";
+            } else {
+                snapshot_problem = taken.error().message;
+            }
+        }
         if (req->adopt) {
             struct stat st {};
             if (::fstat(req->adopt->get(), &st) != 0 || !S_ISREG(st.st_mode))
@@ -98,7 +140,10 @@ job_work make_dump_work(store& s, dump_request request) {
         if (auto room = s.ensure_space(req->estimate, "the heap dump of " + who); !room)
             return failure(error_kind::no_space, room.error().message);
         if (!req->adopt && req->wait_for_jvm)
-            if (auto gone = wait_for_jvm(*req, ctx)) return std::unexpected(*gone);
+            if (auto gone = wait_for_jvm(*req, ctx)) {
+                if (!snapshot_problem.empty()) gone->message += "; before that, the " + snapshot_problem;
+                return std::unexpected(*gone);
+            }
         if (ctx.cancelled()) return failure(error_kind::cancelled, "cancelled");
 
         entry_metadata meta;

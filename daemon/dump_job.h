@@ -22,6 +22,10 @@ struct dump_request {
     // The JVM is in its OnOutOfMemoryError hook (at a safepoint, unable to answer): retry attaching
     // with backoff until it answers again or is gone.
     bool wait_for_jvm = false;
+    // The JVM is held in its hook with no dump of its own (it was not armed): take a core of it now
+    // and convert that (attach/process_snapshot.h); progress "convert" tells the hook it may go.
+    bool snapshot = false;
+    std::string exe;                 // the JVM's executable, for the snapshot's conversion
     std::optional<unique_fd> adopt;  // a dump the JVM wrote itself (HeapDumpOnOutOfMemoryError)
     std::string adopt_name;          // its path, for people
     std::uint64_t estimate = 0;      // the heap's used bytes (hsperfdata), for the free-space guard
@@ -39,6 +43,10 @@ inline constexpr std::int64_t oom_wait_limit_ms = 10 * 60 * 1000;
 // ... but a JVM that is stopped (SIGSTOP, a tracer) holds its worker no longer than this: it
 // answers nothing until someone continues it, and no OutOfMemoryError hook stops a JVM so.
 inline constexpr std::int64_t oom_wait_stopped_ms = 30 * 1000;
+
+// How long a snapshot may take: gdb writing the core (the JVM held), then jhsdb converting it.
+inline constexpr std::int64_t snapshot_limit_s = 300;
+inline constexpr std::int64_t conversion_limit_s = 1800;
 
 // The work of one dump: free-space guard, wait for the JVM (OOM), dump or adopt into a staged
 // entry, analyse it in a child process, keep dump, report and metadata.

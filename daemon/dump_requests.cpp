@@ -2,10 +2,13 @@
 #include <fcntl.h>
 #include <sys/stat.h>
 
+#include <filesystem>
+
 #include "attach/jvm_discovery.h"
 #include "attach/process_info.h"
 #include "attach/process_namespaces.h"
 #include "jvm_facts.h"
+#include "oom_arming.h"
 #include "log_text.h"
 #include "request_handler.h"
 #include "spool.h"
@@ -76,9 +79,10 @@ wire::wire_result<dump_request> request_handler::prepare_dump(const wire::json& 
     auto jvm_version = wire::arg_string(args, "jvm", "");
     auto command = wire::arg_string(args, "command", "");
     auto start_time = wire::arg_uint(args, "start_time", 0);
-    if (!pid || !live || !trigger || !oom || !adopt_name || !jvm_version || !command || !start_time)
+    auto snapshot = wire::arg_bool(args, "snapshot", false);
+    if (!pid || !live || !trigger || !oom || !adopt_name || !jvm_version || !command || !start_time || !snapshot)
         return wire::wire_fail(error_kind::bad_request, "dump: a missing or mistyped argument (pid, live, trigger, "
-                                                        "in_oom_hook, dump_path, jvm, command, start_time)");
+                                                        "in_oom_hook, dump_path, jvm, command, start_time, snapshot)");
     if (*pid == 0 || *pid > 0x3fffffff) return wire::wire_fail(error_kind::bad_request, "dump: pid must be a process id");
     if (*trigger != "request" && *trigger != "oom")
         return wire::wire_fail(error_kind::bad_request, "dump: trigger is request or oom");
@@ -121,6 +125,14 @@ wire::wire_result<dump_request> request_handler::prepare_dump(const wire::json& 
             d.uid = jvm->jvm.uid;
             d.gid = info->egid;
             d.start_time = info->start_time;
+            // A snapshot from outside, for a JVM its hook holds that wrote no dump: only of a JVM that
+            // sees our filesystem (its JDK's jhsdb is run from it, as the JVM's user; a container's
+            // would run outside the container).
+            if (*snapshot && *oom && !d.adopt && attach::same_filesystem_view(target) && oom_hook_running(target)) {
+                std::error_code ec;
+                d.exe = std::filesystem::read_symlink("/proc/" + std::to_string(target) + "/exe", ec).string();
+                d.snapshot = !ec && !d.exe.empty();
+            }
             if (jvm->summary) {
                 d.estimate = static_cast<std::uint64_t>(std::max<std::int64_t>(jvm->summary->heap.used, 0));
                 d.jvm = jvm->summary->vm_version;

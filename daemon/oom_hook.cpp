@@ -93,7 +93,11 @@ oom_capture capture_oom(pid_t pid) {
     if (auto ns = attach::own_pid_namespace()) c.args["pid_ns"] = ns->inode;
     if (auto ns = attach::mount_namespace_of(0)) c.args["mnt_ns"] = *ns;
     auto facts = find_jvm_facts(pid);
-    if (!facts) return c;
+    if (!facts) {
+        c.args["snapshot"] = true;
+        c.args["wait"] = true;
+        return c;
+    }
     if (facts->summary) {
         c.args["jvm"] = facts->summary->vm_version;
         c.args["command"] = facts->summary->command;
@@ -129,19 +133,26 @@ oom_capture capture_oom(pid_t pid) {
         }
     }
     // The dump heapd armed the JVM to write in its /tmp.
-    if (!info) return c;
+    // None: the daemon takes a snapshot while this hook holds the JVM, and says when it may go.
+    auto no_dump = [&]() -> oom_capture {
+        c.args["snapshot"] = true;
+        c.args["wait"] = true;
+        return std::move(c);
+    };
+    if (!info) return no_dump();
     unique_fd tmp(attach::open_jvm_tmp(pid));
-    if (!tmp) return c;
+    if (!tmp) return no_dump();
     unique_fd fd;
     std::string name = find_armed_dump(tmp.get(), facts->jvm.ns_pid, info->start_time, facts->jvm.uid, fd);
-    if (name.empty()) return c;
+    if (name.empty()) return no_dump();
     adopt(std::move(fd), "/tmp/" + name);
     c.armed_dir = std::move(tmp);
     c.armed_name = name;
     return c;
 }
 
-result<void> hand_over(const std::string& socket_path, const oom_capture& capture, std::chrono::milliseconds deadline) {
+result<void> hand_over(const std::string& socket_path, const oom_capture& capture, std::chrono::milliseconds deadline,
+                       std::chrono::milliseconds hold) {
     const auto end = clock::now() + deadline;
     sockaddr_un addr{};
     addr.sun_family = AF_UNIX;
@@ -185,23 +196,28 @@ result<void> hand_over(const std::string& socket_path, const oom_capture& captur
         if (n < 0 && errno == EAGAIN && wait_for(s.get(), POLLOUT, end)) continue;
         return fail(error_code::io, socket_path + ": cannot send: " + std::strerror(errno));
     }
-    // The daemon's acknowledgement (the job it queued), or its refusal.
+    // The daemon's acknowledgement (the job it queued), or its refusal. A snapshot is waited for
+    // (up to hold): the JVM must stay where it is until its core is taken.
+    const bool snapshot = capture.args.value("snapshot", false);
+    const auto held_until = clock::now() + hold;
     wire::frame_parser parser;
     char buffer[4096];
-    while (wait_for(s.get(), POLLIN, end)) {
+    while (wait_for(s.get(), POLLIN, snapshot ? held_until : end)) {
         ssize_t n = ::read(s.get(), buffer, sizeof buffer);
         if (n < 0 && (errno == EINTR || errno == EAGAIN)) continue;
         if (n <= 0) return fail(error_code::io, socket_path + ": the daemon closed the connection");
         if (!parser.feed(std::string_view(buffer, static_cast<std::size_t>(n))))
             return fail(error_code::bad_value, socket_path + ": an oversized reply");
-        if (auto payload = parser.next()) {
+        while (auto payload = parser.next()) {
             auto reply = wire::decode_reply(*payload);
             if (!reply) return fail(error_code::bad_value, reply.error().message);
             // Busy (too many clients or jobs): not taken now, so the caller spools it.
             if (reply->kind == wire::reply_kind::error && reply->error.kind == wire::error_kind::busy)
                 return fail(error_code::io, socket_path + ": " + reply->error.message);
             if (reply->kind == wire::reply_kind::error) return fail(error_code::unsupported, reply->error.message);
-            return {};
+            if (!snapshot || reply->kind == wire::reply_kind::result) return {};
+            // Progress of the dump job: the JVM may go once it is past its snapshot.
+            if (reply->progress.phase != "prepare" && reply->progress.phase != "snapshot") return {};
         }
     }
     return {};  // sent but not acknowledged in time: the daemon reads it all the same

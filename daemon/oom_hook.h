@@ -1,9 +1,10 @@
 #pragma once
 // The OnOutOfMemoryError hook's work (`heapd dump PID`): the JVM runs it at a safepoint and waits,
 // and may exit right after it (-XX:+ExitOnOutOfMemoryError). So the hook captures at once what the
-// daemon will need (the JVM's version, command and start time; with -XX:+HeapDumpOnOutOfMemoryError
-// the dump the JVM has just written, opened), hands it to the daemon over its socket (the dump as a
-// descriptor) without waiting for the dump, or spools it when no daemon answers; it never blocks.
+// daemon will need (the JVM's version, command and start time; the dump the JVM has just written,
+// opened: its own HeapDumpPath, or heapd's when the daemon armed it), hands it to the daemon over its
+// socket (the dump as a descriptor), or spools it when no daemon answers. A JVM that wrote no dump
+// is held while the daemon takes a snapshot of it from outside (bounded by --hold).
 #include <sys/types.h>
 
 #include <chrono>
@@ -49,9 +50,12 @@ oom_capture capture_oom(pid_t pid);
 
 // Sends the capture to the daemon at socket_path as a dump request (the dump as SCM_RIGHTS) and
 // waits for its acknowledgement until deadline; an error when no daemon is there (or it refused).
+// A capture without a dump asks for a snapshot: then the daemon's word that the JVM may go (its
+// core taken, or no snapshot possible) is waited for up to hold, with the JVM held meanwhile.
 // error_code::io when the request was not taken and may be spooled: no daemon, or one too busy to
 // take it now (too many clients, jobs); any other error is a refusal that spooling would not change.
-result<void> hand_over(const std::string& socket_path, const oom_capture& capture, std::chrono::milliseconds deadline);
+result<void> hand_over(const std::string& socket_path, const oom_capture& capture, std::chrono::milliseconds deadline,
+                       std::chrono::milliseconds hold = std::chrono::seconds(120));
 
 // The socket heapd dump uses: $HEAPD_SOCKET, else /run/heapd/heapd.sock.
 std::string hook_socket_path();

@@ -256,6 +256,36 @@ TEST(oom_arming, a_jvm_whose_tmp_has_no_room_for_its_heap_is_not_armed_and_says_
         << listed.out;
 }
 
+// A JVM that cannot be armed (-XX:+DisableAttachMechanism) and exits on its error: its hook holds it
+// while the daemon takes a core of it (gdb, as the JVM's user), then lets it go; the core is turned
+// into HPROF by the JVM's own JDK (jhsdb) and reported. Nothing in the JVM's output.
+TEST(oom_arming, a_jvm_that_cannot_be_armed_is_snapshotted_while_its_hook_holds_it) {
+    serve_process d({"--spool", ""});
+    ASSERT_TRUE(d.ready()) << d.log();
+    scratch_dir dir;
+    demo_jvm jvm(java_main{"OomExit"},
+                 {"-Xmx64m", "-XX:+DisableAttachMechanism", hook_flag(d, dir.path(), dir.file("unused-spool"))},
+                 {dir.file("go")}, dir.file("jvm.out"));
+    ASSERT_TRUE(jvm.ready());
+    json row = armed_row(d, jvm.pid());
+    ASSERT_EQ(row.value("oom_arming", json::object()).value("state", ""), "not_armed") << row << d.log();
+    touch(dir.file("go"));
+    const double ms = hook_ms(dir.path());
+    std::printf("the hook held the JVM %.0f ms for its snapshot\n", ms);
+    ASSERT_GE(ms, 0);
+    EXPECT_EQ(file_text(dir.file("hook.out")), "");
+    ASSERT_TRUE(ended(jvm.pid()));
+    json job = finished_dump_job(d);
+    ASSERT_EQ(job.value("state", ""), "done") << job << d.log();
+    expect_leak_report(d, jvm.pid(), "OomExit");
+    json dumps = json::parse(run_heapctl(d, {"dumps", "--json"}).out);
+    ASSERT_EQ(dumps.size(), 1u);
+    EXPECT_NE(dumps[0].value("file", "").find("core by gdb, HPROF by jhsdb"), std::string::npos) << dumps[0];
+    const std::string out = file_text(dir.file("jvm.out"));
+    EXPECT_EQ(out.find("Full thread dump"), std::string::npos) << out;
+    EXPECT_EQ(out.find("Dumping heap"), std::string::npos) << out;
+}
+
 // The arming shows in heapctl jvms and in the metrics.
 TEST(oom_arming, jvms_and_metrics_show_the_armed_jvms) {
     serve_process d({"--spool", ""});

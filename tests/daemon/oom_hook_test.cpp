@@ -44,9 +44,11 @@ TEST(oom_hook, the_daemon_dumps_the_jvm_after_its_hook_returns) {
     serve_process d({"--spool", ""});
     ASSERT_TRUE(d.ready()) << d.log();
     scratch_dir dir;
-    // Not armed (a hook under another name): the daemon attaches once the hook has returned.
+    // Not armed (a hook under another name) and no snapshot (--hold 0): the daemon attaches once the
+    // hook has returned.
     demo_jvm jvm(java_main{"OomLeak"},
-                 {"-Xmx64m", hook_flag(d, dir.path(), dir.file("unused-spool"), unarmed_hook(dir.path()))}, {"600"});
+                 {"-Xmx64m", hook_flag(d, dir.path(), dir.file("unused-spool"), unarmed_hook(dir.path()), "--hold 0")},
+                 {"600"});
     ASSERT_TRUE(jvm.ready());
     const double ms = hook_ms(dir.path());
     std::printf("hook returned in %.1f ms (with the shell that ran it)\n", ms);
@@ -69,7 +71,8 @@ TEST(oom_hook, a_jvm_in_its_hook_is_not_signalled) {
     scratch_dir dir;
     // The hook holds the JVM 6 s after handing over: the daemon's attempts fall inside it.
     demo_jvm jvm(java_main{"OomLeak"},
-                 {"-Xmx64m", hook_flag(d, dir.path(), dir.file("unused-spool"), unarmed_hook(dir.path())) + ";sleep 6"},
+                 {"-Xmx64m",
+                  hook_flag(d, dir.path(), dir.file("unused-spool"), unarmed_hook(dir.path()), "--hold 0") + ";sleep 6"},
                  {"600"}, dir.file("jvm.out"));
     ASSERT_TRUE(jvm.ready());
     ASSERT_GE(hook_ms(dir.path()), 0);

@@ -25,10 +25,11 @@ long long read_number(const std::string& path) {
 
 } // namespace
 
-std::string hook_flag(const serve_process& d, const std::string& dir, const std::string& spool, const std::string& hook) {
+std::string hook_flag(const serve_process& d, const std::string& dir, const std::string& spool, const std::string& hook,
+                      const std::string& options) {
     return "-XX:OnOutOfMemoryError=date +%s%N > " + dir + "/t0;" + (hook.empty() ? heapd_binary() : hook) +
-           " dump %p --socket " + d.socket() + " --spool " + spool + " > " + dir + "/hook.out 2>&1;date +%s%N > " +
-           dir + "/t1";
+           " dump %p --socket " + d.socket() + " --spool " + spool + (options.empty() ? "" : " " + options) + " > " +
+           dir + "/hook.out 2>&1;date +%s%N > " + dir + "/t1";
 }
 
 std::string unarmed_hook(const std::string& dir) {

@@ -11,11 +11,11 @@
 
 namespace heapd::test {
 
-// -XX:OnOutOfMemoryError running `HOOK dump %p --socket S --spool SPOOL` between two time stamps
-// (dir/t0, dir/t1; HotSpot runs each ';'-separated command with /bin/sh -c, in order), its output in
-// dir/hook.out. hook is heapd's binary unless given (e.g. a link to it by another name).
+// -XX:OnOutOfMemoryError running `HOOK dump %p --socket S --spool SPOOL [OPTIONS]` between two time
+// stamps (dir/t0, dir/t1; HotSpot runs each ';'-separated command with /bin/sh -c, in order), its
+// output in dir/hook.out. hook is heapd's binary unless given (e.g. a link to it by another name).
 std::string hook_flag(const serve_process& d, const std::string& dir, const std::string& spool,
-                      const std::string& hook = {});
+                      const std::string& hook = {}, const std::string& options = {});
 
 // heapd's binary under another name (a link dir/oomhook): a hook the daemon does not take for its
 // own, so it never arms the JVM, which then takes the path of a JVM that could not be armed.
