@@ -157,15 +157,22 @@ match check(const proc_info& p, const perf_file& f) {
     return *mapped ? match::yes : match::no;
 }
 
-discovered_jvm make_jvm(const proc_info& p, const perf_file& f, bool own_tmp, const self_view& self) {
+// A JVM as its process shows it, without hsperfdata (-XX:+PerfDisableSharedMem, -XX:-UsePerfData).
+discovered_jvm make_jvm_without_perfdata(const proc_info& p, const self_view& self) {
     discovered_jvm j;
     j.pid = p.pid;
-    j.ns_pid = f.ns_pid;
+    j.ns_pid = p.inner_pid;
     j.uid = p.euid;
-    j.user = f.user;
     j.mount_ns = ns_inode(p.pid, "mnt");
     j.pid_ns = ns_inode(p.pid, "pid");
     j.in_container = (j.mount_ns != 0 && j.mount_ns != self.mount_ns) || (j.pid_ns != 0 && j.pid_ns != self.pid_ns);
+    return j;
+}
+
+discovered_jvm make_jvm(const proc_info& p, const perf_file& f, bool own_tmp, const self_view& self) {
+    discovered_jvm j = make_jvm_without_perfdata(p, self);
+    j.ns_pid = f.ns_pid;
+    j.user = f.user;
     const std::string tmp = own_tmp ? std::string("/tmp") : proc_path(p.pid, "root/tmp");
     j.perfdata_path = tmp + "/" + std::string(perf_prefix) + f.user + "/" + std::to_string(f.ns_pid);
     j.perfdata_dev = f.st.st_dev;
@@ -219,16 +226,6 @@ libjvm_cache& no_perfdata_jvms() {
     return cache;
 }
 
-discovered_jvm make_jvm_without_perfdata(const proc_info& p, const self_view& self) {
-    discovered_jvm j;
-    j.pid = p.pid;
-    j.ns_pid = p.inner_pid;
-    j.uid = p.euid;
-    j.mount_ns = ns_inode(p.pid, "mnt");
-    j.pid_ns = ns_inode(p.pid, "pid");
-    j.in_container = (j.mount_ns != 0 && j.mount_ns != self.mount_ns) || (j.pid_ns != 0 && j.pid_ns != self.pid_ns);
-    return j;
-}
 
 } // namespace
 

@@ -65,19 +65,14 @@ TEST(oom_arming, reads_printflag_answers_and_recognises_the_hook) {
     EXPECT_EQ(daemon::printed_flag_value("-XX:HeapDumpPath=\n", "HeapDumpPath"), "");
     EXPECT_EQ(daemon::printed_flag_value("-XX:HeapDumpPathX=/a\n", "HeapDumpPath"), std::nullopt);
     EXPECT_EQ(daemon::printed_flag_value("no such flag\n", "HeapDumpPath"), std::nullopt);
-    oom_settings o;
-    o.on_error = "heapd dump %p";
-    EXPECT_TRUE(daemon::hook_runs_heapd(o));
-    o.on_error = "/usr/local/bin/heapd dump %p --socket /run/x.sock";
-    EXPECT_TRUE(daemon::hook_runs_heapd(o));
-    o.on_error = "date > /tmp/t; heapd dump %p";
-    EXPECT_TRUE(daemon::hook_runs_heapd(o));
-    o.on_error = "kill -9 %p";
-    EXPECT_FALSE(daemon::hook_runs_heapd(o));
-    o.on_error = "/opt/myheapd dump %p";
-    EXPECT_FALSE(daemon::hook_runs_heapd(o));
-    o.on_error = "heapdump.sh %p";
-    EXPECT_FALSE(daemon::hook_runs_heapd(o));
+    auto runs_heapd = [](const std::string& on_error) {
+        oom_settings o;
+        o.on_error = on_error;
+        return daemon::hook_runs_heapd(o);
+    };
+    for (const char* yes : {"heapd dump %p", "/usr/local/bin/heapd dump %p --socket /run/x.sock", "date > /tmp/t; heapd dump %p"})
+        EXPECT_TRUE(runs_heapd(yes)) << yes;
+    for (const char* no : {"kill -9 %p", "/opt/myheapd dump %p", "heapdump.sh %p"}) EXPECT_FALSE(runs_heapd(no)) << no;
 }
 
 // The hook takes the newest armed dump of its JVM owned by the JVM's user, never a link, never
