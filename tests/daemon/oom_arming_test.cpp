@@ -281,6 +281,35 @@ TEST(oom_arming, a_jvm_that_cannot_be_armed_is_snapshotted_while_its_hook_holds_
     EXPECT_EQ(out.find("Dumping heap"), std::string::npos) << out;
 }
 
+// Armed, then the daemon stops before the error: the hook spools the request and keeps the dump; the
+// daemon, started again, adopts it and removes heapd's file from the JVM's /tmp.
+TEST(oom_arming, an_armed_dump_spooled_while_the_daemon_was_down_is_adopted_and_removed) {
+    shared_dir spool;
+    serve_process d({"--spool", spool.path()});
+    ASSERT_TRUE(d.ready()) << d.log();
+    temp_user owner;
+    ASSERT_TRUE(owner.ok());
+    shared_dir work;
+    ASSERT_EQ(::chown(work.path().c_str(), owner.uid(), owner.gid()), 0);
+    isolated_jvm jvm(java_main{"OomExit"}, {"-Xmx64m", hook_flag(d, work.path(), spool.path())}, {work.file("go")},
+                     isolation{&owner, false, work.path()});
+    ASSERT_TRUE(jvm.ready());
+    json row = armed_row(d, jvm.pid());
+    ASSERT_EQ(row.value("oom_arming", json::object()).value("state", ""), "armed") << row << d.log();
+    const std::string armed_path = row["oom_arming"]["dump_path"].get<std::string>();
+    ASSERT_EQ(d.stop(), 0);
+    touch(work.file("go"));
+    ASSERT_GE(hook_ms(work.path()), 0);
+    ASSERT_TRUE(ended(jvm.pid()));
+    ASSERT_TRUE(fs::exists(armed_path));  // kept for the spooled request
+    ASSERT_TRUE(d.start()) << d.log();
+    json job = finished_dump_job(d);
+    ASSERT_EQ(job.value("state", ""), "done") << job << d.log();
+    EXPECT_EQ(job["subject"], armed_path);
+    expect_leak_report(d, jvm.pid(), "OomExit", &owner);
+    EXPECT_FALSE(fs::exists(armed_path)) << "heapd's file is left in /tmp";
+}
+
 // The arming shows in heapctl jvms and in the metrics.
 TEST(oom_arming, jvms_and_metrics_show_the_armed_jvms) {
     serve_process d({"--spool", ""});
