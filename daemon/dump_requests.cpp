@@ -57,7 +57,7 @@ void remove_armed_name(const std::string& path, const wire::json& args, const st
     const auto ns_pid = static_cast<pid_t>(args.value("pid", std::int64_t{0}));
     const std::uint64_t start_time = args.value("start_time", std::uint64_t{0});
     if (start_time == 0 || !is_armed_dump_name(name, ns_pid, start_time)) return;
-    unique_fd dir(::open(path.substr(0, slash).c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
+    unique_fd dir(::open(path.substr(0, slash).c_str(), O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
     if (dir) attach::remove_as_owner(dir.get(), name, st.st_uid, st.st_gid);
 }
 
