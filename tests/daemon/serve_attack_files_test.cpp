@@ -30,8 +30,6 @@ namespace fs = std::filesystem;
 using wire::json;
 using wire::reply_kind;
 
-const std::string peer_dump = std::string(HEAPD_PEER_DATA) + "/hprof-64.bin";
-
 struct file_state {
     mode_t mode = 0;
     uid_t uid = 0;
@@ -58,17 +56,16 @@ std::vector<std::string> links_under(const std::string& root) {
 TEST(serve_attack, a_jvm_owner_swapping_the_staged_dump_for_a_link_reaches_nothing_outside_the_store) {
     temp_user attacker;
     ASSERT_TRUE(attacker.ok());
-    // The attacker's own JVM, as a JVM of another user is dumped: staged in its /tmp, then taken out.
-    isolated_jvm jvm(java_main{"AttachTarget"}, {"-Xmx64m"}, {}, isolation{&attacker, false, {}});
-    ASSERT_TRUE(jvm.ready());
     // The file the link names: a heap dump only root may read.
     shared_dir secrets;
     const std::string secret = secrets.file("root-only.hprof");
     fs::copy_file(peer_dump, secret);
     ASSERT_EQ(::chmod(secret.c_str(), 0600), 0);
     const file_state before = state_of(secret);
-    hostile_listener listener(attacker, jvm.pid(), jvm.ns_pid(), hostile_act::swap_with_link, secret);
-    ASSERT_TRUE(listener.ok());
+    // The attacker's own JVM, as a JVM of another user is dumped: staged in its /tmp, then taken out.
+    hostile_jvm target(attacker, hostile_act::swap_with_link, secret);
+    ASSERT_TRUE(target.ok());
+    const isolated_jvm& jvm = target.jvm;
     serve_process d;
     ASSERT_TRUE(d.ready()) << d.log();
 
@@ -120,7 +117,7 @@ TEST(serve_attack, a_store_entry_holding_a_link_is_removed_at_start_and_the_link
 TEST(serve_attack, adopting_a_file_as_another_users_jvm_is_refused_whatever_start_time_is_claimed) {
     temp_user attacker, victim;
     ASSERT_TRUE(attacker.ok() && victim.ok());
-    isolated_jvm jvm(java_main{"AttachTarget"}, {"-Xmx64m"}, {}, isolation{&victim, false, {}});
+    isolated_jvm jvm = attach_target_of(victim);
     ASSERT_TRUE(jvm.ready());
     serve_process d;
     ASSERT_TRUE(d.ready()) << d.log();
@@ -150,10 +147,9 @@ TEST(serve_attack, adopting_a_file_as_another_users_jvm_is_refused_whatever_star
 TEST(serve_attack, a_killed_daemon_restarts_at_once_while_its_attach_helper_still_waits_on_a_jvm) {
     temp_user owner;
     ASSERT_TRUE(owner.ok());
-    isolated_jvm jvm(java_main{"AttachTarget"}, {"-Xmx64m"}, {}, isolation{&owner, false, {}});
-    ASSERT_TRUE(jvm.ready());
-    hostile_listener listener(owner, jvm.pid(), jvm.ns_pid(), hostile_act::stay_silent, "");
-    ASSERT_TRUE(listener.ok());
+    hostile_jvm target(owner, hostile_act::stay_silent);
+    ASSERT_TRUE(target.ok());
+    const isolated_jvm& jvm = target.jvm;
     serve_process d;
     ASSERT_TRUE(d.ready()) << d.log();
 

@@ -26,8 +26,6 @@ namespace fs = std::filesystem;
 using wire::json;
 using wire::reply_kind;
 
-const std::string peer_dump = std::string(HEAPD_PEER_DATA) + "/hprof-64.bin";
-
 TEST(serve_attack, a_file_of_zeros_after_a_valid_header_gives_a_bounded_report) {
     temp_user attacker;
     ASSERT_TRUE(attacker.ok());
@@ -90,10 +88,9 @@ TEST(serve_attack, a_gzip_bomb_is_refused_once_it_outgrows_the_store_and_leaves_
 TEST(serve_attack, an_attach_reply_flood_is_kept_bounded_and_cannot_forge_log_lines) {
     temp_user attacker;
     ASSERT_TRUE(attacker.ok());
-    isolated_jvm jvm(java_main{"AttachTarget"}, {"-Xmx64m"}, {}, isolation{&attacker, false, {}});
-    ASSERT_TRUE(jvm.ready());
-    hostile_listener listener(attacker, jvm.pid(), jvm.ns_pid(), hostile_act::flood, "");
-    ASSERT_TRUE(listener.ok());
+    hostile_jvm target(attacker, hostile_act::flood);
+    ASSERT_TRUE(target.ok());
+    const isolated_jvm& jvm = target.jvm;
     serve_process d;
     ASSERT_TRUE(d.ready()) << d.log();
     auto r = run_heapctl(d, {"dump", std::to_string(jvm.pid()), "--wait"}, &attacker);

@@ -12,6 +12,7 @@
 #include <iostream>
 #include <map>
 #include <memory>
+#include <optional>
 #include <thread>
 
 #include "formats/protocol.h"
@@ -27,7 +28,16 @@ namespace fs = std::filesystem;
 using wire::json;
 using wire::reply_kind;
 
-const std::string peer_dump = std::string(HEAPD_PEER_DATA) + "/hprof-64.bin";
+// How long root's status request takes to be answered on a connection of its own; nothing when it
+// is not answered with a result (within 120 s).
+std::optional<double> root_status_seconds(const serve_process& d) {
+    raw_client root(d.socket());
+    const auto start = std::chrono::steady_clock::now();
+    if (!root.send_request({1, "status", json::object()})) return std::nullopt;
+    auto status = root.read_reply(std::chrono::seconds(120));
+    if (!status || status->kind != reply_kind::result) return std::nullopt;
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
 
 TEST(serve_attack, a_user_holding_300_connections_leaves_root_served_at_once) {
     temp_user attacker;
@@ -113,7 +123,7 @@ TEST(serve_attack, one_users_many_reports_do_not_push_out_another_users_dumps) {
 TEST(serve_attack, an_oom_hook_refused_during_a_lockout_is_spooled_and_taken_by_the_running_daemon) {
     temp_user owner;
     ASSERT_TRUE(owner.ok());
-    isolated_jvm jvm(java_main{"AttachTarget"}, {"-Xmx64m"}, {}, isolation{&owner, false, {}});
+    isolated_jvm jvm = attach_target_of(owner);
     ASSERT_TRUE(jvm.ready());
     shared_dir spool_parent;
     const std::string spool = spool_parent.file("spool");
@@ -142,7 +152,7 @@ TEST(serve_attack, an_oom_hook_refused_during_a_lockout_is_spooled_and_taken_by_
 TEST(serve_attack, a_stopped_jvm_in_its_oom_hook_holds_a_worker_for_30_seconds_at_most) {
     temp_user owner;
     ASSERT_TRUE(owner.ok());
-    isolated_jvm jvm(java_main{"AttachTarget"}, {"-Xmx64m"}, {}, isolation{&owner, false, {}});
+    isolated_jvm jvm = attach_target_of(owner);
     ASSERT_TRUE(jvm.ready());
     serve_process d;
     ASSERT_TRUE(d.ready()) << d.log();
@@ -191,17 +201,13 @@ TEST(serve_attack, status_is_answered_while_big_stored_reports_are_read) {
         ASSERT_TRUE(readers.back()->send_request({1, "report", {{"dump", id}, {"top", 1}}}));
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(20));  // the daemon has the 8 requests
-    raw_client root(d.socket());
-    const auto start = std::chrono::steady_clock::now();
-    ASSERT_TRUE(root.send_request({1, "status", json::object()}));
-    auto status = root.read_reply(std::chrono::seconds(120));
-    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    ASSERT_TRUE(status && status->kind == reply_kind::result);
+    const std::optional<double> seconds = root_status_seconds(d);
+    ASSERT_TRUE(seconds.has_value());
     // Reports still being read when status was answered (none had been before: the io thread read
     // them one after another before it read anything else).
     int pending = 0;
     for (auto& r : readers) pending += r->read_reply(std::chrono::milliseconds(5)).has_value() ? 0 : 1;
-    std::cout << "status with 8 reports of a 40 MB stored report under way: " << seconds << " s, " << pending
+    std::cout << "status with 8 reports of a 40 MB stored report under way: " << *seconds << " s, " << pending
               << " reports still being read\n";
     EXPECT_GE(pending, 4);
     for (auto& r : readers) {
@@ -221,15 +227,11 @@ TEST(serve_attack, status_is_answered_while_one_connection_pipelines_reads_of_a_
     for (std::uint64_t i = 1; i <= 8; ++i) frames += *wire::encode_request({i, "report", {{"dump", id}, {"top", 1}}});
     ASSERT_TRUE(pipeline.send_bytes(frames));
     std::this_thread::sleep_for(std::chrono::milliseconds(20));  // the daemon has the 8 requests
-    raw_client root(d.socket());
-    const auto start = std::chrono::steady_clock::now();
-    ASSERT_TRUE(root.send_request({1, "status", json::object()}));
-    auto status = root.read_reply(std::chrono::seconds(120));
-    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    ASSERT_TRUE(status && status->kind == reply_kind::result);
+    const std::optional<double> seconds = root_status_seconds(d);
+    ASSERT_TRUE(seconds.has_value());
     int answered = 0;
     while (pipeline.read_reply(std::chrono::milliseconds(5))) ++answered;
-    std::cout << "status with 8 pipelined reads of a 40 MB stored report: " << seconds << " s, " << answered
+    std::cout << "status with 8 pipelined reads of a 40 MB stored report: " << *seconds << " s, " << answered
               << " of them answered before\n";
     EXPECT_LE(answered, 1);  // one per turn on the io thread: 3; all in one go: 8
     for (int i = answered; i < 8; ++i) EXPECT_TRUE(pipeline.read_reply(std::chrono::seconds(120)).has_value());

@@ -53,6 +53,14 @@ inline std::vector<std::string> read_attach_request(int fd) {
 
 inline void write_text(int fd, const std::string& text) { (void)!::write(fd, text.data(), text.size()); }
 
+// A heap dump from another project's tests, for files the attacks plant or pass.
+inline const std::string peer_dump = std::string(HEAPD_PEER_DATA) + "/hprof-64.bin";
+
+// The user's own JVM (tests/java/AttachTarget.java, 64 MiB heap), as another user's JVM is dumped.
+inline isolated_jvm attach_target_of(const temp_user& user) {
+    return isolated_jvm(java_main{"AttachTarget"}, {"-Xmx64m"}, {}, isolation{&user, false, {}});
+}
+
 // What the hostile listener does when asked for a heap dump.
 enum class hostile_act {
     swap_with_link,  // writes a file at the name asked for and keeps exchanging it with a link to a target
@@ -277,5 +285,14 @@ inline std::vector<std::string> staged_in(pid_t jvm, pid_t ns_pid) {
         if (e.path().filename().string().starts_with(prefix)) found.push_back(e.path());
     return found;
 }
+
+// A user's own JVM whose attach socket the user serves with a hostile listener.
+struct hostile_jvm {
+    hostile_jvm(const temp_user& user, hostile_act act, std::string link_target = {})
+        : jvm(attach_target_of(user)), listener(user, jvm.pid(), jvm.ns_pid(), act, std::move(link_target)) {}
+    bool ok() const { return jvm.ready() && listener.ok(); }
+    isolated_jvm jvm;
+    hostile_listener listener;
+};
 
 } // namespace heapd::test
