@@ -2,6 +2,7 @@
 
 #include <pwd.h>
 
+#include <cmath>
 #include <cstdio>
 #include <vector>
 
@@ -134,6 +135,23 @@ std::string dumps_text(const wire::json& dumps) {
     return out;
 }
 
+// The after-collection cell of a JVM's row: "61%", "61% steady", "61% full ~4m 10s", "-" before its
+// first measurement, "unwatched" without hsperfdata.
+std::string after_gc_cell(const wire::json& trend) {
+    if (!trend.is_object() || trend.empty()) return "-";
+    if (!get<bool>(trend, "watched", false)) return "unwatched";
+    const wire::json after = trend.value("after_gc", wire::json::object());
+    if (after.empty()) return "-";
+    char cell[64];
+    std::snprintf(cell, sizeof cell, "%.0f%%", get<double>(after, "percent", 0));
+    const std::string state = get<std::string>(trend, "trend", "");
+    if (state == "steady") return std::string(cell) + " steady";
+    if (state == "rising")
+        return std::string(cell) + " full ~" +
+               duration(std::llround(get<double>(trend, "predicted_full_seconds", 0) * 1000));
+    return cell;
+}
+
 std::string jvms_text(const wire::json& jvms) {
     if (!jvms.is_array() || jvms.empty()) return "no JVMs you may act on\n";
     std::string out;
@@ -146,15 +164,20 @@ std::string jvms_text(const wire::json& jvms) {
         if (arming == "armed") oom = "oom-armed";
         else if (arming == "own_path") oom = "oom-own";
         else if (!arming.empty()) oom = "oom-NOT";
-        std::snprintf(line, sizeof line, "%8lld  %-10s  %-10s  %9s of %-9s  %-9s  %s\n", get<long long>(j, "pid", 0),
-                      fit(user_name(get<long long>(j, "uid", -1)), 10).c_str(),
+        std::snprintf(line, sizeof line, "%8lld  %-10s  %-10s  %9s of %-9s  %-16s  %-9s  %s\n",
+                      get<long long>(j, "pid", 0), fit(user_name(get<long long>(j, "uid", -1)), 10).c_str(),
                       fit(get<std::string>(j, "vm_version", "?"), 10).c_str(),
                       human_bytes(get<unsigned long long>(heap, "used", 0)).c_str(),
-                      human_bytes(get<unsigned long long>(heap, "max", 0)).c_str(), oom,
+                      human_bytes(get<unsigned long long>(heap, "max", 0)).c_str(),
+                      after_gc_cell(j.value("heap_trend", wire::json::object())).c_str(), oom,
                       fit(get<std::string>(j, "main_class", get<std::string>(j, "problem", "")), 40).c_str());
         out += line;
     }
     for (const wire::json& j : jvms) {
+        const wire::json trend = j.value("heap_trend", wire::json::object());
+        if (trend.is_object() && trend.contains("watched") && !get<bool>(trend, "watched", true))
+            out += "pid " + std::to_string(get<long long>(j, "pid", 0)) + " is not watched: " +
+                   get<std::string>(trend, "note", "") + "\n";
         const wire::json arming = j.value("oom_arming", wire::json::object());
         if (get<std::string>(arming, "state", "") == "not_armed")
             out += "pid " + std::to_string(get<long long>(j, "pid", 0)) + " is not armed for its OutOfMemoryError: " +

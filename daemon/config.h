@@ -45,13 +45,17 @@ struct dump_rule {
     int line = 0;                         // where the rule starts in the config file, for messages
     jvm_selector select;
     std::optional<std::chrono::seconds> every;  // a dump every so often while the JVM runs
-    // Old-generation occupancy (used / max, in percent) measured after an old collection, above this
-    // for old_gen_collections old collections in a row.
+    // Old-generation (or heap) occupancy (used / max, in percent) as collections leave it
+    // (formats/gc_occupancy.h), above this for old_gen_collections measurements in a row.
     std::optional<double> old_gen_percent;
     unsigned old_gen_collections = 1;
     // The share of wall time spent in GC over the last gc_window, in percent, above this.
     std::optional<double> gc_time_percent;
     std::chrono::seconds gc_window{60};
+    // The old generation (or heap) predicted full within this time by its trend over predict_window
+    // (formats/heap_trend.h).
+    std::optional<std::chrono::seconds> predict_full_within;
+    std::chrono::seconds predict_window{600};
     std::chrono::seconds cooldown{3600};  // no second dump of one JVM by this rule within this time
     unsigned max_dumps = 3;               // dumps of one JVM (pid and start time) by this rule; 0: no limit
     bool live = true;                     // only reachable objects (a full GC first)

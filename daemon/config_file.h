@@ -6,7 +6,8 @@
 //   [retention]  keep_count, keep_bytes, keep_days
 //   [metrics]    textfile, interval
 //   [[rule]]     name, main_class, command, user, container, every, old_gen_percent,
-//                old_gen_collections, gc_time_percent, gc_window, cooldown, max_dumps, live
+//                old_gen_collections, gc_time_percent, gc_window, predict_full_within,
+//                predict_window, cooldown, max_dumps, live
 // systemd/heapd.toml is the commented default. Nothing here prints or logs.
 #include <cstdint>
 #include <expected>

@@ -36,7 +36,8 @@ bool same_rule(const dump_rule& a, const dump_rule& b) {
     return a.select.main_class == b.select.main_class && a.select.command == b.select.command &&
            a.select.user == b.select.user && a.select.container == b.select.container && a.every == b.every &&
            a.old_gen_percent == b.old_gen_percent && a.old_gen_collections == b.old_gen_collections &&
-           a.gc_time_percent == b.gc_time_percent && a.gc_window == b.gc_window && a.cooldown == b.cooldown &&
+           a.gc_time_percent == b.gc_time_percent && a.gc_window == b.gc_window && a.predict_full_within == b.predict_full_within &&
+           a.predict_window == b.predict_window && a.cooldown == b.cooldown &&
            a.max_dumps == b.max_dumps && a.live == b.live;
 }
 
@@ -64,11 +65,14 @@ std::string describe_triggers(const dump_rule& r) {
     std::vector<std::string> parts;
     if (r.every) parts.push_back("every " + duration_string(*r.every));
     if (r.old_gen_percent)
-        parts.push_back("old gen above " + percent_text(*r.old_gen_percent) + " after " +
-                        (r.old_gen_collections == 1 ? std::string("an old collection")
-                                                    : std::to_string(r.old_gen_collections) + " old collections in a row"));
+        parts.push_back("old gen above " + percent_text(*r.old_gen_percent) + " after collections" +
+                        (r.old_gen_collections == 1 ? std::string()
+                                                    : ", " + std::to_string(r.old_gen_collections) + " measurements in a row"));
     if (r.gc_time_percent)
         parts.push_back("GC time above " + percent_text(*r.gc_time_percent) + " over " + duration_string(r.gc_window));
+    if (r.predict_full_within)
+        parts.push_back("old gen predicted full within " + duration_string(*r.predict_full_within) + " (trend over " +
+                        duration_string(r.predict_window) + ")");
     std::string out;
     for (const std::string& p : parts) out += (out.empty() ? "" : "; ") + p;
     return out.empty() ? "never" : out;

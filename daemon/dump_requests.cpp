@@ -78,6 +78,8 @@ void request_handler::jvms(const wire::request& r, const connection_ptr& c) {
         auto info = attach::read_process_info(j.pid);
         if (auto armed = armer_ && info ? armer_->status_of({j.pid, info->start_time}) : std::nullopt)
             facts["oom_arming"] = to_json(*armed);
+        if (auto outlook = watcher_ && info ? watcher_->outlook_of({j.pid, info->start_time}) : std::nullopt)
+            facts["heap_trend"] = to_json(*outlook);
         list.push_back(std::move(facts));
     }
     c->send(wire::make_result(r.id, {{"jvms", std::move(list)}, {"unreadable", found->unreadable}}));

@@ -82,6 +82,28 @@ std::string main_class_of(const std::vector<std::string>& argv) {
     return {};
 }
 
+jvm_perf_summary summary_from_command_line(pid_t pid) {
+    jvm_perf_summary s;
+    const auto argv = command_line_of(pid);
+    s.main_class = main_class_of(argv);
+    // The first word equal to the main class (or jar) starts the command; "-jar" before it is neither.
+    std::size_t start = argv.size();
+    for (std::size_t i = 1; i < argv.size() && !s.main_class.empty(); ++i)
+        if (argv[i] == s.main_class) {
+            start = i;
+            break;
+        }
+    auto join = [&](std::size_t from, std::size_t to) {
+        std::string out;
+        for (std::size_t i = from; i < to; ++i) out += (out.empty() ? "" : " ") + argv[i];
+        return out;
+    };
+    const bool jar = start < argv.size() && argv[start - 1] == "-jar";
+    s.vm_args = join(1, jar ? start - 1 : start);
+    s.command = join(start, argv.size());
+    return s;
+}
+
 oom_settings oom_settings_of(const jvm_facts& f) {
     if (f.summary) return f.summary->oom;
     oom_settings o;

@@ -32,6 +32,10 @@ std::vector<std::string> command_line_of(pid_t pid);
 // The main class or jar in a java command line (argv[0] first), as `jps -l` shows it; "" when none.
 std::string main_class_of(const std::vector<std::string>& argv);
 
+// What a JVM's command line tells of what hsperfdata would: main_class, command (the main class or
+// jar and its arguments) and vm_args (the options before it), as far as /proc/PID/cmdline says.
+jvm_perf_summary summary_from_command_line(pid_t pid);
+
 // Reads the hsperfdata summary of a discovered JVM.
 jvm_facts read_jvm_facts(const attach::discovered_jvm& jvm);
 // The JVM with host pid `pid` and its facts (find_jvm's errors otherwise).

@@ -252,6 +252,14 @@ std::string render_metrics(const metrics_snapshot& s) {
     per_jvm(out, j, "heapd_jvm_old_gen_occupancy_ratio", "gauge",
             "The JVM's old generation used over its maximum (0 to 1).",
             [](const jvm_metrics& m) { return m.old_occupancy; });
+    per_jvm(out, j, "heapd_jvm_after_gc_occupancy_ratio", "gauge",
+            "The JVM's old generation (its heap for ZGC and Shenandoah) used over its maximum as its latest "
+            "collections left it (0 to 1).",
+            [](const jvm_metrics& m) { return m.after_gc_occupancy; });
+    per_jvm(out, j, "heapd_jvm_predicted_full_seconds", "gauge",
+            "Seconds until the JVM's old generation (or heap) is full at the rate what its collections leave "
+            "rises; absent while it does not rise steadily.",
+            [](const jvm_metrics& m) { return m.predicted_full_seconds; });
     per_jvm(out, j, "heapd_jvm_gc_time_ratio", "gauge",
             "The share of the JVM's life spent in garbage collection (0 to 1); rate() of "
             "heapd_jvm_gc_seconds_total gives it over a window.",

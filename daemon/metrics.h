@@ -26,6 +26,10 @@ struct jvm_metrics {
     std::int64_t heap_used = 0, heap_committed = 0, heap_max = 0;
     std::optional<std::int64_t> old_used, old_max;
     std::optional<double> old_occupancy;  // old_used / old_max
+    // The old generation (heap for ZGC and Shenandoah) as its latest collections left it, used / max,
+    // and the seconds until it is full by its trend (heap_outlook.h), when known.
+    std::optional<double> after_gc_occupancy;
+    std::optional<double> predicted_full_seconds;
     double gc_seconds = 0;                // all collectors, since the JVM started
     std::optional<double> gc_time_share;  // gc_seconds / uptime
     double uptime_seconds = 0;

@@ -5,6 +5,7 @@
 #include <boost/asio/post.hpp>
 
 #include "attach/jvm_discovery.h"
+#include "attach/process_info.h"
 #include "atomic_file.h"
 #include "formats/protocol.h"
 #include "jvm_facts.h"
@@ -41,7 +42,14 @@ metrics_snapshot gather_metrics(const metrics_sources& sources, spdlog::logger& 
     }
     for (const attach::discovered_jvm& jvm : found->jvms) {
         s.jvm_owners.push_back(jvm.uid);
-        if (auto m = jvm_metrics_of(read_jvm_facts(jvm))) s.jvms.push_back(std::move(*m));
+        auto m = jvm_metrics_of(read_jvm_facts(jvm));
+        if (!m) continue;
+        auto info = sources.watcher ? attach::read_process_info(jvm.pid) : attach::attach_result<attach::process_info>{};
+        if (auto o = sources.watcher && info ? sources.watcher->outlook_of({jvm.pid, info->start_time}) : std::nullopt) {
+            if (o->latest) m->after_gc_occupancy = o->latest->percent() / 100;
+            if (o->state == trend_state::rising) m->predicted_full_seconds = o->prediction.seconds_to_full;
+        }
+        s.jvms.push_back(std::move(*m));
     }
     return s;
 }

@@ -20,6 +20,7 @@
 #include "metrics.h"
 #include "metrics_counters.h"
 #include "oom_armer.h"
+#include "rule_watcher.h"
 #include "store.h"
 
 namespace heapd::daemon {
@@ -32,6 +33,7 @@ struct metrics_sources {
     std::string version;
     double start_time_seconds = 0;
     const oom_armer* armer = nullptr;  // the JVMs armed for their OutOfMemoryError, when arming runs
+    const rule_watcher* watcher = nullptr;  // the JVMs' heap outlooks
 };
 
 // Everything a snapshot holds, gathered now (discovery and hsperfdata: call it off the io thread).

@@ -21,6 +21,7 @@
 #include "formats/report.h"
 #include "job_manager.h"
 #include "oom_armer.h"
+#include "rule_watcher.h"
 #include "store.h"
 
 namespace heapd::daemon {
@@ -53,6 +54,8 @@ public:
     void set_metrics(metrics_service* m) { metrics_ = m; }
     // The arming of JVMs for their OutOfMemoryError, shown by `jvms`; it outlives the handler's use.
     void set_armer(const oom_armer* a) { armer_ = a; }
+    // The JVMs' heap outlooks for `jvms` (rule_watcher.h).
+    void set_watcher(const rule_watcher* w) { watcher_ = w; }
 
 private:
     void status(const wire::request& r, const connection_ptr& c);
@@ -95,6 +98,7 @@ private:
     std::set<pid_t> dumping_;  // JVMs with a dump job queued or running (io_context thread only)
     metrics_service* metrics_ = nullptr;
     const oom_armer* armer_ = nullptr;
+    const rule_watcher* watcher_ = nullptr;
     // Where stored reports are read and parsed (up to a gigabyte of JSON) and JVMs listed, off the
     // io thread, so that status, jobs and every other client are answered meanwhile. Replies go
     // back through connection::send, which hands them to the io thread. Destroyed (joined) first.

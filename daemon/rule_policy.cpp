@@ -4,6 +4,8 @@
 #include <cmath>
 #include <cstdio>
 
+#include "formats/report_text.h"
+
 namespace heapd::daemon {
 namespace {
 
@@ -15,41 +17,11 @@ std::string percent(double p) {
     return buf;
 }
 
-// Drops points but the first and the last until at most limit remain, each time the one whose
-// neighbours are closest: what is left stays as evenly spread as it can over the same span.
-void thin(std::deque<gc_point>& points, std::size_t limit) {
-    while (points.size() > limit && points.size() > 2) {
-        std::size_t drop = 1;
-        std::int64_t narrowest = points[2].hrt_ticks - points[0].hrt_ticks;
-        for (std::size_t i = 2; i + 1 < points.size(); ++i)
-            if (std::int64_t gap = points[i + 1].hrt_ticks - points[i - 1].hrt_ticks; gap < narrowest) {
-                narrowest = gap;
-                drop = i;
-            }
-        points.erase(points.begin() + static_cast<std::ptrdiff_t>(drop));
-    }
-}
-
 } // namespace
 
-std::int64_t old_collections(const jvm_perf_summary& s) {
-    std::int64_t all = 0;
-    for (const hsperf_collector& c : s.collectors) {
-        if (c.index == 1) return c.invocations;
-        all += std::max<std::int64_t>(c.invocations, 0);
-    }
-    return all;
-}
-
-jvm_sample sample_of(const jvm_perf_summary& s, policy_clock::time_point at) {
-    jvm_sample out;
-    out.at = at;
-    out.old_gen = s.old_gen;
-    out.old_collections = old_collections(s);
-    out.gc_ticks = s.gc_ticks;
-    out.hrt_ticks = s.hrt_ticks;
-    out.hrt_frequency = s.hrt_frequency;
-    return out;
+std::string byte_rate_words(double bytes_per_second) {
+    const double per_minute = std::max(0.0, bytes_per_second * 60);
+    return human_bytes(static_cast<std::uint64_t>(std::llround(std::min(per_minute, 1e18)))) + "/min";
 }
 
 std::string duration_words(std::chrono::seconds d) {
@@ -65,21 +37,28 @@ std::string duration_words(std::chrono::seconds d) {
 }
 
 std::optional<std::string> rule_policy::old_gen_reason(const dump_rule& rule, state& st, const jvm_sample& s) {
-    std::optional<std::int64_t> before = st.old_collections;
-    st.old_collections = s.old_collections;
     if (!rule.old_gen_percent) return std::nullopt;
-    if (before && s.old_collections < *before) st.streak = 0;  // not the same counters: start again
-    if (before && s.old_collections > *before && s.old_gen) {
-        if (auto occupancy = s.old_gen->occupancy()) {
-            st.last_occupancy = *occupancy * 100;
-            st.streak = st.last_occupancy > *rule.old_gen_percent ? st.streak + 1 : 0;
-        }
+    if (s.measured && s.measured->max > 0) {
+        st.last_occupancy = s.measured->percent();
+        st.streak = st.last_occupancy > *rule.old_gen_percent ? st.streak + 1 : 0;
     }
     const unsigned needed = std::max(rule.old_gen_collections, 1u);
     if (st.streak < needed) return std::nullopt;
-    return "old generation " + percent(st.last_occupancy) + " full after " + std::to_string(st.streak) +
-           " old collection" + (st.streak == 1 ? "" : "s") + " in a row (threshold " +
+    return std::string(measured_space(s.collector)) + " " + percent(st.last_occupancy) + " full after collections, " +
+           std::to_string(st.streak) + " measurement" + (st.streak == 1 ? "" : "s") + " in a row (threshold " +
            percent(*rule.old_gen_percent) + ")";
+}
+
+std::optional<std::string> rule_policy::predict_reason(const dump_rule& rule, const jvm_sample& s) {
+    if (!rule.predict_full_within || s.trend == nullptr) return std::nullopt;
+    full_prediction p;
+    if (s.trend->predict(static_cast<double>(rule.predict_window.count()), p) != trend_state::rising) return std::nullopt;
+    if (p.seconds_to_full > static_cast<double>(rule.predict_full_within->count())) return std::nullopt;
+    auto secs = [](double d) { return std::chrono::seconds(std::llround(d)); };
+    return std::string(measured_space(s.collector)) + " full in about " + duration_words(secs(p.seconds_to_full)) +
+           ": what collections leave rose steadily over " + duration_words(secs(p.span_seconds)) + " to " +
+           percent(p.floor_percent) + ", " + byte_rate_words(p.bytes_per_second) + " (threshold " +
+           duration_words(*rule.predict_full_within) + ")";
 }
 
 std::optional<std::string> rule_policy::gc_time_reason(const dump_rule& rule, state& st, const jvm_sample& s) {
@@ -98,7 +77,7 @@ std::optional<std::string> rule_policy::gc_time_reason(const dump_rule& rule, st
             break;
         }
     if (base) w.erase(w.begin(), w.begin() + static_cast<std::ptrdiff_t>(*base));
-    thin(w, max_window_samples);
+    thin_evenly(w, max_window_samples, [](const gc_point& p) { return p.hrt_ticks; });
     if (!base || w.size() < 2) return std::nullopt;
     const double span = static_cast<double>(w.back().hrt_ticks - w.front().hrt_ticks);
     // The collectors' time is counted when a collection ends, the clock sampled every 50 ms or so:
@@ -122,6 +101,7 @@ std::optional<std::string> rule_policy::observe(const dump_rule& rule, const jvm
     }
     if (auto r = old_gen_reason(rule, st, s)) reasons.push_back(std::move(*r));
     if (auto r = gc_time_reason(rule, st, s)) reasons.push_back(std::move(*r));
+    if (auto r = predict_reason(rule, s)) reasons.push_back(std::move(*r));
 
     if (reasons.empty()) return std::nullopt;
     if (rule.max_dumps != 0 && st.dumps >= rule.max_dumps) return std::nullopt;

@@ -7,14 +7,15 @@
 // - every: the first dump one interval after the rule first saw the JVM, then one interval after
 //   the rule's last dump of it (a refused attempt does not move the schedule; the cooldown does
 //   hold it back).
-// - old_gen_percent: old-generation occupancy (used / max) is measured at each sample where old
-//   collections happened since the previous sample (the first sample of a JVM only sets the count);
-//   old_gen_collections such measurements in a row above the threshold ask for a dump. A
-//   measurement at or below the threshold starts the count again, and so does a dump. Old
-//   collections are those of HotSpot's collector 1 in hsperfdata (sun.gc.collector.1: "full
-//   collection pauses" of Serial, Parallel and G1, "Shenandoah full"); when a JVM has no collector 1
-//   (ZGC) every collection counts, each collecting the whole heap. G1's concurrent cycles
-//   (collector 2) do not count: the old generation still holds their garbage until mixed collections.
+// - old_gen_percent: the occupancy after collections (formats/gc_occupancy.h: the old generation,
+//   or the heap for ZGC and Shenandoah, as the latest collection left it, measured the way the JVM's
+//   collector allows) is measured at each sample where collections that measure ended since the
+//   previous sample (the first sample of a JVM only sets the counts); old_gen_collections such
+//   measurements in a row above the threshold ask for a dump. A measurement at or below the
+//   threshold starts the count again, and so does a dump.
+// - predict_full_within: the JVM's heap trend (formats/heap_trend.h) over the last predict_window
+//   says the old generation (or heap) will be full within this time: the floor the collections
+//   leave has risen steadily over the window.
 // - gc_time_percent: the share of the JVM's time spent in collections (all collectors' time,
 //   sun.gc.collector.N.time, over the JVM's own clock sun.os.hrt.ticks) between the newest sample
 //   and the latest one at least gc_window older, above the threshold. Nothing is measured until the
@@ -41,6 +42,8 @@
 #include <vector>
 
 #include "config.h"
+#include "formats/gc_occupancy.h"
+#include "formats/heap_trend.h"
 #include "formats/hsperfdata_summary.h"
 
 namespace heapd::daemon {
@@ -57,18 +60,14 @@ struct jvm_identity {
 
 // What rules read of one JVM at one poll.
 struct jvm_sample {
-    policy_clock::time_point at;                // when the daemon read it
-    std::optional<hsperf_heap_usage> old_gen;   // the old generation's bytes
-    std::int64_t old_collections = 0;           // old collections so far (see above)
-    std::int64_t gc_ticks = 0;                  // all collectors' time, in hrt ticks
-    std::int64_t hrt_ticks = 0;                 // the JVM's clock
-    std::int64_t hrt_frequency = 0;             // hrt ticks per second; 0 when unknown
+    policy_clock::time_point at;                 // when the daemon read it
+    collector_family collector = collector_family::unknown;
+    std::optional<after_collection> measured;    // when collections that measure ended since the last poll
+    const heap_trend* trend = nullptr;           // the JVM's measurements so far (valid during observe)
+    std::int64_t gc_ticks = 0;                   // all collectors' time, in hrt ticks
+    std::int64_t hrt_ticks = 0;                  // the JVM's clock
+    std::int64_t hrt_frequency = 0;              // hrt ticks per second; 0 when unknown
 };
-
-// The old collections of a JVM so far: collector 1's invocations, or every collector's without one.
-std::int64_t old_collections(const jvm_perf_summary& s);
-// The sample of a summary read at `at`.
-jvm_sample sample_of(const jvm_perf_summary& s, policy_clock::time_point at);
 
 // A point of a rule's GC-time window: all collectors' time and the JVM's clock, in hrt ticks.
 struct gc_point {
@@ -109,17 +108,19 @@ private:
         std::optional<policy_clock::time_point> last_dump;     // submitted
         std::optional<policy_clock::time_point> last_attempt;  // submitted or refused
         unsigned dumps = 0;
-        std::optional<std::int64_t> old_collections;  // at the previous sample
         unsigned streak = 0;                          // measurements in a row above the threshold
         double last_occupancy = 0;                    // percent, at the last measurement
         std::deque<gc_point> window;
     };
     std::optional<std::string> old_gen_reason(const dump_rule& rule, state& st, const jvm_sample& s);
     std::optional<std::string> gc_time_reason(const dump_rule& rule, state& st, const jvm_sample& s);
+    std::optional<std::string> predict_reason(const dump_rule& rule, const jvm_sample& s);
 
     std::map<std::string, std::map<jvm_identity, state>> states_;  // by rule name
 };
 
+// "1.5 MiB/min", "120 KiB/min": a growth rate as rules' reasons write it.
+std::string byte_rate_words(double bytes_per_second);
 // "6h", "1h30m", "45s", "2d": a duration as rules' reasons write it.
 std::string duration_words(std::chrono::seconds d);
 

@@ -6,6 +6,7 @@
 
 #include <boost/asio/post.hpp>
 
+#include "attach/attach_client.h"
 #include "attach/process_info.h"
 #include "jvm_facts.h"
 #include "rule_match.h"
@@ -25,12 +26,11 @@ void rule_watcher::set_rules(std::vector<dump_rule> rules, std::chrono::millisec
     rules_ = std::move(rules);
     poll_interval_ = std::max(poll_interval, std::chrono::milliseconds(10));
     policy_.retain_rules(rules_);
+    horizon_ = default_window;
+    for (const dump_rule& r : rules_)
+        if (r.predict_full_within) horizon_ = std::max(horizon_, r.predict_window);
     ++generation_;
     timer_.cancel();
-    if (rules_.empty()) {
-        log_->info("rules: none, no polling");
-        return;
-    }
     log_->info("rules: {} rule{}, reading the JVMs every {} ms", rules_.size(), rules_.size() == 1 ? "" : "s",
                poll_interval_.count());
     if (!polling_) arm(std::chrono::milliseconds(0));
@@ -46,7 +46,7 @@ void rule_watcher::arm(std::chrono::milliseconds after) {
 }
 
 void rule_watcher::start_poll() {
-    if (polling_ || rules_.empty()) return;
+    if (polling_) return;
     polling_ = true;
     boost::asio::post(sampler_, [this, alive = std::weak_ptr<int>(alive_)] {
         auto result = std::make_shared<poll_result>(poll_jvms());
@@ -55,14 +55,30 @@ void rule_watcher::start_poll() {
             polling_ = false;
             ++polls_;
             evaluate(*result);
-            if (!rules_.empty()) arm(poll_interval_);
+            arm(poll_interval_);
         });
     });
+}
+
+void rule_watcher::probe_zgc(polled_jvm& j) {
+    zgc_probe& probe = probes_[j.id];
+    std::int64_t count = 0;
+    for (const hsperf_collector& c : j.summary->collectors) count += c.invocations;
+    const bool settled = count == probe.previous && count != probe.probed;
+    probe.previous = count;
+    if (!settled) return;
+    attach::attach_options o;
+    o.timeout = std::chrono::seconds(5);
+    o.expected_start_time = j.id.start_time;
+    auto reply = attach::diagnostic_command(j.id.pid, "GC.heap_info", o);
+    probe.probed = count;
+    if (reply && reply->status == 0) j.heap_used_now = zgc_heap_used(reply->output);
 }
 
 rule_watcher::poll_result rule_watcher::poll_jvms() {
     poll_result p;
     p.at = policy_clock::now();
+    p.at_ms = now_ms();
     auto found = attach::discover_jvms();
     if (!found) {
         p.problem = found.error().message;
@@ -76,13 +92,58 @@ rule_watcher::poll_result rule_watcher::poll_jvms() {
         pj.jvm = j;
         pj.id = {j.pid, info->start_time};
         jvm_facts facts = read_jvm_facts(j);
+        if (facts.gone) continue;
         if (facts.summary && facts.summary->accessible) pj.summary = std::move(facts.summary);
+        else if (facts.summary) pj.starting = true;
+        if (!pj.summary) pj.command_summary = summary_from_command_line(j.pid);
+        if (pj.summary && family_of(*pj.summary) == collector_family::z) probe_zgc(pj);
+        else pj.problem = j.perfdata_path.empty() ? "it publishes no hsperfdata (-XX:-UsePerfData or "
+                                                    "-XX:+PerfDisableSharedMem): nothing measures its heap without "
+                                                    "attaching; schedules still apply"
+                                                  : facts.problem;
         auto [name, fresh] = names.try_emplace(j.uid);
         if (fresh) name->second = user_name_of(j.uid);
         pj.user_name = name->second;
         p.jvms.push_back(std::move(pj));
     }
+    std::erase_if(probes_, [&](const auto& kv) {
+        return std::none_of(p.jvms.begin(), p.jvms.end(), [&](const polled_jvm& j) { return j.id == kv.first; });
+    });
     return p;
+}
+
+std::optional<after_collection> rule_watcher::follow(followed& f, const polled_jvm& j, const poll_result& p) {
+    heap_outlook& o = f.outlook;
+    o.watched = j.summary.has_value();
+    if (!j.summary) {
+        o.note = j.problem;
+        if (!f.told && !j.problem.empty()) {
+            log_->info("watch: pid {} ({}) is not watched: {}", j.id.pid, j.command_summary.main_class, j.problem);
+            f.told = true;
+        }
+        return std::nullopt;
+    }
+    o.note.clear();
+    const double seconds = std::chrono::duration<double>(p.at.time_since_epoch()).count();
+    auto m = f.tracker.feed(*j.summary, seconds, j.heap_used_now);
+    if (m) {
+        f.trend.add(*m, static_cast<double>(horizon_.count()));
+        o.latest = m;
+        o.latest_ms = p.at_ms;
+    }
+    o.collector = f.tracker.family();
+    o.young_measures = f.tracker.young_measures();
+    // The trend over the shortest window of the predicting rules that select the JVM.
+    o.window = default_window;
+    bool first = true;
+    for (const dump_rule& rule : rules_)
+        if (rule.predict_full_within && selects(rule.select, j.jvm, *j.summary, j.user_name)) {
+            o.window = first ? rule.predict_window : std::min(o.window, rule.predict_window);
+            first = false;
+        }
+    o.prediction = {};
+    o.state = f.trend.predict(static_cast<double>(o.window.count()), o.prediction);
+    return m;
 }
 
 void rule_watcher::evaluate(const poll_result& p) {
@@ -93,17 +154,29 @@ void rule_watcher::evaluate(const poll_result& p) {
     std::set<jvm_identity> alive;
     for (const polled_jvm& j : p.jvms) {
         alive.insert(j.id);
-        if (!j.summary) continue;
-        const jvm_sample sample = sample_of(*j.summary, p.at);
+        if (j.starting) continue;
+        followed& f = followed_[j.id];
+        const auto measured = follow(f, j, p);
+        const jvm_perf_summary& selected_by = j.summary ? *j.summary : j.command_summary;
+        jvm_sample sample;
+        sample.at = p.at;
+        if (j.summary) {
+            sample.collector = f.tracker.family();
+            sample.measured = measured;
+            sample.trend = &f.trend;
+            sample.gc_ticks = j.summary->gc_ticks;
+            sample.hrt_ticks = j.summary->hrt_ticks;
+            sample.hrt_frequency = j.summary->hrt_frequency;
+        }
         for (const dump_rule& rule : rules_) {
-            if (!selects(rule.select, j.jvm, *j.summary, j.user_name)) continue;
+            if (!selects(rule.select, j.jvm, selected_by, j.user_name)) continue;
             auto reason = policy_.observe(rule, j.id, sample);
             if (!reason) continue;
             auto job = dump_(j.id, rule);
             const auto asked = policy_clock::now();  // the cooldown and the schedule count from here
             if (job) {
                 policy_.record(rule.name, j.id, dump_outcome::submitted, asked);
-                log_->info("rule {}: dumping pid {} ({}) as job {}: {}", rule.name, j.id.pid, j.summary->main_class,
+                log_->info("rule {}: dumping pid {} ({}) as job {}: {}", rule.name, j.id.pid, selected_by.main_class,
                            job->id, *reason);
             } else if (job.error().kind == wire::error_kind::busy) {
                 policy_.record(rule.name, j.id, dump_outcome::busy, asked);
@@ -111,11 +184,28 @@ void rule_watcher::evaluate(const poll_result& p) {
             } else {
                 policy_.record(rule.name, j.id, dump_outcome::refused, asked);
                 log_->warn("rule {}: cannot dump pid {} ({}): {} (asked because {})", rule.name, j.id.pid,
-                           j.summary->main_class, job.error().message, *reason);
+                           selected_by.main_class, job.error().message, *reason);
             }
         }
     }
     policy_.retain_jvms(alive);
+    std::erase_if(followed_, [&](const auto& kv) { return !alive.contains(kv.first); });
+    std::map<jvm_identity, heap_outlook> outlooks;
+    for (const auto& [id, f] : followed_) outlooks.emplace(id, f.outlook);
+    std::lock_guard lock(outlooks_mu_);
+    outlooks_ = std::move(outlooks);
+}
+
+std::optional<heap_outlook> rule_watcher::outlook_of(const jvm_identity& id) const {
+    std::lock_guard lock(outlooks_mu_);
+    auto it = outlooks_.find(id);
+    if (it == outlooks_.end()) return std::nullopt;
+    return it->second;
+}
+
+std::map<jvm_identity, heap_outlook> rule_watcher::outlooks() const {
+    std::lock_guard lock(outlooks_mu_);
+    return outlooks_;
 }
 
 } // namespace heapd::daemon

@@ -1,16 +1,24 @@
 #pragma once
-// Dump rules at work in the daemon: every poll interval the JVMs are found and their hsperfdata
-// read (attach::discover_jvms, read_jvm_facts: /proc and small files, never an attach) on a thread
-// of the watcher's own, so the io_context thread never waits on it; the results come back to the
-// io_context thread, where each rule's selector (rule_match.h) and policy (rule_policy.h) decide,
-// and dumps are asked for through a dump function (the request handler's dump_for_rule). One log
-// line per dump a rule asks for, with the reason.
+// The JVMs watched, and dump rules at work in the daemon: every poll interval the JVMs are found
+// and their hsperfdata read (attach::discover_jvms, read_jvm_facts: /proc and small files, never an
+// attach) on a thread of the watcher's own, so the io_context thread never waits on it; the results
+// come back to the io_context thread, where each JVM's occupancy after collections and heap trend
+// are followed (formats/gc_occupancy.h, heap_trend.h; published as heap_outlook for `jvms` and the
+// metrics, rules or not), and each rule's selector (rule_match.h) and policy (rule_policy.h)
+// decide; dumps are asked for through a dump function (the request handler's dump_for_rule). One
+// log line per dump a rule asks for, with the reason, and one per JVM that cannot be watched.
+//
+// A JVM without hsperfdata (-XX:-UsePerfData, -XX:+PerfDisableSharedMem) is found through its
+// process; it is selected by its command line, so schedules apply to it, but nothing measures its
+// heap: its outlook says so, and the log says it once.
 #include <sys/types.h>
 
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
@@ -23,6 +31,7 @@
 #include "attach/jvm_discovery.h"
 #include "config.h"
 #include "formats/protocol.h"
+#include "heap_outlook.h"
 #include "job.h"
 #include "rule_policy.h"
 
@@ -42,12 +51,19 @@ public:
     rule_watcher& operator=(const rule_watcher&) = delete;
 
     // Replaces the rules and the poll interval, on the io_context thread. The state of rules that
-    // remain (by name) is kept; no rules, no polling. The first poll after rules are set runs at once.
+    // remain (by name) is kept. The JVMs are polled with or without rules (their outlooks); the
+    // first poll after rules are set runs at once.
     void set_rules(std::vector<dump_rule> rules, std::chrono::milliseconds poll_interval);
     const std::vector<dump_rule>& rules() const { return rules_; }
     const rule_policy& policy() const { return policy_; }
     // Polls done so far (their results evaluated).
     std::uint64_t polls() const { return polls_; }
+    // The outlook of a JVM as of the latest poll; nothing for a JVM not seen yet. Any thread.
+    std::optional<heap_outlook> outlook_of(const jvm_identity& id) const;
+    // Every outlook as of the latest poll, by JVM. Any thread.
+    std::map<jvm_identity, heap_outlook> outlooks() const;
+    // The trend window used for a JVM that no predicting rule selects.
+    static constexpr std::chrono::seconds default_window{600};
 
 private:
     // A JVM as one poll found it.
@@ -55,18 +71,36 @@ private:
         attach::discovered_jvm jvm;
         jvm_identity id;
         std::optional<jvm_perf_summary> summary;  // when its hsperfdata could be read
+        std::string problem;                      // why not
+        jvm_perf_summary command_summary;         // without hsperfdata: what its command line says
+        std::optional<std::int64_t> heap_used_now;  // ZGC: GC.heap_info's figure, when asked this poll
+        bool starting = false;                    // its hsperfdata is not complete yet
         std::string user_name;                    // of jvm.uid, "" when it has none
     };
     // What one poll found.
     struct poll_result {
         policy_clock::time_point at;
+        std::int64_t at_ms = 0;  // the same, ms since the epoch
         std::vector<polled_jvm> jvms;
         std::string problem;  // discovery failed: nothing is known
     };
-    static poll_result poll_jvms();
+    poll_result poll_jvms();  // on the sampler thread
+    // ZGC: asks a JVM for its heap's used bytes (GC.heap_info, through attach) once a cycle has
+    // ended since it last did: its pause count changed since then and not since the previous poll
+    // (so at most every other poll; sampler thread).
+    void probe_zgc(polled_jvm& j);
     void arm(std::chrono::milliseconds after);
     void start_poll();
     void evaluate(const poll_result& p);
+    // What the watcher follows of one JVM.
+    struct followed {
+        occupancy_tracker tracker;
+        heap_trend trend;
+        heap_outlook outlook;
+        bool told = false;  // the log said it is not watched
+    };
+    // Updates what is followed of j; the measurement this poll made, if any.
+    std::optional<after_collection> follow(followed& f, const polled_jvm& j, const poll_result& p);
 
     boost::asio::io_context& io_;
     dump_function dump_;
@@ -75,6 +109,16 @@ private:
     std::vector<dump_rule> rules_;
     std::chrono::milliseconds poll_interval_{5000};
     rule_policy policy_;
+    std::map<jvm_identity, followed> followed_;
+    // What the sampler thread remembers of a ZGC JVM between polls.
+    struct zgc_probe {
+        std::int64_t previous = -1;  // its pause count at the previous poll
+        std::int64_t probed = -1;    // at the last GC.heap_info
+    };
+    std::map<jvm_identity, zgc_probe> probes_;  // sampler thread only
+    std::chrono::seconds horizon_ = default_window;  // how long measurements are kept
+    mutable std::mutex outlooks_mu_;
+    std::map<jvm_identity, heap_outlook> outlooks_;  // guarded by outlooks_mu_
     std::uint64_t generation_ = 0;  // of the armed timer; a stale expiry is ignored
     bool polling_ = false;          // a poll runs on the sampler thread
     std::uint64_t polls_ = 0;

@@ -123,8 +123,9 @@ result<std::unique_ptr<server>> server::open(const heapd_config& config, std::sh
     s->armer_ = std::make_unique<oom_armer>(log);
     s->armer_->configure(config.oom);
     s->handler_->set_armer(s->armer_.get());
+    s->handler_->set_watcher(s->rules_.get());
     metrics_sources sources{*s->store_, *s->jobs_, s->counters_, info.version,
-                            static_cast<double>(info.started_ms) / 1000, s->armer_.get()};
+                            static_cast<double>(info.started_ms) / 1000, s->armer_.get(), s->rules_.get()};
     s->metrics_ = std::make_unique<metrics_service>(s->io_, sources, config.metrics, log);
     s->handler_->set_metrics(s->metrics_.get());
     s->set_rules(config.rules, config.poll_interval);

@@ -128,6 +128,17 @@ every = "1h30m"
     EXPECT_EQ(u.cooldown, 3600s);  // the defaults of what a rule leaves out
     EXPECT_EQ(u.max_dumps, 3u);
     EXPECT_TRUE(u.live);
+    EXPECT_FALSE(u.predict_full_within);
+    EXPECT_EQ(u.predict_window, 600s);
+}
+
+TEST(config_file, the_predicting_rule_keys_are_read) {
+    auto c = parse_config("[[rule]]\nname = \"leak\"\npredict_full_within = \"15m\"\npredict_window = \"20m\"\n",
+                          "heapd.toml");
+    ASSERT_TRUE(c) << c.error().front().describe();
+    ASSERT_EQ(c->rules.size(), 1u);
+    EXPECT_EQ(c->rules[0].predict_full_within, 900s);
+    EXPECT_EQ(c->rules[0].predict_window, 1200s);
 }
 
 TEST(config_file, oom_arming_keys_are_read) {
@@ -192,7 +203,7 @@ TEST(config_file, every_error_is_reported_with_its_line_and_column) {
         "heapd.toml:7:14: retention.keep_count must be an integer, not a string",
         "heapd.toml:8:14: retention.keep_bytes must be a size like \"512M\" or \"20G\", not \"20X\"",
         "heapd.toml:10:12: metrics.interval must be whole seconds, not \"1500ms\"",
-        "heapd.toml:11:1: rule \"a\": no trigger: give every, old_gen_percent or gc_time_percent",
+        "heapd.toml:11:1: rule \"a\": no trigger: give every, old_gen_percent, gc_time_percent or predict_full_within",
         "heapd.toml:13:11: rule \"a\": command is not a valid regular expression: ",  // + the library's words
         "heapd.toml:15:8: rule name \"a\" is already used by the rule at line 11",
         "heapd.toml:16:9: the rule at line 14: every must be a duration like \"30s\", \"10m\", \"6h\", \"1d\" or "
@@ -201,7 +212,7 @@ TEST(config_file, every_error_is_reported_with_its_line_and_column) {
         "heapd.toml:18:15: the rule at line 14: gc_window does nothing without gc_time_percent",
         "heapd.toml:19:8: the rule at line 14: live must be true or false, not a string",
         "heapd.toml:20:1: this rule has no name (name = \"...\": it names the dumps it takes)",
-        "heapd.toml:20:1: the rule at line 20: no trigger: give every, old_gen_percent or gc_time_percent",
+        "heapd.toml:20:1: the rule at line 20: no trigger: give every, old_gen_percent, gc_time_percent or predict_full_within",
         "heapd.toml:22:2: unknown key \"deamon\" in the file (tables are [daemon], [retention], [metrics], [oom] and "
         "[[rule]]) (did you mean \"daemon\"?)",
     };
@@ -233,6 +244,12 @@ TEST(config_file, values_of_the_wrong_shape_are_errors) {
     EXPECT_EQ(errors_of("[[rule]]\nname = \"a\"\nevery = \"1h\"\nold_gen_collections = 2\n"),
               (std::vector<std::string>{
                   "heapd.toml:4:23: rule \"a\": old_gen_collections does nothing without old_gen_percent"}));
+    EXPECT_EQ(errors_of("[[rule]]\nname = \"a\"\nevery = \"1h\"\npredict_window = \"5m\"\n"),
+              (std::vector<std::string>{
+                  "heapd.toml:4:18: rule \"a\": predict_window does nothing without predict_full_within"}));
+    EXPECT_EQ(errors_of("[[rule]]\nname = \"a\"\npredict_full_within = \"0s\"\n"),
+              (std::vector<std::string>{
+                  "heapd.toml:3:23: rule \"a\": predict_full_within must be at least 1s, not \"0s\""}));
     EXPECT_EQ(errors_of("[[rule]]\nname = \"a\"\nevery = \"1h\"\nevry = \"2h\"\n"),
               (std::vector<std::string>{"heapd.toml:4:1: unknown key \"evry\" in [[rule]] (did you mean \"every\"?)"}));
     EXPECT_EQ(errors_of("[metrics]\ntextfile = \"metrics.prom\"\n"),
@@ -330,12 +347,14 @@ TEST(config_file, every_commented_setting_and_example_of_the_default_file_is_val
     EXPECT_EQ(c->oom.arm, defaults.oom.arm);
     EXPECT_EQ(c->oom.poll_interval, defaults.oom.poll_interval);
     EXPECT_EQ(c->oom.recheck, defaults.oom.recheck);
-    ASSERT_EQ(c->rules.size(), 3u);
+    ASSERT_EQ(c->rules.size(), 4u);
     EXPECT_EQ(c->rules[0].every, std::chrono::hours(6));
     EXPECT_EQ(c->rules[1].old_gen_percent, 85.0);
     EXPECT_EQ(c->rules[1].old_gen_collections, 3u);
-    EXPECT_EQ(c->rules[2].gc_time_percent, 50.0);
-    EXPECT_EQ(c->rules[2].gc_window, std::chrono::minutes(2));
+    EXPECT_EQ(c->rules[2].predict_full_within, std::chrono::minutes(15));
+    EXPECT_EQ(c->rules[2].predict_window, std::chrono::minutes(10));
+    EXPECT_EQ(c->rules[3].gc_time_percent, 50.0);
+    EXPECT_EQ(c->rules[3].gc_window, std::chrono::minutes(2));
 }
 
 } // namespace

@@ -30,6 +30,8 @@ old_gen_percent = 80
 old_gen_collections = 3
 gc_time_percent = 12.5
 gc_window = "90s"
+predict_full_within = "15m"
+predict_window = "20m"
 cooldown = "1h30m"
 max_dumps = 1
 [[rule]]
@@ -41,7 +43,8 @@ max_dumps = 0
     ASSERT_EQ(c.rules.size(), 2u);
     EXPECT_EQ(describe_selector(c.rules[0].select), "main class com.example.*, command /-Xmx16g/, user app, in a container");
     EXPECT_EQ(describe_triggers(c.rules[0]),
-              "old gen above 80% after 3 old collections in a row; GC time above 12.5% over 1m30s");
+              "old gen above 80% after collections, 3 measurements in a row; GC time above 12.5% over 1m30s; "
+              "old gen predicted full within 15m (trend over 20m)");
     EXPECT_EQ(describe_limits(c.rules[0]), "cooldown 1h30m, at most 1 dump per JVM, live objects only");
     EXPECT_EQ(describe_selector(c.rules[1].select), "every JVM");
     EXPECT_EQ(describe_triggers(c.rules[1]), "every 1d");

@@ -27,6 +27,8 @@ jvm_metrics a_jvm(std::int64_t pid, uid_t uid, std::string main_class, std::stri
     j.old_used = 60 << 20;
     j.old_max = 768 << 20;
     j.old_occupancy = 60.0 / 768;
+    j.after_gc_occupancy = 0.05;
+    j.predicted_full_seconds = 840;
     j.gc_seconds = 1.25;
     j.gc_time_share = 0.0125;
     j.uptime_seconds = 100;
@@ -117,6 +119,8 @@ TEST(metrics, every_family_has_help_and_type_and_a_conventional_name) {
         {"heapd_jvm_old_gen_used_bytes", "gauge"},
         {"heapd_jvm_old_gen_max_bytes", "gauge"},
         {"heapd_jvm_old_gen_occupancy_ratio", "gauge"},
+        {"heapd_jvm_after_gc_occupancy_ratio", "gauge"},
+        {"heapd_jvm_predicted_full_seconds", "gauge"},
         {"heapd_jvm_gc_time_ratio", "gauge"},
         {"heapd_jvm_gc_seconds_total", "counter"},
         {"heapd_jvm_uptime_seconds", "gauge"},
@@ -152,6 +156,8 @@ TEST(metrics, the_jvm_series_carry_their_labels_escaped_and_read_back_whole) {
     EXPECT_EQ(e->value("heapd_jvm_old_gen_used_bytes", root), 60 << 20);
     EXPECT_EQ(e->value("heapd_jvm_old_gen_max_bytes", root), 768 << 20);
     EXPECT_DOUBLE_EQ(*e->value("heapd_jvm_old_gen_occupancy_ratio", root), 60.0 / 768);
+    EXPECT_DOUBLE_EQ(*e->value("heapd_jvm_after_gc_occupancy_ratio", root), 0.05);
+    EXPECT_EQ(e->value("heapd_jvm_predicted_full_seconds", root), 840);
     EXPECT_EQ(e->value("heapd_jvm_gc_seconds_total", root), 1.25);
     EXPECT_EQ(e->value("heapd_jvm_gc_time_ratio", root), 0.0125);
     EXPECT_EQ(e->value("heapd_jvm_uptime_seconds", root), 100);
@@ -205,9 +211,12 @@ TEST(metrics, jvms_without_an_old_generation_or_any_jvm_still_render_valid_text)
     s.jvms[0].old_max.reset();
     s.jvms[0].old_occupancy.reset();
     s.jvms[0].gc_time_share.reset();
+    s.jvms[0].after_gc_occupancy.reset();
+    s.jvms[0].predicted_full_seconds.reset();
     auto e = parse_prometheus_text(render_metrics(s));
     ASSERT_TRUE(e) << e.error();
     EXPECT_TRUE(e->find("heapd_jvm_old_gen_used_bytes", {{"pid", "42"}}).empty());
+    EXPECT_TRUE(e->find("heapd_jvm_predicted_full_seconds", {{"pid", "42"}}).empty());
     EXPECT_TRUE(e->find("heapd_jvm_gc_time_ratio", {{"pid", "42"}}).empty());
     EXPECT_EQ(e->find("heapd_jvm_old_gen_used_bytes", {{"pid", "4242"}}).size(), 1u);
     EXPECT_EQ(e->find("heapd_jvm_heap_used_bytes", {{"pid", "42"}}).size(), 1u);

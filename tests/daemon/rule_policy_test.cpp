@@ -1,5 +1,5 @@
-// Dump rules' decisions from synthetic samples: the schedule, old-generation occupancy after old
-// collections in a row, GC time share over a window, cooldown, cap, busy and refused dumps, a pid
+// Dump rules' decisions from synthetic samples: the schedule, old-generation occupancy after
+// collections in a row, the prediction of a full heap, GC time share over a window, cooldown, cap, busy and refused dumps, a pid
 // reused by a new JVM, forgotten JVMs and rules, and the bounded window.
 #include "daemon/rule_policy.h"
 
@@ -14,15 +14,26 @@ constexpr std::int64_t hz = 1'000'000'000;  // hrt ticks per second, as on Linux
 const jvm_identity jvm{4242, 777};
 const policy_clock::time_point t0{};
 
-// A JVM's counters at a second of its life: old used / max in MiB, old collections, GC seconds.
-jvm_sample at(double second, std::int64_t old_used = 10, std::int64_t old_collections = 0, double gc_seconds = 0) {
+// A JVM's counters at a second of its life, GC seconds so far; no collection measured.
+jvm_sample at(double second, double gc_seconds = 0) {
     jvm_sample s;
     s.at = t0 + std::chrono::duration_cast<policy_clock::duration>(std::chrono::duration<double>(second));
-    s.old_gen = hsperf_heap_usage{old_used << 20, 100 << 20, 100 << 20};
-    s.old_collections = old_collections;
+    s.collector = collector_family::g1;
     s.hrt_frequency = hz;
     s.hrt_ticks = static_cast<std::int64_t>(second * hz);
     s.gc_ticks = static_cast<std::int64_t>(gc_seconds * hz);
+    return s;
+}
+
+// The same with collections that left the old generation used_mib of 100 MiB full.
+jvm_sample measured(double second, std::int64_t used_mib, double gc_seconds = 0) {
+    jvm_sample s = at(second, gc_seconds);
+    after_collection m;
+    m.at = second;
+    m.used = used_mib << 20;
+    m.max = 100 << 20;
+    m.collections = 1;
+    s.measured = m;
     return s;
 }
 
@@ -68,19 +79,24 @@ TEST(rule_policy, a_refused_dump_starts_the_cooldown_but_neither_the_schedule_no
     EXPECT_TRUE(p.observe(r, jvm, at(70)));
 }
 
-TEST(rule_policy, old_generation_above_the_threshold_after_old_collections_in_a_row) {
+TEST(rule_policy, old_generation_above_the_threshold_after_collections_in_a_row) {
     dump_rule r = rule("full-old");
     r.old_gen_percent = 90;
     r.old_gen_collections = 3;
     rule_policy p;
-    // The first sample only sets the count of old collections, however full.
-    EXPECT_FALSE(p.observe(r, jvm, at(0, 95, 7)));
-    EXPECT_FALSE(p.observe(r, jvm, at(1, 95, 8)));   // 1 in a row
-    EXPECT_FALSE(p.observe(r, jvm, at(2, 99, 8)));   // no old collection: not a measurement
-    EXPECT_FALSE(p.observe(r, jvm, at(3, 92, 11)));  // 2 (three collections, one measurement)
-    auto due = p.observe(r, jvm, at(4, 93, 12));
+    EXPECT_FALSE(p.observe(r, jvm, at(0)));
+    EXPECT_FALSE(p.observe(r, jvm, measured(1, 95)));  // 1 in a row
+    EXPECT_FALSE(p.observe(r, jvm, at(2)));            // nothing measured
+    EXPECT_FALSE(p.observe(r, jvm, measured(3, 92)));  // 2
+    auto due = p.observe(r, jvm, measured(4, 93));
     ASSERT_TRUE(due);
-    EXPECT_EQ(*due, "old generation 93% full after 3 old collections in a row (threshold 90%)");
+    EXPECT_EQ(*due, "old generation 93% full after collections, 3 measurements in a row (threshold 90%)");
+    // ZGC and Shenandoah measure the heap.
+    jvm_sample z = measured(5, 94);
+    z.collector = collector_family::z;
+    due = p.observe(r, jvm, z);
+    ASSERT_TRUE(due);
+    EXPECT_EQ(*due, "heap 94% full after collections, 4 measurements in a row (threshold 90%)");
 }
 
 TEST(rule_policy, occupancy_at_or_below_the_threshold_starts_the_count_again) {
@@ -88,14 +104,14 @@ TEST(rule_policy, occupancy_at_or_below_the_threshold_starts_the_count_again) {
     r.old_gen_percent = 90;
     r.old_gen_collections = 2;
     rule_policy p;
-    p.observe(r, jvm, at(0, 50, 0));
+    p.observe(r, jvm, at(0));
     // A flapping JVM: above, below, above, exactly at, above...
-    EXPECT_FALSE(p.observe(r, jvm, at(1, 95, 1)));
-    EXPECT_FALSE(p.observe(r, jvm, at(2, 60, 2)));
-    EXPECT_FALSE(p.observe(r, jvm, at(3, 95, 3)));
-    EXPECT_FALSE(p.observe(r, jvm, at(4, 90, 4)));
-    EXPECT_FALSE(p.observe(r, jvm, at(5, 95, 5)));
-    EXPECT_TRUE(p.observe(r, jvm, at(6, 96, 6)));
+    EXPECT_FALSE(p.observe(r, jvm, measured(1, 95)));
+    EXPECT_FALSE(p.observe(r, jvm, measured(2, 60)));
+    EXPECT_FALSE(p.observe(r, jvm, measured(3, 95)));
+    EXPECT_FALSE(p.observe(r, jvm, measured(4, 90)));
+    EXPECT_FALSE(p.observe(r, jvm, measured(5, 95)));
+    EXPECT_TRUE(p.observe(r, jvm, measured(6, 96)));
 }
 
 TEST(rule_policy, a_dump_starts_the_old_generation_count_again) {
@@ -103,12 +119,12 @@ TEST(rule_policy, a_dump_starts_the_old_generation_count_again) {
     r.old_gen_percent = 80;
     r.old_gen_collections = 2;
     rule_policy p;
-    p.observe(r, jvm, at(0, 90, 0));
-    p.observe(r, jvm, at(1, 90, 1));
-    ASSERT_TRUE(p.observe(r, jvm, at(2, 90, 2)));
+    p.observe(r, jvm, at(0));
+    p.observe(r, jvm, measured(1, 90));
+    ASSERT_TRUE(p.observe(r, jvm, measured(2, 90)));
     p.record("old", jvm, dump_outcome::submitted, at(2).at);
-    EXPECT_FALSE(p.observe(r, jvm, at(3, 90, 3)));
-    EXPECT_TRUE(p.observe(r, jvm, at(4, 90, 4)));
+    EXPECT_FALSE(p.observe(r, jvm, measured(3, 90)));
+    EXPECT_TRUE(p.observe(r, jvm, measured(4, 90)));
 }
 
 TEST(rule_policy, cooldown_and_cap_hold_back_a_condition_that_keeps_holding) {
@@ -117,12 +133,12 @@ TEST(rule_policy, cooldown_and_cap_hold_back_a_condition_that_keeps_holding) {
     r.cooldown = 600s;
     r.max_dumps = 2;
     rule_policy p;
-    p.observe(r, jvm, at(0, 90, 0));
+    p.observe(r, jvm, at(0));
     int asked = 0;
     std::vector<double> when;
-    // An old collection every second for two hours, always 90% full.
+    // A collection every second for two hours, always 90% full.
     for (int second = 1; second <= 7200; ++second) {
-        jvm_sample s = at(second, 90, second);
+        jvm_sample s = measured(second, 90);
         if (p.observe(r, jvm, s)) {
             ++asked;
             when.push_back(second);
@@ -159,7 +175,7 @@ TEST(rule_policy, gc_time_share_over_a_window_of_at_least_gc_window) {
     // while, but the window of the last minute does not.
     double gc = 0;
     for (int s = 0; s <= 60; s += 5) {
-        auto due = p.observe(r, jvm, at(s, 10, 0, gc));
+        auto due = p.observe(r, jvm, at(s, gc));
         if (s == 60) {
             ASSERT_TRUE(due) << s;
             EXPECT_EQ(*due, "GC took 80% of the last 1m (threshold 60%)");
@@ -172,14 +188,14 @@ TEST(rule_policy, gc_time_share_over_a_window_of_at_least_gc_window) {
     p.record("spiral", jvm, dump_outcome::submitted, at(60).at);
     for (int s = 65; s <= 600; s += 5) {
         gc += 5 * 0.1;
-        EXPECT_FALSE(p.observe(r, jvm, at(s, 10, 0, gc))) << s;
+        EXPECT_FALSE(p.observe(r, jvm, at(s, gc))) << s;
     }
     // The death spiral: 62% of the time in GC from 600 s on, noticed once a minute of it is seen
     // (the window still holding calm samples stays below 60%).
     int first = 0;
     for (int s = 605; s <= 900 && first == 0; s += 5) {
         gc += 5 * 0.62;
-        if (auto due = p.observe(r, jvm, at(s, 10, 0, gc))) {
+        if (auto due = p.observe(r, jvm, at(s, gc))) {
             first = s;
             EXPECT_EQ(*due, "GC took 62% of the last 1m (threshold 60%)");
         }
@@ -192,15 +208,15 @@ TEST(rule_policy, the_window_starts_at_the_latest_sample_at_least_gc_window_old)
     r.gc_time_percent = 50;
     r.gc_window = 3s;
     rule_policy p;
-    EXPECT_FALSE(p.observe(r, jvm, at(0, 10, 0, 0)));
-    EXPECT_FALSE(p.observe(r, jvm, at(0.5, 10, 0, 0.4)));
-    EXPECT_FALSE(p.observe(r, jvm, at(1, 10, 0, 0.4)));
+    EXPECT_FALSE(p.observe(r, jvm, at(0, 0)));
+    EXPECT_FALSE(p.observe(r, jvm, at(0.5, 0.4)));
+    EXPECT_FALSE(p.observe(r, jvm, at(1, 0.4)));
     // From 1 s to 5 s: 3.6 s of GC in 4 s.
-    auto due = p.observe(r, jvm, at(5, 10, 0, 4));
+    auto due = p.observe(r, jvm, at(5, 4));
     ASSERT_TRUE(due);
     EXPECT_EQ(*due, "GC took 90% of the last 4s (threshold 50%)");
     // A collection counted before the JVM's clock caught up: at most 100%.
-    due = p.observe(r, jvm, at(8, 10, 0, 8));
+    due = p.observe(r, jvm, at(8, 8));
     ASSERT_TRUE(due);
     EXPECT_EQ(*due, "GC took 100% of the last 3s (threshold 50%)");
 }
@@ -211,7 +227,7 @@ TEST(rule_policy, gc_time_share_without_the_jvm_clock_measures_nothing) {
     r.gc_window = 1s;
     rule_policy p;
     for (int s = 0; s < 10; ++s) {
-        jvm_sample x = at(s, 10, 0, s);
+        jvm_sample x = at(s, s);
         x.hrt_frequency = 0;
         EXPECT_FALSE(p.observe(r, jvm, x));
     }
@@ -228,7 +244,7 @@ TEST(rule_policy, the_window_stays_bounded_and_still_spans_gc_window) {
     for (int i = 0; i <= 54000; ++i) {
         const double s = i / 10.0;
         gc += 0.1 * (s > 3000 ? 0.9 : 0.4);
-        last = p.observe(r, jvm, at(s, 10, 0, gc));
+        last = p.observe(r, jvm, at(s, gc));
         ASSERT_LE(p.window_samples(), rule_policy::max_window_samples);
     }
     // Over the last hour: 20 minutes at 40% and 40 at 90%: about 73%.
@@ -246,11 +262,11 @@ TEST(rule_policy, every_condition_that_holds_is_in_the_reason) {
     r.gc_time_percent = 50;
     r.gc_window = 5s;
     rule_policy p;
-    p.observe(r, jvm, at(0, 90, 0, 0));
-    auto due = p.observe(r, jvm, at(10, 90, 1, 9));
+    p.observe(r, jvm, at(0, 0));
+    auto due = p.observe(r, jvm, measured(10, 90, 9));
     ASSERT_TRUE(due);
-    EXPECT_EQ(*due, "scheduled every 10s; old generation 90% full after 1 old collection in a row (threshold 50%); "
-                    "GC took 90% of the last 10s (threshold 50%)");
+    EXPECT_EQ(*due, "scheduled every 10s; old generation 90% full after collections, 1 measurement in a row "
+                    "(threshold 50%); GC took 90% of the last 10s (threshold 50%)");
 }
 
 TEST(rule_policy, a_new_jvm_with_the_same_pid_starts_afresh_and_gone_jvms_are_forgotten) {
@@ -293,36 +309,45 @@ TEST(rule_policy, state_of_rules_that_remain_is_kept) {
     EXPECT_TRUE(p.observe(b, jvm, at(15)));
 }
 
-TEST(rule_policy, old_collections_are_collector_one_or_all_without_it) {
-    jvm_perf_summary serial;
-    serial.collectors = {{0, "Serial young collection pauses", 40, 0, 0},
-                         {1, "Serial full collection pauses", 3, 0, 0}};
-    EXPECT_EQ(old_collections(serial), 3);
-    jvm_perf_summary g1;
-    g1.collectors = {{0, "G1 young collection pauses", 40, 0, 0},
-                     {1, "G1 full collection pauses", 2, 0, 0},
-                     {2, "G1 concurrent cycle pauses", 9, 0, 0}};
-    EXPECT_EQ(old_collections(g1), 2);
-    jvm_perf_summary z;
-    z.collectors = {{2, "Z concurrent cycle pauses", 5, 0, 0}};
-    EXPECT_EQ(old_collections(z), 5);
+TEST(rule_policy, a_heap_predicted_full_within_the_bound_asks_for_a_dump) {
+    dump_rule r = rule("leak");
+    r.predict_full_within = 60s;
+    r.predict_window = 40s;
+    rule_policy p;
+    heap_trend trend;
+    std::optional<std::string> due;
+    double when = 0;
+    // A floor rising 1 MiB/s from 10 MiB of 100, measured every 2 s: full at about 90 s.
+    for (int second = 0; second <= 80 && !due; second += 2) {
+        jvm_sample s = measured(second, 10 + second);
+        trend.add(*s.measured, 600);
+        s.trend = &trend;
+        due = p.observe(r, jvm, s);
+        when = second;
+    }
+    ASSERT_TRUE(due);
+    // Learning for the first 20 s (half the window); then about 70 s to full, above the bound,
+    // until about 30 s.
+    EXPECT_GE(when, 28);
+    EXPECT_LE(when, 34);
+    EXPECT_NE(due->find("old generation full in about 1m"), std::string::npos) << *due;
+    EXPECT_NE(due->find("rose steadily over 30s to 40%"), std::string::npos) << *due;
+    EXPECT_NE(due->find("60.0 MiB/min (threshold 1m)"), std::string::npos) << *due;
+    // A steady heap never does.
+    rule_policy q;
+    heap_trend flat;
+    for (int second = 0; second <= 600; second += 2) {
+        jvm_sample s = measured(second, 70 + second % 7);
+        flat.add(*s.measured, 600);
+        s.trend = &flat;
+        EXPECT_FALSE(q.observe(r, jvm, s)) << second;
+    }
 }
 
-TEST(rule_policy, sample_of_a_summary) {
-    jvm_perf_summary s;
-    s.old_gen = hsperf_heap_usage{30, 40, 100};
-    s.collectors = {{1, "full", 4, 0, 0}};
-    s.gc_ticks = 123;
-    s.hrt_ticks = 456;
-    s.hrt_frequency = 1000;
-    jvm_sample x = sample_of(s, t0 + 5s);
-    EXPECT_EQ(x.at, t0 + 5s);
-    ASSERT_TRUE(x.old_gen);
-    EXPECT_DOUBLE_EQ(*x.old_gen->occupancy(), 0.3);
-    EXPECT_EQ(x.old_collections, 4);
-    EXPECT_EQ(x.gc_ticks, 123);
-    EXPECT_EQ(x.hrt_ticks, 456);
-    EXPECT_EQ(x.hrt_frequency, 1000);
+TEST(rule_policy, byte_rate_words) {
+    EXPECT_EQ(byte_rate_words(1 << 20), "60.0 MiB/min");
+    EXPECT_EQ(byte_rate_words(1024.0 / 60), "1.00 KiB/min");
+    EXPECT_EQ(byte_rate_words(-5), "0 B/min");
 }
 
 TEST(rule_policy, duration_words) {

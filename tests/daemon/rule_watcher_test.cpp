@@ -1,121 +1,26 @@
-// Dump rules end to end: a real daemon (the server of heapd_daemon, run in this process on a real
-// socket and store, the way `heapd serve` runs it) reads real JVMs' hsperfdata and dumps them as
-// its rules say: a JVM whose old generation crosses a threshold is dumped once and not again
-// within the cooldown; a scheduled rule dumps on time until its cap, and rules replaced while it
-// serves keep their state by name. Also: which hsperfdata
-// collectors count as old collections, checked against real JVMs of each collector.
-//
-// A dump job analyses its dump in a child process, /proc/self/exe analyse-fd: here that is this
-// test program, whose main() then runs the daemon's analysis child, as heapd would.
+// Dump rules end to end: a real daemon (tests/support/rule_daemon.h) reads real JVMs' hsperfdata
+// and dumps them as its rules say: a JVM whose old generation crosses a threshold is dumped once
+// and not again within the cooldown; a scheduled rule dumps on time until its cap, and rules
+// replaced while it serves keep their state by name. Also: the occupancy after collections read
+// from real JVMs of each collector.
 #include <gtest/gtest.h>
-#include <signal.h>
 #include <unistd.h>
 
 #include <chrono>
 #include <fstream>
-#include <sstream>
 #include <thread>
 
-#include <spdlog/sinks/basic_file_sink.h>
-
-#include "daemon/analysis_child.h"
 #include "daemon/jvm_facts.h"
 #include "daemon/rule_match.h"
-#include "daemon/rule_policy.h"
-#include "daemon/server.h"
-#include "formats/protocol.h"
+#include "formats/gc_occupancy.h"
 #include "tests/support/jvm_process.h"
-#include "tests/support/serve_process.h"
+#include "tests/support/rule_daemon.h"
 
 namespace heapd::test {
 namespace {
 
 using namespace std::chrono_literals;
 using wire::json;
-
-// The daemon with rules, serving on a thread of this process until destroyed (SIGTERM, as a
-// service manager stops it).
-class rule_daemon {
-public:
-    rule_daemon(std::vector<daemon::dump_rule> rules, std::chrono::milliseconds poll) {
-        daemon::heapd_config config;
-        daemon::serve_options& o = config.serve;
-        o.socket_path = dir_.file("heapd.sock");
-        o.store_dir = dir_.file("store");
-        o.spool_dir = "";
-        config.rules = std::move(rules);
-        config.poll_interval = poll;
-        auto sink = std::make_shared<spdlog::sinks::basic_file_sink_mt>(dir_.file("heapd.log"));
-        auto log = std::make_shared<spdlog::logger>("heapd", sink);
-        log->flush_on(spdlog::level::trace);
-        auto s = daemon::server::open(config, log);
-        if (!s) {
-            ADD_FAILURE() << s.error().message;
-            return;
-        }
-        server_ = std::move(*s);
-        thread_ = std::thread([this] { server_->run(); });
-    }
-    ~rule_daemon() {
-        if (thread_.joinable()) {
-            ::kill(::getpid(), SIGTERM);
-            thread_.join();
-        }
-        server_.reset();
-    }
-    bool serving() const { return server_ != nullptr; }
-    // A reload's new rules, as the configuration's reload gives them.
-    void set_rules(std::vector<daemon::dump_rule> rules, std::chrono::milliseconds poll) {
-        server_->set_rules(std::move(rules), poll);
-    }
-    std::string log() const {
-        std::ifstream in(dir_.file("heapd.log"));
-        std::stringstream ss;
-        ss << in.rdbuf();
-        return ss.str();
-    }
-    // `heapctl --socket SOCKET args... --json`, parsed.
-    json heapctl(std::vector<std::string> args) const {
-        args.insert(args.begin(), {heapctl_binary(), "--socket", dir_.file("heapd.sock")});
-        args.push_back("--json");
-        auto r = run_command(args);
-        EXPECT_EQ(r.exit_code, 0) << r.err;
-        return r.exit_code == 0 ? json::parse(r.out) : json::array();
-    }
-    // The dump jobs of pid, oldest first.
-    std::vector<json> dump_jobs(pid_t pid) const {
-        std::vector<json> out;
-        for (const json& j : heapctl({"jobs"}))
-            if (j["kind"] == "dump" && j["jvm_pid"] == pid) out.insert(out.begin(), j);
-        return out;
-    }
-    // Waits (at most 120 s) until pid has n dump jobs, all ended.
-    bool wait_for_dumps(pid_t pid, std::size_t n) const {
-        for (auto deadline = std::chrono::steady_clock::now() + 120s; std::chrono::steady_clock::now() < deadline;) {
-            auto jobs = dump_jobs(pid);
-            bool ended = jobs.size() >= n;
-            for (const json& j : jobs) ended = ended && j["state"] != "queued" && j["state"] != "running";
-            if (ended) return true;
-            std::this_thread::sleep_for(200ms);
-        }
-        return false;
-    }
-
-private:
-    shared_dir dir_;
-    std::unique_ptr<daemon::server> server_;
-    std::thread thread_;
-};
-
-// Regex special characters escaped.
-std::string regex_quote(const std::string& s) {
-    std::string out;
-    for (char c : s) {
-        if (std::string_view("\\^$.|?*+()[]{}").find(c) != std::string_view::npos) out += '\\';
-        out += c;
-    }
-    return out;
-}
 
 // The test's own JVM only (other programs on this machine run JVMs too): OldGenFill with its flag.
 daemon::jvm_selector only(const std::string& flag) {
@@ -175,7 +80,7 @@ TEST(rule_watcher, a_jvm_crossing_the_old_generation_threshold_is_dumped_once_wi
     const std::string log = d.log();
     const std::string line = "rule full-old: dumping pid " + std::to_string(jvm.pid()) + " (OldGenFill) as job ";
     EXPECT_NE(log.find(line), std::string::npos) << log;
-    EXPECT_NE(log.find("full after 3 old collections in a row (threshold 60%)"), std::string::npos) << log;
+    EXPECT_NE(log.find("% full after collections, 3 measurements in a row (threshold 60%)"), std::string::npos) << log;
 }
 
 TEST(rule_watcher, a_scheduled_rule_dumps_on_time_until_its_cap) {
@@ -236,48 +141,95 @@ TEST(rule_watcher, a_scheduled_rule_dumps_on_time_until_its_cap) {
     EXPECT_EQ(jobs[2]["trigger"], "rule:renamed");
 }
 
-// Old collections as rules count them (rule_policy.h): collector 1, the full collections, for
-// Serial, Parallel and G1; every collection for ZGC. System.gc() (jcmd GC.run) is one.
-TEST(rule_watcher, old_collections_of_real_jvms_count_full_collections) {
+// What the daemon follows of every JVM, rules or not: `heapctl jvms` shows a JVM's occupancy after
+// collections and its trend (a steady one here: OldGenFill holds 30% and collects every 100 ms),
+// and says why a JVM without hsperfdata is not watched; the metrics carry the same figure.
+TEST(rule_watcher, jvms_and_metrics_show_the_occupancy_after_collections_and_who_is_not_watched) {
     scratch_dir scratch;
-    for (const char* gc : {"-XX:+UseSerialGC", "-XX:+UseParallelGC", "-XX:+UseG1GC", "-XX:+UseZGC"}) {
+    demo_jvm held(java_main{"OldGenFill"}, {"-XX:+UseG1GC", "-Xmx64m"}, {"30", "30", scratch.file("never"), "100"});
+    demo_jvm hidden(java_main{"OldGenFill"}, {"-XX:-UsePerfData", "-Xmx64m"}, {"5", "5", scratch.file("never"), "1000"});
+    ASSERT_TRUE(held.ready() && hidden.ready());
+    rule_daemon d({}, 250ms);
+    ASSERT_TRUE(d.serving());
+
+    json held_row, hidden_row;
+    for (auto deadline = std::chrono::steady_clock::now() + 60s; std::chrono::steady_clock::now() < deadline;) {
+        for (const json& j : d.heapctl({"jvms"})) {
+            if (j["pid"] == held.pid()) held_row = j;
+            if (j["pid"] == hidden.pid()) hidden_row = j;
+        }
+        // Steady once the trend has 6 measurements over 5 minutes' half: here, after collections.
+        if (held_row.contains("heap_trend") && held_row["heap_trend"].contains("after_gc") &&
+            hidden_row.contains("heap_trend"))
+            break;
+        std::this_thread::sleep_for(250ms);
+    }
+    ASSERT_TRUE(held_row.contains("heap_trend")) << held_row << "\n" << d.log();
+    const json& trend = held_row["heap_trend"];
+    EXPECT_EQ(trend["watched"], true) << trend;
+    EXPECT_EQ(trend["collector"], "G1") << trend;
+    EXPECT_EQ(trend["measured"], "old generation") << trend;
+    ASSERT_TRUE(trend.contains("after_gc")) << trend;
+    EXPECT_GT(trend["after_gc"]["percent"].get<double>(), 20) << trend;
+    EXPECT_LT(trend["after_gc"]["percent"].get<double>(), 45) << trend;
+    EXPECT_EQ(trend["after_gc"]["full"], true) << trend;  // System.gc() is a full collection under G1
+    EXPECT_EQ(trend["trend"], "learning") << trend;         // a 10-minute window, 5 minutes at least
+    EXPECT_EQ(trend["window_seconds"], 600);
+
+    ASSERT_TRUE(hidden_row.contains("heap_trend")) << hidden_row << "\n" << d.log();
+    EXPECT_EQ(hidden_row["heap_trend"]["watched"], false);
+    EXPECT_NE(hidden_row["heap_trend"]["note"].get<std::string>().find("publishes no hsperfdata"), std::string::npos);
+    const command_result text = d.heapctl_text({"jvms"});
+    EXPECT_EQ(text.exit_code, 0) << text.err;
+    EXPECT_NE(text.out.find("unwatched"), std::string::npos) << text.out;
+    EXPECT_NE(text.out.find("pid " + std::to_string(hidden.pid()) + " is not watched: it publishes no hsperfdata"),
+              std::string::npos)
+        << text.out;
+    EXPECT_NE(d.log().find("watch: pid " + std::to_string(hidden.pid()) + " (OldGenFill) is not watched"),
+              std::string::npos)
+        << d.log();
+
+    const command_result metrics = d.heapctl_text({"metrics"});
+    ASSERT_EQ(metrics.exit_code, 0) << metrics.err;
+    const std::string series = "heapd_jvm_after_gc_occupancy_ratio{pid=\"" + std::to_string(held.pid()) + "\"";
+    const auto at = metrics.out.find(series);
+    ASSERT_NE(at, std::string::npos) << metrics.out;
+    const double ratio = std::stod(metrics.out.substr(metrics.out.find("} ", at) + 2));
+    EXPECT_GT(ratio, 0.2);
+    EXPECT_LT(ratio, 0.45);
+}
+
+// The occupancy after collections (formats/gc_occupancy.h) of real JVMs of each collector: a
+// collection (jcmd GC.run) measures the old generation, or the heap for ZGC and Shenandoah, with
+// the cache OldGenFill holds (about 30% of it) in it.
+TEST(rule_watcher, occupancy_after_collections_of_real_jvms_of_each_collector) {
+    scratch_dir scratch;
+    const std::pair<const char*, collector_family> collectors[] = {
+        {"-XX:+UseSerialGC", collector_family::serial}, {"-XX:+UseParallelGC", collector_family::parallel},
+        {"-XX:+UseG1GC", collector_family::g1},         {"-XX:+UseZGC", collector_family::z},
+        {"-XX:+UseShenandoahGC", collector_family::shenandoah}};
+    for (auto [gc, family] : collectors) {
         SCOPED_TRACE(gc);
-        demo_jvm jvm(java_main{"OldGenFill"}, {gc, "-Xmx64m"}, {"5", "5", scratch.file("never"), "3600000"});
+        demo_jvm jvm(java_main{"OldGenFill"}, {gc, "-Xmx64m"}, {"30", "30", scratch.file("never"), "3600000"});
         ASSERT_TRUE(jvm.ready());
+        occupancy_tracker t;
         auto before = daemon::find_jvm_facts(jvm.pid());
         ASSERT_TRUE(before && before->summary);
-        const std::int64_t n = daemon::old_collections(*before->summary);
-        EXPECT_GE(n, 1);  // OldGenFill's own System.gc() calls while filling
-        if (std::string_view(gc) != "-XX:+UseZGC") {
-            bool full = false;
-            for (const auto& c : before->summary->collectors)
-                full = full || (c.index == 1 && c.name.find("full") != std::string::npos);
-            EXPECT_TRUE(full);
-        }
+        EXPECT_FALSE(t.feed(*before->summary, 0));
+        EXPECT_EQ(t.family(), family);
         ASSERT_EQ(jvm.jcmd({"GC.run"}).exit_code, 0);
         auto after = daemon::find_jvm_facts(jvm.pid());
         ASSERT_TRUE(after && after->summary);
-        EXPECT_GE(daemon::old_collections(*after->summary), n + 1);
+        auto m = t.feed(*after->summary, 1);
+        ASSERT_TRUE(m);
+        EXPECT_GE(m->collections, 1);
+        EXPECT_EQ(m->full, family == collector_family::serial || family == collector_family::parallel ||
+                               family == collector_family::g1);
+        // OldGenFill filled the old generation (the heap without generations) to 30% of it.
+        EXPECT_GT(m->percent(), 20) << m->used << " of " << m->max;
+        EXPECT_LT(m->percent(), 60) << m->used << " of " << m->max;
     }
 }
 
 } // namespace
 } // namespace heapd::test
-
-// The test program, or the daemon's analysis child when a dump job runs it (heapd analyse-fd).
-int main(int argc, char** argv) {
-    if (argc > 1 && std::string_view(argv[1]) == "analyse-fd") {
-        std::string name, inflate_dir;
-        pid_t parent = 0;
-        for (int i = 2; i + 1 < argc; i += 2) {
-            std::string_view key = argv[i];
-            if (key == "--name") name = argv[i + 1];
-            else if (key == "--inflate-dir") inflate_dir = argv[i + 1];
-            else if (key == "--parent") parent = static_cast<pid_t>(std::stol(argv[i + 1]));
-        }
-        return heapd::daemon::analyse_fd_main(name, inflate_dir, parent);
-    }
-    ::signal(SIGPIPE, SIG_IGN);
-    testing::InitGoogleTest(&argc, argv);
-    return RUN_ALL_TESTS();
-}
