@@ -8,13 +8,13 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
-#include <fstream>
 #include <iostream>
 #include <sstream>
 #include <thread>
 
 #include "daemon/rule_match.h"
 #include "tests/support/jvm_process.h"
+#include "tests/support/oom_scenario.h"
 #include "tests/support/rule_daemon.h"
 
 namespace heapd::test {
@@ -24,26 +24,13 @@ using namespace std::chrono_literals;
 using wire::json;
 
 // SlowLeak JVMs tagged with tag only (other tests run JVMs too).
-daemon::jvm_selector slow_leaks(const std::string& tag) {
-    daemon::jvm_selector s;
-    s.main_class = "SlowLeak";
-    s.command = " " + regex_quote(tag) + "$";
-    s.command_re = std::regex(s.command, std::regex::ECMAScript);
-    return s;
-}
-
-std::string text_of(const std::string& path) {
-    std::ifstream in(path);
-    std::stringstream ss;
-    ss << in.rdbuf();
-    return ss.str();
-}
+daemon::jvm_selector slow_leaks(const std::string& tag) { return selector("SlowLeak", " " + regex_quote(tag) + "$"); }
 
 // When the leaking JVM ran out of memory (ms since the epoch, from its "oom MILLIS" line), waiting
 // at most 180 s; 0 when it did not.
 std::int64_t wait_for_oom(const std::string& out) {
     for (auto deadline = std::chrono::steady_clock::now() + 180s; std::chrono::steady_clock::now() < deadline;) {
-        const std::string text = text_of(out);
+        const std::string text = file_text(out);
         if (auto at = text.find("oom "); at != std::string::npos && text.find('\n', at) != std::string::npos)
             return std::stoll(text.substr(at + 4));
         std::this_thread::sleep_for(250ms);

@@ -24,10 +24,7 @@ using wire::json;
 
 // The test's own JVM only (other programs on this machine run JVMs too): OldGenFill with its flag.
 daemon::jvm_selector only(const std::string& flag) {
-    daemon::jvm_selector s;
-    s.main_class = "OldGen*";
-    s.command = "OldGenFill [0-9]+ [0-9]+ " + regex_quote(flag) + "( |$)";
-    s.command_re = std::regex(s.command, std::regex::ECMAScript);
+    daemon::jvm_selector s = selector("OldGen*", "OldGenFill [0-9]+ [0-9]+ " + regex_quote(flag) + "( |$)");
     s.user = daemon::user_name_of(::geteuid());
     s.container = false;
     return s;

@@ -4,14 +4,12 @@
 #include <signal.h>
 #include <unistd.h>
 
-#include <fstream>
-#include <sstream>
-
 #include <spdlog/sinks/basic_file_sink.h>
 
 #include "daemon/analysis_child.h"
 #include "daemon/job.h"
 #include "tests/support/jvm_process.h"
+#include "tests/support/oom_scenario.h"
 
 namespace heapd::test {
 
@@ -46,12 +44,7 @@ rule_daemon::~rule_daemon() {
     server_.reset();
 }
 
-std::string rule_daemon::log() const {
-    std::ifstream in(dir_.file("heapd.log"));
-    std::stringstream ss;
-    ss << in.rdbuf();
-    return ss.str();
-}
+std::string rule_daemon::log() const { return file_text(dir_.file("heapd.log")); }
 
 json rule_daemon::heapctl(std::vector<std::string> args) const {
     args.insert(args.begin(), {heapctl_binary(), "--socket", dir_.file("heapd.sock")});
@@ -91,6 +84,14 @@ std::string regex_quote(const std::string& s) {
         out += c;
     }
     return out;
+}
+
+daemon::jvm_selector selector(const std::string& main_class, const std::string& command) {
+    daemon::jvm_selector s;
+    s.main_class = main_class;
+    s.command = command;
+    s.command_re = std::regex(command, std::regex::ECMAScript);
+    return s;
 }
 
 } // namespace heapd::test

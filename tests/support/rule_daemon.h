@@ -46,4 +46,8 @@ private:
 // Special characters of an ECMAScript regex escaped.
 std::string regex_quote(const std::string& s);
 
+// A selector of JVMs whose main class matches the glob and whose command line the regex matches
+// (compiled here).
+daemon::jvm_selector selector(const std::string& main_class, const std::string& command);
+
 } // namespace heapd::test
