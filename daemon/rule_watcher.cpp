@@ -130,6 +130,15 @@ std::optional<after_collection> rule_watcher::follow(followed& f, const polled_j
         f.trend.add(*m, static_cast<double>(horizon_.count()));
         o.latest = m;
         o.latest_ms = p.at_ms;
+    } else if (f.tracker.family() == collector_family::shenandoah && j.summary->old_gen &&
+               j.summary->old_gen->max_capacity > 0) {
+        // Shenandoah's used bytes are live: every poll's figure joins the trend, whose floor keeps
+        // only what a later cycle confirms (heap_trend.h). Cycles come seconds apart at first.
+        after_collection reading;
+        reading.at = seconds;
+        reading.used = j.summary->old_gen->used;
+        reading.max = j.summary->old_gen->max_capacity;
+        f.trend.add(reading, static_cast<double>(horizon_.count()));
     }
     o.collector = f.tracker.family();
     o.young_measures = f.tracker.young_measures();

@@ -18,7 +18,8 @@
 // G1 updates the old generation's counters at its pauses (and when it allocates a humongous object
 // there), so the value read is the one the last pause left. Shenandoah updates the heap's used
 // bytes as the application allocates: the value read at the first look after a cycle holds what
-// was allocated since it ended, an upper bound of what the cycle left. ZGC (JDK 17) updates them
+// was allocated since it ended, an upper bound of what the cycle left (the daemon also adds every
+// poll's figure to the heap trend, heap_trend.h, whose floor keeps what later cycles confirm). ZGC (JDK 17) updates them
 // only at its pauses, before relocation frees what the cycle collected, so its hsperfdata shows the
 // heap about as full as it was when the cycle started; the heap's used bytes after a cycle come
 // from GC.heap_info through attach instead ("ZHeap used 30M, ..."), asked once a cycle has ended

@@ -1,6 +1,7 @@
 #include "heap_trend.h"
 
 #include <algorithm>
+#include <iterator>
 #include <vector>
 
 namespace heapd {
@@ -13,22 +14,25 @@ void heap_trend::add(const after_collection& m, double horizon_seconds) {
 }
 
 trend_state heap_trend::predict(double window_seconds, full_prediction& out) const {
-    if (points_.empty()) return trend_state::learning;
-    const double now = points_.back().at;
-    auto first = std::find_if(points_.begin(), points_.end(),
-                              [&](const after_collection& p) { return p.at >= now - window_seconds; });
-    const auto n = static_cast<std::size_t>(points_.end() - first);
+    // Up to the newest measurement after a collection: readings after it are not confirmed yet.
+    auto end = points_.end();
+    while (end != points_.begin() && std::prev(end)->collections == 0) --end;
+    if (end == points_.begin()) return trend_state::learning;
+    const after_collection& newest = *std::prev(end);
+    const double now = newest.at;
+    auto first = std::find_if(points_.begin(), end, [&](const after_collection& p) { return p.at >= now - window_seconds; });
+    const auto n = static_cast<std::size_t>(end - first);
     if (n < min_points || now - first->at < window_seconds / 2) return trend_state::learning;
 
     // The floor: at each measurement, the lowest one from then on.
     std::vector<double> floor(n);
-    double lowest = static_cast<double>(points_.back().used);
+    double lowest = static_cast<double>(newest.used);
     for (std::size_t i = n; i-- > 0;) {
         lowest = std::min(lowest, static_cast<double>(first[static_cast<std::ptrdiff_t>(i)].used));
         floor[i] = lowest;
     }
     const double start = first->at, span = now - start;
-    const double max = static_cast<double>(points_.back().max);
+    const double max = static_cast<double>(newest.max);
     if (span <= 0 || max <= 0) return trend_state::learning;
 
     // The floor at the first measurement from each mark on: the start of each third of the span and
@@ -43,7 +47,7 @@ trend_state heap_trend::predict(double window_seconds, full_prediction& out) con
     // Each third must hold a measurement.
     for (std::size_t k = 0; k < 3; ++k) {
         const double from = start + span * static_cast<double>(k) / 3, to = start + span * static_cast<double>(k + 1) / 3;
-        if (std::none_of(first, points_.end(), [&](const after_collection& p) { return p.at >= from && p.at <= to; }))
+        if (std::none_of(first, end, [&](const after_collection& p) { return p.at >= from && p.at <= to; }))
             return trend_state::learning;
     }
     const double rise = min_rise_share * max;
@@ -67,7 +71,7 @@ trend_state heap_trend::predict(double window_seconds, full_prediction& out) con
     if (stt <= 0 || stf <= 0) return trend_state::steady;
     const double slope = stf / stt;
     const double fitted = mean_f + slope * (span - mean_t);
-    const double level = std::clamp(fitted, *at_mark[3], std::max(*at_mark[3], static_cast<double>(points_.back().used)));
+    const double level = std::clamp(fitted, *at_mark[3], std::max(*at_mark[3], static_cast<double>(newest.used)));
 
     out.bytes_per_second = slope;
     out.seconds_to_full = std::max(0.0, (max - level) / slope);

@@ -61,6 +61,29 @@ TEST(heap_trend, noise_around_a_stable_level_is_steady) {
     EXPECT_EQ(t.predict(60, p), trend_state::steady);
 }
 
+TEST(heap_trend, readings_between_collections_count_only_once_a_later_collection_confirms_them) {
+    // A stable heap (a collection every 3 s back to 40 MiB, 8 MiB/s allocated in between), read
+    // every 0.25 s as Shenandoah's live figures allow: the rise between collections is no trend.
+    heap_trend t;
+    for (int q = 0; q <= 4 * 30; ++q) {
+        const double second = q / 4.0;
+        const double since = std::fmod(second, 3.0);
+        after_collection m = at(second, 40 + 8 * since);
+        m.collections = since < 0.25 ? 1 : 0;
+        t.add(m, 600);
+    }
+    full_prediction p;
+    for (double window : {5.0, 10.0, 30.0}) EXPECT_EQ(t.predict(window, p), trend_state::steady) << window;
+    // Readings only, no collection yet: nothing to say.
+    heap_trend u;
+    for (int s = 0; s < 20; ++s) {
+        after_collection m = at(s, 10 + s);
+        m.collections = 0;
+        u.add(m, 600);
+    }
+    EXPECT_EQ(u.predict(10, p), trend_state::learning);
+}
+
 TEST(heap_trend, too_few_or_too_recent_measurements_are_still_learning) {
     heap_trend t;
     full_prediction p;
