@@ -175,8 +175,9 @@ std::string jvms_text(const wire::json& jvms) {
     }
     for (const wire::json& j : jvms) {
         const wire::json trend = j.value("heap_trend", wire::json::object());
-        if (trend.is_object() && trend.contains("watched") && !get<bool>(trend, "watched", true))
-            out += "pid " + std::to_string(get<long long>(j, "pid", 0)) + " is not watched: " +
+        if (trend.is_object() && !get<std::string>(trend, "note", "").empty())
+            out += "pid " + std::to_string(get<long long>(j, "pid", 0)) +
+                   (get<bool>(trend, "watched", true) ? " is not measured: " : " is not watched: ") +
                    get<std::string>(trend, "note", "") + "\n";
         const wire::json arming = j.value("oom_arming", wire::json::object());
         if (get<std::string>(arming, "state", "") == "not_armed")

@@ -8,6 +8,7 @@ wire::json to_json(const heap_outlook& o) {
         j["note"] = o.note;
         return j;
     }
+    if (!o.note.empty()) j["note"] = o.note;
     j["collector"] = std::string(name_of(o.collector));
     j["measured"] = std::string(measured_space(o.collector));
     if (o.latest)

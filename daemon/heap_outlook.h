@@ -16,7 +16,7 @@ namespace heapd::daemon {
 // One JVM's heap trend as of the latest poll.
 struct heap_outlook {
     bool watched = false;   // its hsperfdata is read at every poll
-    std::string note;       // why it is not watched
+    std::string note;       // why it is not watched, or (watched) why nothing measures it
     collector_family collector = collector_family::unknown;
     std::optional<after_collection> latest;  // the latest measurement
     std::int64_t latest_ms = 0;              // when it was taken, ms since the epoch
@@ -26,7 +26,7 @@ struct heap_outlook {
     std::chrono::seconds window{600};        // of the trend
 };
 
-// The `heap_trend` object of a `jvms` row: {watched, note?, collector, measured ("old generation" or
+// The `heap_trend` object of a `jvms` row: {watched, note? (why not watched, or not measured), collector, measured ("old generation" or
 // "heap"), after_gc {used, max, percent, at_ms, full}?, young_measures?, trend ("learning", "steady",
 // "rising"), window_seconds, predicted_full_seconds?, growth_bytes_per_second?, floor_percent?}.
 wire::json to_json(const heap_outlook& o);

@@ -65,14 +65,22 @@ void rule_watcher::probe_zgc(polled_jvm& j) {
     std::int64_t count = 0;
     for (const hsperf_collector& c : j.summary->collectors) count += c.invocations;
     const bool settled = count == probe.previous && count != probe.probed;
+    // Cycles back to back never settle: then every fourth poll asks anyway.
+    const bool busy = count != probe.previous && count != probe.probed && ++probe.unsettled >= 4;
     probe.previous = count;
-    if (!settled) return;
+    j.problem = probe.problem;  // the latest probe's, until the next one
+    if (!settled && !busy) return;
+    probe.unsettled = 0;
+    j.heap_reading_only = !settled;
     attach::attach_options o;
     o.timeout = std::chrono::seconds(5);
     o.expected_start_time = j.id.start_time;
     auto reply = attach::diagnostic_command(j.id.pid, "GC.heap_info", o);
     probe.probed = count;
     if (reply && reply->status == 0) j.heap_used_now = zgc_heap_used(reply->output);
+    probe.problem = j.heap_used_now ? std::string()
+                    : !reply        ? "ZGC's heap is measured through attach, which failed: " + reply.error().message
+                                    : std::string("ZGC's heap is measured through attach, and GC.heap_info gave no ZHeap figure");
 }
 
 rule_watcher::poll_result rule_watcher::poll_jvms() {
@@ -95,12 +103,15 @@ rule_watcher::poll_result rule_watcher::poll_jvms() {
         if (facts.gone) continue;
         if (facts.summary && facts.summary->accessible) pj.summary = std::move(facts.summary);
         else if (facts.summary) pj.starting = true;
-        if (!pj.summary) pj.command_summary = summary_from_command_line(j.pid);
-        if (pj.summary && family_of(*pj.summary) == collector_family::z) probe_zgc(pj);
-        else pj.problem = j.perfdata_path.empty() ? "it publishes no hsperfdata (-XX:-UsePerfData or "
-                                                    "-XX:+PerfDisableSharedMem): nothing measures its heap without "
-                                                    "attaching; schedules still apply"
-                                                  : facts.problem;
+        if (!pj.summary) {
+            pj.command_summary = summary_from_command_line(j.pid);
+            pj.problem = j.perfdata_path.empty() ? "it publishes no hsperfdata (-XX:-UsePerfData or "
+                                                   "-XX:+PerfDisableSharedMem): nothing measures its heap without "
+                                                   "attaching; schedules still apply"
+                                                 : facts.problem;
+        } else if (family_of(*pj.summary) == collector_family::z) {
+            probe_zgc(pj);
+        }
         auto [name, fresh] = names.try_emplace(j.uid);
         if (fresh) name->second = user_name_of(j.uid);
         pj.user_name = name->second;
@@ -123,20 +134,25 @@ std::optional<after_collection> rule_watcher::follow(followed& f, const polled_j
         }
         return std::nullopt;
     }
-    o.note.clear();
+    o.note = j.problem;  // watched, but not measured (ZGC without attach)
+    if (!o.note.empty() && !f.told) {
+        log_->info("watch: pid {} ({}): {}", j.id.pid, j.summary->main_class, o.note);
+        f.told = true;
+    }
     const double seconds = std::chrono::duration<double>(p.at.time_since_epoch()).count();
-    auto m = f.tracker.feed(*j.summary, seconds, j.heap_used_now);
+    auto m = f.tracker.feed(*j.summary, seconds, j.heap_reading_only ? std::nullopt : j.heap_used_now);
     if (m) {
         f.trend.add(*m, static_cast<double>(horizon_.count()));
         o.latest = m;
         o.latest_ms = p.at_ms;
-    } else if (f.tracker.family() == collector_family::shenandoah && j.summary->old_gen &&
-               j.summary->old_gen->max_capacity > 0) {
-        // Shenandoah's used bytes are live: every poll's figure joins the trend, whose floor keeps
-        // only what a later cycle confirms (heap_trend.h). Cycles come seconds apart at first.
+    } else if (j.summary->old_gen && j.summary->old_gen->max_capacity > 0 &&
+               (f.tracker.family() == collector_family::shenandoah || j.heap_reading_only)) {
+        // Shenandoah's used bytes are live, and so is GC.heap_info's figure of a ZGC JVM asked
+        // during a cycle: they join the trend, whose floor keeps only what a later measurement
+        // confirms (heap_trend.h). Shenandoah's cycles come seconds apart at first.
         after_collection reading;
         reading.at = seconds;
-        reading.used = j.summary->old_gen->used;
+        reading.used = j.heap_reading_only && j.heap_used_now ? *j.heap_used_now : j.summary->old_gen->used;
         reading.max = j.summary->old_gen->max_capacity;
         f.trend.add(reading, static_cast<double>(horizon_.count()));
     }

@@ -71,9 +71,10 @@ private:
         attach::discovered_jvm jvm;
         jvm_identity id;
         std::optional<jvm_perf_summary> summary;  // when its hsperfdata could be read
-        std::string problem;                      // why not
+        std::string problem;                      // why not, or why it is not measured
         jvm_perf_summary command_summary;         // without hsperfdata: what its command line says
         std::optional<std::int64_t> heap_used_now;  // ZGC: GC.heap_info's figure, when asked this poll
+        bool heap_reading_only = false;             // ... during a cycle: no measurement, a reading
         bool starting = false;                    // its hsperfdata is not complete yet
         std::string user_name;                    // of jvm.uid, "" when it has none
     };
@@ -87,7 +88,9 @@ private:
     poll_result poll_jvms();  // on the sampler thread
     // ZGC: asks a JVM for its heap's used bytes (GC.heap_info, through attach) once a cycle has
     // ended since it last did: its pause count changed since then and not since the previous poll
-    // (so at most every other poll; sampler thread).
+    // (so at most every other poll); when its cycles run back to back, every fourth poll, the
+    // figure then being a reading for the trend only (it holds what the running cycle has not
+    // freed yet). Sampler thread.
     void probe_zgc(polled_jvm& j);
     void arm(std::chrono::milliseconds after);
     void start_poll();
@@ -114,6 +117,8 @@ private:
     struct zgc_probe {
         std::int64_t previous = -1;  // its pause count at the previous poll
         std::int64_t probed = -1;    // at the last GC.heap_info
+        std::string problem;         // why the last one gave no figure
+        int unsettled = 0;           // polls since it that found a cycle running
     };
     std::map<jvm_identity, zgc_probe> probes_;  // sampler thread only
     std::chrono::seconds horizon_ = default_window;  // how long measurements are kept

@@ -1,6 +1,6 @@
 // Dump rules against slow leaks, under each collector of JDK 17 (G1, Parallel, Serial, ZGC,
 // Shenandoah): a real daemon (tests/support/rule_daemon.h) watches a JVM that leaks 64 KiB arrays
-// into a static list until OutOfMemoryError (about 40 s) and a JVM with a large cache filled once.
+// into a static list until OutOfMemoryError (about 50 s) and a JVM with a large cache filled once.
 // The occupancy rule (old generation, or heap, 60% full after collections twice in a row) dumps
 // the leaking JVM once before its error, and the report's first suspect is the leaking static; the
 // predicting rule (full within 30 s by the trend of the last 10 s) dumps it earlier; neither
@@ -44,8 +44,8 @@ TEST_P(rule_leak, the_rules_dump_a_leaking_jvm_before_its_error_and_the_predicti
     scratch_dir scratch;
     const std::string tag = "tag-" + scratch.path();
     const std::string gc = GetParam();
-    // 1.5 MiB leaked a second into 64 MiB, 8 MiB a second of garbage besides; the cache JVM holds 40%.
-    demo_jvm leak(java_main{"SlowLeak"}, {gc, "-Xmx64m"}, {"leak", "1536", "8192", "0", tag}, scratch.file("leak.out"));
+    // 1 MiB leaked a second into 64 MiB, 8 MiB a second of garbage besides; the cache JVM holds 40%.
+    demo_jvm leak(java_main{"SlowLeak"}, {gc, "-Xmx64m"}, {"leak", "1024", "8192", "0", tag}, scratch.file("leak.out"));
     demo_jvm cache(java_main{"SlowLeak"}, {gc, "-Xmx64m"}, {"cache", "0", "8192", "40", tag});
     ASSERT_TRUE(leak.ready() && cache.ready());
 

@@ -140,24 +140,30 @@ TEST(rule_watcher, a_scheduled_rule_dumps_on_time_until_its_cap) {
 
 // What the daemon follows of every JVM, rules or not: `heapctl jvms` shows a JVM's occupancy after
 // collections and its trend (a steady one here: OldGenFill holds 30% and collects every 100 ms),
-// and says why a JVM without hsperfdata is not watched; the metrics carry the same figure.
+// says why a JVM without hsperfdata is not watched and why a ZGC JVM that refuses attach is not
+// measured; the metrics carry the same figure.
 TEST(rule_watcher, jvms_and_metrics_show_the_occupancy_after_collections_and_who_is_not_watched) {
     scratch_dir scratch;
     demo_jvm held(java_main{"OldGenFill"}, {"-XX:+UseG1GC", "-Xmx64m"}, {"30", "30", scratch.file("never"), "100"});
-    demo_jvm hidden(java_main{"OldGenFill"}, {"-XX:-UsePerfData", "-Xmx64m"}, {"5", "5", scratch.file("never"), "1000"});
-    ASSERT_TRUE(held.ready() && hidden.ready());
+    demo_jvm hidden(java_main{"OldGenFill"}, {"-XX:-UsePerfData", "-Xmx64m"}, {"5", "5", scratch.file("never"), "200"});
+    // ZGC is measured through attach (GC.heap_info): without attach, nothing measures it. Its
+    // collections (System.gc() every 200 ms, polls every 250 ms) run about back to back.
+    demo_jvm closed(java_main{"OldGenFill"}, {"-XX:+UseZGC", "-XX:+DisableAttachMechanism", "-Xmx64m"},
+                    {"5", "5", scratch.file("never"), "200"});
+    ASSERT_TRUE(held.ready() && hidden.ready() && closed.ready());
     rule_daemon d({}, 250ms);
     ASSERT_TRUE(d.serving());
 
-    json held_row, hidden_row;
+    json held_row, hidden_row, closed_row;
     for (auto deadline = std::chrono::steady_clock::now() + 60s; std::chrono::steady_clock::now() < deadline;) {
         for (const json& j : d.heapctl({"jvms"})) {
             if (j["pid"] == held.pid()) held_row = j;
             if (j["pid"] == hidden.pid()) hidden_row = j;
+            if (j["pid"] == closed.pid()) closed_row = j;
         }
-        // Steady once the trend has 6 measurements over 5 minutes' half: here, after collections.
         if (held_row.contains("heap_trend") && held_row["heap_trend"].contains("after_gc") &&
-            hidden_row.contains("heap_trend"))
+            hidden_row.contains("heap_trend") && closed_row.contains("heap_trend") &&
+            closed_row["heap_trend"].contains("note"))
             break;
         std::this_thread::sleep_for(250ms);
     }
@@ -176,11 +182,20 @@ TEST(rule_watcher, jvms_and_metrics_show_the_occupancy_after_collections_and_who
     ASSERT_TRUE(hidden_row.contains("heap_trend")) << hidden_row << "\n" << d.log();
     EXPECT_EQ(hidden_row["heap_trend"]["watched"], false);
     EXPECT_NE(hidden_row["heap_trend"]["note"].get<std::string>().find("publishes no hsperfdata"), std::string::npos);
+    ASSERT_TRUE(closed_row.contains("heap_trend")) << closed_row << "\n" << d.log();
+    EXPECT_EQ(closed_row["heap_trend"]["watched"], true) << closed_row;
+    EXPECT_EQ(closed_row["heap_trend"]["collector"], "ZGC") << closed_row;
+    EXPECT_FALSE(closed_row["heap_trend"].contains("after_gc")) << closed_row;
+    EXPECT_NE(closed_row["heap_trend"].value("note", "").find("measured through attach, which failed"),
+              std::string::npos)
+        << closed_row;
     const command_result text = d.heapctl_text({"jvms"});
     EXPECT_EQ(text.exit_code, 0) << text.err;
     EXPECT_NE(text.out.find("unwatched"), std::string::npos) << text.out;
     EXPECT_NE(text.out.find("pid " + std::to_string(hidden.pid()) + " is not watched: it publishes no hsperfdata"),
               std::string::npos)
+        << text.out;
+    EXPECT_NE(text.out.find("pid " + std::to_string(closed.pid()) + " is not measured: ZGC's heap"), std::string::npos)
         << text.out;
     EXPECT_NE(d.log().find("watch: pid " + std::to_string(hidden.pid()) + " (OldGenFill) is not watched"),
               std::string::npos)
