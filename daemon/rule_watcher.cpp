@@ -146,13 +146,13 @@ std::optional<after_collection> rule_watcher::follow(followed& f, const polled_j
         o.latest = m;
         o.latest_ms = p.at_ms;
     } else if (j.summary->old_gen && j.summary->old_gen->max_capacity > 0 &&
-               (f.tracker.family() == collector_family::shenandoah || j.heap_reading_only)) {
+               (f.tracker.family() == collector_family::shenandoah || (j.heap_reading_only && j.heap_used_now))) {
         // Shenandoah's used bytes are live, and so is GC.heap_info's figure of a ZGC JVM asked
         // during a cycle: they join the trend, whose floor keeps only what a later measurement
         // confirms (heap_trend.h). Shenandoah's cycles come seconds apart at first.
         after_collection reading;
         reading.at = seconds;
-        reading.used = j.heap_reading_only && j.heap_used_now ? *j.heap_used_now : j.summary->old_gen->used;
+        reading.used = j.heap_reading_only ? *j.heap_used_now : j.summary->old_gen->used;
         reading.max = j.summary->old_gen->max_capacity;
         f.trend.add(reading, static_cast<double>(horizon_.count()));
     }
