@@ -26,7 +26,8 @@ const char* state_name(arm_state s) {
 
 } // namespace
 
-oom_armer::oom_armer(std::shared_ptr<spdlog::logger> log) : log_(std::move(log)), thread_([this] { run(); }) {}
+oom_armer::oom_armer(std::shared_ptr<spdlog::logger> log, std::string socket_path)
+    : log_(std::move(log)), socket_path_(std::move(socket_path)), thread_([this] { run(); }) {}
 
 oom_armer::~oom_armer() {
     {
@@ -105,8 +106,9 @@ void oom_armer::poll_once(const oom_options& options) {
         // A JVM without hsperfdata (-XX:+PerfDisableSharedMem) is judged by its command line.
         const bool no_perfdata = j.perfdata_path.empty();
         if (!no_perfdata && (!facts.summary || !facts.summary->accessible)) continue;
-        // Only a JVM whose hook runs heapd: the hook is what hands the dump over at the error.
-        if (!hook_runs_heapd(oom_settings_of(facts))) continue;
+        // Only a JVM whose hook runs heapd: the hook is what hands the dump over at the error,
+        // to this daemon (a hook naming another daemon's socket is that daemon's).
+        if (!hook_reaches(oom_settings_of(facts), socket_path_)) continue;
         alive.insert(id);
 
         std::optional<entry> known;

@@ -14,6 +14,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -28,7 +29,8 @@ namespace heapd::daemon {
 // Arms the JVMs of the host and its containers, in the background.
 class oom_armer {
 public:
-    explicit oom_armer(std::shared_ptr<spdlog::logger> log);
+    // socket_path: this daemon's; a JVM whose hook names another socket is left to its daemon.
+    oom_armer(std::shared_ptr<spdlog::logger> log, std::string socket_path);
     ~oom_armer();  // stops the thread (an attach under way ends within its timeout)
     oom_armer(const oom_armer&) = delete;
     oom_armer& operator=(const oom_armer&) = delete;
@@ -55,6 +57,7 @@ private:
     void poll_once(const oom_options& options);
 
     std::shared_ptr<spdlog::logger> log_;
+    const std::string socket_path_;
     mutable std::mutex mutex_;
     std::condition_variable wake_;
     oom_options options_;

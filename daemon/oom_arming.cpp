@@ -4,6 +4,7 @@
 #include <sys/vfs.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <random>
@@ -100,6 +101,42 @@ bool hook_runs_heapd(const oom_settings& oom) {
         if (starts && rest.starts_with(" dump")) return true;
     }
     return false;
+}
+
+std::optional<std::string> hook_socket(const oom_settings& oom) {
+    const std::string_view text = oom.on_error;
+    std::size_t at = text.find(" dump");
+    for (; at != std::string_view::npos; at = text.find(" dump", at + 1)) {
+        oom_settings one;
+        one.on_error = std::string(text.substr(0, at + 5));
+        if (hook_runs_heapd(one)) break;
+    }
+    if (at == std::string_view::npos) return std::nullopt;
+    // The words of that command, up to the next command of the list.
+    std::string_view rest = text.substr(at + 5);
+    rest = rest.substr(0, std::min(rest.size(), rest.find_first_of(";&|\n")));
+    auto word = [&]() -> std::string_view {
+        while (!rest.empty() && rest.front() == ' ') rest.remove_prefix(1);
+        const std::string_view w = rest.substr(0, std::min(rest.size(), rest.find(' ')));
+        rest.remove_prefix(w.size());
+        return w;
+    };
+    auto unquoted = [](std::string_view w) {
+        if (w.size() >= 2 && (w.front() == '\'' || w.front() == '"') && w.back() == w.front())
+            w = w.substr(1, w.size() - 2);
+        return std::string(w);
+    };
+    for (std::string_view w = word(); !w.empty(); w = word()) {
+        if (w == "--socket") return unquoted(word());
+        if (w.starts_with("--socket=")) return unquoted(w.substr(9));
+    }
+    return std::nullopt;
+}
+
+bool hook_reaches(const oom_settings& oom, std::string_view socket_path) {
+    if (!hook_runs_heapd(oom)) return false;
+    const auto named = hook_socket(oom);
+    return !named || *named == socket_path;
 }
 
 std::optional<std::string> printed_flag_value(std::string_view output, std::string_view name) {

@@ -50,6 +50,11 @@ bool is_armed_dump_name(std::string_view name, pid_t ns_pid, std::uint64_t start
 
 // Whether the JVM's -XX:OnOutOfMemoryError runs heapd (the hook arming is for).
 bool hook_runs_heapd(const oom_settings& oom);
+// The socket the hook's `heapd dump` names (--socket S or --socket=S), when it names one.
+std::optional<std::string> hook_socket(const oom_settings& oom);
+// Whether the hook runs heapd and hands its dump to the daemon listening at socket_path: one that
+// names another daemon's socket is that daemon's to arm.
+bool hook_reaches(const oom_settings& oom, std::string_view socket_path);
 
 // Arms the JVM with host pid `pid` (its pid in its namespace and its start time given): reads both
 // flags through attach, then sets what is missing. heap_max is the most the heap may hold (bytes;

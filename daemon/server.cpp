@@ -120,7 +120,7 @@ result<std::unique_ptr<server>> server::open(const heapd_config& config, std::sh
             return h->dump_for_rule(jvm.pid, jvm.start_time, rule.name, rule.live);
         },
         log);
-    s->armer_ = std::make_unique<oom_armer>(log);
+    s->armer_ = std::make_unique<oom_armer>(log, s->options_.socket_path);
     s->armer_->configure(config.oom);
     s->handler_->set_armer(s->armer_.get());
     s->handler_->set_watcher(s->rules_.get());

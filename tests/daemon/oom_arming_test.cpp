@@ -73,6 +73,19 @@ TEST(oom_arming, reads_printflag_answers_and_recognises_the_hook) {
     for (const char* yes : {"heapd dump %p", "/usr/local/bin/heapd dump %p --socket /run/x.sock", "date > /tmp/t; heapd dump %p"})
         EXPECT_TRUE(runs_heapd(yes)) << yes;
     for (const char* no : {"kill -9 %p", "/opt/myheapd dump %p", "heapdump.sh %p"}) EXPECT_FALSE(runs_heapd(no)) << no;
+    // A hook that names a socket is for the daemon listening there only.
+    auto reaches = [](const std::string& on_error, const std::string& socket) {
+        oom_settings o;
+        o.on_error = on_error;
+        return daemon::hook_reaches(o, socket);
+    };
+    EXPECT_TRUE(reaches("heapd dump %p", "/run/heapd/heapd.sock"));
+    EXPECT_TRUE(reaches("heapd dump %p --socket /run/a.sock", "/run/a.sock"));
+    EXPECT_TRUE(reaches("heapd dump %p --socket='/run/a.sock' --spool /s; date", "/run/a.sock"));
+    EXPECT_FALSE(reaches("heapd dump %p --socket /run/a.sock", "/run/b.sock"));
+    EXPECT_FALSE(reaches("heapd dump %p --socket=/run/a.sock", "/run/heapd/heapd.sock"));
+    EXPECT_TRUE(reaches("heapd dump %p; other --socket /run/a.sock", "/run/b.sock"));
+    EXPECT_FALSE(reaches("kill -9 %p", "/run/heapd/heapd.sock"));
 }
 
 // The hook takes the newest armed dump of its JVM owned by the JVM's user, never a link, never
@@ -218,9 +231,8 @@ TEST(oom_arming, a_jvm_whose_flag_was_turned_off_is_armed_again) {
     EXPECT_NE(flag().find("HeapDumpOnOutOfMemoryError               = true"), std::string::npos);
     auto off = jvm.jcmd({"VM.set_flag", "HeapDumpOnOutOfMemoryError", "false"});
     ASSERT_EQ(off.exit_code, 0) << off.out << off.err;
-    // The flag was off once VM.set_flag returned. The daemon's check (every second; or that of
-    // another test's daemon, which arms the same JVMs) may set it again before another jcmd could
-    // read it off, so only its coming back is waited for.
+    // The flag was off once VM.set_flag returned. The daemon's check (every second) may set it
+    // again before another jcmd could read it off, so only its coming back is waited for.
     bool again = false;
     for (int i = 0; i < 100 && !again; ++i) {
         std::this_thread::sleep_for(std::chrono::milliseconds(100));
