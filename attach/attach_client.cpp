@@ -4,7 +4,7 @@
 #include <cstdlib>
 
 #include "attach/attach_session.h"
-#include "attach/attach_wire.h"
+#include "attach/internal/listener_protocol.h"
 
 namespace heapd::attach {
 namespace {

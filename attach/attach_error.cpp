@@ -1,4 +1,4 @@
-#include "attach_error.h"
+#include "attach/attach_error.h"
 
 namespace heapd::attach {
 

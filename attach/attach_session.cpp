@@ -10,9 +10,9 @@
 #include <cstring>
 #include <optional>
 
-#include "attach/attach_capability.h"
-#include "attach/attach_child.h"
-#include "attach/attach_wire.h"
+#include "attach/internal/attach_capability.h"
+#include "attach/internal/attach_child.h"
+#include "attach/internal/listener_protocol.h"
 #include "attach/process_info.h"
 
 namespace heapd::attach {

@@ -8,7 +8,7 @@
 
 #include "attach/attach_error.h"
 #include "attach/attach_request.h"
-#include "attach/unique_fd.h"
+#include "base/unique_fd.h"
 
 namespace heapd::attach {
 

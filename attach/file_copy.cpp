@@ -8,7 +8,7 @@
 #include <cerrno>
 #include <cstring>
 
-#include "attach/unique_fd.h"
+#include "base/unique_fd.h"
 
 namespace heapd::attach {
 

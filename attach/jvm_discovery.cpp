@@ -1,4 +1,4 @@
-#include "jvm_discovery.h"
+#include "attach/jvm_discovery.h"
 
 #include <dirent.h>
 #include <fcntl.h>
@@ -18,8 +18,8 @@
 
 #include <mutex>
 
-#include "process_info.h"
-#include "process_namespaces.h"
+#include "attach/process_info.h"
+#include "attach/process_namespaces.h"
 
 namespace heapd::attach {
 namespace {

@@ -14,7 +14,7 @@
 #include <string_view>
 #include <vector>
 
-#include "attach/unique_fd.h"
+#include "base/unique_fd.h"
 
 namespace heapd::attach {
 namespace {

@@ -1,4 +1,4 @@
-#include "atomic_file.h"
+#include "base/atomic_file.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -8,7 +8,7 @@
 #include <cstdio>
 #include <filesystem>
 
-#include "attach/unique_fd.h"
+#include "base/unique_fd.h"
 
 namespace heapd::daemon {
 namespace {

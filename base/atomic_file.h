@@ -5,7 +5,7 @@
 #include <string>
 #include <string_view>
 
-#include "formats/error.h"
+#include "base/error.h"
 
 namespace heapd::daemon {
 

@@ -9,17 +9,17 @@
 #include <fstream>
 #include <string>
 
-#include "formats/census.h"
-#include "formats/class_table.h"
-#include "formats/dominator_tree.h"
-#include "formats/gc_paths.h"
-#include "formats/heap_walk.h"
-#include "formats/hprof_reader.h"
-#include "formats/leak_suspects.h"
-#include "formats/mapped_file.h"
-#include "formats/object_graph.h"
-#include "formats/record_index.h"
-#include "formats/retention.h"
+#include "formats/analysis/census.h"
+#include "formats/hprof/class_table.h"
+#include "formats/analysis/dominator_tree.h"
+#include "formats/analysis/gc_paths.h"
+#include "formats/hprof/heap_walk.h"
+#include "formats/hprof/hprof_reader.h"
+#include "formats/analysis/leak_suspects.h"
+#include "formats/hprof/mapped_file.h"
+#include "formats/analysis/object_graph.h"
+#include "formats/hprof/record_index.h"
+#include "formats/analysis/retention.h"
 
 using namespace heapd;
 

@@ -17,12 +17,12 @@
 #include <string_view>
 #include <vector>
 
-#include "formats/census.h"
-#include "formats/class_table.h"
-#include "formats/heap_walk.h"
-#include "formats/hprof_reader.h"
-#include "formats/mapped_file.h"
-#include "formats/record_index.h"
+#include "formats/analysis/census.h"
+#include "formats/hprof/class_table.h"
+#include "formats/hprof/heap_walk.h"
+#include "formats/hprof/hprof_reader.h"
+#include "formats/hprof/mapped_file.h"
+#include "formats/hprof/record_index.h"
 
 using namespace heapd;
 

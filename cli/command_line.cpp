@@ -2,7 +2,7 @@
 #include <cstdio>
 #include <ctime>
 
-#include "command_line.h"
+#include "cli/command_line.h"
 
 namespace heapd::ctl {
 

@@ -4,10 +4,10 @@
 #include <string>
 #include <vector>
 
-#include "daemon_client.h"
-#include "exit_codes.h"
-#include "formats/protocol.h"
-#include "formats/report_text.h"
+#include "cli/daemon_client.h"
+#include "cli/exit_codes.h"
+#include "formats/protocol/protocol.h"
+#include "formats/report/report_text.h"
 
 namespace heapd::ctl {
 

@@ -1,4 +1,4 @@
-#include "daemon_client.h"
+#include "cli/daemon_client.h"
 
 #include <poll.h>
 #include <sys/socket.h>

@@ -7,8 +7,8 @@
 #include <functional>
 #include <string>
 
-#include "exit_codes.h"
-#include "formats/protocol.h"
+#include "cli/exit_codes.h"
+#include "formats/protocol/protocol.h"
 
 namespace heapd::ctl {
 

@@ -1,6 +1,6 @@
 #pragma once
 // heapctl's exit statuses, as documented in its --help and the README.
-#include "formats/protocol.h"
+#include "formats/protocol/protocol.h"
 
 namespace heapd::ctl {
 

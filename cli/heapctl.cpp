@@ -1,4 +1,4 @@
-// heapctl: the thin client of heapd. It speaks only the protocol (formats/protocol.h); files to
+// heapctl: the thin client of heapd. It speaks only the protocol (formats/protocol/protocol.h); files to
 // analyse are opened here, with the caller's rights, and passed to the daemon as descriptors.
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -13,11 +13,11 @@
 #include <string>
 #include <vector>
 
-#include "command_line.h"
-#include "formats/report_json.h"
-#include "formats/report_text.h"
-#include "listings.h"
-#include "progress_bar.h"
+#include "cli/command_line.h"
+#include "formats/report/report_json.h"
+#include "formats/report/report_text.h"
+#include "cli/listings.h"
+#include "cli/progress_bar.h"
 
 namespace heapd::ctl {
 namespace {

@@ -1,4 +1,4 @@
-#include "listings.h"
+#include "cli/listings.h"
 
 #include <pwd.h>
 
@@ -6,7 +6,7 @@
 #include <cstdio>
 #include <vector>
 
-#include "formats/report_text.h"
+#include "formats/report/report_text.h"
 
 namespace heapd::ctl {
 namespace {

@@ -2,7 +2,7 @@
 // heapctl's answers for people: status, jobs, dumps and JVMs as text from the daemon's JSON results.
 #include <string>
 
-#include "formats/protocol.h"
+#include "formats/protocol/protocol.h"
 
 namespace heapd::ctl {
 

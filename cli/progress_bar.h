@@ -4,7 +4,7 @@
 #include <cstdint>
 #include <string>
 
-#include "formats/protocol.h"
+#include "formats/protocol/protocol.h"
 
 namespace heapd::ctl {
 

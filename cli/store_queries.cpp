@@ -1,9 +1,9 @@
 // heapctl's questions about stored dumps: diff and path, and the growth shown after a report.
 #include <stdexcept>
 
-#include "command_line.h"
-#include "formats/report_json.h"
-#include "progress_bar.h"
+#include "cli/command_line.h"
+#include "formats/report/report_json.h"
+#include "cli/progress_bar.h"
 
 namespace heapd::ctl {
 

@@ -8,15 +8,15 @@
 #include <string_view>
 #include <vector>
 
-#include "formats/analysis.h"
-#include "formats/big_endian.h"
-#include "formats/census.h"
-#include "formats/class_table.h"
-#include "formats/heap_walk.h"
-#include "formats/hprof_reader.h"
-#include "formats/record_index.h"
-#include "formats/report_json.h"
-#include "formats/report_text.h"
+#include "formats/analysis/analysis.h"
+#include "formats/hprof/big_endian.h"
+#include "formats/analysis/census.h"
+#include "formats/hprof/class_table.h"
+#include "formats/hprof/heap_walk.h"
+#include "formats/hprof/hprof_reader.h"
+#include "formats/hprof/record_index.h"
+#include "formats/report/report_json.h"
+#include "formats/report/report_text.h"
 
 namespace {
 

@@ -12,9 +12,9 @@
 #include <string_view>
 #include <vector>
 
-#include "formats/heap_walk.h"
-#include "formats/hprof_reader.h"
-#include "formats/record_index.h"
+#include "formats/hprof/heap_walk.h"
+#include "formats/hprof/hprof_reader.h"
+#include "formats/hprof/record_index.h"
 
 namespace {
 

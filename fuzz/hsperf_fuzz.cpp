@@ -4,8 +4,8 @@
 #include <cstdint>
 #include <span>
 
-#include "formats/hsperfdata.h"
-#include "formats/hsperfdata_summary.h"
+#include "formats/hsperf/hsperfdata.h"
+#include "formats/hsperf/hsperfdata_summary.h"
 
 namespace {
 // Keeps the optimizer from dropping reads whose results are otherwise unused.

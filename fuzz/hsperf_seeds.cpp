@@ -5,7 +5,7 @@
 #include <filesystem>
 #include <string>
 
-#include "tests/support/hsperf_builder.h"
+#include "support/hsperf_builder.h"
 
 namespace {
 

@@ -1,4 +1,4 @@
-#include "attach/attach_capability.h"
+#include "attach/internal/attach_capability.h"
 
 #include <dirent.h>
 #include <fcntl.h>

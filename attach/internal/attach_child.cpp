@@ -1,4 +1,4 @@
-#include "attach/attach_child.h"
+#include "attach/internal/attach_child.h"
 
 #include <fcntl.h>
 #include <grp.h>
@@ -17,7 +17,7 @@
 #include <string>
 #include <vector>
 
-#include "attach/unique_fd.h"
+#include "base/unique_fd.h"
 
 namespace heapd::attach {
 namespace {

@@ -14,8 +14,8 @@
 #include <string_view>
 
 #include "attach/attach_error.h"
-#include "attach/attach_trigger.h"
-#include "attach/attach_wire.h"
+#include "attach/internal/attach_trigger.h"
+#include "attach/internal/listener_protocol.h"
 
 namespace heapd::attach {
 

@@ -1,4 +1,4 @@
-#include "attach/attach_trigger.h"
+#include "attach/internal/attach_trigger.h"
 
 #include <fcntl.h>
 #include <poll.h>

@@ -7,7 +7,7 @@
 
 #include <cstdint>
 
-#include "attach/attach_wire.h"
+#include "attach/internal/listener_protocol.h"
 
 namespace heapd::attach {
 

@@ -1,4 +1,4 @@
-#include "attach/attach_wire.h"
+#include "attach/internal/listener_protocol.h"
 
 #include <fcntl.h>
 #include <poll.h>

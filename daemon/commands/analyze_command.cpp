@@ -4,12 +4,12 @@
 #include <memory>
 #include <string>
 
-#include "commands.h"
-#include "formats/analysis.h"
-#include "formats/analysis_index.h"
-#include "formats/dump_file.h"
-#include "formats/report_json.h"
-#include "formats/report_text.h"
+#include "daemon/commands/commands.h"
+#include "formats/analysis/analysis.h"
+#include "formats/analysis/analysis_index.h"
+#include "formats/hprof/dump_file.h"
+#include "formats/report/report_json.h"
+#include "formats/report/report_text.h"
 
 namespace heapd::cmd {
 namespace {

@@ -9,7 +9,7 @@
 
 #include "attach/attach_client.h"
 #include "attach/heap_dump.h"
-#include "commands.h"
+#include "daemon/commands/commands.h"
 
 namespace heapd::cmd {
 namespace {

@@ -3,10 +3,10 @@
 #include <memory>
 #include <string>
 
-#include "commands.h"
-#include "config_file.h"
-#include "config_text.h"
-#include "spool.h"
+#include "daemon/commands/commands.h"
+#include "daemon/config/config_file.h"
+#include "daemon/config/config_text.h"
+#include "daemon/policy/spool.h"
 
 namespace heapd::cmd {
 

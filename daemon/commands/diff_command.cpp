@@ -9,11 +9,11 @@
 #include <optional>
 #include <string>
 
-#include "commands.h"
-#include "formats/dump_diff.h"
-#include "formats/dump_file.h"
-#include "formats/report_json.h"
-#include "formats/report_text.h"
+#include "daemon/commands/commands.h"
+#include "formats/analysis/dump_diff.h"
+#include "formats/hprof/dump_file.h"
+#include "formats/report/report_json.h"
+#include "formats/report/report_text.h"
 
 namespace heapd::cmd {
 namespace {

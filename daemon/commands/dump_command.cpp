@@ -7,9 +7,9 @@
 #include <memory>
 #include <string>
 
-#include "commands.h"
-#include "oom_hook.h"
-#include "spool.h"
+#include "daemon/commands/commands.h"
+#include "daemon/policy/oom_hook.h"
+#include "daemon/policy/spool.h"
 
 namespace heapd::cmd {
 namespace {

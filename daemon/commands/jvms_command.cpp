@@ -11,11 +11,11 @@
 #include <vector>
 
 #include "attach/jvm_discovery.h"
-#include "commands.h"
-#include "formats/hsperfdata_summary.h"
-#include "formats/report_text.h"
-#include "jvm_facts.h"
-#include "rule_match.h"
+#include "daemon/commands/commands.h"
+#include "formats/hsperf/hsperfdata_summary.h"
+#include "formats/report/report_text.h"
+#include "daemon/policy/jvm_facts.h"
+#include "daemon/policy/rule_match.h"
 
 namespace heapd::cmd {
 namespace {

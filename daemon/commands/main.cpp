@@ -1,7 +1,7 @@
 // heapd: serviceability for HotSpot JVMs. For now the offline commands over heap dumps.
 #include <cstdio>
 
-#include "commands.h"
+#include "daemon/commands/commands.h"
 
 int main(int argc, char** argv) {
     CLI::App app{"heapd: heap dumps of HotSpot JVMs, taken and analysed on the host", "heapd"};

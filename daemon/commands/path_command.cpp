@@ -3,11 +3,11 @@
 #include <memory>
 #include <string>
 
-#include "commands.h"
-#include "formats/dump_file.h"
-#include "formats/object_paths.h"
-#include "formats/report_json.h"
-#include "formats/report_text.h"
+#include "daemon/commands/commands.h"
+#include "formats/hprof/dump_file.h"
+#include "formats/analysis/object_paths.h"
+#include "formats/report/report_json.h"
+#include "formats/report/report_text.h"
 
 namespace heapd::cmd {
 namespace {

@@ -10,14 +10,14 @@
 #include <memory>
 #include <string>
 
-#include "commands.h"
-#include "crash_handler.h"
-#include "analysis_child.h"
-#include "config_file.h"
-#include "daemon_log.h"
-#include "server.h"
-#include "spool.h"
-#include "attach/unique_fd.h"
+#include "daemon/commands/commands.h"
+#include "daemon/runtime/crash_handler.h"
+#include "daemon/jobs/analysis_child.h"
+#include "daemon/config/config_file.h"
+#include "daemon/runtime/daemon_log.h"
+#include "daemon/server/server.h"
+#include "daemon/policy/spool.h"
+#include "base/unique_fd.h"
 
 namespace heapd::cmd {
 namespace {
@@ -71,7 +71,7 @@ void detach(ready_pipe& p) {
     }
 }
 
-// Never inlined: crash reports name it (tests/daemon/crash_handler_test.cpp).
+// Never inlined: crash reports name it (tests/e2e/crash_handler_test.cpp).
 [[gnu::noinline]] int run_serve(const daemon::heapd_config& config, const std::string& config_path, daemon::server::config_loader reload) {
     const daemon::serve_options& o = config.serve;
     ::umask(027);
@@ -181,7 +181,7 @@ void add_serve(CLI::App& app, int& status) {
         status = run_serve(*config, read_file ? path : std::string(), std::move(load));
     });
 
-    // The daemon's analysis process (daemon/analysis_child.h): not for people, hidden from --help.
+    // The daemon's analysis process (daemon/jobs/analysis_child.h): not for people, hidden from --help.
     struct child_args {
         std::string name, inflate_dir;
         pid_t parent = 0;

@@ -6,9 +6,9 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "commands.h"
-#include "native_stacks.h"
-#include "thread_dump.h"
+#include "daemon/commands/commands.h"
+#include "daemon/stacks/native_stacks.h"
+#include "daemon/commands/thread_dump.h"
 
 namespace heapd::cmd {
 namespace {

@@ -7,9 +7,9 @@
 #include <memory>
 #include <string>
 
-#include "commands.h"
-#include "formats/dump_file.h"
-#include "formats/strip.h"
+#include "daemon/commands/commands.h"
+#include "formats/hprof/dump_file.h"
+#include "formats/hprof/strip.h"
 
 namespace heapd::cmd {
 namespace {

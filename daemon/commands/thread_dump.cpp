@@ -1,5 +1,5 @@
 // The JVM's thread dump through the attach library.
-#include "thread_dump.h"
+#include "daemon/commands/thread_dump.h"
 
 #include "attach/attach_client.h"
 

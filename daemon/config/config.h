@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "store_retention.h"
+#include "daemon/store/store_retention.h"
 
 namespace heapd::daemon {
 
@@ -46,14 +46,14 @@ struct dump_rule {
     jvm_selector select;
     std::optional<std::chrono::seconds> every;  // a dump every so often while the JVM runs
     // Old-generation (or heap) occupancy (used / max, in percent) as collections leave it
-    // (formats/gc_occupancy.h), above this for old_gen_collections measurements in a row.
+    // (formats/hsperf/gc_occupancy.h), above this for old_gen_collections measurements in a row.
     std::optional<double> old_gen_percent;
     unsigned old_gen_collections = 1;
     // The share of wall time spent in GC over the last gc_window, in percent, above this.
     std::optional<double> gc_time_percent;
     std::chrono::seconds gc_window{60};
     // The old generation (or heap) predicted full within this time by its trend over predict_window
-    // (formats/heap_trend.h).
+    // (formats/hsperf/heap_trend.h).
     std::optional<std::chrono::seconds> predict_full_within;
     std::chrono::seconds predict_window{600};
     std::chrono::seconds cooldown{3600};  // no second dump of one JVM by this rule within this time

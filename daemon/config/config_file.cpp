@@ -1,4 +1,4 @@
-#include "config_file.h"
+#include "daemon/config/config_file.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -7,8 +7,8 @@
 #include <cerrno>
 #include <cstring>
 
-#include "config_reader.h"
-#include "attach/unique_fd.h"
+#include "daemon/config/config_reader.h"
+#include "base/unique_fd.h"
 
 #ifndef HEAPD_CONFIG_FILE
 #define HEAPD_CONFIG_FILE "/etc/heapd/heapd.toml"

@@ -16,7 +16,7 @@
 #include <string_view>
 #include <vector>
 
-#include "config.h"
+#include "daemon/config/config.h"
 
 namespace heapd::daemon {
 

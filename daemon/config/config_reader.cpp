@@ -1,9 +1,9 @@
-#include "config_reader.h"
+#include "daemon/config/config_reader.h"
 
 #include <algorithm>
 #include <cmath>
 
-#include "config_values.h"
+#include "daemon/config/config_values.h"
 
 namespace heapd::daemon {
 namespace {

@@ -14,7 +14,7 @@
 #endif
 #include <toml++/toml.h>
 
-#include "config_file.h"
+#include "daemon/config/config_file.h"
 
 namespace heapd::daemon {
 

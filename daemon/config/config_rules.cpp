@@ -2,7 +2,7 @@
 #include <map>
 #include <regex>
 
-#include "config_reader.h"
+#include "daemon/config/config_reader.h"
 
 namespace heapd::daemon {
 namespace {

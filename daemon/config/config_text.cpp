@@ -1,9 +1,9 @@
-#include "config_text.h"
+#include "daemon/config/config_text.h"
 
 #include <cstdio>
 #include <map>
 
-#include "config_values.h"
+#include "daemon/config/config_values.h"
 
 namespace heapd::daemon {
 namespace {

@@ -3,7 +3,7 @@
 #include <string>
 #include <vector>
 
-#include "config.h"
+#include "daemon/config/config.h"
 
 namespace heapd::daemon {
 

@@ -1,4 +1,4 @@
-#include "config_values.h"
+#include "daemon/config/config_values.h"
 
 #include <array>
 #include <cctype>

@@ -1,4 +1,4 @@
-#include "analysis_child.h"
+#include "daemon/jobs/analysis_child.h"
 
 #include <fcntl.h>
 #include <grp.h>
@@ -19,11 +19,11 @@
 #include <new>
 #include <vector>
 
-#include "formats/analysis.h"
-#include "formats/dump_file.h"
-#include "formats/object_paths.h"
-#include "formats/report_json.h"
-#include "attach/unique_fd.h"
+#include "formats/analysis/analysis.h"
+#include "formats/hprof/dump_file.h"
+#include "formats/analysis/object_paths.h"
+#include "formats/report/report_json.h"
+#include "base/unique_fd.h"
 
 extern char** environ;
 

@@ -21,7 +21,7 @@
 #include <string>
 #include <string_view>
 
-#include "formats/protocol.h"
+#include "formats/protocol/protocol.h"
 
 namespace heapd::daemon {
 
@@ -55,7 +55,7 @@ std::expected<std::string, child_failure> analyse_in_child(int dump_fd, const st
                                                            const std::string& executable = "/proc/self/exe");
 
 // The same for `heapd path`: the shortest paths from GC roots to one object (object_paths.h), as
-// JSON (formats/report_json.h) in place of the report; one phase, "paths". Fails with kind
+// JSON (formats/report/report_json.h) in place of the report; one phase, "paths". Fails with kind
 // not_found when the dump holds no such object.
 std::expected<std::string, child_failure> paths_in_child(int dump_fd, const std::string& name,
                                                          const child_scratch& scratch, std::uint64_t object,

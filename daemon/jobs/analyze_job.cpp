@@ -1,4 +1,4 @@
-#include "analyse_job.h"
+#include "daemon/jobs/analyze_job.h"
 
 #include <sys/stat.h>
 #include <unistd.h>
@@ -8,9 +8,9 @@
 #include <memory>
 #include <utility>
 
-#include "analysis_child.h"
-#include "formats/report_json.h"
-#include "formats/report_text.h"
+#include "daemon/jobs/analysis_child.h"
+#include "formats/report/report_json.h"
+#include "formats/report/report_text.h"
 
 namespace heapd::daemon {
 namespace {

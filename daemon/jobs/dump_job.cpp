@@ -1,4 +1,4 @@
-#include "dump_job.h"
+#include "daemon/jobs/dump_job.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -11,16 +11,16 @@
 #include <memory>
 #include <thread>
 
-#include "analyse_job.h"
-#include "analysis_child.h"
-#include "oom_arming.h"
+#include "daemon/jobs/analyze_job.h"
+#include "daemon/jobs/analysis_child.h"
+#include "daemon/policy/oom_arming.h"
 #include "attach/attach_client.h"
 #include "attach/file_copy.h"
 #include "attach/heap_dump.h"
 #include "attach/process_info.h"
 #include "attach/process_snapshot.h"
-#include "formats/report_json.h"
-#include "staging_journal.h"
+#include "formats/report/report_json.h"
+#include "daemon/store/staging_journal.h"
 
 namespace heapd::daemon {
 namespace {

@@ -8,9 +8,9 @@
 #include <optional>
 #include <string>
 
-#include "job_manager.h"
-#include "store.h"
-#include "attach/unique_fd.h"
+#include "daemon/jobs/job_manager.h"
+#include "daemon/store/store.h"
+#include "base/unique_fd.h"
 
 namespace heapd::daemon {
 

@@ -1,4 +1,4 @@
-#include "job_manager.h"
+#include "daemon/jobs/job_manager.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -6,9 +6,9 @@
 
 #include <boost/asio/post.hpp>
 
-#include "crash_handler.h"
-#include "formats/report_text.h"
-#include "log_text.h"
+#include "daemon/runtime/crash_handler.h"
+#include "formats/report/report_text.h"
+#include "daemon/runtime/log_text.h"
 
 namespace heapd::daemon {
 namespace {

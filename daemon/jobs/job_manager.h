@@ -21,9 +21,9 @@
 #include <boost/asio/io_context.hpp>
 #include <spdlog/logger.h>
 
-#include "formats/protocol.h"
-#include "job.h"
-#include "store.h"
+#include "formats/protocol/protocol.h"
+#include "daemon/store/job_record.h"
+#include "daemon/store/store.h"
 
 namespace heapd::daemon {
 

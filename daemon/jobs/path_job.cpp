@@ -1,4 +1,4 @@
-#include "path_job.h"
+#include "daemon/jobs/path_job.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -6,8 +6,8 @@
 #include <cstdio>
 #include <memory>
 
-#include "analysis_child.h"
-#include "attach/unique_fd.h"
+#include "daemon/jobs/analysis_child.h"
+#include "base/unique_fd.h"
 
 namespace heapd::daemon {
 

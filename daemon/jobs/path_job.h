@@ -5,8 +5,8 @@
 #include <cstdint>
 #include <string>
 
-#include "job_manager.h"
-#include "store.h"
+#include "daemon/jobs/job_manager.h"
+#include "daemon/store/store.h"
 
 namespace heapd::daemon {
 

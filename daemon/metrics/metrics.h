@@ -12,7 +12,7 @@
 #include <string_view>
 #include <vector>
 
-#include "jvm_facts.h"
+#include "daemon/policy/jvm_facts.h"
 
 namespace heapd::daemon {
 

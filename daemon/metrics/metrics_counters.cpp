@@ -1,4 +1,4 @@
-#include "metrics_counters.h"
+#include "daemon/metrics/metrics_counters.h"
 
 #include <optional>
 #include <string_view>

@@ -8,8 +8,8 @@
 #include <optional>
 #include <string>
 
-#include "job.h"
-#include "metrics.h"
+#include "daemon/store/job_record.h"
+#include "daemon/metrics/metrics.h"
 
 namespace heapd::daemon {
 

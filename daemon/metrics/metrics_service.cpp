@@ -1,4 +1,4 @@
-#include "metrics_service.h"
+#include "daemon/metrics/metrics_service.h"
 
 #include <unistd.h>
 
@@ -6,9 +6,9 @@
 
 #include "attach/jvm_discovery.h"
 #include "attach/process_info.h"
-#include "atomic_file.h"
-#include "formats/protocol.h"
-#include "jvm_facts.h"
+#include "base/atomic_file.h"
+#include "formats/protocol/protocol.h"
+#include "daemon/policy/jvm_facts.h"
 
 namespace heapd::daemon {
 namespace {

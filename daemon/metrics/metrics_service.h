@@ -15,13 +15,13 @@
 #include <boost/asio/io_context.hpp>
 #include <spdlog/logger.h>
 
-#include "config.h"
-#include "job_manager.h"
-#include "metrics.h"
-#include "metrics_counters.h"
-#include "oom_armer.h"
-#include "rule_watcher.h"
-#include "store.h"
+#include "daemon/config/config.h"
+#include "daemon/jobs/job_manager.h"
+#include "daemon/metrics/metrics.h"
+#include "daemon/metrics/metrics_counters.h"
+#include "daemon/policy/oom_armer.h"
+#include "daemon/policy/rule_watcher.h"
+#include "daemon/store/store.h"
 
 namespace heapd::daemon {
 

@@ -1,4 +1,4 @@
-#include "heap_outlook.h"
+#include "daemon/policy/heap_outlook.h"
 
 namespace heapd::daemon {
 

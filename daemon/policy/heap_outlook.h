@@ -1,5 +1,5 @@
 #pragma once
-// What the daemon knows of one JVM's heap over time (formats/gc_occupancy.h, heap_trend.h): the
+// What the daemon knows of one JVM's heap over time (formats/hsperf/gc_occupancy.h, heap_trend.h): the
 // occupancy its latest collections left and where it is heading, or why it is not watched. The rule
 // watcher (rule_watcher.h) keeps it up to date; `jvms`, the metrics and the logs read it.
 #include <chrono>
@@ -7,9 +7,9 @@
 #include <optional>
 #include <string>
 
-#include "formats/gc_occupancy.h"
-#include "formats/heap_trend.h"
-#include "formats/protocol.h"
+#include "formats/hsperf/gc_occupancy.h"
+#include "formats/hsperf/heap_trend.h"
+#include "formats/protocol/protocol.h"
 
 namespace heapd::daemon {
 

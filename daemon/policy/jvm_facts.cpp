@@ -1,4 +1,4 @@
-#include "jvm_facts.h"
+#include "daemon/policy/jvm_facts.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -8,8 +8,8 @@
 #include <optional>
 #include <vector>
 
-#include "attach/unique_fd.h"
-#include "formats/hsperfdata.h"
+#include "base/unique_fd.h"
+#include "formats/hsperf/hsperfdata.h"
 
 namespace heapd::daemon {
 

@@ -9,8 +9,8 @@
 
 #include "attach/attach_error.h"
 #include "attach/jvm_discovery.h"
-#include "formats/hsperfdata_summary.h"
-#include "formats/protocol.h"
+#include "formats/hsperf/hsperfdata_summary.h"
+#include "formats/protocol/protocol.h"
 
 namespace heapd::daemon {
 

@@ -1,11 +1,11 @@
-#include "oom_armer.h"
+#include "daemon/policy/oom_armer.h"
 
 #include <set>
 
 #include "attach/jvm_discovery.h"
 #include "attach/process_info.h"
-#include "jvm_facts.h"
-#include "log_text.h"
+#include "daemon/policy/jvm_facts.h"
+#include "daemon/runtime/log_text.h"
 
 namespace heapd::daemon {
 namespace {

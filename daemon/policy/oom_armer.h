@@ -20,9 +20,9 @@
 
 #include <spdlog/logger.h>
 
-#include "config.h"
-#include "oom_arming.h"
-#include "rule_policy.h"
+#include "daemon/config/config.h"
+#include "daemon/policy/oom_arming.h"
+#include "daemon/policy/rule_policy.h"
 
 namespace heapd::daemon {
 

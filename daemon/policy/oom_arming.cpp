@@ -1,4 +1,4 @@
-#include "oom_arming.h"
+#include "daemon/policy/oom_arming.h"
 
 #include <linux/magic.h>
 #include <sys/vfs.h>
@@ -10,10 +10,10 @@
 #include <random>
 
 #include "attach/attach_client.h"
-#include "proc_files.h"
+#include "daemon/stacks/proc_files.h"
 #include "attach/attach_session.h"
-#include "attach/unique_fd.h"
-#include "formats/report_text.h"
+#include "base/unique_fd.h"
+#include "formats/report/report_text.h"
 
 namespace heapd::daemon {
 namespace {

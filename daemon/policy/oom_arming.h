@@ -19,8 +19,8 @@
 #include <string_view>
 
 #include "attach/attach_request.h"
-#include "formats/hsperfdata_summary.h"
-#include "formats/protocol.h"
+#include "formats/hsperf/hsperfdata_summary.h"
+#include "formats/protocol/protocol.h"
 
 namespace heapd::daemon {
 

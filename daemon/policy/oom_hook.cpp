@@ -1,4 +1,4 @@
-#include "oom_hook.h"
+#include "daemon/policy/oom_hook.h"
 
 #include <fcntl.h>
 #include <poll.h>
@@ -17,8 +17,8 @@
 #include "attach/attach_session.h"
 #include "attach/process_info.h"
 #include "attach/process_namespaces.h"
-#include "jvm_facts.h"
-#include "oom_arming.h"
+#include "daemon/policy/jvm_facts.h"
+#include "daemon/policy/oom_arming.h"
 
 namespace heapd::daemon {
 namespace {

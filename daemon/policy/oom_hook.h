@@ -11,10 +11,10 @@
 #include <optional>
 #include <string>
 
-#include "formats/error.h"
-#include "formats/hsperfdata_summary.h"
-#include "formats/protocol.h"
-#include "attach/unique_fd.h"
+#include "base/error.h"
+#include "formats/hsperf/hsperfdata_summary.h"
+#include "formats/protocol/protocol.h"
+#include "base/unique_fd.h"
 
 namespace heapd::daemon {
 

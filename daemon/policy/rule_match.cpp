@@ -1,4 +1,4 @@
-#include "rule_match.h"
+#include "daemon/policy/rule_match.h"
 
 #include <fnmatch.h>
 #include <pwd.h>

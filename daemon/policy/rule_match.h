@@ -7,8 +7,8 @@
 #include <string_view>
 
 #include "attach/jvm_discovery.h"
-#include "config.h"
-#include "formats/hsperfdata_summary.h"
+#include "daemon/config/config.h"
+#include "formats/hsperf/hsperfdata_summary.h"
 
 namespace heapd::daemon {
 

@@ -1,10 +1,10 @@
-#include "rule_policy.h"
+#include "daemon/policy/rule_policy.h"
 
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
 
-#include "formats/report_text.h"
+#include "formats/report/report_text.h"
 
 namespace heapd::daemon {
 namespace {

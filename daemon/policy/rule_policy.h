@@ -7,13 +7,13 @@
 // - every: the first dump one interval after the rule first saw the JVM, then one interval after
 //   the rule's last dump of it (a refused attempt does not move the schedule; the cooldown does
 //   hold it back).
-// - old_gen_percent: the occupancy after collections (formats/gc_occupancy.h: the old generation,
+// - old_gen_percent: the occupancy after collections (formats/hsperf/gc_occupancy.h: the old generation,
 //   or the heap for ZGC and Shenandoah, as the latest collection left it, measured the way the JVM's
 //   collector allows) is measured at each sample where collections that measure ended since the
 //   previous sample (the first sample of a JVM only sets the counts); old_gen_collections such
 //   measurements in a row above the threshold ask for a dump. A measurement at or below the
 //   threshold starts the count again, and so does a dump.
-// - predict_full_within: the JVM's heap trend (formats/heap_trend.h) over the last predict_window
+// - predict_full_within: the JVM's heap trend (formats/hsperf/heap_trend.h) over the last predict_window
 //   says the old generation (or heap) will be full within this time: the floor the collections
 //   leave has risen steadily over the window.
 // - gc_time_percent: the share of the JVM's time spent in collections (all collectors' time,
@@ -41,10 +41,10 @@
 #include <string>
 #include <vector>
 
-#include "config.h"
-#include "formats/gc_occupancy.h"
-#include "formats/heap_trend.h"
-#include "formats/hsperfdata_summary.h"
+#include "daemon/config/config.h"
+#include "formats/hsperf/gc_occupancy.h"
+#include "formats/hsperf/heap_trend.h"
+#include "formats/hsperf/hsperfdata_summary.h"
 
 namespace heapd::daemon {
 

@@ -1,4 +1,4 @@
-#include "rule_watcher.h"
+#include "daemon/policy/rule_watcher.h"
 
 #include <algorithm>
 #include <map>
@@ -8,8 +8,8 @@
 
 #include "attach/attach_client.h"
 #include "attach/process_info.h"
-#include "jvm_facts.h"
-#include "rule_match.h"
+#include "daemon/policy/jvm_facts.h"
+#include "daemon/policy/rule_match.h"
 
 namespace heapd::daemon {
 

@@ -3,7 +3,7 @@
 // and their hsperfdata read (attach::discover_jvms, read_jvm_facts: /proc and small files, never an
 // attach) on a thread of the watcher's own, so the io_context thread never waits on it; the results
 // come back to the io_context thread, where each JVM's occupancy after collections and heap trend
-// are followed (formats/gc_occupancy.h, heap_trend.h; published as heap_outlook for `jvms` and the
+// are followed (formats/hsperf/gc_occupancy.h, heap_trend.h; published as heap_outlook for `jvms` and the
 // metrics, rules or not), and each rule's selector (rule_match.h) and policy (rule_policy.h)
 // decide; dumps are asked for through a dump function (the request handler's dump_for_rule). One
 // log line per dump a rule asks for, with the reason, and one per JVM that cannot be watched.
@@ -29,11 +29,11 @@
 #include <spdlog/logger.h>
 
 #include "attach/jvm_discovery.h"
-#include "config.h"
-#include "formats/protocol.h"
-#include "heap_outlook.h"
-#include "job.h"
-#include "rule_policy.h"
+#include "daemon/config/config.h"
+#include "formats/protocol/protocol.h"
+#include "daemon/policy/heap_outlook.h"
+#include "daemon/store/job_record.h"
+#include "daemon/policy/rule_policy.h"
 
 namespace heapd::daemon {
 

@@ -1,4 +1,4 @@
-#include "spool.h"
+#include "daemon/policy/spool.h"
 
 #include <dirent.h>
 #include <fcntl.h>

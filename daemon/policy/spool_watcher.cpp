@@ -1,4 +1,4 @@
-#include "spool_watcher.h"
+#include "daemon/policy/spool_watcher.h"
 
 #include <sys/inotify.h>
 #include <unistd.h>

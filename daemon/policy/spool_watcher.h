@@ -9,7 +9,7 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/posix/stream_descriptor.hpp>
 
-#include "formats/error.h"
+#include "base/error.h"
 
 namespace heapd::daemon {
 

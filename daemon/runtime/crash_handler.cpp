@@ -1,4 +1,4 @@
-#include "crash_handler.h"
+#include "daemon/runtime/crash_handler.h"
 
 #define UNW_LOCAL_ONLY
 #include <libunwind.h>

@@ -1,4 +1,4 @@
-#include "daemon_log.h"
+#include "daemon/runtime/daemon_log.h"
 
 #include <syslog.h>
 
@@ -6,7 +6,7 @@
 #include <spdlog/sinks/syslog_sink.h>
 #include <spdlog/sinks/systemd_sink.h>
 
-#include "log_destination.h"
+#include "daemon/runtime/log_destination.h"
 
 namespace heapd::daemon {
 

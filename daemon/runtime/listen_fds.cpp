@@ -1,4 +1,4 @@
-#include "listen_fds.h"
+#include "daemon/runtime/listen_fds.h"
 
 #include <sys/socket.h>
 #include <sys/un.h>

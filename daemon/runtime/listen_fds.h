@@ -4,7 +4,7 @@
 #include <optional>
 #include <string>
 
-#include "formats/error.h"
+#include "base/error.h"
 
 namespace heapd::daemon {
 

@@ -1,4 +1,4 @@
-#include "log_destination.h"
+#include "daemon/runtime/log_destination.h"
 
 #include <sys/stat.h>
 #include <unistd.h>

@@ -1,4 +1,4 @@
-#include "log_text.h"
+#include "daemon/runtime/log_text.h"
 
 #include <cstdio>
 

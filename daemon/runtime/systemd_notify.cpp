@@ -1,4 +1,4 @@
-#include "systemd_notify.h"
+#include "daemon/runtime/systemd_notify.h"
 
 #include <algorithm>
 #include <cstdint>

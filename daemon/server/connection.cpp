@@ -1,4 +1,4 @@
-#include "connection.h"
+#include "daemon/server/connection.h"
 
 #include <sys/socket.h>
 
@@ -11,8 +11,8 @@
 #include <boost/asio/post.hpp>
 #include <boost/asio/write.hpp>
 
-#include "connection_manager.h"
-#include "request_handler.h"
+#include "daemon/server/connection_manager.h"
+#include "daemon/server/handlers/request_handler.h"
 
 namespace heapd::daemon {
 namespace {

@@ -13,9 +13,9 @@
 #include <boost/asio/local/stream_protocol.hpp>
 #include <boost/asio/steady_timer.hpp>
 
-#include "formats/protocol.h"
-#include "peer.h"
-#include "attach/unique_fd.h"
+#include "formats/protocol/protocol.h"
+#include "daemon/server/peer.h"
+#include "base/unique_fd.h"
 
 namespace heapd::daemon {
 

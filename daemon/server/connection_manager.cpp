@@ -1,4 +1,4 @@
-#include "connection_manager.h"
+#include "daemon/server/connection_manager.h"
 
 #include <algorithm>
 

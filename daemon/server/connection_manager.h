@@ -8,7 +8,7 @@
 #include <set>
 #include <string>
 
-#include "connection.h"
+#include "daemon/server/connection.h"
 
 namespace heapd::daemon {
 

@@ -1,4 +1,4 @@
-#include "peer.h"
+#include "daemon/server/peer.h"
 
 #include <grp.h>
 #include <sys/socket.h>

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "attach/process_namespaces.h"
-#include "formats/error.h"
+#include "base/error.h"
 
 namespace heapd::daemon {
 

@@ -1,4 +1,4 @@
-#include "server.h"
+#include "daemon/server/server.h"
 
 #include <sys/resource.h>
 #include <sys/socket.h>
@@ -11,15 +11,15 @@
 
 #include <boost/asio/post.hpp>
 
-#include "analysis_child.h"
-#include "listen_fds.h"
-#include "config_text.h"
-#include "peer.h"
-#include "spool.h"
-#include "spool_watcher.h"
-#include "staging_journal.h"
-#include "log_text.h"
-#include "attach/unique_fd.h"
+#include "daemon/jobs/analysis_child.h"
+#include "daemon/runtime/listen_fds.h"
+#include "daemon/config/config_text.h"
+#include "daemon/server/peer.h"
+#include "daemon/policy/spool.h"
+#include "daemon/policy/spool_watcher.h"
+#include "daemon/store/staging_journal.h"
+#include "daemon/runtime/log_text.h"
+#include "base/unique_fd.h"
 
 namespace heapd::daemon {
 namespace {

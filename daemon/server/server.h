@@ -19,19 +19,19 @@
 #include <boost/asio/steady_timer.hpp>
 #include <spdlog/logger.h>
 
-#include "connection_manager.h"
-#include "spool_watcher.h"
-#include "formats/error.h"
-#include "job_manager.h"
-#include "metrics_counters.h"
-#include "metrics_service.h"
-#include "request_handler.h"
-#include "oom_armer.h"
-#include "rule_watcher.h"
-#include "store.h"
-#include "config.h"
-#include "systemd_notify.h"
-#include "config_file.h"
+#include "daemon/server/connection_manager.h"
+#include "daemon/policy/spool_watcher.h"
+#include "base/error.h"
+#include "daemon/jobs/job_manager.h"
+#include "daemon/metrics/metrics_counters.h"
+#include "daemon/metrics/metrics_service.h"
+#include "daemon/server/handlers/request_handler.h"
+#include "daemon/policy/oom_armer.h"
+#include "daemon/policy/rule_watcher.h"
+#include "daemon/store/store.h"
+#include "daemon/config/config.h"
+#include "daemon/runtime/systemd_notify.h"
+#include "daemon/config/config_file.h"
 
 namespace heapd::daemon {
 

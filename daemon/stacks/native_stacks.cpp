@@ -1,4 +1,4 @@
-#include "native_stacks.h"
+#include "daemon/stacks/native_stacks.h"
 
 #include <fcntl.h>
 #include <poll.h>
@@ -11,9 +11,9 @@
 #include <csignal>
 #include <cstring>
 
-#include "native_unwind.h"
-#include "proc_files.h"
-#include "ptrace_stop.h"
+#include "daemon/stacks/native_unwind.h"
+#include "daemon/stacks/proc_files.h"
+#include "daemon/stacks/ptrace_stop.h"
 
 namespace heapd::stacks {
 namespace {

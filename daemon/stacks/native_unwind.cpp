@@ -1,4 +1,4 @@
-#include "native_unwind.h"
+#include "daemon/stacks/native_unwind.h"
 
 #include <cxxabi.h>
 #include <libunwind-ptrace.h>
@@ -10,7 +10,7 @@
 #include <cstring>
 #include <map>
 
-#include "proc_files.h"
+#include "daemon/stacks/proc_files.h"
 
 namespace heapd::stacks {
 namespace {

@@ -1,4 +1,4 @@
-#include "proc_files.h"
+#include "daemon/stacks/proc_files.h"
 
 #include <dirent.h>
 #include <fcntl.h>

@@ -1,4 +1,4 @@
-#include "ptrace_stop.h"
+#include "daemon/stacks/ptrace_stop.h"
 
 #include <sys/ptrace.h>
 #include <sys/wait.h>
@@ -10,7 +10,7 @@
 #include <cstring>
 #include <set>
 
-#include "proc_files.h"
+#include "daemon/stacks/proc_files.h"
 
 namespace heapd::stacks {
 namespace {

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "native_stacks.h"
+#include "daemon/stacks/native_stacks.h"
 
 namespace heapd::stacks {
 

@@ -1,4 +1,4 @@
-#include "entry_metadata.h"
+#include "daemon/store/entry_metadata.h"
 
 namespace heapd::daemon {
 

@@ -5,8 +5,8 @@
 #include <cstdint>
 #include <string>
 
-#include "formats/error.h"
-#include "formats/protocol.h"
+#include "base/error.h"
+#include "formats/protocol/protocol.h"
 
 namespace heapd::daemon {
 

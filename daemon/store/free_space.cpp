@@ -1,8 +1,8 @@
-#include "free_space.h"
+#include "daemon/store/free_space.h"
 
 #include <sys/statvfs.h>
 
-#include "formats/report_text.h"
+#include "formats/report/report_text.h"
 
 namespace heapd::daemon {
 

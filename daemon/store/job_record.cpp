@@ -1,4 +1,4 @@
-#include "job.h"
+#include "daemon/store/job_record.h"
 
 #include <array>
 #include <chrono>

@@ -7,8 +7,8 @@
 #include <string>
 #include <string_view>
 
-#include "formats/error.h"
-#include "formats/protocol.h"
+#include "base/error.h"
+#include "formats/protocol/protocol.h"
 
 namespace heapd::daemon {
 

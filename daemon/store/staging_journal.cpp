@@ -1,10 +1,10 @@
-#include "staging_journal.h"
+#include "daemon/store/staging_journal.h"
 
 #include <unistd.h>
 
 #include <filesystem>
 
-#include "formats/protocol.h"
+#include "formats/protocol/protocol.h"
 
 namespace heapd::daemon {
 

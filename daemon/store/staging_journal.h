@@ -7,9 +7,9 @@
 #include <string>
 #include <vector>
 
-#include "atomic_file.h"
+#include "base/atomic_file.h"
 #include "attach/heap_dump.h"
-#include "formats/error.h"
+#include "base/error.h"
 
 namespace heapd::daemon {
 

@@ -1,4 +1,4 @@
-#include "store.h"
+#include "daemon/store/store.h"
 
 #include <fcntl.h>
 #include <sys/file.h>
@@ -9,8 +9,8 @@
 #include <ctime>
 #include <filesystem>
 
-#include "formats/report_json.h"
-#include "free_space.h"
+#include "formats/report/report_json.h"
+#include "daemon/store/free_space.h"
 
 namespace heapd::daemon {
 namespace fs = std::filesystem;

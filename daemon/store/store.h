@@ -3,7 +3,7 @@
 // and a scratch directory. Layout:
 //   ROOT/lock                      held (flock) by the one daemon using the store
 //   ROOT/entries/ID/metadata.json  entry_metadata
-//   ROOT/entries/ID/report.json    the full analysis report (formats/report_json.h)
+//   ROOT/entries/ID/report.json    the full analysis report (formats/report/report_json.h)
 //   ROOT/entries/ID/dump.hprof     the dump, for entries made by a dump job
 //   ROOT/jobs/JOB.json             job records (job.h)
 //   ROOT/tmp/                      scratch (inflated copies of compressed dumps), emptied at start
@@ -22,13 +22,13 @@
 #include <string_view>
 #include <vector>
 
-#include "atomic_file.h"
-#include "entry_metadata.h"
-#include "formats/error.h"
-#include "formats/report.h"
-#include "job.h"
-#include "store_retention.h"
-#include "attach/unique_fd.h"
+#include "base/atomic_file.h"
+#include "daemon/store/entry_metadata.h"
+#include "base/error.h"
+#include "formats/report/report.h"
+#include "daemon/store/job_record.h"
+#include "daemon/store/store_retention.h"
+#include "base/unique_fd.h"
 
 namespace heapd::daemon {
 

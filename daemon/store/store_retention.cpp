@@ -1,4 +1,4 @@
-#include "store_retention.h"
+#include "daemon/store/store_retention.h"
 
 #include <algorithm>
 #include <map>

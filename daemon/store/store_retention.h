@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "entry_metadata.h"
+#include "daemon/store/entry_metadata.h"
 
 namespace heapd::daemon {
 

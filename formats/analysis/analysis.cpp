@@ -1,21 +1,21 @@
-#include "analysis.h"
+#include "formats/analysis/analysis.h"
 
 #include <algorithm>
 #include <thread>
 
-#include "census.h"
-#include "class_table.h"
-#include "heap_walk.h"
-#include "hprof_reader.h"
-#include "dominator_tree.h"
-#include "gc_paths.h"
-#include "leak_suspects.h"
-#include "legacy_records.h"
-#include "object_graph.h"
-#include "retention.h"
-#include "record_index.h"
-#include "threads.h"
-#include "waste.h"
+#include "formats/analysis/census.h"
+#include "formats/hprof/class_table.h"
+#include "formats/hprof/heap_walk.h"
+#include "formats/hprof/hprof_reader.h"
+#include "formats/analysis/dominator_tree.h"
+#include "formats/analysis/gc_paths.h"
+#include "formats/analysis/leak_suspects.h"
+#include "formats/hprof/legacy_records.h"
+#include "formats/analysis/object_graph.h"
+#include "formats/analysis/retention.h"
+#include "formats/hprof/record_index.h"
+#include "formats/analysis/threads.h"
+#include "formats/analysis/waste.h"
 
 namespace heapd {
 namespace {

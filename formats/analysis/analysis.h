@@ -6,8 +6,8 @@
 #include <string>
 #include <string_view>
 
-#include "error.h"
-#include "report.h"
+#include "base/error.h"
+#include "formats/report/report.h"
 
 namespace heapd {
 

@@ -1,4 +1,4 @@
-#include "analysis_index.h"
+#include "formats/analysis/analysis_index.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -9,7 +9,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "report_json.h"
+#include "formats/report/report_json.h"
 
 namespace heapd {
 namespace {

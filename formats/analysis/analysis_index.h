@@ -8,9 +8,9 @@
 #include <optional>
 #include <string>
 
-#include "analysis.h"
-#include "error.h"
-#include "report.h"
+#include "formats/analysis/analysis.h"
+#include "base/error.h"
+#include "formats/report/report.h"
 
 namespace heapd {
 

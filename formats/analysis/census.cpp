@@ -1,8 +1,8 @@
-#include "census.h"
+#include "formats/analysis/census.h"
 
 #include <algorithm>
 
-#include "java_names.h"
+#include "formats/hprof/java_names.h"
 
 namespace heapd {
 namespace {

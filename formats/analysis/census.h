@@ -7,11 +7,11 @@
 #include <string>
 #include <vector>
 
-#include "class_table.h"
-#include "heap_records.h"
-#include "object_layout.h"
-#include "record_index.h"
-#include "report.h"
+#include "formats/hprof/class_table.h"
+#include "formats/hprof/heap_records.h"
+#include "formats/hprof/object_layout.h"
+#include "formats/hprof/record_index.h"
+#include "formats/report/report.h"
 
 namespace heapd {
 

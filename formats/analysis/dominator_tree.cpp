@@ -1,4 +1,4 @@
-#include "dominator_tree.h"
+#include "formats/analysis/dominator_tree.h"
 
 namespace heapd {
 namespace {

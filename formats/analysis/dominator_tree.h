@@ -7,8 +7,8 @@
 #include <cstdint>
 #include <vector>
 
-#include "error.h"
-#include "object_graph.h"
+#include "base/error.h"
+#include "formats/analysis/object_graph.h"
 
 namespace heapd {
 

@@ -1,4 +1,4 @@
-#include "dump_diff.h"
+#include "formats/analysis/dump_diff.h"
 
 #include <algorithm>
 #include <limits>

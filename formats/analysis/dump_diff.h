@@ -13,8 +13,8 @@
 // classes with no change at all are only counted.
 #include <string>
 
-#include "analysis.h"
-#include "report.h"
+#include "formats/analysis/analysis.h"
+#include "formats/report/report.h"
 
 namespace heapd {
 

@@ -1,11 +1,11 @@
-#include "duplicate_strings.h"
+#include "formats/analysis/duplicate_strings.h"
 
 #include <algorithm>
 #include <bit>
 #include <cstring>
 #include <utility>
 
-#include "java_strings.h"
+#include "formats/hprof/java_strings.h"
 
 namespace heapd {
 namespace {

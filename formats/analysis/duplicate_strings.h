@@ -5,10 +5,10 @@
 #include <string>
 #include <vector>
 
-#include "heap_records.h"
-#include "id_map.h"
-#include "object_layout.h"
-#include "report.h"
+#include "formats/hprof/heap_records.h"
+#include "formats/hprof/id_map.h"
+#include "formats/hprof/object_layout.h"
+#include "formats/report/report.h"
 
 namespace heapd {
 

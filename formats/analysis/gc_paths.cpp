@@ -1,4 +1,4 @@
-#include "gc_paths.h"
+#include "formats/analysis/gc_paths.h"
 
 #include <algorithm>
 

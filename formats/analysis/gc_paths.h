@@ -8,7 +8,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "object_graph.h"
+#include "formats/analysis/object_graph.h"
 
 namespace heapd {
 

@@ -1,9 +1,9 @@
-#include "leak_suspects.h"
+#include "formats/analysis/leak_suspects.h"
 
 #include <algorithm>
 #include <map>
 
-#include "path_description.h"
+#include "formats/analysis/path_description.h"
 
 namespace heapd {
 namespace {

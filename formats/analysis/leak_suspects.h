@@ -8,11 +8,11 @@
 // suspect (at most max_suspects + 1) and a path per suspect.
 #include <vector>
 
-#include "class_table.h"
-#include "dominator_tree.h"
-#include "gc_paths.h"
-#include "object_graph.h"
-#include "report.h"
+#include "formats/hprof/class_table.h"
+#include "formats/analysis/dominator_tree.h"
+#include "formats/analysis/gc_paths.h"
+#include "formats/analysis/object_graph.h"
+#include "formats/report/report.h"
 
 namespace heapd {
 

@@ -1,10 +1,10 @@
-#include "object_graph.h"
+#include "formats/analysis/object_graph.h"
 
 #include <algorithm>
 #include <thread>
 
-#include "heap_walk.h"
-#include "java_names.h"
+#include "formats/hprof/heap_walk.h"
+#include "formats/hprof/java_names.h"
 
 namespace heapd {
 

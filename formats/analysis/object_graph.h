@@ -10,10 +10,10 @@
 #include <string>
 #include <vector>
 
-#include "census.h"
-#include "class_table.h"
-#include "error.h"
-#include "record_index.h"
+#include "formats/analysis/census.h"
+#include "formats/hprof/class_table.h"
+#include "base/error.h"
+#include "formats/hprof/record_index.h"
 
 namespace heapd {
 

@@ -1,16 +1,16 @@
-#include "object_paths.h"
+#include "formats/analysis/object_paths.h"
 
 #include <cstdio>
 
-#include "census.h"
-#include "class_table.h"
-#include "dominator_tree.h"
-#include "gc_paths.h"
-#include "heap_walk.h"
-#include "hprof_reader.h"
-#include "object_graph.h"
-#include "path_description.h"
-#include "record_index.h"
+#include "formats/analysis/census.h"
+#include "formats/hprof/class_table.h"
+#include "formats/analysis/dominator_tree.h"
+#include "formats/analysis/gc_paths.h"
+#include "formats/hprof/heap_walk.h"
+#include "formats/hprof/hprof_reader.h"
+#include "formats/analysis/object_graph.h"
+#include "formats/analysis/path_description.h"
+#include "formats/hprof/record_index.h"
 
 namespace heapd {
 

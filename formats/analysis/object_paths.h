@@ -4,8 +4,8 @@
 #include <cstdint>
 #include <span>
 
-#include "error.h"
-#include "report.h"
+#include "base/error.h"
+#include "formats/report/report.h"
 
 namespace heapd {
 

@@ -1,6 +1,6 @@
-#include "path_description.h"
+#include "formats/analysis/path_description.h"
 
-#include "heap_walk.h"
+#include "formats/hprof/heap_walk.h"
 
 namespace heapd {
 namespace {

@@ -4,9 +4,9 @@
 #include <cstdint>
 #include <span>
 
-#include "class_table.h"
-#include "object_graph.h"
-#include "report.h"
+#include "formats/hprof/class_table.h"
+#include "formats/analysis/object_graph.h"
+#include "formats/report/report.h"
 
 namespace heapd {
 

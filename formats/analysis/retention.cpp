@@ -1,8 +1,8 @@
-#include "retention.h"
+#include "formats/analysis/retention.h"
 
 #include <algorithm>
 
-#include "path_description.h"
+#include "formats/analysis/path_description.h"
 
 namespace heapd {
 namespace {

@@ -1,9 +1,9 @@
 #pragma once
 // Summaries of a dominator tree for the report: the biggest retainers and retention by class.
-#include "class_table.h"
-#include "dominator_tree.h"
-#include "object_graph.h"
-#include "report.h"
+#include "formats/hprof/class_table.h"
+#include "formats/analysis/dominator_tree.h"
+#include "formats/analysis/object_graph.h"
+#include "formats/report/report.h"
 
 namespace heapd {
 

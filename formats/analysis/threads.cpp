@@ -1,11 +1,11 @@
-#include "threads.h"
+#include "formats/analysis/threads.h"
 
 #include <algorithm>
 #include <map>
 
-#include "java_names.h"
-#include "java_strings.h"
-#include "object_locator.h"
+#include "formats/hprof/java_names.h"
+#include "formats/hprof/java_strings.h"
+#include "formats/hprof/object_locator.h"
 
 namespace heapd {
 

@@ -5,9 +5,9 @@
 #include <string>
 #include <vector>
 
-#include "class_table.h"
-#include "heap_records.h"
-#include "record_index.h"
+#include "formats/hprof/class_table.h"
+#include "formats/hprof/heap_records.h"
+#include "formats/hprof/record_index.h"
 
 namespace heapd {
 

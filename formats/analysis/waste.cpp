@@ -1,4 +1,4 @@
-#include "waste.h"
+#include "formats/analysis/waste.h"
 
 #include <algorithm>
 #include <array>
@@ -10,9 +10,9 @@
 #include <utility>
 #include <vector>
 
-#include "duplicate_strings.h"
-#include "heap_walk.h"
-#include "java_names.h"
+#include "formats/analysis/duplicate_strings.h"
+#include "formats/hprof/heap_walk.h"
+#include "formats/hprof/java_names.h"
 
 namespace heapd {
 namespace {

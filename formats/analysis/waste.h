@@ -31,10 +31,10 @@
 // arrays leave it uncounted.
 #include <cstdint>
 
-#include "census.h"
-#include "class_table.h"
-#include "record_index.h"
-#include "report.h"
+#include "formats/analysis/census.h"
+#include "formats/hprof/class_table.h"
+#include "formats/hprof/record_index.h"
+#include "formats/report/report.h"
 
 namespace heapd {
 

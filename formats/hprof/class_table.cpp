@@ -1,6 +1,6 @@
-#include "class_table.h"
+#include "formats/hprof/class_table.h"
 
-#include "java_names.h"
+#include "formats/hprof/java_names.h"
 
 namespace heapd {
 namespace {

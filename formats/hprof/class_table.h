@@ -6,9 +6,9 @@
 #include <string_view>
 #include <vector>
 
-#include "heap_records.h"
-#include "id_map.h"
-#include "record_index.h"
+#include "formats/hprof/heap_records.h"
+#include "formats/hprof/id_map.h"
+#include "formats/hprof/record_index.h"
 
 namespace heapd {
 

@@ -1,4 +1,4 @@
-#include "dump_file.h"
+#include "formats/hprof/dump_file.h"
 
 #include <fcntl.h>
 #include <unistd.h>

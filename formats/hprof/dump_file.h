@@ -5,8 +5,8 @@
 #include <span>
 #include <string>
 
-#include "error.h"
-#include "mapped_file.h"
+#include "base/error.h"
+#include "formats/hprof/mapped_file.h"
 
 namespace heapd {
 

@@ -1,4 +1,4 @@
-#include "heap_records.h"
+#include "formats/hprof/heap_records.h"
 
 #include <cstdio>
 

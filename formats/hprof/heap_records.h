@@ -3,9 +3,9 @@
 #include <cstdint>
 #include <span>
 
-#include "basic_type.h"
-#include "big_endian.h"
-#include "error.h"
+#include "formats/hprof/basic_type.h"
+#include "formats/hprof/big_endian.h"
+#include "base/error.h"
 
 namespace heapd {
 
@@ -169,4 +169,4 @@ void class_dump_view::for_each_field(F&& f) const {
 
 } // namespace heapd
 
-#include "heap_walk.inl"
+#include "formats/hprof/heap_walk.inl"

@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <vector>
 
-#include "heap_records.h"
-#include "record_index.h"
+#include "formats/hprof/heap_records.h"
+#include "formats/hprof/record_index.h"
 
 namespace heapd {
 

@@ -1,4 +1,4 @@
-#include "hotspot_quirks.h"
+#include "formats/hprof/hotspot_quirks.h"
 
 #include <array>
 

@@ -1,8 +1,8 @@
-#include "hprof_reader.h"
+#include "formats/hprof/hprof_reader.h"
 
 #include <cstring>
 
-#include "big_endian.h"
+#include "formats/hprof/big_endian.h"
 
 namespace heapd {
 

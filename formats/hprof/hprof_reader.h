@@ -5,7 +5,7 @@
 #include <span>
 #include <string_view>
 
-#include "error.h"
+#include "base/error.h"
 
 namespace heapd {
 

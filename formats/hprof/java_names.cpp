@@ -1,8 +1,8 @@
-#include "java_names.h"
+#include "formats/hprof/java_names.h"
 
 #include <cstdio>
 
-#include "basic_type.h"
+#include "formats/hprof/basic_type.h"
 
 namespace heapd {
 namespace {

@@ -1,4 +1,4 @@
-#include "java_strings.h"
+#include "formats/hprof/java_strings.h"
 
 namespace heapd {
 namespace {

@@ -6,8 +6,8 @@
 #include <string>
 #include <string_view>
 
-#include "class_table.h"
-#include "heap_records.h"
+#include "formats/hprof/class_table.h"
+#include "formats/hprof/heap_records.h"
 
 namespace heapd {
 

@@ -1,10 +1,10 @@
-#include "legacy_records.h"
+#include "formats/hprof/legacy_records.h"
 
 #include <bit>
 
-#include "basic_type.h"
-#include "big_endian.h"
-#include "java_names.h"
+#include "formats/hprof/basic_type.h"
+#include "formats/hprof/big_endian.h"
+#include "formats/hprof/java_names.h"
 
 namespace heapd {
 namespace {

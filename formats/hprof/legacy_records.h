@@ -5,9 +5,9 @@
 #include <string>
 #include <vector>
 
-#include "error.h"
-#include "hprof_reader.h"
-#include "record_index.h"
+#include "base/error.h"
+#include "formats/hprof/hprof_reader.h"
+#include "formats/hprof/record_index.h"
 
 namespace heapd {
 

@@ -4,7 +4,7 @@
 #include <span>
 #include <string>
 
-#include "error.h"
+#include "base/error.h"
 
 namespace heapd {
 

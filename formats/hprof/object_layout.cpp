@@ -1,8 +1,8 @@
-#include "object_layout.h"
+#include "formats/hprof/object_layout.h"
 
 #include <algorithm>
 
-#include "hotspot_quirks.h"
+#include "formats/hprof/hotspot_quirks.h"
 
 namespace heapd {
 namespace {

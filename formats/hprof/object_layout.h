@@ -5,8 +5,8 @@
 #include <string_view>
 #include <vector>
 
-#include "class_table.h"
-#include "id_map.h"
+#include "formats/hprof/class_table.h"
+#include "formats/hprof/id_map.h"
 
 namespace heapd {
 

@@ -1,6 +1,6 @@
-#include "object_locator.h"
+#include "formats/hprof/object_locator.h"
 
-#include "heap_walk.h"
+#include "formats/hprof/heap_walk.h"
 
 namespace heapd {
 namespace {

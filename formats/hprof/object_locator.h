@@ -4,9 +4,9 @@
 #include <span>
 #include <vector>
 
-#include "heap_records.h"
-#include "id_map.h"
-#include "record_index.h"
+#include "formats/hprof/heap_records.h"
+#include "formats/hprof/id_map.h"
+#include "formats/hprof/record_index.h"
 
 namespace heapd {
 

@@ -1,8 +1,8 @@
-#include "record_index.h"
+#include "formats/hprof/record_index.h"
 
 #include <cstdio>
 
-#include "big_endian.h"
+#include "formats/hprof/big_endian.h"
 
 namespace heapd {
 namespace {

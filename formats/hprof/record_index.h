@@ -6,10 +6,10 @@
 #include <string_view>
 #include <vector>
 
-#include "error.h"
-#include "hprof_reader.h"
-#include "id_map.h"
-#include "problem_list.h"
+#include "base/error.h"
+#include "formats/hprof/hprof_reader.h"
+#include "formats/hprof/id_map.h"
+#include "formats/hprof/problem_list.h"
 
 namespace heapd {
 

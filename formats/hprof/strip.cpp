@@ -1,15 +1,15 @@
-#include "strip.h"
+#include "formats/hprof/strip.h"
 
 #include <unistd.h>
 
 #include <cerrno>
 #include <vector>
 
-#include "class_table.h"
-#include "heap_walk.h"
-#include "hprof_reader.h"
-#include "java_strings.h"
-#include "record_index.h"
+#include "formats/hprof/class_table.h"
+#include "formats/hprof/heap_walk.h"
+#include "formats/hprof/hprof_reader.h"
+#include "formats/hprof/java_strings.h"
+#include "formats/hprof/record_index.h"
 
 namespace heapd {
 namespace {

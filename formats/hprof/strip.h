@@ -3,7 +3,7 @@
 #include <cstdint>
 #include <span>
 
-#include "error.h"
+#include "base/error.h"
 
 namespace heapd {
 

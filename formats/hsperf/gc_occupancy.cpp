@@ -1,4 +1,4 @@
-#include "gc_occupancy.h"
+#include "formats/hsperf/gc_occupancy.h"
 
 #include <algorithm>
 

@@ -36,7 +36,7 @@
 #include <optional>
 #include <string_view>
 
-#include "hsperfdata_summary.h"
+#include "formats/hsperf/hsperfdata_summary.h"
 
 namespace heapd {
 

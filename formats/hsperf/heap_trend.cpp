@@ -1,4 +1,4 @@
-#include "heap_trend.h"
+#include "formats/hsperf/heap_trend.h"
 
 #include <algorithm>
 #include <iterator>

@@ -21,7 +21,7 @@
 #include <deque>
 #include <optional>
 
-#include "gc_occupancy.h"
+#include "formats/hsperf/gc_occupancy.h"
 
 namespace heapd {
 

@@ -1,4 +1,4 @@
-#include "hsperfdata.h"
+#include "formats/hsperf/hsperfdata.h"
 
 #include <algorithm>
 #include <bit>

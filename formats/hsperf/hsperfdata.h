@@ -16,7 +16,7 @@
 #include <string_view>
 #include <vector>
 
-#include "error.h"
+#include "base/error.h"
 
 namespace heapd {
 

@@ -1,4 +1,4 @@
-#include "hsperfdata_summary.h"
+#include "formats/hsperf/hsperfdata_summary.h"
 
 #include <algorithm>
 #include <charconv>

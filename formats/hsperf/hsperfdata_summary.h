@@ -7,7 +7,7 @@
 #include <string_view>
 #include <vector>
 
-#include "hsperfdata.h"
+#include "formats/hsperf/hsperfdata.h"
 
 namespace heapd {
 

@@ -1,4 +1,4 @@
-#include "protocol.h"
+#include "formats/protocol/protocol.h"
 
 #include <array>
 #include <utility>

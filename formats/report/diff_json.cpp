@@ -1,5 +1,5 @@
-// A diff of two dumps as JSON, both ways (formats/report_json.h).
-#include "report_json.h"
+// A diff of two dumps as JSON, both ways (formats/report/report_json.h).
+#include "formats/report/report_json.h"
 
 namespace heapd {
 namespace {

@@ -2,8 +2,8 @@
 #include <cstdlib>
 #include <string>
 
-#include "report_text.h"
-#include "text_format.h"
+#include "formats/report/report_text.h"
+#include "formats/report/text_format.h"
 
 namespace heapd {
 namespace {

@@ -183,7 +183,7 @@ struct zero_array_entry {
     std::uint64_t count = 0, bytes = 0;
 };
 
-// Bytes the heap could do without, by kind; see formats/waste.h for how each saving is counted.
+// Bytes the heap could do without, by kind; see formats/analysis/waste.h for how each saving is counted.
 struct waste_report {
     bool computed = false;
     std::uint64_t saving_bytes = 0;  // all four kinds together
@@ -239,7 +239,7 @@ struct diff_side {
 struct diff_report {
     diff_side before, after;
     bool retained = false;  // retained sizes were computed for both dumps
-    std::vector<class_diff_entry> grew;    // by growth, largest first (see formats/dump_diff.h)
+    std::vector<class_diff_entry> grew;    // by growth, largest first (see formats/analysis/dump_diff.h)
     std::vector<class_diff_entry> shrank;  // by shrinkage, largest first
     std::uint64_t grew_classes = 0, shrank_classes = 0, unchanged_classes = 0;  // before any cut to top
     std::vector<std::string> notes;  // why the two dumps may not compare well

@@ -1,6 +1,6 @@
-#include "report_json.h"
+#include "formats/report/report_json.h"
 
-#include "report_text.h"
+#include "formats/report/report_text.h"
 
 namespace heapd {
 namespace {

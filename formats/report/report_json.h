@@ -2,8 +2,8 @@
 // The analysis report as JSON, both ways: heapd writes it, heapctl and scripts read it.
 #include <nlohmann/json.hpp>
 
-#include "error.h"
-#include "report.h"
+#include "base/error.h"
+#include "formats/report/report.h"
 
 namespace heapd {
 
@@ -25,7 +25,7 @@ result<analysis_report> report_from_json(const nlohmann::ordered_json& j);
 
 // A diff as JSON: before and after (heap totals), retained, counts, grew and shrank (one object per
 // class with before, after and delta of instances, shallow bytes and retained bytes), notes.
-// (formats/diff_json.cpp)
+// (formats/report/diff_json.cpp)
 nlohmann::ordered_json to_json(const diff_report& r);
 // Reads a diff back; fails with bad_value when a required key is missing or of the wrong type.
 result<diff_report> diff_from_json(const nlohmann::ordered_json& j);

@@ -1,6 +1,6 @@
-#include "report_text.h"
+#include "formats/report/report_text.h"
 
-#include "text_format.h"
+#include "formats/report/text_format.h"
 
 #include <cmath>
 #include <cstdio>

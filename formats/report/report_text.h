@@ -2,7 +2,7 @@
 // The analysis report for people: a header with the dump's facts and aligned tables.
 #include <string>
 
-#include "report.h"
+#include "formats/report/report.h"
 
 namespace heapd {
 

@@ -13,9 +13,9 @@
 
 #include "attach/attach_client.h"
 #include "attach/process_info.h"
-#include "tests/attach/attach_test_util.h"
-#include "tests/support/isolated_jvm.h"
-#include "tests/support/jvm_process.h"
+#include "attach/attach_test_util.h"
+#include "support/isolated_jvm.h"
+#include "support/jvm_process.h"
 
 namespace heapd::test {
 namespace {

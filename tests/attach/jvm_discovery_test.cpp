@@ -16,8 +16,8 @@
 #include <set>
 #include <sstream>
 
-#include "tests/support/isolated_jvm.h"
-#include "tests/support/jvm_process.h"
+#include "support/isolated_jvm.h"
+#include "support/jvm_process.h"
 
 namespace heapd::attach {
 namespace {

@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "attach/process_namespaces.h"
-#include "tests/support/isolated_jvm.h"
+#include "support/isolated_jvm.h"
 
 namespace heapd::test {
 namespace {

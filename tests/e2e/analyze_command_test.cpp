@@ -10,7 +10,7 @@
 #include <set>
 #include <sstream>
 
-#include "tests/support/jvm_process.h"
+#include "support/jvm_process.h"
 
 namespace heapd::test {
 namespace {

@@ -1,6 +1,6 @@
 // The analysis job: a dump passed as a descriptor is analysed in place and its report kept as a
 // store entry; progress goes through every phase in order.
-#include "daemon/analyse_job.h"
+#include "daemon/jobs/analyze_job.h"
 
 #include <fcntl.h>
 #include <gtest/gtest.h>
@@ -14,8 +14,8 @@
 #include <boost/asio/io_context.hpp>
 #include <spdlog/sinks/ostream_sink.h>
 
-#include "tests/support/jvm_process.h"
-#include "tests/support/shaped_heap.h"
+#include "support/jvm_process.h"
+#include "support/shaped_heap.h"
 
 namespace heapd::daemon {
 namespace {

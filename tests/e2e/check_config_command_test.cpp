@@ -5,7 +5,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "tests/support/jvm_process.h"
+#include "support/jvm_process.h"
 
 namespace heapd::test {
 namespace {

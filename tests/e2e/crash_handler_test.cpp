@@ -5,8 +5,8 @@
 
 #include <regex>
 
-#include "tests/support/jvm_process.h"
-#include "tests/support/serve_process.h"
+#include "support/jvm_process.h"
+#include "support/serve_process.h"
 
 namespace heapd::test {
 namespace {

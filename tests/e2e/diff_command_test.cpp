@@ -8,7 +8,7 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
-#include "tests/support/jvm_process.h"
+#include "support/jvm_process.h"
 
 namespace heapd::test {
 namespace {

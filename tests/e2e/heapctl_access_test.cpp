@@ -12,10 +12,10 @@
 #include <filesystem>
 #include <fstream>
 
-#include "formats/protocol.h"
-#include "tests/support/isolated_jvm.h"
-#include "tests/support/jvm_process.h"
-#include "tests/support/serve_process.h"
+#include "formats/protocol/protocol.h"
+#include "support/isolated_jvm.h"
+#include "support/jvm_process.h"
+#include "support/serve_process.h"
 
 namespace heapd::test {
 namespace {

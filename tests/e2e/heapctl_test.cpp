@@ -7,9 +7,9 @@
 #include <fstream>
 #include <sstream>
 
-#include "formats/protocol.h"
-#include "tests/support/jvm_process.h"
-#include "tests/support/serve_process.h"
+#include "formats/protocol/protocol.h"
+#include "support/jvm_process.h"
+#include "support/serve_process.h"
 
 namespace heapd::test {
 namespace {

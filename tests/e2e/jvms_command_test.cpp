@@ -13,8 +13,8 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-#include "tests/support/isolated_jvm.h"
-#include "tests/support/jvm_process.h"
+#include "support/isolated_jvm.h"
+#include "support/jvm_process.h"
 
 namespace heapd::test {
 namespace {

@@ -17,10 +17,10 @@
 #include <spdlog/sinks/syslog_sink.h>
 #include <spdlog/sinks/systemd_sink.h>
 
-#include "daemon/daemon_log.h"
-#include "daemon/log_destination.h"
-#include "tests/support/datagram_receiver.h"
-#include "tests/support/serve_process.h"
+#include "daemon/runtime/daemon_log.h"
+#include "daemon/runtime/log_destination.h"
+#include "support/datagram_receiver.h"
+#include "support/serve_process.h"
 
 namespace heapd::test {
 namespace {

@@ -3,7 +3,7 @@
 
 #include <fstream>
 
-#include "tests/support/jvm_process.h"
+#include "support/jvm_process.h"
 
 namespace heapd::test {
 namespace {

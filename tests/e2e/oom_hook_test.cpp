@@ -15,12 +15,12 @@
 #include <string>
 #include <thread>
 
-#include "daemon/oom_hook.h"
-#include "formats/protocol.h"
-#include "tests/support/isolated_jvm.h"
-#include "tests/support/jvm_process.h"
-#include "tests/support/oom_scenario.h"
-#include "tests/support/serve_process.h"
+#include "daemon/policy/oom_hook.h"
+#include "formats/protocol/protocol.h"
+#include "support/isolated_jvm.h"
+#include "support/jvm_process.h"
+#include "support/oom_scenario.h"
+#include "support/serve_process.h"
 
 namespace heapd::test {
 namespace {

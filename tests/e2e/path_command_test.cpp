@@ -5,7 +5,7 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
-#include "tests/support/jvm_process.h"
+#include "support/jvm_process.h"
 
 namespace heapd::test {
 namespace {

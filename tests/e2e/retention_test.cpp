@@ -1,7 +1,7 @@
 // Retained sizes on a real JVM with known heap shapes (tests/java/Shapes.java), checked two ways:
 // against the shapes themselves (what each must retain, from its objects' shallow sizes), and
 // against VisualVM's heap library, an independent analyzer, object for object.
-#include "formats/retention.h"
+#include "formats/analysis/retention.h"
 
 #include <gtest/gtest.h>
 
@@ -13,14 +13,14 @@
 #include <stdexcept>
 #include <unordered_map>
 
-#include "formats/census.h"
-#include "formats/dominator_tree.h"
-#include "formats/dump_file.h"
-#include "formats/heap_walk.h"
-#include "formats/hprof_reader.h"
-#include "formats/object_graph.h"
-#include "formats/object_locator.h"
-#include "tests/support/jvm_process.h"
+#include "formats/analysis/census.h"
+#include "formats/analysis/dominator_tree.h"
+#include "formats/hprof/dump_file.h"
+#include "formats/hprof/heap_walk.h"
+#include "formats/hprof/hprof_reader.h"
+#include "formats/analysis/object_graph.h"
+#include "formats/hprof/object_locator.h"
+#include "support/jvm_process.h"
 
 namespace heapd {
 namespace {

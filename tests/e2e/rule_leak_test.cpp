@@ -12,10 +12,10 @@
 #include <sstream>
 #include <thread>
 
-#include "daemon/rule_match.h"
-#include "tests/support/jvm_process.h"
-#include "tests/support/oom_scenario.h"
-#include "tests/support/rule_daemon.h"
+#include "daemon/policy/rule_match.h"
+#include "support/jvm_process.h"
+#include "support/oom_scenario.h"
+#include "support/rule_daemon.h"
 
 namespace heapd::test {
 namespace {

@@ -10,8 +10,8 @@
 #include <fstream>
 #include <thread>
 
-#include "tests/support/jvm_process.h"
-#include "tests/support/serve_process.h"
+#include "support/jvm_process.h"
+#include "support/serve_process.h"
 
 namespace heapd::test {
 namespace {

@@ -12,10 +12,10 @@
 #include <sstream>
 #include <thread>
 
-#include "tests/support/isolated_jvm.h"
-#include "tests/support/jvm_process.h"
-#include "tests/support/prometheus_text.h"
-#include "tests/support/serve_process.h"
+#include "support/isolated_jvm.h"
+#include "support/jvm_process.h"
+#include "support/prometheus_text.h"
+#include "support/serve_process.h"
 
 namespace heapd::test {
 namespace {

@@ -11,8 +11,8 @@
 #include <random>
 #include <thread>
 
-#include "tests/support/jvm_process.h"
-#include "tests/support/serve_process.h"
+#include "support/jvm_process.h"
+#include "support/serve_process.h"
 
 namespace heapd::test {
 namespace {

@@ -20,9 +20,9 @@
 #include <sstream>
 #include <string>
 
-#include "tests/support/isolated_jvm.h"
-#include "tests/support/jvm_process.h"
-#include "tests/support/serve_process.h"
+#include "support/isolated_jvm.h"
+#include "support/jvm_process.h"
+#include "support/serve_process.h"
 
 namespace heapd::test {
 namespace {

@@ -12,9 +12,9 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
-#include "tests/support/isolated_jvm.h"
-#include "tests/support/jvm_process.h"
-#include "tests/support/process_state.h"
+#include "support/isolated_jvm.h"
+#include "support/jvm_process.h"
+#include "support/process_state.h"
 
 namespace heapd::test {
 namespace {

@@ -6,7 +6,7 @@
 #include <iterator>
 #include <nlohmann/json.hpp>
 
-#include "tests/support/jvm_process.h"
+#include "support/jvm_process.h"
 
 namespace heapd::test {
 namespace {

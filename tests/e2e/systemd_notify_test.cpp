@@ -7,8 +7,8 @@
 #include <algorithm>
 #include <string>
 
-#include "tests/support/datagram_receiver.h"
-#include "tests/support/serve_process.h"
+#include "support/datagram_receiver.h"
+#include "support/serve_process.h"
 
 namespace heapd::test {
 namespace {

@@ -11,9 +11,9 @@
 #include <sstream>
 #include <string>
 
-#include "daemon/config.h"
-#include "tests/support/jvm_process.h"
-#include "tests/support/serve_process.h"
+#include "daemon/config/config.h"
+#include "support/jvm_process.h"
+#include "support/serve_process.h"
 
 namespace heapd::test {
 namespace {

@@ -6,10 +6,10 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "formats/analysis.h"
-#include "formats/dump_file.h"
-#include "tests/support/row_lookup.h"
-#include "tests/support/jvm_process.h"
+#include "formats/analysis/analysis.h"
+#include "formats/hprof/dump_file.h"
+#include "support/row_lookup.h"
+#include "support/jvm_process.h"
 
 namespace heapd {
 namespace {

@@ -1,4 +1,4 @@
-#include "tests/support/datagram_receiver.h"
+#include "support/datagram_receiver.h"
 
 #include <fcntl.h>
 #include <poll.h>

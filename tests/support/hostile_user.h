@@ -23,9 +23,9 @@
 #include <thread>
 #include <vector>
 
-#include "formats/protocol.h"
-#include "tests/support/isolated_jvm.h"
-#include "tests/support/serve_process.h"
+#include "formats/protocol/protocol.h"
+#include "support/isolated_jvm.h"
+#include "support/serve_process.h"
 
 namespace heapd::test {
 

@@ -1,4 +1,4 @@
-#include "tests/support/hprof_builder.h"
+#include "support/hprof_builder.h"
 
 #include <algorithm>
 #include <cassert>

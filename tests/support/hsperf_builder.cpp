@@ -1,4 +1,4 @@
-#include "tests/support/hsperf_builder.h"
+#include "support/hsperf_builder.h"
 
 #include <fstream>
 #include <stdexcept>

@@ -1,4 +1,4 @@
-#include "tests/support/isolated_jvm.h"
+#include "support/isolated_jvm.h"
 
 #include <fcntl.h>
 #include <poll.h>

@@ -5,7 +5,7 @@
 #include <sys/types.h>
 #include <vector>
 
-#include "tests/support/jvm_process.h"
+#include "support/jvm_process.h"
 
 namespace heapd::test {
 

@@ -1,4 +1,4 @@
-#include "jvm_process.h"
+#include "support/jvm_process.h"
 
 #include <fcntl.h>
 #include <poll.h>

@@ -1,4 +1,4 @@
-#include "tests/support/oom_scenario.h"
+#include "support/oom_scenario.h"
 
 #include <gtest/gtest.h>
 
@@ -8,7 +8,7 @@
 #include <iterator>
 #include <thread>
 
-#include "tests/support/jvm_process.h"
+#include "support/jvm_process.h"
 
 namespace heapd::test {
 namespace {

@@ -6,8 +6,8 @@
 
 #include <string>
 
-#include "formats/protocol.h"
-#include "tests/support/serve_process.h"
+#include "formats/protocol/protocol.h"
+#include "support/serve_process.h"
 
 namespace heapd::test {
 

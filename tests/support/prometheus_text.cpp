@@ -1,4 +1,4 @@
-#include "tests/support/prometheus_text.h"
+#include "support/prometheus_text.h"
 
 #include <unistd.h>
 
@@ -8,7 +8,7 @@
 #include <fstream>
 #include <set>
 
-#include "tests/support/jvm_process.h"
+#include "support/jvm_process.h"
 
 namespace heapd::test {
 namespace {

@@ -1,4 +1,4 @@
-#include "tests/support/rule_daemon.h"
+#include "support/rule_daemon.h"
 
 #include <gtest/gtest.h>
 #include <signal.h>
@@ -6,10 +6,10 @@
 
 #include <spdlog/sinks/basic_file_sink.h>
 
-#include "daemon/analysis_child.h"
-#include "daemon/job.h"
-#include "tests/support/jvm_process.h"
-#include "tests/support/oom_scenario.h"
+#include "daemon/jobs/analysis_child.h"
+#include "daemon/store/job_record.h"
+#include "support/jvm_process.h"
+#include "support/oom_scenario.h"
 
 namespace heapd::test {
 

@@ -8,11 +8,11 @@
 #include <thread>
 #include <vector>
 
-#include "daemon/config.h"
-#include "daemon/server.h"
-#include "formats/protocol.h"
-#include "tests/support/jvm_process.h"
-#include "tests/support/serve_process.h"
+#include "daemon/config/config.h"
+#include "daemon/server/server.h"
+#include "formats/protocol/protocol.h"
+#include "support/jvm_process.h"
+#include "support/serve_process.h"
 
 namespace heapd::test {
 

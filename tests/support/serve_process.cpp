@@ -1,4 +1,4 @@
-#include "tests/support/serve_process.h"
+#include "support/serve_process.h"
 
 #include <fcntl.h>
 #include <poll.h>
@@ -17,9 +17,9 @@
 #include <stdexcept>
 #include <thread>
 
-#include "tests/support/hprof_builder.h"
-#include "tests/support/isolated_jvm.h"
-#include "tests/support/jvm_process.h"
+#include "support/hprof_builder.h"
+#include "support/isolated_jvm.h"
+#include "support/jvm_process.h"
 
 namespace heapd::test {
 

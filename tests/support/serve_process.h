@@ -11,7 +11,7 @@
 #include <string_view>
 #include <vector>
 
-#include "formats/protocol.h"
+#include "formats/protocol/protocol.h"
 
 namespace heapd::test {
 

@@ -1,7 +1,7 @@
-#include "tests/support/shaped_heap.h"
+#include "support/shaped_heap.h"
 
-#include "formats/heap_walk.h"
-#include "formats/hprof_reader.h"
+#include "formats/hprof/heap_walk.h"
+#include "formats/hprof/hprof_reader.h"
 
 namespace heapd::test {
 

@@ -4,12 +4,12 @@
 #include <cstdint>
 #include <vector>
 
-#include "formats/census.h"
-#include "formats/class_table.h"
-#include "formats/dominator_tree.h"
-#include "formats/object_graph.h"
-#include "formats/record_index.h"
-#include "tests/support/hprof_builder.h"
+#include "formats/analysis/census.h"
+#include "formats/hprof/class_table.h"
+#include "formats/analysis/dominator_tree.h"
+#include "formats/analysis/object_graph.h"
+#include "formats/hprof/record_index.h"
+#include "support/hprof_builder.h"
 
 namespace heapd::test {
 

@@ -8,11 +8,11 @@
 #include "attach/owner_removal.h"
 #include "attach/process_info.h"
 #include "attach/process_namespaces.h"
-#include "jvm_facts.h"
-#include "oom_arming.h"
-#include "log_text.h"
-#include "request_handler.h"
-#include "spool.h"
+#include "daemon/policy/jvm_facts.h"
+#include "daemon/policy/oom_arming.h"
+#include "daemon/runtime/log_text.h"
+#include "daemon/server/handlers/request_handler.h"
+#include "daemon/policy/spool.h"
 
 namespace heapd::daemon {
 namespace {

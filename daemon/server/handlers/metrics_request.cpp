@@ -1,9 +1,9 @@
 // The request handler's metrics request (request_handler.h): the daemon's metrics in the Prometheus
 // text format, gathered off the io_context thread; who is not an admin sees their own JVMs and
 // dumps only, as `jvms` and `status` show them.
-#include "metrics.h"
-#include "metrics_service.h"
-#include "request_handler.h"
+#include "daemon/metrics/metrics.h"
+#include "daemon/metrics/metrics_service.h"
+#include "daemon/server/handlers/request_handler.h"
 
 namespace heapd::daemon {
 

@@ -4,10 +4,10 @@
 #include <cstdio>
 
 #include "attach/process_info.h"
-#include "formats/dump_diff.h"
-#include "formats/report_json.h"
-#include "path_job.h"
-#include "request_handler.h"
+#include "formats/analysis/dump_diff.h"
+#include "formats/report/report_json.h"
+#include "daemon/jobs/path_job.h"
+#include "daemon/server/handlers/request_handler.h"
 
 namespace heapd::daemon {
 namespace {

@@ -1,12 +1,12 @@
-#include "request_handler.h"
+#include "daemon/server/handlers/request_handler.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>
 
 #include <boost/asio/post.hpp>
 
-#include "analyse_job.h"
-#include "formats/report_json.h"
+#include "daemon/jobs/analyze_job.h"
+#include "formats/report/report_json.h"
 
 namespace heapd::daemon {
 namespace {

@@ -15,14 +15,14 @@
 #include <boost/asio/thread_pool.hpp>
 #include <spdlog/logger.h>
 
-#include "connection.h"
-#include "dump_job.h"
-#include "formats/protocol.h"
-#include "formats/report.h"
-#include "job_manager.h"
-#include "oom_armer.h"
-#include "rule_watcher.h"
-#include "store.h"
+#include "daemon/server/connection.h"
+#include "daemon/jobs/dump_job.h"
+#include "formats/protocol/protocol.h"
+#include "formats/report/report.h"
+#include "daemon/jobs/job_manager.h"
+#include "daemon/policy/oom_armer.h"
+#include "daemon/policy/rule_watcher.h"
+#include "daemon/store/store.h"
 
 namespace heapd::daemon {
 

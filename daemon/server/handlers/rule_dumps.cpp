@@ -1,5 +1,5 @@
 // The request handler's dumps asked for by the daemon's own dump rules (request_handler.h).
-#include "request_handler.h"
+#include "daemon/server/handlers/request_handler.h"
 
 namespace heapd::daemon {
 

@@ -7,8 +7,8 @@
 #include <sstream>
 #include <string>
 
-#include "attach/attach_capability.h"
-#include "tests/support/jvm_process.h"
+#include "attach/internal/attach_capability.h"
+#include "support/jvm_process.h"
 
 namespace heapd::test {
 namespace {

@@ -16,9 +16,9 @@
 #include <vector>
 
 #include "attach/attach_client.h"
-#include "attach/attach_wire.h"
-#include "tests/attach/attach_test_util.h"
-#include "tests/support/jvm_process.h"
+#include "attach/internal/listener_protocol.h"
+#include "attach/attach_test_util.h"
+#include "support/jvm_process.h"
 
 namespace heapd::test {
 namespace {

@@ -6,8 +6,8 @@
 #include <regex>
 #include <sstream>
 
-#include "daemon/config_file.h"
-#include "tests/support/jvm_process.h"
+#include "daemon/config/config_file.h"
+#include "support/jvm_process.h"
 
 namespace heapd::daemon {
 namespace {

@@ -3,8 +3,8 @@
 
 #include <algorithm>
 
-#include "daemon/config_file.h"
-#include "daemon/config_text.h"
+#include "daemon/config/config_file.h"
+#include "daemon/config/config_text.h"
 
 namespace heapd::daemon {
 namespace {

@@ -1,7 +1,7 @@
 // The config file's durations and sizes: what reads, what does not, and how they are written back.
 #include <gtest/gtest.h>
 
-#include "daemon/config_values.h"
+#include "daemon/config/config_values.h"
 
 namespace heapd::daemon {
 namespace {

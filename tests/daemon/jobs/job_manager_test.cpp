@@ -1,6 +1,6 @@
 // The job manager: a bounded pool, states from queued to done, failed or cancelled, listeners on the
 // io_context thread, persisted records.
-#include "daemon/job_manager.h"
+#include "daemon/jobs/job_manager.h"
 
 #include <gtest/gtest.h>
 
@@ -11,7 +11,7 @@
 #include <boost/asio/io_context.hpp>
 #include <spdlog/sinks/ostream_sink.h>
 
-#include "tests/support/jvm_process.h"
+#include "support/jvm_process.h"
 
 namespace heapd::daemon {
 namespace {

@@ -1,6 +1,6 @@
 // The daemon's counters as jobs change: dumps kept and failed by trigger, and analysis durations
 // measured from the first phase of the analysis to the saving of its report.
-#include "daemon/metrics_counters.h"
+#include "daemon/metrics/metrics_counters.h"
 
 #include <gtest/gtest.h>
 

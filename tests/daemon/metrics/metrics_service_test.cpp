@@ -1,6 +1,6 @@
 // The metrics thread: snapshots for requests delivered on the io_context thread, with the daemon's
 // jobs and real JVMs in them; the textfile written at once, moved, and removed as its options change.
-#include "daemon/metrics_service.h"
+#include "daemon/metrics/metrics_service.h"
 
 #include <gtest/gtest.h>
 #include <sys/stat.h>
@@ -13,8 +13,8 @@
 #include <boost/asio/io_context.hpp>
 #include <spdlog/sinks/ostream_sink.h>
 
-#include "tests/support/jvm_process.h"
-#include "tests/support/prometheus_text.h"
+#include "support/jvm_process.h"
+#include "support/prometheus_text.h"
 
 namespace heapd::daemon {
 namespace {

@@ -1,14 +1,14 @@
 // The Prometheus text of the daemon's metrics, rendered from plain data: names, HELP and TYPE,
 // escaping of label values, histograms, what a user who is not an admin sees; read back with a
 // strict parser and with promtool.
-#include "daemon/metrics.h"
+#include "daemon/metrics/metrics.h"
 
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <cstdlib>
 
-#include "tests/support/prometheus_text.h"
+#include "support/prometheus_text.h"
 
 namespace heapd::daemon {
 namespace {

@@ -1,6 +1,6 @@
 // Dump rules' selectors: main class globs, command patterns in the JVM arguments and command,
 // users by name or uid, containers; every condition given must hold.
-#include "daemon/rule_match.h"
+#include "daemon/policy/rule_match.h"
 
 #include <gtest/gtest.h>
 

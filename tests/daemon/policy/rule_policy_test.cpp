@@ -1,7 +1,7 @@
 // Dump rules' decisions from synthetic samples: the schedule, old-generation occupancy after
 // collections in a row, the prediction of a full heap, GC time share over a window, cooldown, cap, busy and refused dumps, a pid
 // reused by a new JVM, forgotten JVMs and rules, and the bounded window.
-#include "daemon/rule_policy.h"
+#include "daemon/policy/rule_policy.h"
 
 #include <gtest/gtest.h>
 

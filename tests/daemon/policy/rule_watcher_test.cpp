@@ -10,11 +10,11 @@
 #include <fstream>
 #include <thread>
 
-#include "daemon/jvm_facts.h"
-#include "daemon/rule_match.h"
-#include "formats/gc_occupancy.h"
-#include "tests/support/jvm_process.h"
-#include "tests/support/rule_daemon.h"
+#include "daemon/policy/jvm_facts.h"
+#include "daemon/policy/rule_match.h"
+#include "formats/hsperf/gc_occupancy.h"
+#include "support/jvm_process.h"
+#include "support/rule_daemon.h"
 
 namespace heapd::test {
 namespace {
@@ -211,7 +211,7 @@ TEST(rule_watcher, jvms_and_metrics_show_the_occupancy_after_collections_and_who
     EXPECT_LT(ratio, 0.45);
 }
 
-// The occupancy after collections (formats/gc_occupancy.h) of real JVMs of each collector: a
+// The occupancy after collections (formats/hsperf/gc_occupancy.h) of real JVMs of each collector: a
 // collection (jcmd GC.run) measures the old generation, or the heap for ZGC and Shenandoah, with
 // the cache OldGenFill holds (about 30% of it) in it; ZGC's with the figure GC.heap_info gives.
 TEST(rule_watcher, occupancy_after_collections_of_real_jvms_of_each_collector) {

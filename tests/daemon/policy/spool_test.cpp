@@ -8,8 +8,8 @@
 #include <fstream>
 #include <set>
 
-#include "daemon/spool.h"
-#include "tests/support/jvm_process.h"
+#include "daemon/policy/spool.h"
+#include "support/jvm_process.h"
 
 namespace heapd::test {
 namespace {

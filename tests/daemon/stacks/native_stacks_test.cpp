@@ -13,9 +13,9 @@
 #include <filesystem>
 #include <thread>
 
-#include "daemon/native_stacks.h"
-#include "tests/support/jvm_process.h"
-#include "tests/support/process_state.h"
+#include "daemon/stacks/native_stacks.h"
+#include "support/jvm_process.h"
+#include "support/process_state.h"
 
 namespace heapd::test {
 namespace {

@@ -1,6 +1,6 @@
 // The daemon's store: atomic entries, recovery after a crash, permissions, retention and the
 // free-space guard.
-#include "daemon/store.h"
+#include "daemon/store/store.h"
 
 #include <gtest/gtest.h>
 #include <sys/stat.h>
@@ -10,9 +10,9 @@
 #include <filesystem>
 #include <fstream>
 
-#include "daemon/free_space.h"
-#include "formats/report_json.h"
-#include "tests/support/jvm_process.h"
+#include "daemon/store/free_space.h"
+#include "formats/report/report_json.h"
+#include "support/jvm_process.h"
 
 namespace heapd::daemon {
 namespace {

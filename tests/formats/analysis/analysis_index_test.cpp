@@ -1,12 +1,12 @@
 // The analysis index is used only for the dump, format version and options it was made from.
-#include "formats/analysis_index.h"
+#include "formats/analysis/analysis_index.h"
 
 #include <gtest/gtest.h>
 
 #include <filesystem>
 #include <fstream>
 
-#include "tests/support/jvm_process.h"
+#include "support/jvm_process.h"
 
 namespace heapd {
 namespace {

@@ -1,6 +1,6 @@
 // Tests of `heapd analyze` on synthetic dumps: the summary, histogram, largest objects, threads and
 // old-agent records, and how damage, truncation and unknown records become problems.
-#include "formats/analysis.h"
+#include "formats/analysis/analysis.h"
 
 #include <gtest/gtest.h>
 
@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "tests/support/hprof_builder.h"
+#include "support/hprof_builder.h"
 
 namespace heapd {
 namespace {

@@ -1,13 +1,13 @@
 // Tests of the histogram pass: counts, shallow sizes, layout inference and the largest objects.
-#include "formats/census.h"
+#include "formats/analysis/census.h"
 
 #include <gtest/gtest.h>
 
 #include <string>
 #include <vector>
 
-#include "formats/heap_walk.h"
-#include "tests/support/hprof_builder.h"
+#include "formats/hprof/heap_walk.h"
+#include "support/hprof_builder.h"
 
 namespace heapd {
 namespace {

@@ -1,18 +1,18 @@
 // Dominators and retained sizes on random object graphs, checked against the definitions:
 // a node's retained size is what becomes unreachable when it goes, and its immediate dominator
 // is the closest node every root path to it passes through.
-#include "formats/dominator_tree.h"
+#include "formats/analysis/dominator_tree.h"
 
 #include <gtest/gtest.h>
 
 #include <random>
 #include <vector>
 
-#include "formats/census.h"
-#include "formats/heap_walk.h"
-#include "formats/object_graph.h"
-#include "tests/support/hprof_builder.h"
-#include "tests/support/shaped_heap.h"
+#include "formats/analysis/census.h"
+#include "formats/hprof/heap_walk.h"
+#include "formats/analysis/object_graph.h"
+#include "support/hprof_builder.h"
+#include "support/shaped_heap.h"
 
 namespace heapd {
 namespace {

@@ -1,7 +1,7 @@
 // Tests of `heapd diff`'s comparison: classes matched by name, new and gone classes, the growth
 // order, totals, the top cut, 64-bit extremes; then two synthetic dumps analysed and compared, and
 // the diff's JSON and text forms.
-#include "formats/dump_diff.h"
+#include "formats/analysis/dump_diff.h"
 
 #include <gtest/gtest.h>
 
@@ -11,9 +11,9 @@
 #include <string>
 #include <vector>
 
-#include "formats/report_json.h"
-#include "formats/report_text.h"
-#include "tests/support/hprof_builder.h"
+#include "formats/report/report_json.h"
+#include "formats/report/report_text.h"
+#include "support/hprof_builder.h"
 
 namespace heapd {
 namespace {

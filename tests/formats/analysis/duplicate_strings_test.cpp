@@ -1,13 +1,13 @@
 // Tests of duplicate-string grouping on its own: Strings and value arrays fed by hand, in either
 // order of discovery, and the display form of contents.
-#include "formats/duplicate_strings.h"
+#include "formats/analysis/duplicate_strings.h"
 
 #include <gtest/gtest.h>
 
 #include <string>
 #include <vector>
 
-#include "tests/support/hprof_builder.h"
+#include "support/hprof_builder.h"
 
 namespace heapd {
 namespace {

@@ -1,9 +1,9 @@
 // Shortest paths from GC roots: forward from all roots, and backwards from one object to several roots.
-#include "formats/gc_paths.h"
+#include "formats/analysis/gc_paths.h"
 
 #include <gtest/gtest.h>
 
-#include "tests/support/shaped_heap.h"
+#include "support/shaped_heap.h"
 
 namespace heapd {
 namespace {

@@ -1,10 +1,10 @@
 // Leak suspects on a dump with known shapes: a static list, a chain, and many small rooted blobs.
-#include "formats/leak_suspects.h"
+#include "formats/analysis/leak_suspects.h"
 
 #include <gtest/gtest.h>
 
-#include "formats/report_text.h"
-#include "tests/support/shaped_heap.h"
+#include "formats/report/report_text.h"
+#include "support/shaped_heap.h"
 
 namespace heapd {
 namespace {

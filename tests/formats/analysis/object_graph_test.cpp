@@ -1,13 +1,13 @@
 // The object graph is the same whatever the number of threads that walk the dump.
-#include "formats/object_graph.h"
+#include "formats/analysis/object_graph.h"
 
 #include <gtest/gtest.h>
 
 #include <random>
 
-#include "formats/heap_walk.h"
-#include "formats/hprof_reader.h"
-#include "tests/support/hprof_builder.h"
+#include "formats/hprof/heap_walk.h"
+#include "formats/hprof/hprof_reader.h"
+#include "support/hprof_builder.h"
 
 namespace heapd {
 namespace {

@@ -1,11 +1,11 @@
 // Paths described with field names, array indices and statics, read back from the records.
-#include "formats/path_description.h"
+#include "formats/analysis/path_description.h"
 
 #include <gtest/gtest.h>
 
-#include "formats/gc_paths.h"
-#include "formats/report_text.h"
-#include "tests/support/shaped_heap.h"
+#include "formats/analysis/gc_paths.h"
+#include "formats/report/report_text.h"
+#include "support/shaped_heap.h"
 
 namespace heapd {
 namespace {

@@ -11,10 +11,10 @@
 #include <string>
 #include <vector>
 
-#include "formats/census.h"
-#include "formats/heap_walk.h"
-#include "formats/mapped_file.h"
-#include "formats/record_index.h"
+#include "formats/analysis/census.h"
+#include "formats/hprof/heap_walk.h"
+#include "formats/hprof/mapped_file.h"
+#include "formats/hprof/record_index.h"
 
 namespace heapd {
 namespace {

@@ -1,15 +1,15 @@
 // Tests of thread reporting: frame formatting, JVMTI states, and threads collected from thread
 // roots, Thread objects (with and without JDK 19's holder) and the old agent's START_THREAD records.
-#include "formats/threads.h"
+#include "formats/analysis/threads.h"
 
 #include <gtest/gtest.h>
 
 #include <string>
 #include <vector>
 
-#include "formats/heap_walk.h"
-#include "formats/hprof_reader.h"
-#include "tests/support/hprof_builder.h"
+#include "formats/hprof/heap_walk.h"
+#include "formats/hprof/hprof_reader.h"
+#include "support/hprof_builder.h"
 
 namespace heapd {
 namespace {

@@ -1,6 +1,6 @@
 // Tests of the waste pass's duplicate strings on synthetic dumps: own, shared and mixed value
 // arrays, Latin-1, UTF-16 and char[], 32-bit dumps, long and odd contents.
-#include "tests/formats/waste_test_dump.h"
+#include "formats/analysis/waste_test_dump.h"
 
 namespace heapd::waste_test {
 namespace {

@@ -1,6 +1,6 @@
 // Tests of the waste pass on synthetic dumps: empty and sparse collections, boxes, zero-filled
 // arrays, and damaged input that must never crash (duplicate strings: waste_strings_test.cpp).
-#include "tests/formats/waste_test_dump.h"
+#include "formats/analysis/waste_test_dump.h"
 
 namespace heapd::waste_test {
 namespace {

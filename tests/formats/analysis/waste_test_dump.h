@@ -1,20 +1,20 @@
 #pragma once
 // The synthetic dumps of the waste tests: JDK 17-like String, collection and box classes, builders
 // for their objects, and the waste found in a finished dump.
-#include "formats/waste.h"
+#include "formats/analysis/waste.h"
 
 #include <gtest/gtest.h>
 
 #include <string>
 #include <vector>
 
-#include "formats/analysis.h"
-#include "formats/heap_walk.h"
-#include "formats/hprof_reader.h"
-#include "formats/report_json.h"
-#include "formats/report_text.h"
-#include "tests/support/row_lookup.h"
-#include "tests/support/hprof_builder.h"
+#include "formats/analysis/analysis.h"
+#include "formats/hprof/heap_walk.h"
+#include "formats/hprof/hprof_reader.h"
+#include "formats/report/report_json.h"
+#include "formats/report/report_text.h"
+#include "support/row_lookup.h"
+#include "support/hprof_builder.h"
 
 
 namespace heapd::waste_test {

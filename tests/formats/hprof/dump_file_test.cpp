@@ -1,6 +1,6 @@
 // Tests of opening dumps: plain files, gzip files of one or many members, cut and damaged gzip data,
 // where the inflated copy lives and that it leaves nothing behind.
-#include "formats/dump_file.h"
+#include "formats/hprof/dump_file.h"
 
 #include <fcntl.h>
 #include <sys/mman.h>
@@ -17,7 +17,7 @@
 #include <string>
 #include <vector>
 
-#include "tests/support/hprof_builder.h"
+#include "support/hprof_builder.h"
 
 namespace heapd {
 namespace {

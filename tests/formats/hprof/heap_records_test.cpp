@@ -1,13 +1,13 @@
 // Tests of the heap sub-record views and the walker over heap dump segments.
-#include "formats/heap_records.h"
+#include "formats/hprof/heap_records.h"
 
 #include <gtest/gtest.h>
 
 #include <vector>
 
-#include "formats/heap_walk.h"
-#include "formats/record_index.h"
-#include "tests/support/hprof_builder.h"
+#include "formats/hprof/heap_walk.h"
+#include "formats/hprof/record_index.h"
+#include "support/hprof_builder.h"
 
 namespace heapd {
 namespace {

@@ -1,13 +1,13 @@
 // Tests of the HPROF header parser and the top-level record cursor.
-#include "formats/hprof_reader.h"
+#include "formats/hprof/hprof_reader.h"
 
 #include <gtest/gtest.h>
 
 #include <string>
 #include <tuple>
 
-#include "formats/big_endian.h"
-#include "tests/support/hprof_builder.h"
+#include "formats/hprof/big_endian.h"
+#include "support/hprof_builder.h"
 
 namespace heapd {
 namespace {

@@ -3,7 +3,7 @@
 
 #include <map>
 
-#include "formats/id_map.h"
+#include "formats/hprof/id_map.h"
 
 namespace heapd {
 namespace {

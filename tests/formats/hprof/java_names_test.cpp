@@ -1,5 +1,5 @@
 // Tests of JVM internal names turned into Java source form.
-#include "formats/java_names.h"
+#include "formats/hprof/java_names.h"
 
 #include <gtest/gtest.h>
 

@@ -1,15 +1,15 @@
 // Tests of String decoding (Latin-1, UTF-16 in byte[], char[]) and of reading instance fields.
-#include "formats/java_strings.h"
+#include "formats/hprof/java_strings.h"
 
 #include <gtest/gtest.h>
 
 #include <map>
 #include <string>
 
-#include "formats/heap_walk.h"
-#include "formats/hprof_reader.h"
-#include "formats/record_index.h"
-#include "tests/support/hprof_builder.h"
+#include "formats/hprof/heap_walk.h"
+#include "formats/hprof/hprof_reader.h"
+#include "formats/hprof/record_index.h"
+#include "support/hprof_builder.h"
 
 namespace heapd {
 namespace {

@@ -1,6 +1,6 @@
 // Tests of the old hprof agent's records: ALLOC_SITES, CPU_SAMPLES, HEAP_SUMMARY, CONTROL_SETTINGS,
 // synthetic and in the peer dump that the agent wrote.
-#include "formats/legacy_records.h"
+#include "formats/hprof/legacy_records.h"
 
 #include <gtest/gtest.h>
 
@@ -8,8 +8,8 @@
 #include <optional>
 #include <string>
 
-#include "formats/mapped_file.h"
-#include "tests/support/hprof_builder.h"
+#include "formats/hprof/mapped_file.h"
+#include "support/hprof_builder.h"
 
 namespace heapd {
 namespace {

@@ -1,5 +1,5 @@
 // Tests of HotSpot object layouts: array sizes, instance field packing, @Contended and mirrors.
-#include "formats/object_layout.h"
+#include "formats/hprof/object_layout.h"
 
 #include <gtest/gtest.h>
 
@@ -7,8 +7,8 @@
 #include <utility>
 #include <vector>
 
-#include "formats/heap_walk.h"
-#include "tests/support/hprof_builder.h"
+#include "formats/hprof/heap_walk.h"
+#include "support/hprof_builder.h"
 
 namespace heapd {
 namespace {

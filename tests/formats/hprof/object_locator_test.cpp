@@ -1,12 +1,12 @@
 // Tests of locating a few objects by id with one walk over the heap.
-#include "formats/object_locator.h"
+#include "formats/hprof/object_locator.h"
 
 #include <gtest/gtest.h>
 
 #include <vector>
 
-#include "formats/hprof_reader.h"
-#include "tests/support/hprof_builder.h"
+#include "formats/hprof/hprof_reader.h"
+#include "support/hprof_builder.h"
 
 namespace heapd {
 namespace {

@@ -1,10 +1,10 @@
 // Tests of the one-pass index over top-level records.
-#include "formats/record_index.h"
+#include "formats/hprof/record_index.h"
 
 #include <gtest/gtest.h>
 
-#include "formats/big_endian.h"
-#include "tests/support/hprof_builder.h"
+#include "formats/hprof/big_endian.h"
+#include "support/hprof_builder.h"
 
 namespace heapd {
 namespace {

@@ -1,6 +1,6 @@
 // Tests of `heapd strip`: primitive array contents zeroed, everything else byte for byte the same,
 // strings kept on request, damaged dumps refused, truncated dumps copied up to the cut.
-#include "formats/strip.h"
+#include "formats/hprof/strip.h"
 
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -11,11 +11,11 @@
 #include <string>
 #include <vector>
 
-#include "formats/census.h"
-#include "formats/heap_walk.h"
-#include "formats/hprof_reader.h"
-#include "formats/record_index.h"
-#include "tests/support/hprof_builder.h"
+#include "formats/analysis/census.h"
+#include "formats/hprof/heap_walk.h"
+#include "formats/hprof/hprof_reader.h"
+#include "formats/hprof/record_index.h"
+#include "support/hprof_builder.h"
 
 namespace heapd {
 namespace {

@@ -1,7 +1,7 @@
 // The occupancy after collections from synthetic summaries shaped like each collector's hsperfdata:
 // which collections measure for G1, Serial, Parallel, ZGC and Shenandoah, which space is measured,
 // and Serial and Parallel trusting young collections only while full ones free little.
-#include "formats/gc_occupancy.h"
+#include "formats/hsperf/gc_occupancy.h"
 
 #include <gtest/gtest.h>
 

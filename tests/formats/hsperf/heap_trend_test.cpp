@@ -1,7 +1,7 @@
 // The heap trend from synthetic measurements: a steady leak is predicted full at the right time; a
 // sawtooth, a step (a cache filled once), noise around a stable level and too few or too recent
 // measurements are not; the bounded store keeps its span.
-#include "formats/heap_trend.h"
+#include "formats/hsperf/heap_trend.h"
 
 #include <gtest/gtest.h>
 

@@ -1,7 +1,7 @@
 // The hsperfdata reader against real JVMs: every counter jcmd PerfCounter.print shows, with the
 // same value wherever the counter held still across the reads, and the summary against jstat -gc.
-#include "formats/hsperfdata.h"
-#include "formats/hsperfdata_summary.h"
+#include "formats/hsperf/hsperfdata.h"
+#include "formats/hsperf/hsperfdata_summary.h"
 
 #include <pwd.h>
 #include <unistd.h>
@@ -13,8 +13,8 @@
 #include <sstream>
 #include <variant>
 
-#include "formats/mapped_file.h"
-#include "tests/support/jvm_process.h"
+#include "formats/hprof/mapped_file.h"
+#include "support/jvm_process.h"
 
 namespace heapd {
 namespace {

@@ -1,12 +1,12 @@
 // Tests of the hsperfdata summary on synthetic files shaped like those of G1, Parallel and ZGC
 // JVMs, and of reading the out-of-memory settings from a JVM's arguments.
-#include "formats/hsperfdata_summary.h"
+#include "formats/hsperf/hsperfdata_summary.h"
 
 #include <gtest/gtest.h>
 
 #include <limits>
 
-#include "tests/support/hsperf_builder.h"
+#include "support/hsperf_builder.h"
 
 namespace heapd {
 namespace {

@@ -1,6 +1,6 @@
 // Tests of the hsperfdata reader on synthetic files: prologue and entries in both byte orders,
 // values read in place, entries added while the JVM runs, and damaged, truncated or garbage input.
-#include "formats/hsperfdata.h"
+#include "formats/hsperf/hsperfdata.h"
 
 #include <gtest/gtest.h>
 
@@ -8,9 +8,9 @@
 #include <string>
 #include <vector>
 
-#include "formats/mapped_file.h"
-#include "tests/support/hsperf_builder.h"
-#include "tests/support/jvm_process.h"
+#include "formats/hprof/mapped_file.h"
+#include "support/hsperf_builder.h"
+#include "support/jvm_process.h"
 
 namespace heapd {
 namespace {

@@ -1,6 +1,6 @@
 // The wire protocol between heapd and heapctl: frames, requests and replies both ways, and every
 // kind of bad input turned into an error value.
-#include "formats/protocol.h"
+#include "formats/protocol/protocol.h"
 
 #include <gtest/gtest.h>
 

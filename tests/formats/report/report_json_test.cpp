@@ -1,5 +1,5 @@
 // Tests of the report's JSON form: its shape, a lossless round trip, and refusal of incomplete input.
-#include "formats/report_json.h"
+#include "formats/report/report_json.h"
 
 #include <gtest/gtest.h>
 

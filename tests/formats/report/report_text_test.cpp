@@ -1,5 +1,5 @@
 // Tests of the text report: byte and time formats, every section, row limits and line widths.
-#include "formats/report_text.h"
+#include "formats/report/report_text.h"
 
 #include <gtest/gtest.h>
 
