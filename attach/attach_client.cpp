@@ -37,11 +37,11 @@ attach_request make(std::string command, std::vector<std::string> args = {}) {
 
 } // namespace
 
-attach_result<attach_reply> attach_command(pid_t pid, const attach_request& request, const attach_options& options) {
+result<attach_reply> attach_command(pid_t pid, const attach_request& request, const attach_options& options) {
     return run_session(pid, request, options, nullptr);
 }
 
-attach_result<attach_reply> attach_socket(const std::string& socket_path, const attach_request& request,
+result<attach_reply> attach_socket(const std::string& socket_path, const attach_request& request,
                                           const attach_options& options) {
     if (auto ok = check_request(request); !ok) return std::unexpected(ok.error());
     const prepared_request prepared = prepare(request, options);
@@ -51,37 +51,37 @@ attach_result<attach_reply> attach_socket(const std::string& socket_path, const 
     reply_sink sink{&state, sink_status, sink_output, nullptr};
     wire_failure failure;
     if (!converse(socket_path.c_str(), prepared.plan(), monotonic_ms() + timeout, timeout, progress_watch{}, sink, failure))
-        return attach_fail(failure.code, failure.message);
+        return fail(failure.code, failure.message);
     return reply;
 }
 
-attach_result<attach_reply> thread_dump(pid_t pid, const attach_options& options, bool locks, bool extended) {
+result<attach_reply> thread_dump(pid_t pid, const attach_options& options, bool locks, bool extended) {
     std::string flags = std::string(locks ? "l" : "") + (extended ? "e" : "");
     return attach_command(pid, make("threaddump", {flags}), options);
 }
 
-attach_result<attach_reply> inspect_heap(pid_t pid, bool live_only, const attach_options& options) {
+result<attach_reply> inspect_heap(pid_t pid, bool live_only, const attach_options& options) {
     return attach_command(pid, make("inspectheap", {live_only ? "-live" : "-all"}), options);
 }
 
-attach_result<attach_reply> diagnostic_command(pid_t pid, std::string_view command_line,
+result<attach_reply> diagnostic_command(pid_t pid, std::string_view command_line,
                                                const attach_options& options) {
     return attach_command(pid, make("jcmd", {std::string(command_line)}), options);
 }
 
-attach_result<attach_reply> system_properties(pid_t pid, const attach_options& options) {
+result<attach_reply> system_properties(pid_t pid, const attach_options& options) {
     return attach_command(pid, make("properties"), options);
 }
 
-attach_result<attach_reply> agent_properties(pid_t pid, const attach_options& options) {
+result<attach_reply> agent_properties(pid_t pid, const attach_options& options) {
     return attach_command(pid, make("agentProperties"), options);
 }
 
-attach_result<attach_reply> print_flag(pid_t pid, std::string_view name, const attach_options& options) {
+result<attach_reply> print_flag(pid_t pid, std::string_view name, const attach_options& options) {
     return attach_command(pid, make("printflag", {std::string(name)}), options);
 }
 
-attach_result<attach_reply> set_flag(pid_t pid, std::string_view name, std::string_view value,
+result<attach_reply> set_flag(pid_t pid, std::string_view name, std::string_view value,
                                      const attach_options& options) {
     return attach_command(pid, make("setflag", {std::string(name), std::string(value)}), options);
 }
@@ -97,7 +97,7 @@ std::optional<int> agent_return_code(std::string_view output) {
     return static_cast<int>(code);
 }
 
-attach_result<load_reply> load_agent(pid_t pid, std::string_view library, bool absolute_path, std::string_view options,
+result<load_reply> load_agent(pid_t pid, std::string_view library, bool absolute_path, std::string_view options,
                                      const attach_options& options_) {
     attach_options collect = options_;  // the agent's code is read from the output
     collect.on_output = nullptr;

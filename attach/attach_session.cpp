@@ -26,11 +26,11 @@ int open_dir(const std::string& path) { return ::open(path.c_str(), O_PATH | O_D
 std::string describe(const process_info& p) { return "process " + std::to_string(p.pid) + " (" + p.name + ")"; }
 
 // The identity check: the pid still names the process it named at first (and the one expected).
-attach_result<void> same_process(const process_info& first, std::uint64_t expected) {
+result<void> same_process(const process_info& first, std::uint64_t expected) {
     auto now = read_process_info(first.pid);
     if (!now) return std::unexpected(now.error());
     if (now->start_time != expected)
-        return attach_fail(attach_code::no_such_process,
+        return fail(error_code::no_such_process,
                            "pid " + std::to_string(first.pid) + " now names another process (started at tick " +
                                std::to_string(now->start_time) + ", expected " + std::to_string(expected) +
                                "): the process exited and its pid was reused");
@@ -38,9 +38,9 @@ attach_result<void> same_process(const process_info& first, std::uint64_t expect
 }
 
 // Whether we may talk to the JVM at all: the listener takes root, or its own euid and egid.
-attach_result<void> check_permission(const process_info& target) {
+result<void> check_permission(const process_info& target) {
     if (::geteuid() == 0 || (::geteuid() == target.euid && ::getegid() == target.egid)) return {};
-    return attach_fail(attach_code::permission_denied,
+    return fail(error_code::permission_denied,
                        describe(target) + " runs as uid " + std::to_string(target.euid) + " gid " +
                            std::to_string(target.egid) + "; its attach listener accepts only that uid and gid, or "
                            "root (this is uid " + std::to_string(::geteuid()) + " gid " +
@@ -50,24 +50,24 @@ attach_result<void> check_permission(const process_info& target) {
 // Why the JVM's listener must not be triggered, when it must not; checked only when no socket is
 // there yet. Signalling is allowed only for a process that handles SIGQUIT and (when its maps can
 // be read: jvm) maps libjvm.so, so no other process is ever signalled.
-std::optional<attach_error> refusal(const process_info& target, std::optional<bool> jvm) {
+std::optional<error_info> refusal(const process_info& target, std::optional<bool> jvm) {
     if (!target.handles_sigquit()) {
         if (jvm && *jvm)
-            return attach_error{attach_code::attach_disabled,
+            return error_info{error_code::attach_disabled,
                                 describe(target) + " is a JVM without a SIGQUIT handler (-Xrs) and has no attach "
                                                    "socket: its attach listener cannot be started"};
-        return attach_error{attach_code::not_a_jvm,
+        return error_info{error_code::not_a_jvm,
                             describe(target) + " does not handle SIGQUIT: not a running HotSpot JVM (not signalled)"};
     }
     if (attach_disabled(target).value_or(false))
-        return attach_error{attach_code::attach_disabled,
+        return error_info{error_code::attach_disabled,
                             describe(target) + " was started with -XX:+DisableAttachMechanism"};
     return std::nullopt;
 }
 
 // Adds what the process looks like now to a not_responding error.
-attach_error explain(attach_error error, pid_t pid) {
-    if (error.code != attach_code::not_responding) return error;
+error_info explain(error_info error, pid_t pid) {
+    if (error.code != error_code::not_responding) return error;
     auto now = read_process_info(pid);
     if (now && now->stopped()) {
         error.message += "; the process is stopped (state " + std::string(1, now->state) +
@@ -89,7 +89,7 @@ int open_jvm_tmp(pid_t pid) {
     return ::openat(root.get(), "tmp", O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 }
 
-attach_result<attach_reply> run_session(pid_t pid, const attach_request& request, const attach_options& options,
+result<attach_reply> run_session(pid_t pid, const attach_request& request, const attach_options& options,
                                         session_file* file) {
     if (auto ok = check_request(request); !ok) return std::unexpected(ok.error());
     const std::int64_t start = monotonic_ms();
@@ -101,17 +101,17 @@ attach_result<attach_reply> run_session(pid_t pid, const attach_request& request
     // The pidfd pins the process: signals through it can never reach a later owner of the pid.
     unique_fd pidfd(static_cast<int>(::syscall(SYS_pidfd_open, pid, 0)));
     if (!pidfd)
-        return errno == ESRCH ? attach_fail(attach_code::no_such_process, "no process " + std::to_string(pid))
-                              : attach_fail(attach_code::io, std::string("pidfd_open: ") + std::strerror(errno));
+        return errno == ESRCH ? fail(error_code::no_such_process, "no process " + std::to_string(pid))
+                              : fail(error_code::io, std::string("pidfd_open: ") + std::strerror(errno));
     if (auto same = same_process(target, target.start_time); !same) return std::unexpected(same.error());
     if (auto allowed = check_permission(target); !allowed) return std::unexpected(allowed.error());
     // A process without HotSpot has no listener to talk to: said before anything is opened or sent.
     const std::optional<bool> jvm = maps_libjvm(pid);
     if (jvm && !*jvm)
-        return attach_fail(attach_code::not_a_jvm,
+        return fail(error_code::not_a_jvm,
                            describe(target) + " has no libjvm.so mapped: it is not a HotSpot JVM (not signalled)");
     if (target.stopped())
-        return attach_fail(attach_code::not_responding,
+        return fail(error_code::not_responding,
                            describe(target) + " is stopped (state " + std::string(1, target.state) +
                                "): it answers nothing until it is continued (SIGCONT)");
 
@@ -121,9 +121,9 @@ attach_result<attach_reply> run_session(pid_t pid, const attach_request& request
     if (!tmp && same_filesystem_view(pid)) tmp.reset(open_dir("/tmp"));
     if (!tmp)
         return tmp_error == EACCES || tmp_error == EPERM
-                   ? attach_fail(attach_code::permission_denied, "cannot open " + proc(pid, "root/tmp") + ": " +
+                   ? fail(error_code::permission_denied, "cannot open " + proc(pid, "root/tmp") + ": " +
                                                                      std::strerror(tmp_error))
-                   : attach_fail(attach_code::io, "cannot open the /tmp of " + describe(target) + ": " +
+                   : fail(error_code::io, "cannot open the /tmp of " + describe(target) + ": " +
                                                       std::strerror(tmp_error));
     unique_fd cwd(open_dir(proc(pid, "cwd")));
     unique_fd mnt;
@@ -141,12 +141,12 @@ attach_result<attach_reply> run_session(pid_t pid, const attach_request& request
     if (!listener_ready(plan.target, plan.names)) {
         if (auto refused = refusal(target, jvm)) return std::unexpected(*refused);
         if (!options.may_signal)
-            return attach_fail(attach_code::not_responding,
+            return fail(error_code::not_responding,
                                describe(target) + " has no attach listener up and may not be signalled now");
     }
     if (!options.may_signal) {
         plan.may_trigger = false;  // the listener may go meanwhile: the child must not signal either
-        plan.refuse_code = attach_code::not_responding;
+        plan.refuse_code = error_code::not_responding;
         plan.refuse_message = describe(target) + " has no attach listener up and may not be signalled now";
     }
 

@@ -6,7 +6,7 @@
 
 #include <string>
 
-#include "attach/attach_error.h"
+#include "base/error.h"
 #include "attach/attach_request.h"
 #include "base/unique_fd.h"
 
@@ -31,7 +31,7 @@ struct session_file {
 int open_jvm_tmp(pid_t pid);
 
 // Runs request against the JVM with host pid `pid`; file may be null.
-attach_result<attach_reply> run_session(pid_t pid, const attach_request& request, const attach_options& options,
+result<attach_reply> run_session(pid_t pid, const attach_request& request, const attach_options& options,
                                         session_file* file);
 
 } // namespace heapd::attach

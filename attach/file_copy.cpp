@@ -12,9 +12,9 @@
 
 namespace heapd::attach {
 
-attach_result<void> copy_to_new_file(int in, std::uint64_t size, const std::string& path) {
+result<void> copy_to_new_file(int in, std::uint64_t size, const std::string& path) {
     unique_fd out(::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600));
-    if (!out) return attach_fail(attach_code::io, "cannot create " + path + ": " + std::strerror(errno));
+    if (!out) return fail(error_code::io, "cannot create " + path + ": " + std::strerror(errno));
     off_t offset = 0;
     int error = 0;
     bool plain = false;  // copy_file_range and sendfile refused: reads and writes
@@ -40,7 +40,7 @@ attach_result<void> copy_to_new_file(int in, std::uint64_t size, const std::stri
     if (::close(out.release()) != 0 && error == 0) error = errno;
     if (error != 0) {
         ::unlink(path.c_str());
-        return attach_fail(attach_code::io, "cannot copy the dump to " + path + ": " + std::strerror(error));
+        return fail(error_code::io, "cannot copy the dump to " + path + ": " + std::strerror(error));
     }
     return {};
 }

@@ -4,13 +4,13 @@
 #include <cstdint>
 #include <string>
 
-#include "attach/attach_error.h"
+#include "base/error.h"
 
 namespace heapd::attach {
 
 // Copies the first size bytes of in (from offset 0) to a new file at path (created, never
 // overwritten or followed as a link; mode 0600: heap dumps hold secrets); the copy is removed on
 // failure. Bytes the file gains meanwhile are not copied; a file that shrank is an error.
-attach_result<void> copy_to_new_file(int in, std::uint64_t size, const std::string& path);
+result<void> copy_to_new_file(int in, std::uint64_t size, const std::string& path);
 
 } // namespace heapd::attach

@@ -53,14 +53,14 @@ bool remove_staged_dump(const staged_dump& staged) {
     return dir && ::unlinkat(dir.get(), n.c_str(), 0) == 0;
 }
 
-attach_result<dump_reply> dump_heap(pid_t pid, const std::string& path, const dump_options& dump,
+result<dump_reply> dump_heap(pid_t pid, const std::string& path, const dump_options& dump,
                                     const attach_options& options) {
     std::error_code ec;
     fs::path absolute = fs::absolute(path, ec);
-    if (ec) return attach_fail(attach_code::io, path + ": " + ec.message());
+    if (ec) return fail(error_code::io, path + ": " + ec.message());
     absolute = absolute.lexically_normal();
     if (fs::symlink_status(absolute, ec).type() != fs::file_type::not_found)
-        return attach_fail(attach_code::io, absolute.string() + " exists (a heap dump never overwrites a file)");
+        return fail(error_code::io, absolute.string() + " exists (a heap dump never overwrites a file)");
     auto target = read_process_info(pid);
     if (!target) return std::unexpected(target.error());
 
@@ -88,14 +88,14 @@ attach_result<dump_reply> dump_heap(pid_t pid, const std::string& path, const du
     if (out.reply.status != 0) return out;  // the JVM's output says why (a partial file's name is gone)
     if (!file.collected) {
         if (file.collect_errno == ENOENT) return out;
-        return attach_fail(attach_code::io, "cannot open the dump " + out.staged_path + " the JVM wrote: " +
+        return fail(error_code::io, "cannot open the dump " + out.staged_path + " the JVM wrote: " +
                                                 std::strerror(file.collect_errno));
     }
     struct stat st {};
     if (::fstat(file.collected.get(), &st) != 0)
-        return attach_fail(attach_code::io, "cannot stat the dump " + out.staged_path + ": " + std::strerror(errno));
+        return fail(error_code::io, "cannot stat the dump " + out.staged_path + ": " + std::strerror(errno));
     if (auto why = refusal(st, target->euid, dump.max_bytes))
-        return attach_fail(attach_code::io, "the dump " + out.staged_path + " of process " + std::to_string(pid) + " " +
+        return fail(error_code::io, "the dump " + out.staged_path + " of process " + std::to_string(pid) + " " +
                                                 *why + ": not taken");
     if (auto copied = copy_to_new_file(file.collected.get(), static_cast<std::uint64_t>(st.st_size), out.path); !copied)
         return std::unexpected(copied.error());

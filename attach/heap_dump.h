@@ -17,7 +17,7 @@
 #include <functional>
 #include <string>
 
-#include "attach/attach_error.h"
+#include "base/error.h"
 #include "attach/attach_request.h"
 
 namespace heapd::attach {
@@ -57,7 +57,7 @@ struct dump_reply {
 // Dumps the heap of the JVM `pid` to `path` (relative to our working directory; it must not
 // exist, as the JVM never overwrites a dump). The reply timeout counts silence: a dump file that
 // keeps growing counts as an answer.
-attach_result<dump_reply> dump_heap(pid_t pid, const std::string& path, const dump_options& dump = {},
+result<dump_reply> dump_heap(pid_t pid, const std::string& path, const dump_options& dump = {},
                                     const attach_options& options = {});
 
 } // namespace heapd::attach

@@ -229,7 +229,7 @@ libjvm_cache& no_perfdata_jvms() {
 
 } // namespace
 
-attach_result<discovery> discover_jvms() {
+result<discovery> discover_jvms() {
     const self_view self;
     // The processes, grouped by the /tmp they see.
     std::map<dir_key, std::vector<proc_info>> by_tmp;
@@ -280,17 +280,17 @@ attach_result<discovery> discover_jvms() {
     return out;
 }
 
-attach_result<discovered_jvm> find_jvm(pid_t pid) {
+result<discovered_jvm> find_jvm(pid_t pid) {
     const self_view self;
-    if (pid <= 0) return attach_fail(attach_code::no_such_process, "no process " + std::to_string(pid));
+    if (pid <= 0) return fail(error_code::no_such_process, "no process " + std::to_string(pid));
     auto info = read_status(pid);
-    if (!info) return attach_fail(attach_code::no_such_process, "no process " + std::to_string(pid));
+    if (!info) return fail(error_code::no_such_process, "no process " + std::to_string(pid));
     const std::string root_tmp = proc_path(pid, "root/tmp");
     auto key = tmp_of(root_tmp);
     if (!key) {
         if (errno == EACCES || errno == EPERM)
-            return attach_fail(attach_code::permission_denied, "may not inspect process " + std::to_string(pid) + " (" + root_tmp + ")");
-        return attach_fail(attach_code::no_such_process, "process " + std::to_string(pid) + " exited");
+            return fail(error_code::permission_denied, "may not inspect process " + std::to_string(pid) + " (" + root_tmp + ")");
+        return fail(error_code::no_such_process, "process " + std::to_string(pid) + " exited");
     }
     const bool own_tmp = self.tmp && *key == *self.tmp;
     bool unknown = false;
@@ -299,28 +299,28 @@ attach_result<discovered_jvm> find_jvm(pid_t pid) {
         if (m == match::yes) return make_jvm(*info, f, own_tmp, self);
         if (m == match::unknown) unknown = true;
     }
-    if (unknown) return attach_fail(attach_code::permission_denied, "may not read /proc/" + std::to_string(pid) + "/maps");
+    if (unknown) return fail(error_code::permission_denied, "may not read /proc/" + std::to_string(pid) + "/maps");
     if (no_perfdata_jvms().is_jvm(pid)) return make_jvm_without_perfdata(*info, self);
-    return attach_fail(attach_code::not_a_jvm, "process " + std::to_string(pid) +
+    return fail(error_code::not_a_jvm, "process " + std::to_string(pid) +
                        " is no running HotSpot JVM (no hsperfdata file, no libjvm.so with a SIGQUIT handler)");
 }
 
-attach_result<int> open_perfdata(const discovered_jvm& jvm) {
+result<int> open_perfdata(const discovered_jvm& jvm) {
     if (jvm.perfdata_path.empty())
-        return attach_fail(attach_code::not_a_jvm, "JVM " + std::to_string(jvm.pid) +
+        return fail(error_code::not_a_jvm, "JVM " + std::to_string(jvm.pid) +
                                                        " has no hsperfdata file (-XX:+PerfDisableSharedMem or "
                                                        "-XX:-UsePerfData)");
     int fd = ::open(jvm.perfdata_path.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
     if (fd < 0) {
         int err = errno;
-        auto code = err == ENOENT ? attach_code::no_such_process
-                  : (err == EACCES || err == EPERM) ? attach_code::permission_denied : attach_code::io;
-        return attach_fail(code, "cannot open " + jvm.perfdata_path + ": " + std::strerror(err));
+        auto code = err == ENOENT ? error_code::no_such_process
+                  : (err == EACCES || err == EPERM) ? error_code::permission_denied : error_code::io;
+        return fail(code, "cannot open " + jvm.perfdata_path + ": " + std::strerror(err));
     }
     struct stat st {};
     if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_dev != jvm.perfdata_dev || st.st_ino != jvm.perfdata_ino) {
         ::close(fd);
-        return attach_fail(attach_code::no_such_process, jvm.perfdata_path + " is no longer the file of JVM " + std::to_string(jvm.pid));
+        return fail(error_code::no_such_process, jvm.perfdata_path + " is no longer the file of JVM " + std::to_string(jvm.pid));
     }
     return fd;
 }

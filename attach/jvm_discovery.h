@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "attach/attach_error.h"
+#include "base/error.h"
 
 namespace heapd::attach {
 
@@ -40,14 +40,14 @@ struct discovery {
 // pid of NSpid in /proc/PID/status, and kept only when that process maps that very file (so stale
 // files of dead JVMs and pids reused by other processes are left out). Fails only when /proc cannot
 // be read.
-attach_result<discovery> discover_jvms();
+result<discovery> discover_jvms();
 
 // The JVM with that pid (as heapd sees it), with or without an hsperfdata file: no_such_process,
 // not_a_jvm (no hsperfdata file mapped, no libjvm.so with a SIGQUIT handler) or permission_denied.
-attach_result<discovered_jvm> find_jvm(pid_t pid);
+result<discovered_jvm> find_jvm(pid_t pid);
 
 // Opens the JVM's hsperfdata file read-only without following a symbolic link or blocking, and
 // checks that it is the file discovery found; returns the descriptor (the caller closes it).
-attach_result<int> open_perfdata(const discovered_jvm& jvm);
+result<int> open_perfdata(const discovered_jvm& jvm);
 
 } // namespace heapd::attach

@@ -55,14 +55,14 @@ bool process_info::handles_sigquit() const {
     return (sig_caught & sigquit_bit) != 0 && (sig_ignored & sigquit_bit) == 0;
 }
 
-attach_result<process_info> read_process_info(pid_t pid) {
-    if (pid <= 0) return attach_fail(attach_code::no_such_process, "invalid pid " + std::to_string(pid));
+result<process_info> read_process_info(pid_t pid) {
+    if (pid <= 0) return fail(error_code::no_such_process, "invalid pid " + std::to_string(pid));
     std::ifstream in(proc_path(pid, "status"));
     if (!in) {
         int e = errno;
         if (e == ENOENT || e == ESRCH || e == 0)
-            return attach_fail(attach_code::no_such_process, "no process " + std::to_string(pid));
-        return attach_fail(attach_code::io, proc_path(pid, "status") + ": " + std::strerror(e));
+            return fail(error_code::no_such_process, "no process " + std::to_string(pid));
+        return fail(error_code::io, proc_path(pid, "status") + ": " + std::strerror(e));
     }
     process_info info;
     info.pid = pid;
@@ -83,11 +83,11 @@ attach_result<process_info> read_process_info(pid_t pid) {
             info.sig_ignored = std::strtoull(field_value(line, 7).c_str(), nullptr, 16);
         }
     }
-    if (!have_uid || !have_gid) return attach_fail(attach_code::no_such_process, "no process " + std::to_string(pid));
+    if (!have_uid || !have_gid) return fail(error_code::no_such_process, "no process " + std::to_string(pid));
     if (info.ns_pid <= 0) info.ns_pid = pid;  // kernels before 4.1 have no NSpid
-    if (!read_stat(pid, info)) return attach_fail(attach_code::no_such_process, "no process " + std::to_string(pid));
+    if (!read_stat(pid, info)) return fail(error_code::no_such_process, "no process " + std::to_string(pid));
     if (info.state == 'Z' || info.state == 'X')
-        return attach_fail(attach_code::no_such_process, "process " + std::to_string(pid) + " has exited (zombie)");
+        return fail(error_code::no_such_process, "process " + std::to_string(pid) + " has exited (zombie)");
     return info;
 }
 

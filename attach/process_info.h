@@ -7,7 +7,7 @@
 #include <optional>
 #include <string>
 
-#include "attach/attach_error.h"
+#include "base/error.h"
 
 namespace heapd::attach {
 
@@ -30,7 +30,7 @@ struct process_info {
 };
 
 // Reads /proc/PID/status and /proc/PID/stat; no_such_process when the pid does not exist or is a zombie.
-attach_result<process_info> read_process_info(pid_t pid);
+result<process_info> read_process_info(pid_t pid);
 
 // Whether a HotSpot libjvm.so is mapped into the process; nullopt when its maps cannot be read.
 std::optional<bool> maps_libjvm(pid_t pid);

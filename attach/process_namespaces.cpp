@@ -48,20 +48,20 @@ bool namespace_above_is(pid_t pid, std::size_t up, std::uint64_t inode) {
 
 } // namespace
 
-attach_result<std::uint64_t> namespace_inode(pid_t pid, const char* kind) {
+result<std::uint64_t> namespace_inode(pid_t pid, const char* kind) {
     const std::string path = (pid == 0 ? std::string("/proc/self") : "/proc/" + std::to_string(pid)) + "/ns/" + kind;
     struct stat st {};
     if (::stat(path.c_str(), &st) != 0) {
         int e = errno;
-        return attach_fail(e == ENOENT || e == ESRCH ? attach_code::no_such_process : attach_code::io,
+        return fail(e == ENOENT || e == ESRCH ? error_code::no_such_process : error_code::io,
                            path + ": " + std::strerror(e));
     }
     return static_cast<std::uint64_t>(st.st_ino);
 }
 
-attach_result<pid_t> scan_processes(const std::function<bool(pid_t)>& visit) {
+result<pid_t> scan_processes(const std::function<bool(pid_t)>& visit) {
     DIR* proc = ::opendir("/proc");
-    if (proc == nullptr) return attach_fail(attach_code::io, std::string("cannot read /proc: ") + std::strerror(errno));
+    if (proc == nullptr) return fail(error_code::io, std::string("cannot read /proc: ") + std::strerror(errno));
     pid_t found = -1;
     while (dirent* e = ::readdir(proc)) {
         char* end = nullptr;
@@ -76,23 +76,23 @@ attach_result<pid_t> scan_processes(const std::function<bool(pid_t)>& visit) {
     return found;
 }
 
-attach_result<pid_namespace> pid_namespace_of(pid_t pid) {
-    if (pid <= 0) return attach_fail(attach_code::no_such_process, "invalid pid " + std::to_string(pid));
+result<pid_namespace> pid_namespace_of(pid_t pid) {
+    if (pid <= 0) return fail(error_code::no_such_process, "invalid pid " + std::to_string(pid));
     auto inode = namespace_inode(pid, "pid");
     if (!inode) return std::unexpected(inode.error());
     const auto ids = ns_pids(pid);
-    if (ids.empty()) return attach_fail(attach_code::no_such_process, "no process " + std::to_string(pid));
+    if (ids.empty()) return fail(error_code::no_such_process, "no process " + std::to_string(pid));
     return pid_namespace{*inode, static_cast<int>(ids.size()) - 1};
 }
 
-attach_result<pid_namespace> own_pid_namespace() {
+result<pid_namespace> own_pid_namespace() {
     auto inode = namespace_inode(0, "pid");
     if (!inode) return std::unexpected(inode.error());
     return pid_namespace{*inode, 0};
 }
 
-attach_result<pid_t> pid_from_namespace(pid_t pid, const pid_namespace& ns) {
-    if (pid <= 0) return attach_fail(attach_code::no_such_process, "invalid pid " + std::to_string(pid));
+result<pid_t> pid_from_namespace(pid_t pid, const pid_namespace& ns) {
+    if (pid <= 0) return fail(error_code::no_such_process, "invalid pid " + std::to_string(pid));
     auto own = own_pid_namespace();
     if (!own) return std::unexpected(own.error());
     if (ns.inode == own->inode || ns.level == 0) return pid;
@@ -111,35 +111,35 @@ attach_result<pid_t> pid_from_namespace(pid_t pid, const pid_namespace& ns) {
     });
     if (!found) return found;
     if (*found < 0)
-        return attach_fail(attach_code::no_such_process,
+        return fail(error_code::no_such_process,
                            "no process " + std::to_string(pid) + " in pid namespace " + std::to_string(ns.inode));
     return found;
 }
 
-attach_result<pid_t> pid_in_namespace(pid_t pid, const pid_namespace& ns) {
+result<pid_t> pid_in_namespace(pid_t pid, const pid_namespace& ns) {
     auto own = own_pid_namespace();
     if (!own) return std::unexpected(own.error());
     if (ns.inode == own->inode || ns.level == 0) return pid;
     const auto ids = ns_pids(pid);
-    if (ids.empty()) return attach_fail(attach_code::no_such_process, "no process " + std::to_string(pid));
+    if (ids.empty()) return fail(error_code::no_such_process, "no process " + std::to_string(pid));
     const std::size_t level = ns.level > 0 ? static_cast<std::size_t>(ns.level) : ids.size() - 1;
     if (ids.size() <= level || !namespace_above_is(pid, ids.size() - 1 - level, ns.inode))
-        return attach_fail(attach_code::no_such_process,
+        return fail(error_code::no_such_process,
                            "process " + std::to_string(pid) + " is not in pid namespace " + std::to_string(ns.inode));
     return ids[level];
 }
 
-attach_result<std::uint64_t> mount_namespace_of(pid_t pid) {
+result<std::uint64_t> mount_namespace_of(pid_t pid) {
     return namespace_inode(pid, "mnt");
 }
 
-attach_result<pid_t> process_in_mount_namespace(std::uint64_t inode) {
+result<pid_t> process_in_mount_namespace(std::uint64_t inode) {
     auto found = scan_processes([&](pid_t p) {
         auto ns = mount_namespace_of(p);
         return ns && *ns == inode;
     });
     if (found && *found < 0)
-        return attach_fail(attach_code::no_such_process, "no process left in mount namespace " + std::to_string(inode));
+        return fail(error_code::no_such_process, "no process left in mount namespace " + std::to_string(inode));
     return found;
 }
 

@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <functional>
 
-#include "attach/attach_error.h"
+#include "base/error.h"
 
 namespace heapd::attach {
 
@@ -19,31 +19,31 @@ struct pid_namespace {
 };
 
 // The pid namespace of pid as the caller sees it (its inode and level, from NSpid).
-attach_result<pid_namespace> pid_namespace_of(pid_t pid);
+result<pid_namespace> pid_namespace_of(pid_t pid);
 
 // The pid namespace of the calling process (level 0).
-attach_result<pid_namespace> own_pid_namespace();
+result<pid_namespace> own_pid_namespace();
 
 // The caller's pid of the process known as pid in namespace ns: pid itself when ns is the caller's;
 // otherwise the process of that namespace (or one nested in it, when ns.level is known) whose pid
 // there is pid. no_such_process when there is none.
-attach_result<pid_t> pid_from_namespace(pid_t pid, const pid_namespace& ns);
+result<pid_t> pid_from_namespace(pid_t pid, const pid_namespace& ns);
 
 // The reverse: the pid that the process the caller knows as pid has in namespace ns (pid itself
 // for the caller's namespace); no_such_process when it lives outside ns and the namespaces in it.
-attach_result<pid_t> pid_in_namespace(pid_t pid, const pid_namespace& ns);
+result<pid_t> pid_in_namespace(pid_t pid, const pid_namespace& ns);
 
 // The inode of pid's namespace of that kind ("pid", "mnt", ...; pid 0: the calling process's own).
-attach_result<std::uint64_t> namespace_inode(pid_t pid, const char* kind);
+result<std::uint64_t> namespace_inode(pid_t pid, const char* kind);
 
 // Calls visit with each process of /proc until it returns true; that pid, or -1 when it never does.
-attach_result<pid_t> scan_processes(const std::function<bool(pid_t)>& visit);
+result<pid_t> scan_processes(const std::function<bool(pid_t)>& visit);
 
 // The inode of the mount namespace of pid (0: the calling process's own).
-attach_result<std::uint64_t> mount_namespace_of(pid_t pid);
+result<std::uint64_t> mount_namespace_of(pid_t pid);
 
 // A process living in the mount namespace with that inode (the caller's pid), to reach that
 // namespace's files through /proc/PID/root; no_such_process when none is left.
-attach_result<pid_t> process_in_mount_namespace(std::uint64_t inode);
+result<pid_t> process_in_mount_namespace(std::uint64_t inode);
 
 } // namespace heapd::attach

@@ -23,7 +23,7 @@ constexpr std::size_t kept_words = 2048;  // of the child's standard error, for 
 
 // Runs argv in a child with the target's ids and a clean environment, fd_a and fd_b as its
 // descriptors 3 and 4 (-1: none), until it ends or timeout passes; what it said on stderr (its end).
-attach_result<void> run_as_owner(const snapshot_target& t, std::vector<std::string> argv, int fd_a, int fd_b,
+result<void> run_as_owner(const snapshot_target& t, std::vector<std::string> argv, int fd_a, int fd_b,
                                  std::chrono::seconds timeout) {
     // Everything the child needs is made before fork: after it, only async-signal-safe calls.
     std::vector<char*> args;
@@ -32,10 +32,10 @@ attach_result<void> run_as_owner(const snapshot_target& t, std::vector<std::stri
     char path_env[] = "PATH=/usr/bin:/bin", home_env[] = "HOME=/", lang_env[] = "LANG=C";
     char* env[] = {path_env, home_env, lang_env, nullptr};
     int err[2];
-    if (::pipe2(err, O_CLOEXEC) != 0) return attach_fail(attach_code::io, std::string("pipe: ") + std::strerror(errno));
+    if (::pipe2(err, O_CLOEXEC) != 0) return fail(error_code::io, std::string("pipe: ") + std::strerror(errno));
     unique_fd read_end(err[0]), write_end(err[1]);
     const pid_t child = ::fork();
-    if (child < 0) return attach_fail(attach_code::io, std::string("fork: ") + std::strerror(errno));
+    if (child < 0) return fail(error_code::io, std::string("fork: ") + std::strerror(errno));
     if (child == 0) {
         // Out of the way of 3 and 4 first, then into place.
         const int a = fd_a >= 0 ? ::fcntl(fd_a, F_DUPFD_CLOEXEC, 10) : -1;
@@ -77,13 +77,13 @@ attach_result<void> run_as_owner(const snapshot_target& t, std::vector<std::stri
     if (said.size() > kept_words) said.erase(0, said.size() - kept_words);
     const std::string who = argv[0];
     if (timed_out)
-        return attach_fail(attach_code::not_responding, who + " did not finish in " + std::to_string(timeout.count()) + " s");
+        return fail(error_code::not_responding, who + " did not finish in " + std::to_string(timeout.count()) + " s");
     if (WIFEXITED(status) && WEXITSTATUS(status) == 127)
-        return attach_fail(attach_code::io, who + " cannot be run (is it installed?)");
+        return fail(error_code::io, who + " cannot be run (is it installed?)");
     if (WIFEXITED(status) && WEXITSTATUS(status) == 125)
-        return attach_fail(attach_code::permission_denied, "cannot take uid " + std::to_string(t.uid) + " to run " + who);
+        return fail(error_code::permission_denied, "cannot take uid " + std::to_string(t.uid) + " to run " + who);
     if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
-        return attach_fail(attach_code::io, who + " failed (status " + std::to_string(status) + "): " + said);
+        return fail(error_code::io, who + " failed (status " + std::to_string(status) + "): " + said);
     return {};
 }
 
@@ -94,29 +94,29 @@ off_t size_of(int fd) {
 
 } // namespace
 
-attach_result<void> write_core(const snapshot_target& target, int core_fd, std::chrono::seconds timeout) {
+result<void> write_core(const snapshot_target& target, int core_fd, std::chrono::seconds timeout) {
     auto ran = run_as_owner(target,
                             {"/usr/bin/gdb", "-nx", "-batch", "-p", std::to_string(target.pid), "-ex",
                              "generate-core-file /proc/self/fd/3"},
                             core_fd, -1, timeout);
     if (!ran) return ran;
-    if (size_of(core_fd) == 0) return attach_fail(attach_code::io, "gdb wrote no core of process " + std::to_string(target.pid));
+    if (size_of(core_fd) == 0) return fail(error_code::io, "gdb wrote no core of process " + std::to_string(target.pid));
     return {};
 }
 
-attach_result<void> core_to_hprof(const snapshot_target& target, int core_fd, int hprof_fd,
+result<void> core_to_hprof(const snapshot_target& target, int core_fd, int hprof_fd,
                                   std::chrono::seconds timeout) {
     const std::string_view exe = target.exe;
     const auto slash = exe.rfind('/');
     if (!exe.starts_with('/') || slash == std::string_view::npos)
-        return attach_fail(attach_code::io, "no JDK known for the core (executable " + target.exe + ")");
+        return fail(error_code::io, "no JDK known for the core (executable " + target.exe + ")");
     const std::string jhsdb = std::string(exe.substr(0, slash)) + "/jhsdb";
     auto ran = run_as_owner(target,
                             {jhsdb, "jmap", "--binaryheap", "--dumpfile", "/proc/self/fd/4", "--exe", target.exe,
                              "--core", "/proc/self/fd/3"},
                             core_fd, hprof_fd, timeout);
     if (!ran) return ran;
-    if (size_of(hprof_fd) == 0) return attach_fail(attach_code::io, jhsdb + " wrote no heap dump from the core");
+    if (size_of(hprof_fd) == 0) return fail(error_code::io, jhsdb + " wrote no heap dump from the core");
     return {};
 }
 

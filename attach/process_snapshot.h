@@ -12,7 +12,7 @@
 #include <chrono>
 #include <string>
 
-#include "attach/attach_error.h"
+#include "base/error.h"
 
 namespace heapd::attach {
 
@@ -26,10 +26,10 @@ struct snapshot_target {
 
 // Writes a core file of the process into core_fd (gdb -p PID, generate-core-file), within timeout.
 // Errors: io (gdb missing, it failed: its last words are in the message), not_responding (timeout).
-attach_result<void> write_core(const snapshot_target& target, int core_fd, std::chrono::seconds timeout);
+result<void> write_core(const snapshot_target& target, int core_fd, std::chrono::seconds timeout);
 
 // Converts the core in core_fd into an HPROF heap dump in hprof_fd with the JDK of target.exe.
-attach_result<void> core_to_hprof(const snapshot_target& target, int core_fd, int hprof_fd,
+result<void> core_to_hprof(const snapshot_target& target, int core_fd, int hprof_fd,
                                   std::chrono::seconds timeout);
 
 } // namespace heapd::attach

@@ -1,5 +1,8 @@
 #pragma once
-// Error values shared by every library: a code, a message and, for file formats, the offset.
+// The one error type of library code (base, attach, formats, the daemon's libraries): a code a
+// caller can act on, a message for people that says what was tried and what happened, and, for a
+// file, the offset it concerns. Libraries never print or log it; the daemon maps its code to the
+// protocol's error kinds and heapctl to exit codes, each in one place (formats/protocol/errors.h).
 #include <cstdint>
 #include <expected>
 #include <string>
@@ -9,15 +12,28 @@ namespace heapd {
 // What kind of failure an error_info reports; callers branch on this, people read the message.
 enum class error_code {
     io,            // the operating system refused a call (open, mmap, write)
+    // Files: a dump, a perf-data file, a config, a store's records.
     bad_magic,     // not an HPROF file
     bad_header,    // header fields out of range (identifier size, version)
     out_of_bounds, // a length runs past its record, segment or the file
     unknown_tag,   // a record or sub-record tag this reader does not know
     bad_value,     // a field holds a value the format does not allow
     unsupported,   // valid input that this build cannot handle
-    not_found,     // a requested object, class or thread is absent
+    not_found,     // a requested object, class, thread, file or entry is absent
     cancelled,     // the caller asked to stop (analysis_options::phase_started)
+    // Processes: finding JVMs, attaching to them, tracing them.
+    no_such_process,    // the pid does not exist (or exited meanwhile)
+    not_a_jvm,          // the process is no HotSpot JVM, or it does not handle SIGQUIT (never signalled)
+    attach_disabled,    // -XX:+DisableAttachMechanism, or no attach listener could be started
+    not_responding,     // no answer within the timeout: stopped, at a long safepoint, or in an OOM hook
+    permission_denied,  // the caller may not act on this process
+    protocol,           // the JVM answered something this client does not understand
+    already_traced,     // another tracer (a debugger) holds the process
+    timed_out,          // a helper process did not finish within its time limit and was killed
 };
+
+// A short stable name of the code ("not_responding"), for JSON and logs.
+const char* error_code_name(error_code code);
 
 // Describes one failure; offset is the file offset it concerns, or no_offset.
 struct error_info {

@@ -28,7 +28,7 @@ enum frame_type : char {
     frame_output = 'O',    // reply bytes
     frame_progress = 'P',  // still working
     frame_trigger = 'T',   // one byte: where a trigger file now lies (trigger_place)
-    frame_error = 'E',     // one byte attach_code, then the message
+    frame_error = 'E',     // one byte error_code, then the message
     frame_file = 'F',      // int32 errno of the open; when 0 the file's descriptor rides along (SCM_RIGHTS)
     frame_done = 'D',
 };
@@ -157,7 +157,7 @@ void close_others(const child_plan& plan, int out_fd) {
     if (plan.switch_ids) {
         ::setgroups(0, nullptr);
         if (::setegid(plan.egid) != 0 || ::seteuid(plan.euid) != 0) {
-            set_failure(failure, attach_code::permission_denied, "cannot take the JVM's uid %u and gid %u: %s",
+            set_failure(failure, error_code::permission_denied, "cannot take the JVM's uid %u and gid %u: %s",
                         static_cast<unsigned>(plan.euid), static_cast<unsigned>(plan.egid), std::strerror(errno));
             child_fail(w, failure);
         }
@@ -173,7 +173,7 @@ void close_others(const child_plan& plan, int out_fd) {
     }
     // Connecting by a relative name keeps the socket path short and independent of /proc.
     if (::fchdir(plan.target.tmp_fd) != 0) {
-        set_failure(failure, attach_code::io, "cannot enter the JVM's /tmp: %s", std::strerror(errno));
+        set_failure(failure, error_code::io, "cannot enter the JVM's /tmp: %s", std::strerror(errno));
         child_fail(w, failure);
     }
     reply_sink sink{&w, on_status, on_output, on_progress};
@@ -223,16 +223,16 @@ int reap(pid_t child) {
 
 } // namespace
 
-attach_result<void> run_attach_child(const child_plan& plan, const child_listener& listener) {
+result<void> run_attach_child(const child_plan& plan, const child_listener& listener) {
     int pipe_fds[2];
     if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pipe_fds) != 0)
-        return attach_fail(attach_code::io, std::string("socketpair: ") + std::strerror(errno));
+        return fail(error_code::io, std::string("socketpair: ") + std::strerror(errno));
     pid_t child = ::fork();
     if (child < 0) {
         int e = errno;
         ::close(pipe_fds[0]);
         ::close(pipe_fds[1]);
-        return attach_fail(attach_code::io, std::string("fork: ") + std::strerror(e));
+        return fail(error_code::io, std::string("fork: ") + std::strerror(e));
     }
     if (child == 0) {
         ::close(pipe_fds[0]);
@@ -248,7 +248,7 @@ attach_result<void> run_attach_child(const child_plan& plan, const child_listene
     std::int64_t last_heard = monotonic_ms();
     std::string pending;
     trigger_place trigger = trigger_place::none;
-    std::optional<attach_error> error;
+    std::optional<error_info> error;
     bool done = false, killed = false;
     std::vector<unique_fd> passed;  // descriptors received, in order, until their frame is read
     char buffer[65536];
@@ -286,12 +286,12 @@ attach_result<void> run_attach_child(const child_plan& plan, const child_listene
                     if (listener.on_output) listener.on_output(payload);
                 } catch (...) {
                     ::kill(child, SIGKILL);
-                    error = attach_error{attach_code::io, "the output callback failed"};
+                    error = error_info{error_code::io, "the output callback failed"};
                 }
             } else if (type == frame_trigger && length == 1) {
                 trigger = static_cast<trigger_place>(payload[0]);
             } else if (type == frame_error && length >= 1) {
-                error = attach_error{static_cast<attach_code>(payload[0]), std::string(payload.substr(1))};
+                error = error_info{static_cast<error_code>(payload[0]), std::string(payload.substr(1))};
             } else if (type == frame_file && length == 4) {
                 std::int32_t open_errno = 0;
                 std::memcpy(&open_errno, payload.data(), sizeof open_errno);
@@ -313,12 +313,12 @@ attach_result<void> run_attach_child(const child_plan& plan, const child_listene
     if (trigger != trigger_place::none) remove_trigger(plan.target, plan.names, trigger);
     if (error) return std::unexpected(*error);
     if (killed)
-        return attach_fail(attach_code::not_responding,
+        return fail(error_code::not_responding,
                            "the attach helper process got no answer from the JVM and was stopped");
     if (!done) {
         std::string how = WIFSIGNALED(status) ? "was killed by signal " + std::to_string(WTERMSIG(status))
                                               : "exited with status " + std::to_string(WEXITSTATUS(status));
-        return attach_fail(attach_code::io, "the attach helper process " + how + " before finishing");
+        return fail(error_code::io, "the attach helper process " + how + " before finishing");
     }
     return {};
 }

@@ -13,7 +13,7 @@
 #include <string>
 #include <string_view>
 
-#include "attach/attach_error.h"
+#include "base/error.h"
 #include "attach/internal/attach_trigger.h"
 #include "attach/internal/listener_protocol.h"
 
@@ -28,7 +28,7 @@ struct child_plan {
     uid_t euid = 0;
     gid_t egid = 0;
     bool may_trigger = true;   // false: a missing socket is an error (refuse_code, refuse_message)
-    attach_code refuse_code = attach_code::not_a_jvm;
+    error_code refuse_code = error_code::not_a_jvm;
     std::string refuse_message;
     wire_plan wire;
     std::int64_t attach_deadline = 0;  // monotonic ms
@@ -50,6 +50,6 @@ struct child_listener {
 
 // Forks the child, relays its reports and reaps it; the error is the child's own, or not_responding
 // when it fell silent for longer than its own limits allow.
-attach_result<void> run_attach_child(const child_plan& plan, const child_listener& listener);
+result<void> run_attach_child(const child_plan& plan, const child_listener& listener);
 
 } // namespace heapd::attach

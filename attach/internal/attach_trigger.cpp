@@ -88,7 +88,7 @@ bool start_listener(const trigger_target& target, const attach_names& names, std
     int error = 0;
     trigger_place place = create_trigger(target, names, events, error);
     if (place == trigger_place::none) {
-        set_failure(failure, error == EACCES || error == EPERM ? attach_code::permission_denied : attach_code::io,
+        set_failure(failure, error == EACCES || error == EPERM ? error_code::permission_denied : error_code::io,
                     "cannot create the trigger file %s in the JVM's working directory or /tmp: %s", names.trigger,
                     std::strerror(error));
         return false;
@@ -96,8 +96,8 @@ bool start_listener(const trigger_target& target, const attach_names& names, std
     if (signal_quit(target.pidfd) != 0) {
         int e = errno;
         drop_trigger(target, names, place, events);
-        set_failure(failure, e == ESRCH ? attach_code::no_such_process : e == EPERM ? attach_code::permission_denied
-                                                                                     : attach_code::io,
+        set_failure(failure, e == ESRCH ? error_code::no_such_process : e == EPERM ? error_code::permission_denied
+                                                                                     : error_code::io,
                     "cannot send SIGQUIT: %s", std::strerror(e));
         return false;
     }
@@ -112,7 +112,7 @@ bool start_listener(const trigger_target& target, const attach_names& names, std
         std::int64_t now = monotonic_ms();
         if (now >= deadline) {
             drop_trigger(target, names, place, events);
-            set_failure(failure, attach_code::not_responding,
+            set_failure(failure, error_code::not_responding,
                         "no attach listener started within %lld ms of SIGQUIT",
                         static_cast<long long>(now - start));
             return false;
@@ -121,7 +121,7 @@ bool start_listener(const trigger_target& target, const attach_names& names, std
         pollfd p{target.pidfd, POLLIN, 0};
         if (::poll(&p, 1, static_cast<int>(std::min(delay, deadline - now))) > 0) {
             drop_trigger(target, names, place, events);
-            set_failure(failure, attach_code::no_such_process, "the process exited while attaching");
+            set_failure(failure, error_code::no_such_process, "the process exited while attaching");
             return false;
         }
         delay = std::min<std::int64_t>(delay * 3 / 2 + 10, 250);

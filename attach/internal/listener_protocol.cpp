@@ -34,13 +34,13 @@ int connect_listener(const char* path, std::int64_t deadline, wire_failure& fail
     addr.sun_family = AF_UNIX;
     std::size_t length = std::strlen(path);
     if (length >= sizeof addr.sun_path) {
-        set_failure(failure, attach_code::io, "socket path %s is too long for a unix socket", path);
+        set_failure(failure, error_code::io, "socket path %s is too long for a unix socket", path);
         return -1;
     }
     std::memcpy(addr.sun_path, path, length + 1);
     int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
     if (fd < 0) {
-        set_failure(failure, attach_code::io, "socket: %s", std::strerror(errno));
+        set_failure(failure, error_code::io, "socket: %s", std::strerror(errno));
         return -1;
     }
     for (;;) {
@@ -53,16 +53,16 @@ int connect_listener(const char* path, std::int64_t deadline, wire_failure& fail
         }
         ::close(fd);
         if (e == EAGAIN)
-            set_failure(failure, attach_code::not_responding, "the attach listener at %s accepts no connection", path);
+            set_failure(failure, error_code::not_responding, "the attach listener at %s accepts no connection", path);
         else if (e == ECONNREFUSED)
-            set_failure(failure, attach_code::not_responding,
+            set_failure(failure, error_code::not_responding,
                         "nothing listens on %s (the socket of an attach listener that stopped)", path);
         else if (e == EACCES || e == EPERM)
-            set_failure(failure, attach_code::permission_denied, "connect %s: %s", path, std::strerror(e));
+            set_failure(failure, error_code::permission_denied, "connect %s: %s", path, std::strerror(e));
         else if (e == ENOENT)
-            set_failure(failure, attach_code::not_responding, "the attach socket %s vanished", path);
+            set_failure(failure, error_code::not_responding, "the attach socket %s vanished", path);
         else
-            set_failure(failure, attach_code::io, "connect %s: %s", path, std::strerror(e));
+            set_failure(failure, error_code::io, "connect %s: %s", path, std::strerror(e));
         return -1;
     }
 }
@@ -82,14 +82,14 @@ bool send_all(int fd, std::string_view bytes, std::int64_t deadline, wire_failur
         if (n < 0 && errno == EAGAIN) {
             std::int64_t left = deadline - monotonic_ms();
             if (left <= 0) {
-                set_failure(failure, attach_code::not_responding, "the JVM does not read its attach request");
+                set_failure(failure, error_code::not_responding, "the JVM does not read its attach request");
                 return false;
             }
             pollfd p{fd, POLLOUT, 0};
             ::poll(&p, 1, static_cast<int>(std::min(left, poll_slice_ms)));
             continue;
         }
-        set_failure(failure, attach_code::io, "send: %s", std::strerror(errno));
+        set_failure(failure, error_code::io, "send: %s", std::strerror(errno));
         return false;
     }
     return true;
@@ -117,7 +117,7 @@ bool read_reply(int fd, int protocol, std::int64_t idle_ms, std::int64_t hard_de
         std::int64_t idle_end = last_activity + idle_ms;
         if (hard_deadline > 0) idle_end = std::min(idle_end, hard_deadline);
         if (now >= idle_end) {
-            set_failure(failure, attach_code::not_responding,
+            set_failure(failure, error_code::not_responding,
                         have_status ? "the JVM stopped sending its reply for %lld ms"
                                     : "the JVM accepted the request but did not answer within %lld ms",
                         static_cast<long long>(now - last_activity));
@@ -138,7 +138,7 @@ bool read_reply(int fd, int protocol, std::int64_t idle_ms, std::int64_t hard_de
         ssize_t n = ::read(fd, buffer, sizeof buffer);
         if (n < 0 && (errno == EINTR || errno == EAGAIN)) continue;
         if (n < 0 && errno != ECONNRESET) {
-            set_failure(failure, attach_code::io, "read: %s", std::strerror(errno));
+            set_failure(failure, error_code::io, "read: %s", std::strerror(errno));
             return false;
         }
         if (n <= 0) break;  // closed: the reply is complete
@@ -151,19 +151,19 @@ bool read_reply(int fd, int protocol, std::int64_t idle_ms, std::int64_t hard_de
                 char* end = nullptr;
                 long status = std::strtol(line, &end, 10);
                 if (line_length == 0 || end == nullptr || *end != '\0') {
-                    set_failure(failure, attach_code::protocol, "the JVM answered with a malformed status line");
+                    set_failure(failure, error_code::protocol, "the JVM answered with a malformed status line");
                     return false;
                 }
                 have_status = true;
                 if (status == status_bad_version) {
-                    set_failure(failure, attach_code::protocol, "the JVM refused attach protocol v%d", protocol);
+                    set_failure(failure, error_code::protocol, "the JVM refused attach protocol v%d", protocol);
                     return false;
                 }
                 if (sink.status && !sink.status(sink.context, static_cast<int>(status), protocol)) return false;
             } else if (line_length + 1 < sizeof line) {
                 line[line_length++] = c;
             } else {
-                set_failure(failure, attach_code::protocol, "the JVM answered with a malformed status line");
+                set_failure(failure, error_code::protocol, "the JVM answered with a malformed status line");
                 return false;
             }
         }
@@ -172,7 +172,7 @@ bool read_reply(int fd, int protocol, std::int64_t idle_ms, std::int64_t hard_de
             return false;
     }
     if (!have_status) {
-        set_failure(failure, attach_code::protocol,
+        set_failure(failure, error_code::protocol,
                     "the attach listener closed the connection without a status (it does so to peers whose "
                     "euid/egid differ from its own, and to requests it cannot read)");
         return false;
@@ -231,11 +231,11 @@ bool exchange(const char* path, std::string_view request, int protocol, std::int
 
 } // namespace
 
-attach_result<void> check_request(const attach_request& request) {
-    if (request.command.empty()) return attach_fail(attach_code::protocol, "no attach operation given");
+result<void> check_request(const attach_request& request) {
+    if (request.command.empty()) return fail(error_code::protocol, "no attach operation given");
     auto has_nul = [](const std::string& s) { return s.find('\0') != std::string::npos; };
     if (has_nul(request.command) || std::ranges::any_of(request.args, has_nul))
-        return attach_fail(attach_code::protocol, "attach operations and arguments cannot contain NUL characters");
+        return fail(error_code::protocol, "attach operations and arguments cannot contain NUL characters");
     return {};
 }
 
@@ -278,7 +278,7 @@ std::int64_t monotonic_ms() {
     return static_cast<std::int64_t>(ts.tv_sec) * 1000 + ts.tv_nsec / 1000000;
 }
 
-void set_failure(wire_failure& failure, attach_code code, const char* format, ...) {
+void set_failure(wire_failure& failure, error_code code, const char* format, ...) {
     failure.code = code;
     va_list args;
     va_start(args, format);
@@ -305,7 +305,7 @@ bool converse(const char* socket_path, const wire_plan& plan, std::int64_t attac
         if (sink.progress && !sink.progress(sink.context)) return false;
     }
     if (plan.protocol == protocol_choice::v2 && version < 2) {
-        set_failure(failure, attach_code::protocol, "the JVM does not offer attach protocol v2 (it speaks v%d)", version);
+        set_failure(failure, error_code::protocol, "the JVM does not offer attach protocol v2 (it speaks v%d)", version);
         return false;
     }
     std::string_view request = plan.v1;
@@ -315,7 +315,7 @@ bool converse(const char* socket_path, const wire_plan& plan, std::int64_t attac
         protocol = 2;
     }
     if (request.empty()) {
-        set_failure(failure, attach_code::protocol,
+        set_failure(failure, error_code::protocol,
                     "the request needs attach protocol v2 (more than %zu arguments, or one longer than %zu bytes, or "
                     "a name longer than %zu), which this JVM does not offer",
                     v1_arg_count, v1_arg_max, v1_name_max);

@@ -7,7 +7,7 @@
 #include <string>
 #include <string_view>
 
-#include "attach/attach_error.h"
+#include "base/error.h"
 #include "attach/attach_request.h"
 
 namespace heapd::attach {
@@ -18,7 +18,7 @@ inline constexpr std::size_t v1_name_max = 16, v1_arg_max = 1024, v1_arg_count =
 inline constexpr int status_bad_version = 101;
 
 // Refuses requests no protocol can carry: no command, or a NUL inside a string.
-attach_result<void> check_request(const attach_request& request);
+result<void> check_request(const attach_request& request);
 // The v1 bytes: "1\0cmd\0a0\0a1\0a2\0" (missing arguments empty); "" when beyond v1's limits.
 std::string encode_v1(const attach_request& request);
 // The v2 bytes: "2\0<size>\0cmd[ options]\0(arg\0)*", size being the byte count after its own NUL.
@@ -29,11 +29,11 @@ std::int64_t monotonic_ms();
 
 // Why a conversation failed, kept in a fixed buffer (no allocation).
 struct wire_failure {
-    attach_code code = attach_code::io;
+    error_code code = error_code::io;
     char message[384] = {};
 };
 // Sets the failure's code and printf-formatted message.
-void set_failure(wire_failure& failure, attach_code code, const char* format, ...)
+void set_failure(wire_failure& failure, error_code code, const char* format, ...)
     __attribute__((format(printf, 3, 4)));
 
 // A file whose growth shows the JVM at work (a heap dump being written) while no reply arrives.

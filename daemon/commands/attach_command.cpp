@@ -37,8 +37,8 @@ void print_output(std::string_view bytes) {
     std::fflush(stdout);
 }
 
-int attach_error_exit(pid_t pid, const attach::attach_error& error) {
-    std::fprintf(stderr, "heapd: attach %d: %s: %s\n", static_cast<int>(pid), attach::attach_code_name(error.code),
+int attach_error_exit(pid_t pid, const error_info& error) {
+    std::fprintf(stderr, "heapd: attach %d: %s: %s\n", static_cast<int>(pid), error_code_name(error.code),
                  error.message.c_str());
     return attach_failed;
 }

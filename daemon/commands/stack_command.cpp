@@ -146,10 +146,10 @@ int run_stack(const stack_args& a) {
             print(*dump);
         return ok;
     }
-    if (dump.error().code != attach::attach_code::not_responding) {
+    if (dump.error().code != error_code::not_responding) {
         std::fprintf(stderr, "heapd: process %d: %s (%s)%s\n", a.pid, dump.error().message.c_str(),
-                     attach::attach_code_name(dump.error().code),
-                     dump.error().code == attach::attach_code::no_such_process ? "" : "; --native reads its native stacks");
+                     error_code_name(dump.error().code),
+                     dump.error().code == error_code::no_such_process ? "" : "; --native reads its native stacks");
         return bad_input;
     }
     std::fprintf(stderr, "heapd: process %d: the JVM did not answer: %s; reading native stacks instead\n", a.pid,

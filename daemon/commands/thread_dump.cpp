@@ -5,13 +5,13 @@
 
 namespace heapd::cmd {
 
-std::expected<std::string, attach::attach_error> java_thread_dump(pid_t pid, std::chrono::milliseconds timeout) {
+std::expected<std::string, error_info> java_thread_dump(pid_t pid, std::chrono::milliseconds timeout) {
     attach::attach_options options;
     options.timeout = timeout;
     auto reply = attach::attach_command(pid, attach::attach_request{"threaddump", {}}, options);
     if (!reply) return std::unexpected(reply.error());
     if (reply->status != 0)
-        return attach::attach_fail(attach::attach_code::protocol, "the JVM answered threaddump with status " +
+        return fail(error_code::protocol, "the JVM answered threaddump with status " +
                                                                       std::to_string(reply->status) + ": " + reply->output);
     return std::move(reply->output);
 }

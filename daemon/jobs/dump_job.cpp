@@ -31,10 +31,10 @@ std::unexpected<job_failure> failure(error_kind kind, std::string message) {
     return std::unexpected(job_failure{kind, std::move(message)});
 }
 
-error_kind kind_of(attach::attach_code code) {
+error_kind kind_of(error_code code) {
     switch (code) {
-    case attach::attach_code::no_such_process: return error_kind::not_found;
-    case attach::attach_code::permission_denied: return error_kind::permission_denied;
+    case error_code::no_such_process: return error_kind::not_found;
+    case error_code::permission_denied: return error_kind::permission_denied;
     default: return error_kind::failed;
     }
 }
@@ -68,8 +68,8 @@ std::optional<job_failure> wait_for_jvm(const dump_request& r, job_context& ctx)
         auto answer = attach::print_flag(r.pid, "HeapDumpOnOutOfMemoryError", options);
         if (answer) return std::nullopt;
         const auto code = answer.error().code;
-        if (code == attach::attach_code::no_such_process || code == attach::attach_code::not_a_jvm ||
-            code == attach::attach_code::permission_denied || code == attach::attach_code::attach_disabled)
+        if (code == error_code::no_such_process || code == error_code::not_a_jvm ||
+            code == error_code::permission_denied || code == error_code::attach_disabled)
             return job_failure{kind_of(code), "pid " + std::to_string(r.pid) + " never answered after its "
                                               "OutOfMemoryError hook: " + answer.error().message};
         if (clock::now() >= deadline)

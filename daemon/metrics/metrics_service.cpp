@@ -44,7 +44,7 @@ metrics_snapshot gather_metrics(const metrics_sources& sources, spdlog::logger& 
         s.jvm_owners.push_back(jvm.uid);
         auto m = jvm_metrics_of(read_jvm_facts(jvm));
         if (!m) continue;
-        auto info = sources.watcher ? attach::read_process_info(jvm.pid) : attach::attach_result<attach::process_info>{};
+        auto info = sources.watcher ? attach::read_process_info(jvm.pid) : result<attach::process_info>{};
         if (auto o = sources.watcher && info ? sources.watcher->outlook_of({jvm.pid, info->start_time}) : std::nullopt) {
             if (o->latest) m->after_gc_occupancy = o->latest->percent() / 100;
             if (o->state == trend_state::rising) m->predicted_full_seconds = o->prediction.seconds_to_full;

@@ -131,7 +131,7 @@ jvm_facts read_jvm_facts(const attach::discovered_jvm& jvm) {
     auto fd = attach::open_perfdata(jvm);
     if (!fd) {
         f.problem = fd.error().message;
-        f.gone = fd.error().code == attach::attach_code::no_such_process;
+        f.gone = fd.error().code == error_code::no_such_process;
         return f;
     }
     auto bytes = read_small_file(*fd);
@@ -147,7 +147,7 @@ jvm_facts read_jvm_facts(const attach::discovered_jvm& jvm) {
     return f;
 }
 
-attach::attach_result<jvm_facts> find_jvm_facts(pid_t pid) {
+result<jvm_facts> find_jvm_facts(pid_t pid) {
     auto jvm = attach::find_jvm(pid);
     if (!jvm) return std::unexpected(jvm.error());
     return read_jvm_facts(*jvm);

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "attach/attach_error.h"
+#include "base/error.h"
 #include "attach/jvm_discovery.h"
 #include "formats/hsperf/hsperfdata_summary.h"
 #include "formats/protocol/protocol.h"
@@ -39,7 +39,7 @@ jvm_perf_summary summary_from_command_line(pid_t pid);
 // Reads the hsperfdata summary of a discovered JVM.
 jvm_facts read_jvm_facts(const attach::discovered_jvm& jvm);
 // The JVM with host pid `pid` and its facts (find_jvm's errors otherwise).
-attach::attach_result<jvm_facts> find_jvm_facts(pid_t pid);
+result<jvm_facts> find_jvm_facts(pid_t pid);
 
 // The row of the `jvms` reply: pid, uid, user, container, main class, version, heap, OOM settings.
 wire::json to_json(const jvm_facts& f);

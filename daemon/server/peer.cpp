@@ -35,7 +35,7 @@ result<peer_credentials> read_peer(int socket_fd, std::optional<gid_t> admin_gro
     return p;
 }
 
-attach::attach_result<pid_t> host_pid(const peer_credentials& peer, pid_t pid) {
+result<pid_t> host_pid(const peer_credentials& peer, pid_t pid) {
     if (!peer.pid_ns) return pid;
     return attach::pid_from_namespace(pid, *peer.pid_ns);
 }

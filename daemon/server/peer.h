@@ -33,7 +33,7 @@ inline bool may_access(const peer_credentials& peer, uid_t owner) { return peer.
 // The daemon's pid of the process the peer names pid: pid itself for a peer in the daemon's pid
 // namespace (or one whose namespace is unknown); for a peer in a container, the process that has
 // that pid in the container's namespace. no_such_process when it has none.
-attach::attach_result<pid_t> host_pid(const peer_credentials& peer, pid_t pid);
+result<pid_t> host_pid(const peer_credentials& peer, pid_t pid);
 
 // The id of a group by name, when it exists.
 std::optional<gid_t> group_id(const std::string& name);

@@ -97,7 +97,7 @@ std::string encode(const native_stacks& s) {
     return w.bytes();
 }
 
-std::string encode(const native_stack_error& e) {
+std::string encode(const error_info& e) {
     wire_writer w;
     w.u64(error_tag);
     w.u64(static_cast<std::uint64_t>(e.code));
@@ -105,17 +105,17 @@ std::string encode(const native_stack_error& e) {
     return w.bytes();
 }
 
-std::expected<native_stacks, native_stack_error> decode(const std::string& bytes) {
+std::expected<native_stacks, error_info> decode(const std::string& bytes) {
     wire_reader r(bytes);
     auto broken = [] {
-        return std::unexpected(native_stack_error{native_stack_code::io, "the tracing process sent a broken result"});
+        return std::unexpected(error_info{error_code::io, "the tracing process sent a broken result"});
     };
     std::uint64_t tag = r.u64();
     if (tag == error_tag) {
-        native_stack_error e;
-        e.code = static_cast<native_stack_code>(r.u64());
+        error_info e;
+        e.code = static_cast<error_code>(r.u64());
         e.message = r.str();
-        if (r.bad() || e.code > native_stack_code::io) return broken();
+        if (r.bad() || e.code > error_code::timed_out) return broken();
         return std::unexpected(std::move(e));
     }
     if (tag != result_tag) return broken();
@@ -188,7 +188,7 @@ std::string trace_and_unwind(pid_t pid, const native_stack_options& options) {
     out.exited_threads = stop.exited();
     out.stopped_for = std::chrono::duration_cast<std::chrono::microseconds>(stop.released() - stop.started());
     if (out.threads.empty())
-        return encode(native_stack_error{native_stack_code::no_such_process,
+        return encode(error_info{error_code::no_such_process,
                                          "process " + std::to_string(pid) + " exited during the capture"});
     return encode(out);
 }
@@ -206,34 +206,23 @@ bool write_all(int fd, const std::string& bytes) {
 
 } // namespace
 
-const char* native_stack_code_name(native_stack_code code) {
-    switch (code) {
-    case native_stack_code::no_such_process: return "no_such_process";
-    case native_stack_code::permission_denied: return "permission_denied";
-    case native_stack_code::already_traced: return "already_traced";
-    case native_stack_code::timed_out: return "timed_out";
-    case native_stack_code::io: return "io";
-    }
-    return "unknown";
-}
-
-std::expected<native_stacks, native_stack_error> capture_native_stacks(pid_t pid, const native_stack_options& options) {
-    auto fail = [](native_stack_code code, std::string message) {
-        return std::unexpected(native_stack_error{code, std::move(message)});
+result<native_stacks> capture_native_stacks(pid_t pid, const native_stack_options& options) {
+    auto fail = [](error_code code, std::string message) {
+        return std::unexpected(error_info{code, std::move(message)});
     };
-    if (pid <= 0) return fail(native_stack_code::no_such_process, "no process " + std::to_string(pid));
+    if (pid <= 0) return fail(error_code::no_such_process, "no process " + std::to_string(pid));
     if (::access(("/proc/" + std::to_string(pid)).c_str(), F_OK) != 0)
-        return fail(native_stack_code::no_such_process, "no process " + std::to_string(pid));
-    if (pid == ::getpid()) return fail(native_stack_code::permission_denied, "a process cannot trace itself");
+        return fail(error_code::no_such_process, "no process " + std::to_string(pid));
+    if (pid == ::getpid()) return fail(error_code::permission_denied, "a process cannot trace itself");
     int fds[2];
-    if (::pipe2(fds, O_CLOEXEC) != 0) return fail(native_stack_code::io, std::string("pipe: ") + std::strerror(errno));
+    if (::pipe2(fds, O_CLOEXEC) != 0) return fail(error_code::io, std::string("pipe: ") + std::strerror(errno));
     const pid_t parent = ::getpid();
     pid_t child = ::fork();
     if (child < 0) {
         int err = errno;
         ::close(fds[0]);
         ::close(fds[1]);
-        return fail(native_stack_code::io, std::string("fork: ") + std::strerror(err));
+        return fail(error_code::io, std::string("fork: ") + std::strerror(err));
     }
     if (child == 0) {
         // The tracer: dies with its parent, and the kernel then releases every thread it held.
@@ -271,11 +260,11 @@ std::expected<native_stacks, native_stack_error> capture_native_stacks(pid_t pid
     while (::waitpid(child, &status, 0) < 0 && errno == EINTR) {
     }
     if (timed_out)
-        return fail(native_stack_code::timed_out,
+        return fail(error_code::timed_out,
                     "the stacks of process " + std::to_string(pid) + " could not be read within " +
                         std::to_string(options.timeout.count()) + " ms; the tracer was killed, which released the process");
     if (bytes.empty())
-        return fail(native_stack_code::io, "the tracing process ended without a result (status " +
+        return fail(error_code::io, "the tracing process ended without a result (status " +
                                                std::to_string(status) + ")");
     return decode(bytes);
 }

@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include "base/error.h"
+
 namespace heapd::stacks {
 
 // One frame: its instruction address, the function it lies in (when the ELF image names it) and
@@ -44,21 +46,6 @@ struct native_stacks {
     unsigned exited_threads = 0;     // threads listed that exited before they could be stopped
 };
 
-// Why no stacks could be read.
-enum class native_stack_code {
-    no_such_process,    // the pid does not exist, or the process exited meanwhile
-    permission_denied,  // ptrace refused: another user without CAP_SYS_PTRACE, or a stricter policy
-    already_traced,     // another tracer (a debugger) holds the process
-    timed_out,          // the tracing process did not finish within the time limit and was killed
-    io,                 // a system call failed
-};
-
-// A failure, with a message that says what was tried and what happened.
-struct native_stack_error {
-    native_stack_code code = native_stack_code::io;
-    std::string message;
-};
-
 // Points during a capture where native_stack_options::stage_hook is called (in the tracing process).
 enum class capture_stage {
     listed,   // a thread was read from /proc/PID/task and is about to be seized
@@ -79,9 +66,8 @@ struct native_stack_options {
 // a forked child process, so no thread of the caller is ever a tracer; if that child overruns the
 // time limit it is killed, and the kernel then releases whatever it still held. A process that was
 // stopped by SIGSTOP before is stopped again after; a running one runs on.
-std::expected<native_stacks, native_stack_error> capture_native_stacks(pid_t pid, const native_stack_options& options);
-
-// A short stable name of the code ("permission_denied"), for JSON.
-const char* native_stack_code_name(native_stack_code code);
+// Fails with no_such_process, permission_denied (ptrace refused: another user without
+// CAP_SYS_PTRACE, or a stricter policy), already_traced, timed_out or io.
+result<native_stacks> capture_native_stacks(pid_t pid, const native_stack_options& options);
 
 } // namespace heapd::stacks

@@ -19,21 +19,17 @@ bool exited_state(char state) { return state == '\0' || state == 'Z' || state ==
 
 bool is_stop_signal(int sig) { return sig == SIGSTOP || sig == SIGTSTP || sig == SIGTTIN || sig == SIGTTOU; }
 
-std::unexpected<native_stack_error> fail(native_stack_code code, std::string message) {
-    return std::unexpected(native_stack_error{code, std::move(message)});
-}
-
 // Why PTRACE_SEIZE of the first thread of pid was refused, for people.
-native_stack_error refusal(pid_t pid, int err) {
+error_info refusal(pid_t pid, int err) {
     std::string tracer = status_field(pid, "TracerPid");
     if (!tracer.empty() && tracer != "0")
-        return {native_stack_code::already_traced,
+        return {error_code::already_traced,
                 "process " + std::to_string(pid) + " is already traced by process " + tracer + " (a debugger?)"};
     if (err == EPERM)
-        return {native_stack_code::permission_denied,
+        return {error_code::permission_denied,
                 "may not trace process " + std::to_string(pid) + " (" + std::strerror(err) +
                     "): run as its user or as root (CAP_SYS_PTRACE)"};
-    return {native_stack_code::io, "PTRACE_SEIZE of process " + std::to_string(pid) + ": " + std::strerror(err)};
+    return {error_code::io, "PTRACE_SEIZE of process " + std::to_string(pid) + ": " + std::strerror(err)};
 }
 
 // Records what waitpid reported for t; true if t exited before it was stopped.
@@ -62,13 +58,13 @@ long detach_signal(const traced_thread& t) { return t.group_stop ? 0 : t.pending
 
 } // namespace
 
-std::expected<void, native_stack_error> process_stop::stop(pid_t pid, clock::time_point deadline,
+std::expected<void, error_info> process_stop::stop(pid_t pid, clock::time_point deadline,
                                                            const native_stack_options& options) {
     std::set<pid_t> skipped;  // listed, but exited before they could be seized
     for (;;) {
         std::vector<pid_t> tids = list_tasks(pid);
         if (tids.empty() && threads_.empty())
-            return fail(native_stack_code::no_such_process, "no process " + std::to_string(pid));
+            return fail(error_code::no_such_process, "no process " + std::to_string(pid));
         bool added = false;
         for (pid_t tid : tids) {
             if (threads_.contains(tid) || skipped.contains(tid)) continue;
@@ -100,7 +96,7 @@ std::expected<void, native_stack_error> process_stop::stop(pid_t pid, clock::tim
         if (clock::now() >= deadline) break;
     }
     if (std::none_of(threads_.begin(), threads_.end(), [](const auto& t) { return t.second.stopped; }))
-        return fail(native_stack_code::no_such_process, "process " + std::to_string(pid) + " exited");
+        return fail(error_code::no_such_process, "process " + std::to_string(pid) + " exited");
     return {};
 }
 

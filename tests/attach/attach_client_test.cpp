@@ -16,7 +16,6 @@
 namespace heapd::test {
 namespace {
 
-using attach::attach_code;
 using attach::attach_options;
 
 bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
@@ -102,11 +101,11 @@ TEST(attach_client, protocol_versions_on_jdk17) {
     v2.protocol = attach::protocol_choice::v2;
     auto refused = attach::diagnostic_command(jvm.pid(), "VM.uptime", v2);
     ASSERT_FALSE(refused);
-    EXPECT_EQ(refused.error().code, attach_code::protocol);
+    EXPECT_EQ(refused.error().code, error_code::protocol);
     // Four arguments need v2, which JDK 17 does not offer.
     auto many = attach::attach_command(jvm.pid(), {"threaddump", {"", "", "", ""}});
     ASSERT_FALSE(many);
-    EXPECT_EQ(many.error().code, attach_code::protocol);
+    EXPECT_EQ(many.error().code, error_code::protocol);
 }
 
 TEST(attach_client, loads_a_java_agent) {

@@ -20,7 +20,6 @@
 namespace heapd::test {
 namespace {
 
-using attach::attach_code;
 using attach::attach_options;
 using namespace std::chrono_literals;
 
@@ -52,12 +51,12 @@ TEST(attach_session, a_dead_pid_or_a_zombie) {
         std::this_thread::sleep_for(10ms);
     auto zombie = attach::thread_dump(child);
     ASSERT_FALSE(zombie);
-    EXPECT_EQ(zombie.error().code, attach_code::no_such_process) << zombie.error().message;
+    EXPECT_EQ(zombie.error().code, error_code::no_such_process) << zombie.error().message;
     ::waitpid(child, nullptr, 0);
     stopwatch clock;
     auto dead = attach::thread_dump(child);
     ASSERT_FALSE(dead);
-    EXPECT_EQ(dead.error().code, attach_code::no_such_process);
+    EXPECT_EQ(dead.error().code, error_code::no_such_process);
     EXPECT_LT(clock.seconds(), 5);
 }
 
@@ -80,7 +79,7 @@ TEST(attach_session, a_process_that_is_no_jvm_is_never_signalled) {
     ASSERT_EQ(c, 'R');
     auto r = attach::thread_dump(quitter.pid);
     ASSERT_FALSE(r);
-    EXPECT_EQ(r.error().code, attach_code::not_a_jvm) << r.error().message;
+    EXPECT_EQ(r.error().code, error_code::not_a_jvm) << r.error().message;
     ::kill(quitter.pid, SIGKILL);
     ::waitpid(quitter.pid, nullptr, 0);
     quitter.pid = -1;
@@ -95,7 +94,7 @@ TEST(attach_session, a_process_that_is_no_jvm_is_never_signalled) {
     std::this_thread::sleep_for(100ms);
     auto s = attach::thread_dump(sleeper.pid);
     ASSERT_FALSE(s);
-    EXPECT_EQ(s.error().code, attach_code::not_a_jvm) << s.error().message;
+    EXPECT_EQ(s.error().code, error_code::not_a_jvm) << s.error().message;
     EXPECT_EQ(::waitpid(sleeper.pid, nullptr, WNOHANG), 0);  // alive
     EXPECT_EQ(trigger_files(sleeper.pid), std::vector<std::string>{});
 }
@@ -109,7 +108,7 @@ TEST(attach_session, a_reused_pid_is_recognised_by_its_start_time) {
     options.expected_start_time = info->start_time + 1;  // what another process of that pid would show
     auto reused = attach::thread_dump(jvm.pid(), options);
     ASSERT_FALSE(reused);
-    EXPECT_EQ(reused.error().code, attach_code::no_such_process);
+    EXPECT_EQ(reused.error().code, error_code::no_such_process);
     EXPECT_TRUE(contains(reused.error().message, "reused")) << reused.error().message;
     options.expected_start_time = info->start_time;
     auto same = attach::thread_dump(jvm.pid(), options);
@@ -125,7 +124,7 @@ TEST(attach_session, disabled_attach_is_reported_at_once) {
         stopwatch clock;
         auto r = attach::thread_dump(jvm.pid());
         ASSERT_FALSE(r);
-        EXPECT_EQ(r.error().code, attach_code::attach_disabled) << r.error().message;
+        EXPECT_EQ(r.error().code, error_code::attach_disabled) << r.error().message;
         EXPECT_LT(clock.seconds(), 5);  // from hsperfdata or the command line, not after the 10 s timeout
         EXPECT_EQ(trigger_files(jvm.pid()), std::vector<std::string>{});
     }
@@ -158,7 +157,7 @@ TEST(attach_session, a_stopped_jvm_is_not_responding_until_continued) {
         auto r = attach::thread_dump(jvm.pid(), with_timeout(3s));
         ::kill(jvm.pid(), SIGCONT);
         ASSERT_FALSE(r);
-        EXPECT_EQ(r.error().code, attach_code::not_responding) << r.error().message;
+        EXPECT_EQ(r.error().code, error_code::not_responding) << r.error().message;
         EXPECT_TRUE(contains(r.error().message, "stopped")) << r.error().message;
         EXPECT_LT(clock.seconds(), 3 + 5);
         EXPECT_EQ(trigger_files(jvm.pid()), std::vector<std::string>{});
@@ -187,7 +186,7 @@ TEST(attach_session, a_jvm_in_its_oom_hook_is_not_responding) {
         EXPECT_EQ(trigger_files(jvm.pid()), std::vector<std::string>{});
         kill_descendants(jvm.pid());  // end the hook: the JVM goes on
         ASSERT_FALSE(r);
-        EXPECT_EQ(r.error().code, attach_code::not_responding) << r.error().message;
+        EXPECT_EQ(r.error().code, error_code::not_responding) << r.error().message;
         EXPECT_TRUE(contains(r.error().message, "safepoint")) << r.error().message;
         EXPECT_LT(took, 2 + 5);
         auto after = attach::thread_dump(jvm.pid(), with_timeout(20s));
@@ -233,7 +232,7 @@ TEST(attach_session, another_users_jvm_is_refused_to_a_non_root_caller) {
     char code = 0;
     ASSERT_EQ(::read(fds[0], &code, 1), 1);
     ::close(fds[0]);
-    EXPECT_EQ(code, '0' + static_cast<int>(attach_code::permission_denied));
+    EXPECT_EQ(code, '0' + static_cast<int>(error_code::permission_denied));
     EXPECT_EQ(trigger_files(jvm.pid()), std::vector<std::string>{});
 }
 

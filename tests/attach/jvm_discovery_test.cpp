@@ -175,10 +175,10 @@ TEST(jvm_discovery, leaves_out_stale_files_and_reused_pids) {
     EXPECT_EQ(listed, 1u);
     auto self = find_jvm(::getpid());
     ASSERT_FALSE(self);
-    EXPECT_EQ(self.error().code, attach_code::not_a_jvm);
+    EXPECT_EQ(self.error().code, error_code::not_a_jvm);
     auto gone = find_jvm(dead_pid());
     ASSERT_FALSE(gone);
-    EXPECT_EQ(gone.error().code, attach_code::no_such_process);
+    EXPECT_EQ(gone.error().code, error_code::no_such_process);
 }
 
 TEST(jvm_discovery, leaves_out_a_jvm_killed_with_sigkill) {

@@ -98,7 +98,7 @@ TEST(process_namespaces, a_pid_in_a_container_is_found_on_the_host) {
     // A pid the container does not have.
     auto none = attach::pid_from_namespace(4242, *ns);
     ASSERT_FALSE(none);
-    EXPECT_EQ(none.error().code, attach::attach_code::no_such_process);
+    EXPECT_EQ(none.error().code, error_code::no_such_process);
     EXPECT_FALSE(attach::pid_namespace_of(999999999));
 }
 
@@ -145,7 +145,7 @@ TEST(process_namespaces, a_mount_namespace_is_reached_through_a_process_in_it) {
     box.end();
     auto gone = attach::process_in_mount_namespace(*theirs);
     ASSERT_FALSE(gone);
-    EXPECT_EQ(gone.error().code, attach::attach_code::no_such_process);
+    EXPECT_EQ(gone.error().code, error_code::no_such_process);
 }
 
 } // namespace

@@ -19,11 +19,11 @@ namespace {
 
 using wire::error_kind;
 
-error_kind kind_of(attach::attach_code code) {
+error_kind kind_of(error_code code) {
     switch (code) {
-    case attach::attach_code::no_such_process: return error_kind::not_found;
-    case attach::attach_code::not_a_jvm: return error_kind::not_found;
-    case attach::attach_code::permission_denied: return error_kind::permission_denied;
+    case error_code::no_such_process: return error_kind::not_found;
+    case error_code::not_a_jvm: return error_kind::not_found;
+    case error_code::permission_denied: return error_kind::permission_denied;
     default: return error_kind::failed;
     }
 }

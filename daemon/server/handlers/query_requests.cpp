@@ -35,7 +35,7 @@ std::vector<entry_metadata> request_handler::dumps_of(std::int64_t named, const 
     std::vector<entry_metadata> out;
     // A client in a container names a JVM of its own by its pid there (while it runs).
     auto host = named > 0 && named <= 0x3fffffff ? host_pid(p, static_cast<pid_t>(named))
-                                                 : attach::attach_fail(attach::attach_code::no_such_process, "");
+                                                 : fail(error_code::no_such_process, "");
     const std::int64_t pid = host ? *host : -1;
     // While a process has the pid, only the dumps of that very process (its start time): an earlier
     // process's, or a dump someone claims with another start time, is not its dump.

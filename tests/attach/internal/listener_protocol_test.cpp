@@ -24,7 +24,6 @@ namespace heapd::test {
 namespace {
 
 using namespace std::string_literals;
-using attach::attach_code;
 using attach::attach_options;
 using attach::protocol_choice;
 
@@ -202,7 +201,7 @@ TEST(attach_wire, carries_many_and_long_arguments_only_in_v2) {
     fake_listener v1(dir.file("v1"), {reply(old_jvm)});
     auto r = attach::attach_socket(dir.file("v1"), {"many", args});
     ASSERT_FALSE(r);
-    EXPECT_EQ(r.error().code, attach_code::protocol);
+    EXPECT_EQ(r.error().code, error_code::protocol);
     EXPECT_NE(r.error().message.find("needs attach protocol v2"), std::string::npos) << r.error().message;
     EXPECT_EQ(v1.requests().size(), 1u);  // the probe only
 }
@@ -234,7 +233,7 @@ TEST(attach_wire, forced_protocols) {
     options.protocol = protocol_choice::v2;
     auto r = attach::attach_socket(dir.file("b"), {"x", {}}, options);
     ASSERT_FALSE(r);
-    EXPECT_EQ(r.error().code, attach_code::protocol);
+    EXPECT_EQ(r.error().code, error_code::protocol);
 }
 
 TEST(attach_wire, a_silent_listener_ends_in_not_responding_within_the_timeout) {
@@ -246,7 +245,7 @@ TEST(attach_wire, a_silent_listener_ends_in_not_responding_within_the_timeout) {
         stopwatch clock;
         auto r = attach::attach_socket(dir.file("probe"), {"threaddump", {}}, options);
         ASSERT_FALSE(r);
-        EXPECT_EQ(r.error().code, attach_code::not_responding) << r.error().message;
+        EXPECT_EQ(r.error().code, error_code::not_responding) << r.error().message;
         EXPECT_LT(clock.seconds(), 0.5 + 5);
     }
     {
@@ -255,7 +254,7 @@ TEST(attach_wire, a_silent_listener_ends_in_not_responding_within_the_timeout) {
         stopwatch clock;
         auto r = attach::attach_socket(dir.file("request"), {"threaddump", {}}, options);
         ASSERT_FALSE(r);
-        EXPECT_EQ(r.error().code, attach_code::not_responding) << r.error().message;
+        EXPECT_EQ(r.error().code, error_code::not_responding) << r.error().message;
         EXPECT_LT(clock.seconds(), 2 * 0.5 + 5);
     }
     // A streamed reply that stops half way.
@@ -263,7 +262,7 @@ TEST(attach_wire, a_silent_listener_ends_in_not_responding_within_the_timeout) {
     stopwatch clock;
     auto r = attach::attach_socket(dir.file("stall"), {"threaddump", {}}, options);
     ASSERT_FALSE(r);
-    EXPECT_EQ(r.error().code, attach_code::not_responding);
+    EXPECT_EQ(r.error().code, error_code::not_responding);
     EXPECT_NE(r.error().message.find("stopped sending"), std::string::npos) << r.error().message;
     EXPECT_LT(clock.seconds(), 2 * 0.5 + 5);
 }
@@ -276,7 +275,7 @@ TEST(attach_wire, malformed_answers_are_protocol_errors) {
         fake_listener listener(path, {reply(old_jvm), reply(answer)});
         auto r = attach::attach_socket(path, {"threaddump", {}});
         ASSERT_FALSE(r) << "answer " << answer;
-        EXPECT_EQ(r.error().code, attach_code::protocol) << r.error().message;
+        EXPECT_EQ(r.error().code, error_code::protocol) << r.error().message;
     }
 }
 
@@ -284,7 +283,7 @@ TEST(attach_wire, no_listener) {
     scratch_dir dir;
     auto missing = attach::attach_socket(dir.file("none"), {"threaddump", {}});
     ASSERT_FALSE(missing);
-    EXPECT_EQ(missing.error().code, attach_code::not_responding);
+    EXPECT_EQ(missing.error().code, error_code::not_responding);
     // A socket file nobody listens on any more.
     int fd = ::socket(AF_UNIX, SOCK_STREAM, 0);
     sockaddr_un addr{};
@@ -294,7 +293,7 @@ TEST(attach_wire, no_listener) {
     ::close(fd);
     auto stale = attach::attach_socket(dir.file("stale"), {"threaddump", {}});
     ASSERT_FALSE(stale);
-    EXPECT_EQ(stale.error().code, attach_code::not_responding);
+    EXPECT_EQ(stale.error().code, error_code::not_responding);
     EXPECT_NE(stale.error().message.find("nothing listens"), std::string::npos) << stale.error().message;
 }
 

@@ -22,7 +22,6 @@ namespace {
 
 using stacks::capture_native_stacks;
 using stacks::capture_stage;
-using stacks::native_stack_code;
 using stacks::native_stack_options;
 using stacks::native_thread;
 
@@ -273,7 +272,7 @@ TEST(native_stacks, process_killed_while_stopped) {
     if (s) {
         for (const auto& t : s->threads) EXPECT_FALSE(t.error.empty()) << t.tid;
     } else {
-        EXPECT_EQ(s.error().code, native_stack_code::no_such_process) << s.error().message;
+        EXPECT_EQ(s.error().code, error_code::no_such_process) << s.error().message;
     }
     EXPECT_EQ(target.reap(), SIGKILL);
 }
@@ -297,7 +296,7 @@ TEST(native_stacks, process_held_by_another_tracer) {
     ::waitpid(tracer, nullptr, 0);
     ASSERT_EQ(ok, 'y');
     ASSERT_FALSE(s);
-    EXPECT_EQ(s.error().code, native_stack_code::already_traced);
+    EXPECT_EQ(s.error().code, error_code::already_traced);
     EXPECT_NE(s.error().message.find(std::to_string(tracer)), std::string::npos) << s.error().message;
     EXPECT_TRUE(untraced(target.pid()));
     EXPECT_EQ(target.finish(), 0);
@@ -320,7 +319,7 @@ void check_tracer_killed(bool stop_first) {
     };
     auto s = capture_native_stacks(target.pid(), options);
     ASSERT_FALSE(s);
-    EXPECT_EQ(s.error().code, native_stack_code::timed_out) << s.error().message;
+    EXPECT_EQ(s.error().code, error_code::timed_out) << s.error().message;
     EXPECT_TRUE(untraced(target.pid()));
     if (stop_first) {
         EXPECT_TRUE(wait_for_states(target.pid(), 'T'));
@@ -384,7 +383,7 @@ TEST(native_stacks, no_such_process) {
     ::waitpid(gone, nullptr, 0);
     auto s = capture_native_stacks(gone, {});
     ASSERT_FALSE(s);
-    EXPECT_EQ(s.error().code, native_stack_code::no_such_process);
+    EXPECT_EQ(s.error().code, error_code::no_such_process);
     EXPECT_FALSE(capture_native_stacks(-1, {}));
 }
 
