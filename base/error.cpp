@@ -21,6 +21,7 @@ const char* error_code_name(error_code code) {
     case error_code::unsupported: return "unsupported";
     case error_code::not_found: return "not_found";
     case error_code::cancelled: return "cancelled";
+    case error_code::corrupt: return "corrupt";
     case error_code::no_such_process: return "no_such_process";
     case error_code::not_a_jvm: return "not_a_jvm";
     case error_code::attach_disabled: return "attach_disabled";

@@ -2,7 +2,7 @@
 // The one error type of library code (base, attach, formats, the daemon's libraries): a code a
 // caller can act on, a message for people that says what was tried and what happened, and, for a
 // file, the offset it concerns. Libraries never print or log it; the daemon maps its code to the
-// protocol's error kinds and heapctl to exit codes, each in one place (formats/protocol/errors.h).
+// protocol's error kinds and heapctl to exit codes, each in one place (formats/protocol/).
 #include <cstdint>
 #include <expected>
 #include <string>
@@ -21,6 +21,7 @@ enum class error_code {
     unsupported,   // valid input that this build cannot handle
     not_found,     // a requested object, class, thread, file or entry is absent
     cancelled,     // the caller asked to stop (analysis_options::phase_started)
+    corrupt,       // what heapd wrote itself (the store's records, an index) does not read back
     // Processes: finding JVMs, attaching to them, tracing them.
     no_such_process,    // the pid does not exist (or exited meanwhile)
     not_a_jvm,          // the process is no HotSpot JVM, or it does not handle SIGQUIT (never signalled)

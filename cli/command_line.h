@@ -5,11 +5,13 @@
 #include <vector>
 
 #include "cli/daemon_client.h"
-#include "cli/exit_codes.h"
+#include "formats/protocol/exit_codes.h"
 #include "formats/protocol/protocol.h"
 #include "formats/report/report_text.h"
 
 namespace heapd::ctl {
+
+using namespace heapd::exits;  // heapctl's exit statuses
 
 // The command line, parsed.
 struct options {

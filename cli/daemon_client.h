@@ -7,10 +7,12 @@
 #include <functional>
 #include <string>
 
-#include "cli/exit_codes.h"
+#include "formats/protocol/exit_codes.h"
 #include "formats/protocol/protocol.h"
 
 namespace heapd::ctl {
+
+using namespace heapd::exits;  // heapctl's exit statuses
 
 // Why talking to the daemon failed, with the exit status it calls for.
 struct client_error {

@@ -14,10 +14,6 @@
 namespace heapd::cmd {
 namespace {
 
-// Exit statuses beyond the common ones: the JVM reported a failure; no conversation was possible.
-constexpr int jvm_failed = 3;
-constexpr int attach_failed = 4;
-
 // The options of one attach invocation.
 struct attach_args {
     std::vector<std::string> words;  // PID COMMAND ARGS...

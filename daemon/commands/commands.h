@@ -2,10 +2,11 @@
 // The heapd subcommands: each registers its options on the CLI and runs when chosen.
 #include <CLI/CLI.hpp>
 
+#include "formats/protocol/exit_codes.h"
+
 namespace heapd::cmd {
 
-// Process exit codes of heapd.
-enum exit_code : int { ok = 0, usage = 1, bad_input = 2 };
+using namespace heapd::exits;  // heapd's exit statuses
 
 // `heapd analyze FILE [--json] [--top N]`: summary, histogram, largest objects, threads.
 void add_analyze(CLI::App& app, int& status);

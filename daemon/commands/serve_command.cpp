@@ -22,9 +22,6 @@
 namespace heapd::cmd {
 namespace {
 
-// Exit status when the daemon cannot start (socket taken, store unusable).
-constexpr int cannot_serve = 3;
-
 // The pipe a detached daemon tells its parent through that it serves (one byte '\0') or why it
 // cannot (a message).
 struct ready_pipe {

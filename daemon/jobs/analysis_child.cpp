@@ -1,4 +1,5 @@
 #include "daemon/jobs/analysis_child.h"
+#include "formats/protocol/error_kinds.h"
 
 #include <fcntl.h>
 #include <grp.h>
@@ -88,7 +89,7 @@ public:
                 if (watch_.phase) watch_.phase(std::string_view(line).substr(6));
             } else if (line.starts_with("error ")) {
                 auto space = line.find(' ', 6);
-                failure_ = child_failure{wire::error_kind_from_name(line.substr(6, space - 6)),
+                failure_ = wire::wire_error{wire::error_kind_from_name(line.substr(6, space - 6)),
                                          space == std::string::npos ? "" : line.substr(space + 1)};
             } else if (line.starts_with("report ")) {
                 report_bytes_ = std::strtoull(line.c_str() + 7, nullptr, 10);
@@ -100,18 +101,18 @@ public:
     }
     bool report_complete() const { return report_bytes_ && buffer_.size() == *report_bytes_; }
     std::string take_report() { return std::move(buffer_); }
-    const std::optional<child_failure>& failure() const { return failure_; }
+    const std::optional<wire::wire_error>& failure() const { return failure_; }
 
 private:
     const child_watch& watch_;
     std::string buffer_;
     std::optional<std::uint64_t> report_bytes_;
-    std::optional<child_failure> failure_;
+    std::optional<wire::wire_error> failure_;
 };
 
 
 // Runs `heapd analyse-fd ARGS --parent PID` on dump_fd and reads what it writes.
-std::expected<std::string, child_failure> run_child(int dump_fd, const child_scratch& scratch,
+std::expected<std::string, wire::wire_error> run_child(int dump_fd, const child_scratch& scratch,
                                                     std::vector<std::string> args, const child_watch& watch,
                                                     const std::string& executable) {
     args.insert(args.begin(), {"--inflate-dir", scratch.dir});
@@ -122,17 +123,17 @@ std::expected<std::string, child_failure> run_child(int dump_fd, const child_scr
     // in the store's scratch directory itself); unlinked, so it goes with the last descriptor.
     unique_fd scratch_file(unlinked_temp_file(scratch.dir));
     if (!scratch_file)
-        return std::unexpected(child_failure{wire::error_kind::internal, "cannot make a scratch file in " + scratch.dir +
+        return std::unexpected(wire::wire_error{wire::error_kind::internal, "cannot make a scratch file in " + scratch.dir +
                                                                              ": " + std::strerror(errno)});
     int out[2];
     if (::pipe2(out, O_CLOEXEC) != 0)
-        return std::unexpected(child_failure{wire::error_kind::internal, std::string("pipe: ") + std::strerror(errno)});
+        return std::unexpected(wire::wire_error{wire::error_kind::internal, std::string("pipe: ") + std::strerror(errno)});
     unique_fd read_end(out[0]), write_end(out[1]);
     // Above 3, so dup2 to 3 always makes a new descriptor without close-on-exec.
     unique_fd dump(::fcntl(dump_fd, F_DUPFD_CLOEXEC, 10));
     unique_fd scratch_dup(::fcntl(scratch_file.get(), F_DUPFD_CLOEXEC, 10));
     if (!dump || !scratch_dup)
-        return std::unexpected(child_failure{wire::error_kind::internal, std::string("dup: ") + std::strerror(errno)});
+        return std::unexpected(wire::wire_error{wire::error_kind::internal, std::string("dup: ") + std::strerror(errno)});
     posix_spawn_file_actions_t actions;
     posix_spawn_file_actions_init(&actions);
     posix_spawn_file_actions_adddup2(&actions, dump.get(), 3);
@@ -160,7 +161,7 @@ std::expected<std::string, child_failure> run_child(int dump_fd, const child_scr
     scratch_dup.reset();
     scratch_file.reset();
     if (rc != 0)
-        return std::unexpected(child_failure{wire::error_kind::internal,
+        return std::unexpected(wire::wire_error{wire::error_kind::internal,
                                              std::string("cannot start the analysis process: ") + std::strerror(rc)});
 
     child_reader reader(watch);
@@ -184,10 +185,10 @@ std::expected<std::string, child_failure> run_child(int dump_fd, const child_scr
     int status = 0;
     while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {}
     if (cancelled || (watch.cancelled && watch.cancelled()))
-        return std::unexpected(child_failure{wire::error_kind::cancelled, "cancelled"});
-    if (garbled) return std::unexpected(child_failure{wire::error_kind::internal, "the analysis process wrote nonsense"});
+        return std::unexpected(wire::wire_error{wire::error_kind::cancelled, "cancelled"});
+    if (garbled) return std::unexpected(wire::wire_error{wire::error_kind::internal, "the analysis process wrote nonsense"});
     if (WIFSIGNALED(status))
-        return std::unexpected(child_failure{
+        return std::unexpected(wire::wire_error{
             wire::error_kind::failed,
             "the analysis process died of " + signal_text(WTERMSIG(status)) +
                 (memory != 0 && WTERMSIG(status) == SIGABRT
@@ -195,7 +196,7 @@ std::expected<std::string, child_failure> run_child(int dump_fd, const child_scr
                      : "")});
     if (reader.failure()) return std::unexpected(*reader.failure());
     if (WEXITSTATUS(status) != 0 || !reader.report_complete())
-        return std::unexpected(child_failure{wire::error_kind::internal,
+        return std::unexpected(wire::wire_error{wire::error_kind::internal,
                                              "the analysis process ended without a report (exit status " +
                                                  std::to_string(WEXITSTATUS(status)) + ")"});
     return reader.take_report();
@@ -232,7 +233,7 @@ int analyse_mapped(const dump_file& dumped, const std::string& name, std::option
     if (object) {
         if (!write_out("phase paths\n")) return 1;
         auto paths = find_object_paths(dump->bytes(), *object, roots);
-        if (!paths) return fail_with(paths.error().code == error_code::not_found ? "not_found" : "bad_input",
+        if (!paths) return fail_with(wire::error_kind_name(wire::kind_of(paths.error().code)).data(),
                                      paths.error().describe());
         paths->file = name;
         std::string text = to_json(*paths).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
@@ -260,13 +261,13 @@ int analyse_mapped(const dump_file& dumped, const std::string& name, std::option
 
 void set_analysis_memory(std::uint64_t bytes) { analysis_memory = bytes; }
 
-std::expected<std::string, child_failure> analyse_in_child(int dump_fd, const std::string& name,
+std::expected<std::string, wire::wire_error> analyse_in_child(int dump_fd, const std::string& name,
                                                            const child_scratch& scratch, const child_watch& watch,
                                                            const std::string& executable) {
     return run_child(dump_fd, scratch, {"--name", name}, watch, executable);
 }
 
-std::expected<std::string, child_failure> paths_in_child(int dump_fd, const std::string& name,
+std::expected<std::string, wire::wire_error> paths_in_child(int dump_fd, const std::string& name,
                                                          const child_scratch& scratch, std::uint64_t object,
                                                          unsigned roots, const child_watch& watch,
                                                          const std::string& executable) {

@@ -25,12 +25,6 @@
 
 namespace heapd::daemon {
 
-// Why the child's analysis failed, as the job reports it.
-struct child_failure {
-    wire::error_kind kind = wire::error_kind::failed;
-    std::string message;
-};
-
 // Where a compressed dump is inflated, and how much room it has there (none: no bound).
 struct child_scratch {
     std::string dir;
@@ -50,14 +44,14 @@ void set_analysis_memory(std::uint64_t bytes);
 
 // Runs the analysis of dump_fd in a child (executable: heapd, this very program unless a test says
 // otherwise) and returns the report's JSON text.
-std::expected<std::string, child_failure> analyse_in_child(int dump_fd, const std::string& name,
+std::expected<std::string, wire::wire_error> analyse_in_child(int dump_fd, const std::string& name,
                                                            const child_scratch& scratch, const child_watch& watch,
                                                            const std::string& executable = "/proc/self/exe");
 
 // The same for `heapd path`: the shortest paths from GC roots to one object (object_paths.h), as
 // JSON (formats/report/report_json.h) in place of the report; one phase, "paths". Fails with kind
 // not_found when the dump holds no such object.
-std::expected<std::string, child_failure> paths_in_child(int dump_fd, const std::string& name,
+std::expected<std::string, wire::wire_error> paths_in_child(int dump_fd, const std::string& name,
                                                          const child_scratch& scratch, std::uint64_t object,
                                                          unsigned roots, const child_watch& watch,
                                                          const std::string& executable = "/proc/self/exe");

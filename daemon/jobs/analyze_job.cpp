@@ -31,7 +31,7 @@ constexpr std::array<std::pair<std::string_view, double>, 9> phase_shares{{{"ope
 // A compressed dump inflates to about this many times its size (HPROF compresses 3 to 6 times).
 constexpr std::uint64_t inflate_estimate = 4;
 
-job_failure cancelled() { return {wire::error_kind::cancelled, "cancelled"}; }
+wire::wire_error cancelled() { return {wire::error_kind::cancelled, "cancelled"}; }
 
 bool starts_gzip(int fd) {
     unsigned char magic[2] = {0, 0};
@@ -69,7 +69,7 @@ job_work make_analyse_work(store& s, analyse_request request) {
     auto req = std::make_shared<analyse_request>(std::move(request));
     return [&s, req](job_context& ctx) -> job_outcome {
         auto fail_with = [](wire::error_kind kind, std::string message) {
-            return std::unexpected(job_failure{kind, std::move(message)});
+            return std::unexpected(wire::wire_error{kind, std::move(message)});
         };
         struct stat st {};
         if (::fstat(req->fd.get(), &st) != 0) return fail_with(wire::error_kind::bad_input, "cannot stat " + req->name);

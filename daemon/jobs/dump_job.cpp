@@ -1,4 +1,5 @@
 #include "daemon/jobs/dump_job.h"
+#include "formats/protocol/error_kinds.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -27,22 +28,14 @@ namespace {
 
 using wire::error_kind;
 
-std::unexpected<job_failure> failure(error_kind kind, std::string message) {
-    return std::unexpected(job_failure{kind, std::move(message)});
-}
-
-error_kind kind_of(error_code code) {
-    switch (code) {
-    case error_code::no_such_process: return error_kind::not_found;
-    case error_code::permission_denied: return error_kind::permission_denied;
-    default: return error_kind::failed;
-    }
+std::unexpected<wire::wire_error> failure(error_kind kind, std::string message) {
+    return std::unexpected(wire::wire_error{kind, std::move(message)});
 }
 
 // Waits until the JVM answers an attach again (it has left its OnOutOfMemoryError hook): tries with
 // a short timeout, then backs off (0.1 s doubling to 2 s). False with why when it is gone or
 // cancelled or the limit passed.
-std::optional<job_failure> wait_for_jvm(const dump_request& r, job_context& ctx) {
+std::optional<wire::wire_error> wait_for_jvm(const dump_request& r, job_context& ctx) {
     using clock = std::chrono::steady_clock;
     const auto deadline = clock::now() + std::chrono::milliseconds(oom_wait_limit_ms);
     auto pause = std::chrono::milliseconds(100);
@@ -56,7 +49,7 @@ std::optional<job_failure> wait_for_jvm(const dump_request& r, job_context& ctx)
         if (state && state->stopped()) {
             if (!stopped_since) stopped_since = clock::now();
             if (clock::now() - *stopped_since >= std::chrono::milliseconds(oom_wait_stopped_ms))
-                return job_failure{error_kind::failed, "pid " + std::to_string(r.pid) + " has been stopped (state " +
+                return wire::wire_error{error_kind::failed, "pid " + std::to_string(r.pid) + " has been stopped (state " +
                                                            std::string(1, state->state) + ") for " +
                                                            duration_text(oom_wait_stopped_ms) + ": not waited for longer"};
         } else {
@@ -70,13 +63,13 @@ std::optional<job_failure> wait_for_jvm(const dump_request& r, job_context& ctx)
         const auto code = answer.error().code;
         if (code == error_code::no_such_process || code == error_code::not_a_jvm ||
             code == error_code::permission_denied || code == error_code::attach_disabled)
-            return job_failure{kind_of(code), "pid " + std::to_string(r.pid) + " never answered after its "
+            return wire::wire_error{wire::kind_of(code), "pid " + std::to_string(r.pid) + " never answered after its "
                                               "OutOfMemoryError hook: " + answer.error().message};
         if (clock::now() >= deadline)
-            return job_failure{error_kind::failed, "pid " + std::to_string(r.pid) + " did not answer for " +
+            return wire::wire_error{error_kind::failed, "pid " + std::to_string(r.pid) + " did not answer for " +
                                                     duration_text(oom_wait_limit_ms) + ": " + answer.error().message};
         for (auto until = clock::now() + pause; clock::now() < until;) {
-            if (ctx.cancelled()) return job_failure{error_kind::cancelled, "cancelled"};
+            if (ctx.cancelled()) return wire::wire_error{error_kind::cancelled, "cancelled"};
             std::this_thread::sleep_for(std::chrono::milliseconds(20));
         }
         pause = std::min(pause * 2, std::chrono::milliseconds(2000));
@@ -85,22 +78,22 @@ std::optional<job_failure> wait_for_jvm(const dump_request& r, job_context& ctx)
 
 // A file in the store's scratch directory with no name, for a child running as the JVM's user to
 // write through /proc/self/fd (mode 0666 on a nameless file: only processes holding it reach it).
-std::expected<unique_fd, job_failure> scratch_file(store& s) {
+std::expected<unique_fd, wire::wire_error> scratch_file(store& s) {
     unique_fd fd(::open(s.tmp_dir().c_str(), O_TMPFILE | O_RDWR | O_CLOEXEC, 0600));
     if (!fd || ::fchmod(fd.get(), 0666) != 0)
-        return std::unexpected(job_failure{error_kind::internal, "cannot make a scratch file in " + s.tmp_dir() + ": " +
+        return std::unexpected(wire::wire_error{error_kind::internal, "cannot make a scratch file in " + s.tmp_dir() + ": " +
                                                                      std::strerror(errno)});
     return fd;
 }
 
 // The heap of a JVM held in its hook, from outside: a core now, then its conversion to HPROF.
-std::expected<unique_fd, job_failure> snapshot_heap(store& s, const dump_request& r, job_context& ctx) {
+std::expected<unique_fd, wire::wire_error> snapshot_heap(store& s, const dump_request& r, job_context& ctx) {
     const attach::snapshot_target target{r.pid, r.uid, r.gid, r.exe};
     auto core = scratch_file(s);
     if (!core) return std::unexpected(core.error());
     ctx.progress("snapshot", 0, 0);
     if (auto written = attach::write_core(target, core->get(), std::chrono::seconds(snapshot_limit_s)); !written)
-        return std::unexpected(job_failure{kind_of(written.error().code), "snapshot of pid " + std::to_string(r.pid) +
+        return std::unexpected(wire::wire_error{wire::kind_of(written.error().code), "snapshot of pid " + std::to_string(r.pid) +
                                                                               ": " + written.error().message});
     // The JVM may go now: the hook is told by this phase.
     ctx.progress("convert", 0, 0);
@@ -108,7 +101,7 @@ std::expected<unique_fd, job_failure> snapshot_heap(store& s, const dump_request
     if (!hprof) return std::unexpected(hprof.error());
     if (auto converted = attach::core_to_hprof(target, core->get(), hprof->get(), std::chrono::seconds(conversion_limit_s));
         !converted)
-        return std::unexpected(job_failure{kind_of(converted.error().code), "converting the snapshot of pid " +
+        return std::unexpected(wire::wire_error{wire::kind_of(converted.error().code), "converting the snapshot of pid " +
                                                                                 std::to_string(r.pid) + ": " +
                                                                                 converted.error().message});
     return hprof;
@@ -187,7 +180,7 @@ job_work make_dump_work(store& s, dump_request request) {
             }};
             auto dumped = attach::dump_heap(req->pid, path, dump, options);
             journal.done(ctx.id());
-            if (!dumped) return failure(kind_of(dumped.error().code), dumped.error().message);
+            if (!dumped) return failure(wire::kind_of(dumped.error().code), dumped.error().message);
             if (!dumped->written)
                 return failure(error_kind::failed, who + " wrote no dump: " + dumped->reply.output);
         }

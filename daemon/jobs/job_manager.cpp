@@ -172,9 +172,9 @@ void job_manager::run_job(const std::shared_ptr<slot>& s) {
     try {
         outcome = s->work(ctx);
     } catch (const std::exception& e) {
-        outcome = std::unexpected(job_failure{wire::error_kind::internal, std::string("internal error: ") + e.what()});
+        outcome = std::unexpected(wire::wire_error{wire::error_kind::internal, std::string("internal error: ") + e.what()});
     } catch (...) {
-        outcome = std::unexpected(job_failure{wire::error_kind::internal, "internal error"});
+        outcome = std::unexpected(wire::wire_error{wire::error_kind::internal, "internal error"});
     }
     finish(s, outcome);
 }

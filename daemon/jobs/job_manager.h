@@ -27,14 +27,9 @@
 
 namespace heapd::daemon {
 
-// Why a job's work failed: the wire error kind for clients and a message for people.
-struct job_failure {
-    wire::error_kind kind = wire::error_kind::failed;
-    std::string message;
-};
-
-// What a job's work ends with: the id of the store entry it made, or why it failed.
-using job_outcome = std::expected<std::string, job_failure>;
+// What a job's work ends with: the id of the store entry it made, or why it failed (the wire's
+// error kind for clients and a message for people).
+using job_outcome = wire::wire_result<std::string>;
 
 class job_manager;
 

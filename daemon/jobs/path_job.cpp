@@ -21,7 +21,7 @@ job_work make_path_work(store& s, path_request request) {
     auto req = std::make_shared<path_request>(std::move(request));
     return [&s, req](job_context& ctx) -> job_outcome {
         auto failure = [](wire::error_kind kind, std::string message) {
-            return std::unexpected(job_failure{kind, std::move(message)});
+            return std::unexpected(wire::wire_error{kind, std::move(message)});
         };
         auto path = s.dump_path(req->entry);
         if (!path) return failure(wire::error_kind::not_found, path.error().message);

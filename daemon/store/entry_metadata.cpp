@@ -24,7 +24,7 @@ wire::json to_json(const entry_metadata& m) {
 }
 
 result<entry_metadata> metadata_from_json(const wire::json& j) {
-    if (!j.is_object()) return fail(error_code::bad_value, "metadata is not a JSON object");
+    if (!j.is_object()) return fail(error_code::corrupt, "metadata is not a JSON object");
     entry_metadata m;
     try {
         m.id = j.at("id").get<std::string>();
@@ -45,9 +45,9 @@ result<entry_metadata> metadata_from_json(const wire::json& j) {
         m.has_report = j.at("has_report").get<bool>();
         m.headline = j.value("headline", "");
     } catch (const std::exception& e) {
-        return fail(error_code::bad_value, std::string("metadata is damaged: ") + e.what());
+        return fail(error_code::corrupt, std::string("metadata is damaged: ") + e.what());
     }
-    if (m.id.empty()) return fail(error_code::bad_value, "metadata has an empty id");
+    if (m.id.empty()) return fail(error_code::corrupt, "metadata has an empty id");
     return m;
 }
 

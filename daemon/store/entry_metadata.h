@@ -33,7 +33,7 @@ struct entry_metadata {
 };
 
 wire::json to_json(const entry_metadata& m);
-// Fails with bad_value when a required key is missing or has the wrong type.
+// Fails with corrupt when a required key is missing or has the wrong type.
 result<entry_metadata> metadata_from_json(const wire::json& j);
 
 } // namespace heapd::daemon

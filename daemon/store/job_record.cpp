@@ -60,13 +60,13 @@ wire::json to_json(const job_record& j, std::int64_t now) {
 }
 
 result<job_record> job_from_json(const wire::json& j) {
-    if (!j.is_object()) return fail(error_code::bad_value, "job is not a JSON object");
+    if (!j.is_object()) return fail(error_code::corrupt, "job is not a JSON object");
     job_record r;
     try {
         r.id = j.at("id").get<std::uint64_t>();
         r.kind = j.at("kind").get<std::string>();
         auto state = job_state_from_name(j.at("state").get<std::string>());
-        if (!state) return fail(error_code::bad_value, "job has an unknown state");
+        if (!state) return fail(error_code::corrupt, "job has an unknown state");
         r.state = *state;
         r.owner_uid = j.at("owner_uid").get<uid_t>();
         r.owner_gid = j.at("owner_gid").get<gid_t>();
@@ -85,9 +85,9 @@ result<job_record> job_from_json(const wire::json& j) {
         r.error_kind = j.value("error_kind", "");
         r.entry = j.value("entry", "");
     } catch (const std::exception& e) {
-        return fail(error_code::bad_value, std::string("job record is damaged: ") + e.what());
+        return fail(error_code::corrupt, std::string("job record is damaged: ") + e.what());
     }
-    if (r.id == 0) return fail(error_code::bad_value, "job id 0");
+    if (r.id == 0) return fail(error_code::corrupt, "job id 0");
     return r;
 }
 

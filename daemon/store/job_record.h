@@ -43,7 +43,7 @@ struct job_record {
 };
 
 wire::json to_json(const job_record& j, std::int64_t now_ms);
-// Reads a job back; bad_value when a required key is missing or mistyped.
+// Reads a job back; corrupt when a required key is missing or mistyped.
 result<job_record> job_from_json(const wire::json& j);
 
 // Milliseconds since the epoch, by the wall clock.

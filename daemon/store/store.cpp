@@ -47,15 +47,15 @@ result<entry_metadata> read_entry(const std::string& dir, const std::string& nam
     auto text = read_file(dir + "/metadata.json", max_metadata_bytes);
     if (!text) return std::unexpected(text.error());
     auto j = wire::json::parse(*text, nullptr, false);
-    if (j.is_discarded()) return fail(error_code::bad_value, "metadata.json is not JSON");
+    if (j.is_discarded()) return fail(error_code::corrupt, "metadata.json is not JSON");
     auto meta = metadata_from_json(j);
     if (!meta) return std::unexpected(meta.error());
-    if (meta->id != name) return fail(error_code::bad_value, "metadata names another entry");
+    if (meta->id != name) return fail(error_code::corrupt, "metadata names another entry");
     std::error_code ec;
     if (meta->has_report && fs::symlink_status(dir + "/report.json", ec).type() != fs::file_type::regular)
-        return fail(error_code::bad_value, "report.json is missing");
+        return fail(error_code::corrupt, "report.json is missing");
     if (meta->has_dump && fs::symlink_status(dir + "/dump.hprof", ec).type() != fs::file_type::regular)
-        return fail(error_code::bad_value, "dump.hprof is missing");
+        return fail(error_code::corrupt, "dump.hprof is missing");
     meta->stored_bytes = dir_bytes(dir);
     return meta;
 }
@@ -114,7 +114,7 @@ result<void> store::recover(store_recovery& recovery) {
                 damage = a.error().message;
             }
         }
-        auto meta = damage ? result<entry_metadata>(fail(error_code::bad_value, *damage)) : read_entry(p, name);
+        auto meta = damage ? result<entry_metadata>(fail(error_code::corrupt, *damage)) : read_entry(p, name);
         if (!meta) {
             remove_all(p);
             recovery.removed_corrupt.push_back("entries/" + name + " (" + meta.error().message + ")");
@@ -136,7 +136,7 @@ result<void> store::recover(store_recovery& recovery) {
         }
         auto text = read_file(p, max_metadata_bytes);
         auto j = text ? wire::json::parse(*text, nullptr, false) : wire::json(nullptr);
-        auto job = j.is_discarded() ? result<job_record>(fail(error_code::bad_value, "not JSON")) : job_from_json(j);
+        auto job = j.is_discarded() ? result<job_record>(fail(error_code::corrupt, "not JSON")) : job_from_json(j);
         if (!job || name != std::to_string(job->id) + ".json") {
             remove_all(p);
             recovery.removed_corrupt.push_back("jobs/" + name);
@@ -184,10 +184,10 @@ result<analysis_report> store::load_report(const std::string& id) const {
     auto text = read_file(entry_dir(id) + "/report.json", max_report_bytes);
     if (!text) return std::unexpected(text.error());
     auto j = wire::json::parse(*text, nullptr, false);
-    if (j.is_discarded()) return fail(error_code::bad_value, "the stored report of " + id + " is damaged (not JSON)");
+    if (j.is_discarded()) return fail(error_code::corrupt, "the stored report of " + id + " is damaged (not JSON)");
     auto report = report_from_json(j);
     if (!report)
-        return fail(error_code::bad_value, "the stored report of " + id + " is damaged: " + report.error().message);
+        return fail(error_code::corrupt, "the stored report of " + id + " is damaged: " + report.error().message);
     return report;
 }
 

@@ -5,6 +5,7 @@
 #include <filesystem>
 
 #include "attach/jvm_discovery.h"
+#include "formats/protocol/error_kinds.h"
 #include "attach/owner_removal.h"
 #include "attach/process_info.h"
 #include "attach/process_namespaces.h"
@@ -18,15 +19,6 @@ namespace heapd::daemon {
 namespace {
 
 using wire::error_kind;
-
-error_kind kind_of(error_code code) {
-    switch (code) {
-    case error_code::no_such_process: return error_kind::not_found;
-    case error_code::not_a_jvm: return error_kind::not_found;
-    case error_code::permission_denied: return error_kind::permission_denied;
-    default: return error_kind::failed;
-    }
-}
 
 // The path of a spooled request's dump as the daemon reaches it: as written, or for a hook in
 // another mount namespace (a container), through /proc/PID/root of a process still in it (the JVM
@@ -158,10 +150,10 @@ wire::wire_result<dump_request> request_handler::prepare_dump(const wire::json& 
         }
         if (!d.adopt) {
             if (!same) return wire::wire_fail(error_kind::not_found, who + " is another process now");
-            return wire::wire_fail(kind_of(jvm.error().code), who + ": " + jvm.error().message);
+            return wire::wire_fail(wire::kind_of(jvm.error().code), who + ": " + jvm.error().message);
         }
     } else if (!d.adopt) {
-        return wire::wire_fail(kind_of(info.error().code), who + ": " + info.error().message);
+        return wire::wire_fail(wire::kind_of(info.error().code), who + ": " + info.error().message);
     }
     // An adopted dump of a JVM that is gone: kept under its pid and the start time given (0 when
     // none: then it is never taken for a dump of any running JVM), owned by the caller.

@@ -4,6 +4,7 @@
 #include <cstdio>
 
 #include "attach/process_info.h"
+#include "formats/protocol/error_kinds.h"
 #include "formats/analysis/dump_diff.h"
 #include "formats/report/report_json.h"
 #include "daemon/jobs/path_job.h"
@@ -95,7 +96,7 @@ void request_handler::diff(const wire::request& r, const connection_ptr& c) {
     auto new_report = old_report ? store_.load_report(after->id) : std::unexpected(old_report.error());
     if (!new_report)
         return send_error(c, r.id,
-                          new_report.error().code == error_code::not_found ? error_kind::not_found : error_kind::internal,
+                          wire::kind_of(new_report.error().code),
                           new_report.error().message);
     diff_report d = diff_analyses(*old_report, *new_report, static_cast<unsigned>(std::min<std::uint64_t>(*top, 1u << 30)));
     c->send(wire::make_result(r.id, {{"before", to_json(*before)}, {"after", to_json(*after)}, {"diff", to_json(d)}}));

@@ -1,4 +1,5 @@
 #include "daemon/server/handlers/request_handler.h"
+#include "formats/protocol/error_kinds.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -182,7 +183,7 @@ void request_handler::report(const wire::request& r, const connection_ptr& c) {
     auto report = store_.load_report(*id);
     if (!report) {
         log_->error("dump {}: {}", *id, report.error().message);
-        return send_error(c, r.id, report.error().code == error_code::not_found ? error_kind::not_found : error_kind::internal,
+        return send_error(c, r.id, wire::kind_of(report.error().code),
                     report.error().message);
     }
     wire::json result = {{"dump", to_json(*meta)}};
@@ -206,7 +207,7 @@ void request_handler::remove(const wire::request& r, const connection_ptr& c) {
     if (!may_access(c->peer(), meta->owner_uid))
         return send_error(c, r.id, error_kind::permission_denied, "dump " + *id + " belongs to another user");
     if (auto removed = store_.remove(*id); !removed)
-        return send_error(c, r.id, removed.error().code == error_code::not_found ? error_kind::not_found : error_kind::internal,
+        return send_error(c, r.id, wire::kind_of(removed.error().code),
                     removed.error().message);
     log_->info("dump {} removed by uid {}", *id, c->peer().uid);
     c->send(wire::make_result(r.id, {{"removed", *id}}));

@@ -134,7 +134,7 @@ TEST(job_manager, cancels_queued_and_running_jobs) {
     auto cooperative = [&](job_context& ctx) -> job_outcome {
         started = true;
         while (!ctx.cancelled()) std::this_thread::sleep_for(std::chrono::milliseconds(5));
-        return std::unexpected(job_failure{wire::error_kind::cancelled, "cancelled"});
+        return std::unexpected(wire::wire_error{wire::error_kind::cancelled, "cancelled"});
     };
     std::atomic<bool> ran_b{false};
     job_record a = jobs.submit(spec("a"), cooperative);
@@ -157,7 +157,7 @@ TEST(job_manager, a_failing_or_throwing_job_fails_alone) {
     fixture f;
     job_manager jobs(f.io, *f.st, 2, f.log);
     job_record bad = jobs.submit(spec("bad"), [](job_context&) -> job_outcome {
-        return std::unexpected(job_failure{wire::error_kind::bad_input, "not an HPROF file"});
+        return std::unexpected(wire::wire_error{wire::error_kind::bad_input, "not an HPROF file"});
     });
     job_record thrown = jobs.submit(spec("thrown"), [](job_context&) -> job_outcome { throw std::runtime_error("boom"); });
     job_record good = jobs.submit(spec("good"), [](job_context&) -> job_outcome { return "ok"; });
@@ -202,7 +202,7 @@ TEST(job_manager, shutdown_cancels_what_waits_and_stops_what_runs) {
     job_record a = jobs.submit(spec("a"), [&](job_context& ctx) -> job_outcome {
         started = true;
         while (!ctx.cancelled()) std::this_thread::sleep_for(std::chrono::milliseconds(5));
-        return std::unexpected(job_failure{wire::error_kind::cancelled, "cancelled"});
+        return std::unexpected(wire::wire_error{wire::error_kind::cancelled, "cancelled"});
     });
     job_record b = jobs.submit(spec("b"), [](job_context&) -> job_outcome { return "e"; });
     ASSERT_TRUE(f.run_until([&] { return started.load(); }));

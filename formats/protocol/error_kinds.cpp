@@ -1,0 +1,29 @@
+#include "formats/protocol/error_kinds.h"
+
+namespace heapd::wire {
+
+error_kind kind_of(error_code code) {
+    switch (code) {
+    case error_code::not_found:
+    case error_code::no_such_process:
+    case error_code::not_a_jvm: return error_kind::not_found;
+    case error_code::permission_denied: return error_kind::permission_denied;
+    case error_code::cancelled: return error_kind::cancelled;
+    case error_code::bad_magic:
+    case error_code::bad_header:
+    case error_code::out_of_bounds:
+    case error_code::unknown_tag:
+    case error_code::bad_value:
+    case error_code::unsupported: return error_kind::bad_input;
+    case error_code::io:
+    case error_code::corrupt: return error_kind::internal;
+    case error_code::attach_disabled:
+    case error_code::not_responding:
+    case error_code::protocol:
+    case error_code::already_traced:
+    case error_code::timed_out: return error_kind::failed;
+    }
+    return error_kind::internal;
+}
+
+} // namespace heapd::wire
