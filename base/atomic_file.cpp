@@ -7,10 +7,12 @@
 #include <cerrno>
 #include <cstdio>
 #include <filesystem>
+#include <utility>
 
+#include "base/fd_io.h"
 #include "base/unique_fd.h"
 
-namespace heapd::daemon {
+namespace heapd {
 namespace {
 
 std::string parent_of(const std::string& path) {
@@ -22,16 +24,6 @@ std::string parent_of(const std::string& path) {
 std::string base_of(const std::string& path) {
     auto slash = path.rfind('/');
     return slash == std::string::npos ? path : path.substr(slash + 1);
-}
-
-bool write_all(int fd, std::string_view data) {
-    while (!data.empty()) {
-        ssize_t n = ::write(fd, data.data(), data.size());
-        if (n < 0 && errno == EINTR) continue;
-        if (n <= 0) return false;
-        data.remove_prefix(static_cast<std::size_t>(n));
-    }
-    return true;
 }
 
 } // namespace
@@ -62,23 +54,46 @@ result<void> make_dir(const std::string& path, const file_access& access) {
     return apply_access(path, true, access);
 }
 
-result<void> write_file_atomic(const std::string& path, std::string_view content, const file_access& access) {
-    const std::string dir = parent_of(path);
-    std::string tmp = dir + "/" + std::string(temp_prefix) + base_of(path) + "-XXXXXX";
-    unique_fd fd(::mkostemp(tmp.data(), O_CLOEXEC));
+atomic_file::atomic_file(std::string path, std::string temp, unique_fd fd)
+    : path_(std::move(path)), temp_(std::move(temp)), fd_(std::move(fd)) {}
+
+atomic_file::atomic_file(atomic_file&& other) noexcept
+    : path_(std::move(other.path_)), temp_(std::move(other.temp_)), fd_(std::move(other.fd_)),
+      done_(std::exchange(other.done_, true)) {}
+
+atomic_file::~atomic_file() {
+    if (!done_) ::unlink(temp_.c_str());
+}
+
+result<atomic_file> atomic_file::create(const std::string& path, mode_t mode) {
+    std::string temp = parent_of(path) + "/" + std::string(temp_prefix) + base_of(path) + "-XXXXXX";
+    unique_fd fd(::mkostemp(temp.data(), O_CLOEXEC));
     if (!fd) return fail_errno("cannot create a temporary file for", path);
-    auto discard = [&](std::unexpected<error_info> e) {
-        ::unlink(tmp.c_str());
-        return e;
-    };
-    if (::fchmod(fd.get(), access.file_mode) != 0) return discard(fail_errno("cannot chmod", tmp));
-    if (access.chown && ::fchown(fd.get(), 0, access.group) != 0) return discard(fail_errno("cannot chown", tmp));
-    if (!write_all(fd.get(), content)) return discard(fail_errno("cannot write", tmp));
-    if (::fsync(fd.get()) != 0) return discard(fail_errno("cannot sync", tmp));
-    fd.reset();
-    if (::rename(tmp.c_str(), path.c_str()) != 0) return discard(fail_errno("cannot rename a temporary file to", path));
-    sync_dir(dir);
+    atomic_file file(path, std::move(temp), std::move(fd));
+    if (::fchmod(file.fd(), mode) != 0) return fail_errno("cannot chmod", file.temp_);
+    return file;
+}
+
+result<void> atomic_file::write(std::string_view bytes) {
+    if (!write_all(fd_.get(), bytes)) return fail_errno("cannot write", temp_);
     return {};
+}
+
+result<void> atomic_file::commit() {
+    if (::fsync(fd_.get()) != 0) return fail_errno("cannot sync", temp_);
+    fd_.reset();
+    if (::rename(temp_.c_str(), path_.c_str()) != 0) return fail_errno("cannot rename a temporary file to", path_);
+    done_ = true;
+    sync_dir(parent_of(path_));
+    return {};
+}
+
+result<void> write_file_atomic(const std::string& path, std::string_view content, const file_access& access) {
+    auto file = atomic_file::create(path, access.file_mode);
+    if (!file) return std::unexpected(file.error());
+    if (access.chown && ::fchown(file->fd(), 0, access.group) != 0) return fail_errno("cannot chown", file->temp_path());
+    if (auto w = file->write(content); !w) return w;
+    return file->commit();
 }
 
 result<std::string> read_file(const std::string& path, std::size_t max_bytes) {
@@ -102,4 +117,4 @@ result<std::string> read_file(const std::string& path, std::size_t max_bytes) {
     return out;
 }
 
-} // namespace heapd::daemon
+} // namespace heapd

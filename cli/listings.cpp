@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "formats/report/report_text.h"
+#include "formats/report/text_format.h"
 
 namespace heapd::ctl {
 namespace {
@@ -22,15 +23,6 @@ T get(const wire::json& j, const char* key, T fallback) {
     } catch (...) {
         return fallback;
     }
-}
-
-std::string duration(long long ms) {
-    char buf[32];
-    if (ms < 1000) std::snprintf(buf, sizeof buf, "%lld ms", ms);
-    else if (ms < 60000) std::snprintf(buf, sizeof buf, "%.1f s", static_cast<double>(ms) / 1000);
-    else if (ms < 3600000) std::snprintf(buf, sizeof buf, "%lldm %02llds", ms / 60000, ms / 1000 % 60);
-    else std::snprintf(buf, sizeof buf, "%lldh %02lldm", ms / 3600000, ms / 60000 % 60);
-    return buf;
 }
 
 std::string fit(std::string s, std::size_t width) {
@@ -70,7 +62,7 @@ std::string status_text(const wire::json& s) {
     const wire::json you = get(s, "you", wire::json::object());
     std::string out = "heapd " + get<std::string>(s, "version", "?") + " on " + get<std::string>(s, "host", "?") +
                       ", pid " + std::to_string(get<long long>(s, "pid", 0)) + ", up " +
-                      duration(get<long long>(s, "uptime_ms", 0)) + ", protocol " +
+                      text::duration_text(get<long long>(s, "uptime_ms", 0)) + ", protocol " +
                       std::to_string(get<long long>(s, "protocol", 0)) + "\n";
     out += "  Socket   " + get<std::string>(s, "socket", "?") + "\n";
     const auto dumps = get<unsigned long long>(store, "dumps", 0);
@@ -105,7 +97,7 @@ std::string jobs_text(const wire::json& jobs) {
         std::snprintf(line, sizeof line, "%6llu  %-9s  %-7s  %-10s  %-18s  %8s  %s\n",
                       get<unsigned long long>(j, "id", 0), state.c_str(), get<std::string>(j, "kind", "").c_str(),
                       fit(user_name(get<long long>(j, "owner_uid", -1)), 10).c_str(), fit(phase, 18).c_str(),
-                      duration(get<long long>(j, "duration_ms", 0)).c_str(), fit(subject, 34).c_str());
+                      text::duration_text(get<long long>(j, "duration_ms", 0)).c_str(), fit(subject, 34).c_str());
         out += line;
         if (const std::string entry = get<std::string>(j, "entry", ""); !entry.empty())
             out += std::string(get<std::string>(j, "kind", "") == "path" ? "        answer kept with dump "
@@ -148,7 +140,7 @@ std::string after_gc_cell(const wire::json& trend) {
     if (state == "steady") return std::string(cell) + " steady";
     if (state == "rising")
         return std::string(cell) + " full ~" +
-               duration(std::llround(get<double>(trend, "predicted_full_seconds", 0) * 1000));
+               text::duration_text(std::llround(get<double>(trend, "predicted_full_seconds", 0) * 1000));
     return cell;
 }
 

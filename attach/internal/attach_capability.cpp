@@ -10,23 +10,12 @@
 #include <string>
 #include <vector>
 
+#include "formats/hsperf/hsperfdata.h"
+
 namespace heapd::attach {
 namespace {
 
-constexpr std::size_t prologue_size = 32;     // PerfDataPrologue
-constexpr std::size_t entry_header_size = 20;  // PerfDataEntry without name and data
 constexpr std::size_t max_perf_file = 16u << 20;
-
-// A 32-bit value at offset in the buffer's byte order; nullopt past the end.
-std::optional<std::uint32_t> u32_at(std::string_view b, std::size_t offset, bool big_endian) {
-    if (offset > b.size() || b.size() - offset < 4) return std::nullopt;
-    std::uint32_t v = 0;
-    for (int i = 0; i < 4; ++i) {
-        auto byte = static_cast<std::uint8_t>(b[offset + (big_endian ? i : 3 - i)]);
-        v = (v << 8) | byte;
-    }
-    return v;
-}
 
 // The whole of a small regular file, or nothing.
 std::optional<std::string> slurp(const std::string& path, uid_t owner) {
@@ -91,30 +80,11 @@ void scan_options(std::string_view text, std::optional<bool>& disabled) {
 } // namespace
 
 std::optional<std::string_view> perf_string(std::string_view b, std::string_view name) {
-    if (b.size() < prologue_size) return std::nullopt;
-    if (static_cast<std::uint8_t>(b[0]) != 0xCA || static_cast<std::uint8_t>(b[1]) != 0xFE ||
-        static_cast<std::uint8_t>(b[2]) != 0xC0 || static_cast<std::uint8_t>(b[3]) != 0xC0)
-        return std::nullopt;
-    const bool big = b[4] == 0;
-    auto entry_offset = u32_at(b, 24, big), count = u32_at(b, 28, big);
-    if (!entry_offset || !count) return std::nullopt;
-    std::size_t at = *entry_offset;
-    for (std::uint32_t n = 0; n < *count; ++n) {
-        auto length = u32_at(b, at, big), name_offset = u32_at(b, at + 4, big), vector = u32_at(b, at + 8, big),
-             data_offset = u32_at(b, at + 16, big);
-        if (!length || !name_offset || !vector || !data_offset || *length < entry_header_size ||
-            *length > b.size() - at)
-            return std::nullopt;
-        std::string_view entry = b.substr(at, *length);
-        at += *length;
-        if (*name_offset >= entry.size() || *data_offset > entry.size()) continue;
-        std::string_view entry_name = entry.substr(*name_offset);
-        entry_name = entry_name.substr(0, entry_name.find('\0'));
-        if (entry_name != name || entry[12] != 'B' || *vector == 0) continue;
-        std::string_view value = entry.substr(*data_offset, std::min<std::size_t>(*vector, entry.size() - *data_offset));
-        return value.substr(0, value.find('\0'));
-    }
-    return std::nullopt;
+    auto perf = hsperf_data::parse(std::as_bytes(std::span(b.data(), b.size())));
+    if (!perf) return std::nullopt;
+    auto snapshot = perf->snapshot();
+    if (!snapshot) return std::nullopt;
+    return snapshot->string_value(name);
 }
 
 std::optional<bool> attach_disabled(const process_info& target) {

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "base/unique_fd.h"
+#include "base/fd_io.h"
 
 namespace heapd::attach {
 namespace {
@@ -39,17 +40,6 @@ struct frame_writer {
     int fd = -1;
     bool broken = false;
 };
-
-bool write_all(int fd, const char* data, std::size_t size) {
-    while (size > 0) {
-        ssize_t n = ::write(fd, data, size);
-        if (n < 0 && errno == EINTR) continue;
-        if (n <= 0) return false;
-        data += n;
-        size -= static_cast<std::size_t>(n);
-    }
-    return true;
-}
 
 bool send_frame(frame_writer& w, char type, const void* data, std::size_t size) {
     if (w.broken) return false;

@@ -16,6 +16,7 @@
 #include "formats/report/report_text.h"
 #include "daemon/policy/jvm_facts.h"
 #include "daemon/policy/rule_match.h"
+#include "formats/report/text_format.h"
 
 namespace heapd::cmd {
 namespace {
@@ -46,9 +47,7 @@ jvm_row read_row(const attach::discovered_jvm& j) {
 
 std::string percent(std::optional<double> share, int decimals) {
     if (!share) return "-";
-    char buf[32];
-    std::snprintf(buf, sizeof buf, "%.*f%%", decimals, *share * 100.0);
-    return buf;
+    return text::percent_text(*share * 100.0, decimals);
 }
 
 std::string oom_text(const oom_settings& o) {

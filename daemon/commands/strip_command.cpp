@@ -10,6 +10,7 @@
 #include "daemon/commands/commands.h"
 #include "formats/hprof/dump_file.h"
 #include "formats/hprof/strip.h"
+#include "base/atomic_file.h"
 
 namespace heapd::cmd {
 namespace {
@@ -26,18 +27,14 @@ int run_strip(const strip_args& a) {
         std::fprintf(stderr, "heapd: %s\n", dump.error().describe().c_str());
         return bad_input;
     }
-    std::string tmp = a.out + ".tmp-XXXXXX";
-    int fd = ::mkostemp(tmp.data(), O_CLOEXEC);
-    if (fd < 0) {
-        std::perror(("heapd: cannot create " + tmp).c_str());
+    auto out = atomic_file::create(a.out, 0600);
+    if (!out) {
+        std::fprintf(stderr, "heapd: %s\n", out.error().describe().c_str());
         return bad_input;
     }
-    ::fchmod(fd, 0600);
-    auto stats = strip_dump(dump->bytes(), fd, {a.keep_strings});
-    bool synced = stats && ::fsync(fd) == 0;
-    ::close(fd);
-    if (!stats || !synced || ::rename(tmp.c_str(), a.out.c_str()) != 0) {
-        ::unlink(tmp.c_str());
+    auto stats = strip_dump(dump->bytes(), out->fd(), {a.keep_strings});
+    auto committed = stats ? out->commit() : result<void>{};
+    if (!stats || !committed) {
         std::fprintf(stderr, "heapd: %s: %s\n", a.in.c_str(),
                      stats ? "cannot write the stripped copy" : stats.error().describe().c_str());
         return bad_input;

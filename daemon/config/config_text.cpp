@@ -4,17 +4,12 @@
 #include <map>
 
 #include "daemon/config/config_values.h"
+#include "formats/report/text_format.h"
 
 namespace heapd::daemon {
 namespace {
 
 std::string in_quotes(const std::string& s) { return "\"" + s + "\""; }
-
-std::string percent_text(double p) {
-    char buf[32];
-    std::snprintf(buf, sizeof buf, "%g%%", p);
-    return buf;
-}
 
 std::string plural(std::uint64_t n, const std::string& one, const std::string& many) {
     return std::to_string(n) + " " + (n == 1 ? one : many);
@@ -65,11 +60,11 @@ std::string describe_triggers(const dump_rule& r) {
     std::vector<std::string> parts;
     if (r.every) parts.push_back("every " + duration_string(*r.every));
     if (r.old_gen_percent)
-        parts.push_back("old gen above " + percent_text(*r.old_gen_percent) + " after collections" +
+        parts.push_back("old gen above " + text::round_percent(*r.old_gen_percent) + " after collections" +
                         (r.old_gen_collections == 1 ? std::string()
                                                     : ", " + std::to_string(r.old_gen_collections) + " measurements in a row"));
     if (r.gc_time_percent)
-        parts.push_back("GC time above " + percent_text(*r.gc_time_percent) + " over " + duration_string(r.gc_window));
+        parts.push_back("GC time above " + text::round_percent(*r.gc_time_percent) + " over " + duration_string(r.gc_window));
     if (r.predict_full_within)
         parts.push_back("old gen predicted full within " + duration_string(*r.predict_full_within) + " (trend over " +
                         duration_string(r.predict_window) + ")");

@@ -22,6 +22,7 @@
 #include "attach/process_snapshot.h"
 #include "formats/report/report_json.h"
 #include "daemon/store/staging_journal.h"
+#include "formats/report/text_format.h"
 
 namespace heapd::daemon {
 namespace {
@@ -51,7 +52,7 @@ std::optional<wire::wire_error> wait_for_jvm(const dump_request& r, job_context&
             if (clock::now() - *stopped_since >= std::chrono::milliseconds(oom_wait_stopped_ms))
                 return wire::wire_error{error_kind::failed, "pid " + std::to_string(r.pid) + " has been stopped (state " +
                                                            std::string(1, state->state) + ") for " +
-                                                           duration_text(oom_wait_stopped_ms) + ": not waited for longer"};
+                                                           text::duration_text(oom_wait_stopped_ms) + ": not waited for longer"};
         } else {
             stopped_since.reset();
         }
@@ -67,7 +68,7 @@ std::optional<wire::wire_error> wait_for_jvm(const dump_request& r, job_context&
                                               "OutOfMemoryError hook: " + answer.error().message};
         if (clock::now() >= deadline)
             return wire::wire_error{error_kind::failed, "pid " + std::to_string(r.pid) + " did not answer for " +
-                                                    duration_text(oom_wait_limit_ms) + ": " + answer.error().message};
+                                                    text::duration_text(oom_wait_limit_ms) + ": " + answer.error().message};
         for (auto until = clock::now() + pause; clock::now() < until;) {
             if (ctx.cancelled()) return wire::wire_error{error_kind::cancelled, "cancelled"};
             std::this_thread::sleep_for(std::chrono::milliseconds(20));

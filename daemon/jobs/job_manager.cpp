@@ -9,6 +9,7 @@
 #include "daemon/runtime/crash_handler.h"
 #include "formats/report/report_text.h"
 #include "daemon/runtime/log_text.h"
+#include "formats/report/text_format.h"
 
 namespace heapd::daemon {
 namespace {
@@ -22,17 +23,6 @@ std::string pid_text(const job_record& r) {
 }
 
 } // namespace
-
-std::string duration_text(std::int64_t ms) {
-    char buf[48];
-    if (ms < 1000) std::snprintf(buf, sizeof buf, "%lld ms", static_cast<long long>(ms));
-    else if (ms < 60000) std::snprintf(buf, sizeof buf, "%.1f s", static_cast<double>(ms) / 1000);
-    else if (ms < 3600000) std::snprintf(buf, sizeof buf, "%lldm %02llds", static_cast<long long>(ms / 60000),
-                                         static_cast<long long>(ms / 1000 % 60));
-    else std::snprintf(buf, sizeof buf, "%lldh %02lldm", static_cast<long long>(ms / 3600000),
-                       static_cast<long long>(ms / 60000 % 60));
-    return buf;
-}
 
 void job_context::progress(std::string_view phase, std::uint64_t done, std::uint64_t total) {
     manager_->progress(id_, phase, done, total);
@@ -205,7 +195,7 @@ void job_manager::finish(const std::shared_ptr<slot>& s, const job_outcome& outc
     }
     std::string tail = r.state == job_state::done ? " -> " + r.entry : ": " + bounded_text(r.error);
     log_->info("job {} {} {} after {}: {}, trigger \"{}\", {}, {}{}", r.id, r.kind, job_state_name(r.state),
-               duration_text(r.duration_ms(r.finished_ms)), pid_text(r), bounded_text(r.trigger),
+               text::duration_text(r.duration_ms(r.finished_ms)), pid_text(r), bounded_text(r.trigger),
                bounded_text(r.subject), human_bytes(r.subject_bytes), tail);
     changed(s, true);
     if (r.state == job_state::done)

@@ -128,7 +128,5 @@ private:
     job_listener observer_;
 };
 
-// "1.2 s", "3m 04s": a duration for logs and listings.
-std::string duration_text(std::int64_t ms);
 
 } // namespace heapd::daemon

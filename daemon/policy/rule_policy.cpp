@@ -5,35 +5,17 @@
 #include <cstdio>
 
 #include "formats/report/report_text.h"
+#include "formats/report/text_format.h"
+#include "daemon/config/config_values.h"
 
 namespace heapd::daemon {
 namespace {
-
-// 93 -> "93%", 90.44 -> "90.4%".
-std::string percent(double p) {
-    double r = std::round(p * 10) / 10;
-    char buf[64];
-    std::snprintf(buf, sizeof buf, r == std::floor(r) ? "%.0f%%" : "%.1f%%", r);
-    return buf;
-}
 
 } // namespace
 
 std::string byte_rate_words(double bytes_per_second) {
     const double per_minute = std::max(0.0, bytes_per_second * 60);
     return human_bytes(static_cast<std::uint64_t>(std::llround(std::min(per_minute, 1e18)))) + "/min";
-}
-
-std::string duration_words(std::chrono::seconds d) {
-    long long s = d.count();
-    if (s <= 0) return "0s";
-    std::string out;
-    static constexpr std::pair<char, long long> units[] = {{'d', 86400}, {'h', 3600}, {'m', 60}, {'s', 1}};
-    for (auto [unit, size] : units) {
-        if (s >= size) out += std::to_string(s / size) + unit;
-        s %= size;
-    }
-    return out;
 }
 
 std::optional<std::string> rule_policy::old_gen_reason(const dump_rule& rule, state& st, const jvm_sample& s) {
@@ -44,9 +26,9 @@ std::optional<std::string> rule_policy::old_gen_reason(const dump_rule& rule, st
     }
     const unsigned needed = std::max(rule.old_gen_collections, 1u);
     if (st.streak < needed) return std::nullopt;
-    return std::string(measured_space(s.collector)) + " " + percent(st.last_occupancy) + " full after collections, " +
+    return std::string(measured_space(s.collector)) + " " + text::round_percent(st.last_occupancy) + " full after collections, " +
            std::to_string(st.streak) + " measurement" + (st.streak == 1 ? "" : "s") + " in a row (threshold " +
-           percent(*rule.old_gen_percent) + ")";
+           text::round_percent(*rule.old_gen_percent) + ")";
 }
 
 std::optional<std::string> rule_policy::predict_reason(const dump_rule& rule, const jvm_sample& s) {
@@ -55,10 +37,10 @@ std::optional<std::string> rule_policy::predict_reason(const dump_rule& rule, co
     if (s.trend->predict(static_cast<double>(rule.predict_window.count()), p) != trend_state::rising) return std::nullopt;
     if (p.seconds_to_full > static_cast<double>(rule.predict_full_within->count())) return std::nullopt;
     auto secs = [](double d) { return std::chrono::seconds(std::llround(d)); };
-    return std::string(measured_space(s.collector)) + " full in about " + duration_words(secs(p.seconds_to_full)) +
-           ": what collections leave rose steadily over " + duration_words(secs(p.span_seconds)) + " to " +
-           percent(p.floor_percent) + ", " + byte_rate_words(p.bytes_per_second) + " (threshold " +
-           duration_words(*rule.predict_full_within) + ")";
+    return std::string(measured_space(s.collector)) + " full in about " + duration_string(secs(p.seconds_to_full)) +
+           ": what collections leave rose steadily over " + duration_string(secs(p.span_seconds)) + " to " +
+           text::round_percent(p.floor_percent) + ", " + byte_rate_words(p.bytes_per_second) + " (threshold " +
+           duration_string(*rule.predict_full_within) + ")";
 }
 
 std::optional<std::string> rule_policy::gc_time_reason(const dump_rule& rule, state& st, const jvm_sample& s) {
@@ -85,8 +67,8 @@ std::optional<std::string> rule_policy::gc_time_reason(const dump_rule& rule, st
     const double share = std::min(100.0, static_cast<double>(w.back().gc_ticks - w.front().gc_ticks) / span * 100);
     if (!(share > *rule.gc_time_percent)) return std::nullopt;
     const auto seconds = static_cast<long long>(std::llround(span / static_cast<double>(s.hrt_frequency)));
-    return "GC took " + percent(share) + " of the last " + duration_words(std::chrono::seconds(seconds)) +
-           " (threshold " + percent(*rule.gc_time_percent) + ")";
+    return "GC took " + text::round_percent(share) + " of the last " + duration_string(std::chrono::seconds(seconds)) +
+           " (threshold " + text::round_percent(*rule.gc_time_percent) + ")";
 }
 
 std::optional<std::string> rule_policy::observe(const dump_rule& rule, const jvm_identity& id, const jvm_sample& s) {
@@ -97,7 +79,7 @@ std::optional<std::string> rule_policy::observe(const dump_rule& rule, const jvm
     std::vector<std::string> reasons;
     if (rule.every) {
         const auto anchor = st.last_dump.value_or(st.first_seen);
-        if (s.at - anchor >= *rule.every) reasons.push_back("scheduled every " + duration_words(*rule.every));
+        if (s.at - anchor >= *rule.every) reasons.push_back("scheduled every " + duration_string(*rule.every));
     }
     if (auto r = old_gen_reason(rule, st, s)) reasons.push_back(std::move(*r));
     if (auto r = gc_time_reason(rule, st, s)) reasons.push_back(std::move(*r));

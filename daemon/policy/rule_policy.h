@@ -121,7 +121,5 @@ private:
 
 // "1.5 MiB/min", "120 KiB/min": a growth rate as rules' reasons write it.
 std::string byte_rate_words(double bytes_per_second);
-// "6h", "1h30m", "45s", "2d": a duration as rules' reasons write it.
-std::string duration_words(std::chrono::seconds d);
 
 } // namespace heapd::daemon

@@ -11,20 +11,12 @@
 #include <ctime>
 #include <random>
 
+#include "base/atomic_file.h"
+
 namespace heapd::daemon {
 namespace {
 
 constexpr std::size_t max_spool_bytes = 64 * 1024;
-
-bool write_all(int fd, const std::string& text) {
-    for (std::size_t at = 0; at < text.size();) {
-        ssize_t n = ::write(fd, text.data() + at, text.size() - at);
-        if (n < 0 && errno == EINTR) continue;
-        if (n <= 0) return false;
-        at += static_cast<std::size_t>(n);
-    }
-    return true;
-}
 
 } // namespace
 
@@ -37,20 +29,12 @@ result<std::string> spool_request(const std::string& dir, const wire::json& args
     std::random_device random;
     const std::string name = "dump-" + std::to_string(static_cast<long long>(std::time(nullptr))) + "-" +
                              std::to_string(random()) + ".json";
-    const std::string temp = dir + "/.tmp-" + name, path = dir + "/" + name;
-    int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
-    if (fd < 0) return fail(error_code::io, "cannot create " + temp + ": " + std::strerror(errno));
-    const bool written = write_all(fd, args.dump() + "\n");
-    const int e = written ? 0 : errno;
-    if (::close(fd) != 0 || !written) {
-        ::unlink(temp.c_str());
-        return fail(error_code::io, "cannot write " + temp + ": " + std::strerror(e != 0 ? e : EIO));
-    }
-    if (::rename(temp.c_str(), path.c_str()) != 0) {
-        const int re = errno;
-        ::unlink(temp.c_str());
-        return fail(error_code::io, "cannot rename " + temp + ": " + std::strerror(re));
-    }
+    // Written under a ".tmp-" name the daemon skips, then renamed: it never takes half a request.
+    const std::string path = dir + "/" + name;
+    auto file = atomic_file::create(path, 0600);
+    if (!file) return std::unexpected(file.error());
+    if (auto written = file->write(args.dump() + "\n"); !written) return std::unexpected(written.error());
+    if (auto committed = file->commit(); !committed) return std::unexpected(committed.error());
     return path;
 }
 

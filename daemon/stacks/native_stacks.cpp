@@ -14,6 +14,7 @@
 #include "daemon/stacks/native_unwind.h"
 #include "daemon/stacks/proc_files.h"
 #include "daemon/stacks/ptrace_stop.h"
+#include "base/fd_io.h"
 
 namespace heapd::stacks {
 namespace {
@@ -191,17 +192,6 @@ std::string trace_and_unwind(pid_t pid, const native_stack_options& options) {
         return encode(error_info{error_code::no_such_process,
                                          "process " + std::to_string(pid) + " exited during the capture"});
     return encode(out);
-}
-
-bool write_all(int fd, const std::string& bytes) {
-    std::size_t done = 0;
-    while (done < bytes.size()) {
-        ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
-        if (n < 0 && errno == EINTR) continue;
-        if (n <= 0) return false;
-        done += static_cast<std::size_t>(n);
-    }
-    return true;
 }
 
 } // namespace

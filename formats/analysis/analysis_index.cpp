@@ -10,6 +10,8 @@
 #include <sstream>
 
 #include "formats/report/report_json.h"
+#include "base/atomic_file.h"
+#include "base/unique_fd.h"
 
 namespace heapd {
 namespace {
@@ -23,27 +25,19 @@ std::uint64_t fnv1a(const unsigned char* p, std::size_t n, std::uint64_t h) {
     return h;
 }
 
-// Closes a descriptor on scope exit.
-struct fd_guard {
-    int fd;
-    ~fd_guard() {
-        if (fd >= 0) ::close(fd);
-    }
-};
-
 } // namespace
 
 result<dump_identity> identify_dump(const std::string& path) {
-    fd_guard f{::open(path.c_str(), O_RDONLY | O_CLOEXEC)};
+    unique_fd f(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
     struct stat st {};
-    if (f.fd < 0 || ::fstat(f.fd, &st) != 0) return fail(error_code::io, "cannot read " + path);
+    if (!f || ::fstat(f.get(), &st) != 0) return fail(error_code::io, "cannot read " + path);
     dump_identity id;
     id.size = static_cast<std::uint64_t>(st.st_size);
     id.mtime_ns = std::int64_t{st.st_mtim.tv_sec} * 1000000000 + st.st_mtim.tv_nsec;
     std::uint64_t h = 0xcbf29ce484222325ULL;
     std::array<unsigned char, edge_bytes> buf;
     for (std::uint64_t at : {std::uint64_t{0}, id.size > edge_bytes ? id.size - edge_bytes : 0}) {
-        ssize_t n = ::pread(f.fd, buf.data(), buf.size(), static_cast<off_t>(at));
+        ssize_t n = ::pread(f.get(), buf.data(), buf.size(), static_cast<off_t>(at));
         if (n < 0) return fail(error_code::io, "cannot read " + path);
         h = fnv1a(buf.data(), static_cast<std::size_t>(n), h);
     }
@@ -91,23 +85,11 @@ result<void> save_index(const std::string& index_file, const dump_identity& dump
                                 {"options", options_key},
                                 {"report", to_json(report)}};
     std::string text = j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
-    std::string tmp = index_file + ".tmp-XXXXXX";
-    int fd = ::mkostemp(tmp.data(), O_CLOEXEC);
-    if (fd < 0) return fail(error_code::io, "cannot create " + tmp);
-    ::fchmod(fd, 0600);  // the report names what the heap holds: as private as the dump
-    bool ok = true;
-    for (std::size_t done = 0; ok && done < text.size();) {
-        ssize_t n = ::write(fd, text.data() + done, text.size() - done);
-        ok = n > 0;
-        if (ok) done += static_cast<std::size_t>(n);
-    }
-    ok = ok && ::fsync(fd) == 0;
-    ::close(fd);
-    if (!ok || ::rename(tmp.c_str(), index_file.c_str()) != 0) {
-        ::unlink(tmp.c_str());
-        return fail(error_code::io, "cannot write " + index_file);
-    }
-    return {};
+    // 0600: the report names what the heap holds, as private as the dump.
+    auto file = atomic_file::create(index_file, 0600);
+    if (!file) return std::unexpected(file.error());
+    if (auto written = file->write(text); !written) return written;
+    return file->commit();
 }
 
 } // namespace heapd

@@ -8,32 +8,16 @@
 #include <cstdlib>
 #include <vector>
 
+#include "base/fd_io.h"
+#include "base/unique_fd.h"
+
 namespace heapd {
 namespace {
-
-// An open descriptor closed on scope exit.
-struct fd_guard {
-    int fd = -1;
-    ~fd_guard() {
-        if (fd >= 0) ::close(fd);
-    }
-};
 
 std::string dir_of(const std::string& path) {
     auto slash = path.rfind('/');
     if (slash == std::string::npos) return ".";
     return slash == 0 ? "/" : path.substr(0, slash);
-}
-
-bool write_all(int fd, const unsigned char* p, std::size_t n) {
-    while (n > 0) {
-        ssize_t w = ::write(fd, p, n);
-        if (w < 0 && errno == EINTR) continue;
-        if (w <= 0) return false;
-        p += w;
-        n -= static_cast<std::size_t>(w);
-    }
-    return true;
 }
 
 // Inflates every gzip member of in into fd; a cut last member keeps what it gave and warns. More
@@ -104,11 +88,11 @@ bool is_gzip(std::span<const std::byte> bytes) {
 }
 
 result<dump_file> dump_file::open(const std::string& path, const dump_open_options& options) {
-    fd_guard fd{::open(path.c_str(), O_RDONLY | O_CLOEXEC)};
-    if (fd.fd < 0) return fail_errno("cannot open", path);
+    unique_fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+    if (!fd) return fail_errno("cannot open", path);
     dump_open_options o = options;
     if (o.inflate_dir.empty()) o.inflate_dir = dir_of(path);
-    return from_fd(fd.fd, path, o);
+    return from_fd(fd.get(), path, o);
 }
 
 result<dump_file> dump_file::from_fd(int fd, const std::string& name, const dump_open_options& options) {
@@ -126,18 +110,18 @@ result<dump_file> dump_file::from_fd(int fd, const std::string& name, const dump
     if (!options.inflate_dir.empty()) dirs.push_back(options.inflate_dir);
     if (const char* t = std::getenv("TMPDIR"); t != nullptr && *t != '\0') dirs.emplace_back(t);
     dirs.emplace_back("/tmp");
-    fd_guard out;
+    unique_fd out;
     if (options.inflate_fd >= 0) {
-        out.fd = ::fcntl(options.inflate_fd, F_DUPFD_CLOEXEC, 0);
+        out.reset(::fcntl(options.inflate_fd, F_DUPFD_CLOEXEC, 0));
     } else {
         for (const std::string& dir : dirs)
-            if ((out.fd = unlinked_temp_file(dir)) >= 0) break;
+            if (out.reset(unlinked_temp_file(dir)); out) break;
     }
-    if (out.fd < 0) return fail_errno("cannot create a temporary file to inflate", name);
+    if (!out) return fail_errno("cannot create a temporary file to inflate", name);
     map->advise_sequential();
-    if (auto r = inflate_to(map->bytes(), out.fd, name, d.inflate_warning_, options.max_inflated_bytes); !r)
+    if (auto r = inflate_to(map->bytes(), out.get(), name, d.inflate_warning_, options.max_inflated_bytes); !r)
         return std::unexpected(r.error());
-    auto inflated = mapped_file::from_fd(out.fd, name + " (inflated)");
+    auto inflated = mapped_file::from_fd(out.get(), name + " (inflated)");
     if (!inflated) return std::unexpected(inflated.error());
     d.map_ = std::move(*inflated);
     return d;

@@ -10,6 +10,7 @@
 #include "formats/hprof/hprof_reader.h"
 #include "formats/hprof/java_strings.h"
 #include "formats/hprof/record_index.h"
+#include "base/fd_io.h"
 
 namespace heapd {
 namespace {
@@ -49,14 +50,8 @@ struct zero_range_visitor : heap_visitor {
     }
 };
 
-result<void> write_all(int fd, const std::byte* p, std::size_t n) {
-    while (n > 0) {
-        ssize_t w = ::write(fd, p, n);
-        if (w < 0 && errno == EINTR) continue;
-        if (w <= 0) return fail_errno("cannot write", "the stripped dump");
-        p += w;
-        n -= static_cast<std::size_t>(w);
-    }
+result<void> write_out(int fd, const std::byte* p, std::size_t n) {
+    if (!write_all(fd, p, n)) return fail_errno("cannot write", "the stripped dump");
     return {};
 }
 
@@ -106,16 +101,16 @@ result<strip_stats> strip_dump(std::span<const std::byte> dump, int out_fd, cons
     static const std::byte zeros[1 << 16] = {};
     std::uint64_t pos = 0;
     for (auto [off, len] : ranges) {
-        if (auto w = write_all(out_fd, dump.data() + pos, off - pos); !w) return std::unexpected(w.error());
+        if (auto w = write_out(out_fd, dump.data() + pos, off - pos); !w) return std::unexpected(w.error());
         for (std::uint64_t left = len; left > 0;) {
             std::size_t n = static_cast<std::size_t>(std::min<std::uint64_t>(left, sizeof zeros));
-            if (auto w = write_all(out_fd, zeros, n); !w) return std::unexpected(w.error());
+            if (auto w = write_out(out_fd, zeros, n); !w) return std::unexpected(w.error());
             left -= n;
         }
         pos = off + len;
     }
     if (end > pos)
-        if (auto w = write_all(out_fd, dump.data() + pos, end - pos); !w) return std::unexpected(w.error());
+        if (auto w = write_out(out_fd, dump.data() + pos, end - pos); !w) return std::unexpected(w.error());
     stats.bytes_written = std::max(end, pos);
     return stats;
 }

@@ -10,6 +10,7 @@ namespace {
 
 using text::fmt;
 using text::rows;
+using text::clock_text;
 
 // |d| without overflow, INT64_MIN included.
 std::uint64_t magnitude(std::int64_t d) {
@@ -27,16 +28,6 @@ std::string percent(std::uint64_t before, std::uint64_t after) {
     if (before == 0) return after == 0 ? "0.0%" : "new";
     double b = static_cast<double>(before);
     return fmt("%+.1f%%", 100.0 * (static_cast<double>(after) - b) / b);
-}
-
-// "3h 02m 05s", "4m 10s", "12s".
-std::string duration(std::uint64_t ms) {
-    std::uint64_t s = ms / 1000;
-    if (s >= 3600) return fmt("%lluh %02llum %02llus", static_cast<unsigned long long>(s / 3600),
-                              static_cast<unsigned long long>(s / 60 % 60), static_cast<unsigned long long>(s % 60));
-    if (s >= 60)
-        return fmt("%llum %02llus", static_cast<unsigned long long>(s / 60), static_cast<unsigned long long>(s % 60));
-    return fmt("%llus", static_cast<unsigned long long>(s));
 }
 
 // after - before, held at the int64 limits when it does not fit.
@@ -63,7 +54,7 @@ void diff_header(std::string& out, const diff_report& r) {
         change += ", reachable " + signed_bytes(delta(r.before.reachable_bytes, r.after.reachable_bytes)) + " (" +
                   percent(r.before.reachable_bytes, r.after.reachable_bytes) + ")";
     if (r.before.timestamp_ms != 0 && r.after.timestamp_ms >= r.before.timestamp_ms)
-        change += ", " + duration(r.after.timestamp_ms - r.before.timestamp_ms) + " apart";
+        change += ", " + clock_text(r.after.timestamp_ms - r.before.timestamp_ms) + " apart";
     out += change + "\n";
 }
 

@@ -1,7 +1,10 @@
 #pragma once
-// Small helpers shared by the text renderers (report_text.cpp, diff_text.cpp).
+// Small helpers shared by everything that writes text for people (the report and diff renderers,
+// heapctl's listings, the daemon's logs and reasons): printf into a string, durations, percentages.
+// Byte sizes and grouped counts are report_text.h's human_bytes and grouped.
 #include <algorithm>
 #include <cstddef>
+#include <cstdint>
 #include <cstdio>
 #include <string>
 
@@ -19,5 +22,14 @@ std::string fmt(const char* f, A... a) {
 inline unsigned rows(std::size_t available, unsigned top) {
     return static_cast<unsigned>(top == 0 ? available : std::min<std::size_t>(available, top));
 }
+
+// A time taken: "12 ms", "1.5 s", "4m 10s", "3h 02m".
+std::string duration_text(std::int64_t ms);
+// Time between two moments, to the second: "12s", "4m 10s", "3h 02m 05s".
+std::string clock_text(std::uint64_t ms);
+// A percentage with a fixed number of decimals: percent_text(6.25, 1) is "6.2%" (as printf rounds).
+std::string percent_text(double percent, int decimals);
+// A percentage as people write it: 93 -> "93%", 90.44 -> "90.4%".
+std::string round_percent(double percent);
 
 } // namespace heapd::text

@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include "daemon/config/config_values.h"
+
 namespace heapd::daemon {
 namespace {
 
@@ -350,12 +352,12 @@ TEST(rule_policy, byte_rate_words) {
     EXPECT_EQ(byte_rate_words(-5), "0 B/min");
 }
 
-TEST(rule_policy, duration_words) {
-    EXPECT_EQ(duration_words(6h), "6h");
-    EXPECT_EQ(duration_words(90min), "1h30m");
-    EXPECT_EQ(duration_words(45s), "45s");
-    EXPECT_EQ(duration_words(std::chrono::seconds(2 * 86400 + 5)), "2d5s");
-    EXPECT_EQ(duration_words(0s), "0s");
+TEST(rule_policy, durations_in_reasons) {
+    EXPECT_EQ(duration_string(6h), "6h");
+    EXPECT_EQ(duration_string(90min), "1h30m");
+    EXPECT_EQ(duration_string(45s), "45s");
+    EXPECT_EQ(duration_string(std::chrono::seconds(2 * 86400 + 5)), "2d5s");
+    EXPECT_EQ(duration_string(0s), "0s");
 }
 
 } // namespace
