@@ -3,7 +3,7 @@
 # times `cat FILE >/dev/null`, `heapd analyze` (the object graph, dominator tree and retained sizes
 # included, and without them) and VisualVM's heap library computing retained sizes for the top
 # objects (tests/java/RetainedSizes.java), with each one's wall time and peak memory. heapd runs
-# with --no-index (analysed afresh each time), then once more reading the analysis index.
+# with --no-index (analyzed afresh each time), then once more reading the analysis index.
 #
 #   bench/run_analysis_bench.sh [--fresh] [--runs N] [--visualvm-runs N] [--build-dir DIR] [--scale S]
 #                               [--top N] [--visualvm-xmx SIZE] [--no-visualvm] [--keep-cache]

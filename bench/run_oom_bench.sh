@@ -6,7 +6,7 @@
 #   dump written   the JVM writing its own dump at the error (HotSpot's "Heap dump file created ... in T secs")
 #   hook held      how long the JVM waited for its hook (time stamps around it, with the shell)
 #   error→report   from the hook's start to `heapctl report PID` answering (dump copied into the
-#                  store, analysed, report kept); the JVM had exited long before
+#                  store, analyzed, report kept); the JVM had exited long before
 #   JVM exit       from the hook's start to the JVM's end
 # and, as a baseline, `cat DUMP >/dev/null` of a dump of the same size (the copy into the store
 # reads it once). With --snapshot the JVM has -XX:+DisableAttachMechanism, so it cannot be armed:

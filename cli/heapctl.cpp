@@ -1,5 +1,5 @@
 // heapctl: the thin client of heapd. It speaks only the protocol (formats/protocol/protocol.h); files to
-// analyse are opened here, with the caller's rights, and passed to the daemon as descriptors.
+// analyze are opened here, with the caller's rights, and passed to the daemon as descriptors.
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -27,14 +27,14 @@ constexpr const char* usage_text = R"(usage: heapctl [--socket PATH] COMMAND [AR
 Commands:
   status [--json]                      the daemon: version, store, jobs, and what you may do
   jobs [--json]                        jobs you may see, newest first
-  report FILE|DUMP [--top N] [--json]  analyse FILE (opened here with your rights, passed to heapd),
+  report FILE|DUMP [--top N] [--json]  analyze FILE (opened here with your rights, passed to heapd),
                                        or show the kept report of DUMP (an id from heapctl dumps)
   report PID [--fresh]                 the report of the latest dump of the JVM PID; --fresh dumps
                                        it now and shows that report
   histo FILE|DUMP|PID [--top N]        the class histogram part of that report
   threads FILE|DUMP|PID                the threads part of that report, with their Java stacks
   jvms [--json]                        the JVMs on this host you may dump
-  dump PID [--wait] [--all]            dump the JVM PID and analyse the dump; --wait waits for the
+  dump PID [--wait] [--all]            dump the JVM PID and analyze the dump; --wait waits for the
                                        report and prints it; --all keeps unreachable objects too
   dumps [--json]                       dumps and reports you may see, newest first
   diff PID | DUMP_A DUMP_B [--top N]   what grew: between the two latest dumps of the JVM PID, or

@@ -120,7 +120,7 @@ std::string dumps_text(const wire::json& dumps) {
                       human_bytes(get<unsigned long long>(d, "file_bytes", 0)).c_str(),
                       get<std::string>(d, "trigger", "").c_str());
         out += line;
-        const char* what = get<bool>(d, "has_dump", false) ? " (dump kept)" : " (analysed in place, report kept)";
+        const char* what = get<bool>(d, "has_dump", false) ? " (dump kept)" : " (analyzed in place, report kept)";
         out += "    " + fit(get<std::string>(d, "file", ""), 60) + what + "\n";
         out += wrapped("    ", get<std::string>(d, "headline", ""));
     }

@@ -17,6 +17,9 @@ void add_diff(CLI::App& app, int& status);
 
 // `heapd serve [--config FILE] [--socket PATH] [--store DIR] [--workers N] [--foreground]`: the daemon.
 void add_serve(CLI::App& app, int& status);
+// `heapd analyze-fd --name NAME --inflate-dir DIR --parent PID ...`: the daemon's analysis process,
+// given the dump as descriptor 3 (daemon/jobs/analysis_child.h); hidden from --help.
+void add_analyze_fd(CLI::App& app, int& status);
 
 // `heapd check-config [FILE]`: validates the config file (errors as FILE:LINE:COLUMN: message, exit
 // 2) or prints a summary of what it sets.

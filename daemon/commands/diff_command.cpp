@@ -1,4 +1,4 @@
-// `heapd diff`: analyses two dumps of one JVM, one after the other, and prints what grew per class.
+// `heapd diff`: analyzes two dumps of one JVM, one after the other, and prints what grew per class.
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -52,7 +52,7 @@ std::optional<analysis_report> analyze_one(const std::string& file, const diff_a
 }
 
 int run_diff(const diff_args& a) {
-    // The later dump must be there before the earlier one is analysed (which takes a while).
+    // The later dump must be there before the earlier one is analyzed (which takes a while).
     int fd = ::open(a.after.c_str(), O_RDONLY | O_CLOEXEC);
     if (fd < 0) {
         std::fprintf(stderr, "heapd: cannot open %s: %s\n", a.after.c_str(), std::strerror(errno));

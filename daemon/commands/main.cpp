@@ -4,7 +4,7 @@
 #include "daemon/commands/commands.h"
 
 int main(int argc, char** argv) {
-    CLI::App app{"heapd: heap dumps of HotSpot JVMs, taken and analysed on the host", "heapd"};
+    CLI::App app{"heapd: heap dumps of HotSpot JVMs, taken and analyzed on the host", "heapd"};
     app.require_subcommand(1);
     app.set_version_flag("--version", "heapd 0.1.0");
     int status = heapd::cmd::ok;
@@ -16,6 +16,7 @@ int main(int argc, char** argv) {
     heapd::cmd::add_attach(app, status);
     heapd::cmd::add_stack(app, status);
     heapd::cmd::add_serve(app, status);
+    heapd::cmd::add_analyze_fd(app, status);
     heapd::cmd::add_dump(app, status);
     heapd::cmd::add_check_config(app, status);
     try {

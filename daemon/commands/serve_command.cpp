@@ -12,7 +12,6 @@
 
 #include "daemon/commands/commands.h"
 #include "daemon/runtime/crash_handler.h"
-#include "daemon/jobs/analysis_child.h"
 #include "daemon/config/config_file.h"
 #include "daemon/runtime/daemon_log.h"
 #include "daemon/server/server.h"
@@ -176,31 +175,6 @@ void add_serve(CLI::App& app, int& status) {
         struct stat st {};
         const bool read_file = !path.empty() && (explicit_file || ::stat(path.c_str(), &st) == 0);
         status = run_serve(*config, read_file ? path : std::string(), std::move(load));
-    });
-
-    // The daemon's analysis process (daemon/jobs/analysis_child.h): not for people, hidden from --help.
-    struct child_args {
-        std::string name, inflate_dir;
-        pid_t parent = 0;
-        std::optional<std::uint64_t> object;
-        unsigned roots = 1;
-        std::optional<std::uint64_t> max_inflated;
-        std::uint64_t memory = 0;
-    };
-    auto c = std::make_shared<child_args>();
-    CLI::App* child = app.add_subcommand("analyse-fd", "");
-    child->group("");
-    child->add_option("--name", c->name)->required();
-    child->add_option("--inflate-dir", c->inflate_dir)->required();
-    child->add_option("--parent", c->parent)->required();
-    child->add_option("--object", c->object);
-    child->add_option("--roots", c->roots)->check(CLI::Range(1u, 1000u));
-    child->add_option("--max-inflated", c->max_inflated);
-    child->add_option("--memory", c->memory);
-    child->callback([c, &status] {
-        daemon::install_crash_handler();
-        status = daemon::analyse_fd_main(c->name, c->inflate_dir, c->parent, c->object, c->roots, c->max_inflated,
-                                           c->memory);
     });
 }
 

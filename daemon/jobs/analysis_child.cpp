@@ -111,7 +111,7 @@ private:
 };
 
 
-// Runs `heapd analyse-fd ARGS --parent PID` on dump_fd and reads what it writes.
+// Runs `heapd analyze-fd ARGS --parent PID` on dump_fd and reads what it writes.
 std::expected<std::string, wire::wire_error> run_child(int dump_fd, const child_scratch& scratch,
                                                     std::vector<std::string> args, const child_watch& watch,
                                                     const std::string& executable) {
@@ -147,7 +147,7 @@ std::expected<std::string, wire::wire_error> run_child(int dump_fd, const child_
     posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP);
     posix_spawnattr_setpgroup(&attr, 0);
     const std::string parent = std::to_string(::getpid());
-    args.insert(args.begin(), {"heapd", "analyse-fd"});
+    args.insert(args.begin(), {"heapd", "analyze-fd"});
     args.insert(args.end(), {"--parent", parent});
     std::vector<char*> argv;
     for (auto& a : args) argv.push_back(a.data());
@@ -226,7 +226,7 @@ int fail_with(const char* kind, std::string message) {
 }
 
 // The child's work on its mapped dump: the report (or the paths to object) written to stdout.
-int analyse_mapped(const dump_file& dumped, const std::string& name, std::optional<std::uint64_t> object,
+int analyze_mapped(const dump_file& dumped, const std::string& name, std::optional<std::uint64_t> object,
                    unsigned roots) {
     const dump_file* dump = &dumped;
     if (!write_out("total " + std::to_string(dump->bytes().size()) + "\n")) return 1;
@@ -261,7 +261,7 @@ int analyse_mapped(const dump_file& dumped, const std::string& name, std::option
 
 void set_analysis_memory(std::uint64_t bytes) { analysis_memory = bytes; }
 
-std::expected<std::string, wire::wire_error> analyse_in_child(int dump_fd, const std::string& name,
+std::expected<std::string, wire::wire_error> analyze_in_child(int dump_fd, const std::string& name,
                                                            const child_scratch& scratch, const child_watch& watch,
                                                            const std::string& executable) {
     return run_child(dump_fd, scratch, {"--name", name}, watch, executable);
@@ -276,7 +276,7 @@ std::expected<std::string, wire::wire_error> paths_in_child(int dump_fd, const s
                      executable);
 }
 
-int analyse_fd_main(const std::string& name, const std::string& inflate_dir, pid_t parent,
+int analyze_fd_main(const std::string& name, const std::string& inflate_dir, pid_t parent,
                     std::optional<std::uint64_t> object, unsigned roots, std::optional<std::uint64_t> max_inflated,
                     std::uint64_t memory) {
     // Dies with the daemon's worker thread; if that is already gone, stop now.
@@ -302,7 +302,7 @@ int analyse_fd_main(const std::string& name, const std::string& inflate_dir, pid
         if (::setrlimit(RLIMIT_AS, &space) != 0) return fail_with("internal", std::string("setrlimit: ") + std::strerror(errno));
     }
     try {
-        return analyse_mapped(*dump, name, object, roots);
+        return analyze_mapped(*dump, name, object, roots);
     } catch (const std::bad_alloc&) {
         return fail_with("failed", "the analysis needs more memory than daemon.analysis_memory allows (" +
                                        memory_text(memory) + " beyond the dump)");

@@ -2,9 +2,9 @@
 // An analysis runs in a child process, never in the daemon: a client may cut its file short while
 // it is mapped (the reads past the new end fault with SIGBUS), a damaged dump may find a bug in the
 // reader, and a big analysis takes gigabytes; each of these ends the child, not the daemon. The
-// child is heapd itself (/proc/self/exe analyse-fd), given the dump as descriptor 3; it writes to
+// child is heapd itself (/proc/self/exe analyze-fd), given the dump as descriptor 3; it writes to
 // its stdout, line by line:
-//   total BYTES           the size analysed (inflated, for a compressed dump)
+//   total BYTES           the size analyzed (inflated, for a compressed dump)
 //   phase NAME            a phase of the analysis starts
 //   error KIND MESSAGE    it failed (KIND: bad_input, internal), then exits 2
 //   report BYTES          followed by the report's JSON, then exits 0
@@ -33,7 +33,7 @@ struct child_scratch {
 
 // What the parent hears while the child runs, and how it asks whether to stop.
 struct child_watch {
-    std::function<void(std::uint64_t total)> total;      // the size being analysed
+    std::function<void(std::uint64_t total)> total;      // the size being analyzed
     std::function<void(std::string_view phase)> phase;   // a phase starts
     std::function<bool()> cancelled;                     // polled about every 100 ms
 };
@@ -44,7 +44,7 @@ void set_analysis_memory(std::uint64_t bytes);
 
 // Runs the analysis of dump_fd in a child (executable: heapd, this very program unless a test says
 // otherwise) and returns the report's JSON text.
-std::expected<std::string, wire::wire_error> analyse_in_child(int dump_fd, const std::string& name,
+std::expected<std::string, wire::wire_error> analyze_in_child(int dump_fd, const std::string& name,
                                                            const child_scratch& scratch, const child_watch& watch,
                                                            const std::string& executable = "/proc/self/exe");
 
@@ -56,12 +56,12 @@ std::expected<std::string, wire::wire_error> paths_in_child(int dump_fd, const s
                                                          unsigned roots, const child_watch& watch,
                                                          const std::string& executable = "/proc/self/exe");
 
-// The child's side, `heapd analyse-fd --name NAME --inflate-dir DIR --parent PID [--max-inflated N]
-// [--object ID --roots N]`: analyses descriptor 3 (or finds the paths to the object) and writes what
+// The child's side, `heapd analyze-fd --name NAME --inflate-dir DIR --parent PID [--max-inflated N]
+// [--object ID --roots N]`: analyzes descriptor 3 (or finds the paths to the object) and writes what
 // the parent reads to stdout; the process exit status. A compressed dump is inflated into
 // descriptor 4 when it is open, else into an unlinked file in DIR. With --memory N, the address
 // space is limited (RLIMIT_AS) to what is mapped once the dump is, plus N.
-int analyse_fd_main(const std::string& name, const std::string& inflate_dir, pid_t parent,
+int analyze_fd_main(const std::string& name, const std::string& inflate_dir, pid_t parent,
                     std::optional<std::uint64_t> object = std::nullopt, unsigned roots = 1,
                     std::optional<std::uint64_t> max_inflated = std::nullopt, std::uint64_t memory = 0);
 

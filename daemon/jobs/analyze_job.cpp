@@ -65,8 +65,8 @@ std::string report_headline(const analysis_report& r) {
            " objects";
 }
 
-job_work make_analyse_work(store& s, analyse_request request) {
-    auto req = std::make_shared<analyse_request>(std::move(request));
+job_work make_analyze_work(store& s, analyze_request request) {
+    auto req = std::make_shared<analyze_request>(std::move(request));
     return [&s, req](job_context& ctx) -> job_outcome {
         auto fail_with = [](wire::error_kind kind, std::string message) {
             return std::unexpected(wire::wire_error{kind, std::move(message)});
@@ -89,7 +89,7 @@ job_work make_analyse_work(store& s, analyse_request request) {
                          total);
         };
         watch.cancelled = [&] { return ctx.cancelled(); };
-        auto text = analyse_in_child(req->fd.get(), req->name, {s.tmp_dir(), s.space_left().value_or(0)}, watch,
+        auto text = analyze_in_child(req->fd.get(), req->name, {s.tmp_dir(), s.space_left().value_or(0)}, watch,
                                      req->executable);
         req->fd.reset();
         if (!text) return fail_with(text.error().kind, text.error().message);

@@ -1,6 +1,6 @@
 #pragma once
 // The analysis job: a dump that a client opened with its own rights and passed as a descriptor is
-// analysed in place (never copied into the store), and its report kept as a store entry.
+// analyzed in place (never copied into the store), and its report kept as a store entry.
 #include <sys/types.h>
 
 #include <string>
@@ -12,8 +12,8 @@
 
 namespace heapd::daemon {
 
-// What to analyse and for whom.
-struct analyse_request {
+// What to analyze and for whom.
+struct analyze_request {
     unique_fd fd;                // open for reading, a regular file
     std::string name;            // the file as the client named it, for people
     uid_t uid = 0;               // the entry's owner
@@ -24,10 +24,10 @@ struct analyse_request {
 };
 
 // The work of one analysis: after the free-space guard (for a gzip dump, inflated into the store's
-// scratch directory), analyse with every phase of `heapd analyze` in a child process
+// scratch directory), analyze with every phase of `heapd analyze` in a child process
 // (analysis_child.h; cancelling kills it), check the report reads back, and keep it, whole (the
 // whole histogram, 100 of each top list), as a store entry.
-job_work make_analyse_work(store& s, analyse_request request);
+job_work make_analyze_work(store& s, analyze_request request);
 
 // How far an analysis is when phase starts, as a share of its usual time (0 to 1), for progress
 // in bytes: done = share × the dump's size.

@@ -200,7 +200,7 @@ job_work make_dump_work(store& s, dump_request request) {
                          total);
         };
         watch.cancelled = [&] { return ctx.cancelled(); };
-        auto text = analyse_in_child(fd.get(), meta.file, {s.tmp_dir(), s.space_left().value_or(0)}, watch,
+        auto text = analyze_in_child(fd.get(), meta.file, {s.tmp_dir(), s.space_left().value_or(0)}, watch,
                                      req->executable);
         fd.reset();
         if (!text) return failure(text.error().kind, text.error().message);

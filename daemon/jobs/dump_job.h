@@ -1,7 +1,7 @@
 #pragma once
 // The dump job: a running JVM's heap dumped through attach (or a dump the JVM already wrote, passed
 // as a descriptor) into a store entry, owned by root and the store's group with mode 0640, then
-// analysed in a child process like any other dump, its report kept beside it.
+// analyzed in a child process like any other dump, its report kept beside it.
 #include <sys/types.h>
 
 #include <cstdint>
@@ -49,7 +49,7 @@ inline constexpr std::int64_t snapshot_limit_s = 300;
 inline constexpr std::int64_t conversion_limit_s = 1800;
 
 // The work of one dump: free-space guard, wait for the JVM (OOM), dump or adopt into a staged
-// entry, analyse it in a child process, keep dump, report and metadata.
+// entry, analyze it in a child process, keep dump, report and metadata.
 job_work make_dump_work(store& s, dump_request request);
 
 } // namespace heapd::daemon

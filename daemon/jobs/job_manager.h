@@ -1,8 +1,8 @@
 #pragma once
 // Jobs and the bounded pool of worker threads that runs them. The io_context thread submits,
 // lists and cancels; workers run one job each at a time; listeners hear of every change on the
-// io_context thread. A job kind is a work function: an analysis (analyse_job.h) or a dump, which
-// dumps a JVM (or adopts its own dump) into a staged store entry and then analyses it (dump_job.h).
+// io_context thread. A job kind is a work function: an analysis (analyze_job.h) or a dump, which
+// dumps a JVM (or adopts its own dump) into a staged store entry and then analyzes it (dump_job.h).
 #include <atomic>
 #include <chrono>
 #include <condition_variable>

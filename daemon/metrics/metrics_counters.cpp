@@ -7,7 +7,7 @@ namespace heapd::daemon {
 namespace {
 
 // The phases of a dump job before its analysis (dump_job.cpp); every other phase but "save" is the
-// analysis's (analyse_job.cpp, and the phases the analysis process reports).
+// analysis's (analyze_job.cpp, and the phases the analysis process reports).
 bool before_analysis(std::string_view phase) {
     return phase.empty() || phase == "prepare" || phase == "waiting for the JVM" || phase == "dump";
 }
@@ -27,22 +27,22 @@ void metrics_counters::job_changed(const job_record& job) {
     const auto now = clock::now();
     std::lock_guard lock(mu_);
     if (job.state == job_state::running) {
-        auto it = analysing_.find(job.id);
+        auto it = analyzing_.find(job.id);
         if (job.phase == "save") {
-            if (it != analysing_.end() && !it->second.end) it->second.end = now;
-        } else if (!before_analysis(job.phase) && it == analysing_.end()) {
-            analysing_.emplace(job.id, analysis_time{now, std::nullopt});
+            if (it != analyzing_.end() && !it->second.end) it->second.end = now;
+        } else if (!before_analysis(job.phase) && it == analyzing_.end()) {
+            analyzing_.emplace(job.id, analysis_time{now, std::nullopt});
         }
         return;
     }
     if (!job.final()) return;
-    auto it = analysing_.find(job.id);
-    if (job.state == job_state::done && it != analysing_.end()) {
+    auto it = analyzing_.find(job.id);
+    if (job.state == job_state::done && it != analyzing_.end()) {
         auto& h = analysis_[job.kind];
         if (h.bounds.empty()) h = seconds_histogram::with_bounds(analysis_seconds_bounds());
         h.observe(std::chrono::duration<double>(it->second.end.value_or(now) - it->second.start).count());
     }
-    if (it != analysing_.end()) analysing_.erase(it);
+    if (it != analyzing_.end()) analyzing_.erase(it);
     if (job.kind == "dump") {
         if (job.state == job_state::done) ++dumps_[job.trigger];
         else if (job.state == job_state::failed) ++dump_failures_[job.trigger];

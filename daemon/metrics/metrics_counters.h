@@ -33,7 +33,7 @@ private:
     mutable std::mutex mu_;
     std::map<std::string, std::uint64_t> dumps_, dump_failures_;
     std::map<std::string, seconds_histogram> analysis_;
-    std::map<std::uint64_t, analysis_time> analysing_;  // running jobs, by id
+    std::map<std::uint64_t, analysis_time> analyzing_;  // running jobs, by id
 };
 
 } // namespace heapd::daemon

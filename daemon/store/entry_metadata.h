@@ -1,5 +1,5 @@
 #pragma once
-// What the store keeps about one dump or analysed file, and its JSON form (metadata.json).
+// What the store keeps about one dump or analyzed file, and its JSON form (metadata.json).
 #include <sys/types.h>
 
 #include <cstdint>
@@ -17,7 +17,7 @@ struct entry_metadata {
     uid_t owner_uid = 0;         // who may see it besides root and the heapd group
     gid_t owner_gid = 0;
     std::string trigger;         // "heapctl report"; for dumps "request" (heapctl dump) or "oom" (the hook)
-    std::string source;          // "file": analysed in place from a descriptor, the dump not kept; "dump"
+    std::string source;          // "file": analyzed in place from a descriptor, the dump not kept; "dump"
     std::string file;            // the dump's name as the client gave it
     std::uint64_t file_bytes = 0;
     std::string host;

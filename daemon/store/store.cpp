@@ -206,7 +206,7 @@ result<std::string> store::dump_path(const std::string& id) const {
     auto meta = find(id);
     if (!meta) return fail(error_code::not_found, "no dump " + id);
     if (!meta->has_dump)
-        return fail(error_code::not_found, "entry " + id + " keeps no dump (a client's file was analysed in place)");
+        return fail(error_code::not_found, "entry " + id + " keeps no dump (a client's file was analyzed in place)");
     return entry_dir(id) + "/dump.hprof";
 }
 

@@ -1,5 +1,5 @@
 #pragma once
-// The daemon's store (default /var/lib/heapd): one directory per dump or analysed file, job records,
+// The daemon's store (default /var/lib/heapd): one directory per dump or analyzed file, job records,
 // and a scratch directory. Layout:
 //   ROOT/lock                      held (flock) by the one daemon using the store
 //   ROOT/entries/ID/metadata.json  entry_metadata

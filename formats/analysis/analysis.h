@@ -11,7 +11,7 @@
 
 namespace heapd {
 
-// What to analyse and how much to keep.
+// What to analyze and how much to keep.
 struct analysis_options {
     unsigned top = 20;        // histogram rows kept in the report (0: all)
     unsigned largest = 20;    // largest objects kept, and the top retainers and classes by retained size

@@ -15,7 +15,7 @@ struct dump_open_options {
     std::string inflate_dir;  // empty: beside the dump, else $TMPDIR, else /tmp
     int inflate_fd = -1;      // an empty file to inflate into instead (kept open by the caller)
     // A dump that inflates to more than this is refused (a gzip bomb); none: no bound.
-    std::optional<std::uint64_t> max_inflated_bytes;
+    std::optional<std::uint64_t> max_inflated_bytes{};
 };
 
 // Non-copyable owner of a dump's bytes: the file mapped as is, or for a gzip file (one or many

@@ -227,7 +227,7 @@ TEST(analyze_command, a_second_analysis_reads_the_index_until_the_dump_changes) 
     std::ofstream(index) << doctored.dump();
     auto marked = nlohmann::json::parse(run_command({heapd_binary(), "analyze", "--json", dump}).out);
     EXPECT_EQ(marked.at("summary").at("format"), "FROM THE INDEX");
-    // Touching the dump (a new mtime) makes the index stale: analysed afresh and rewritten.
+    // Touching the dump (a new mtime) makes the index stale: analyzed afresh and rewritten.
     std::filesystem::last_write_time(dump, std::filesystem::last_write_time(dump) + std::chrono::seconds(5));
     auto after_touch = nlohmann::json::parse(run_command({heapd_binary(), "analyze", "--json", dump}).out);
     EXPECT_EQ(after_touch.at("summary").at("format"), "JAVA PROFILE 1.0.2");

@@ -1,4 +1,4 @@
-// The analysis job: a dump passed as a descriptor is analysed in place and its report kept as a
+// The analysis job: a dump passed as a descriptor is analyzed in place and its report kept as a
 // store entry; progress goes through every phase in order.
 #include "daemon/jobs/analyze_job.h"
 
@@ -38,8 +38,8 @@ struct fixture {
         jobs = std::make_unique<job_manager>(io, *st, 1, log);
     }
     // Submits an analysis of path and runs until it ends; the records the listener saw.
-    std::vector<job_record> analyse(const std::string& path) {
-        analyse_request r;
+    std::vector<job_record> analyze(const std::string& path) {
+        analyze_request r;
         r.fd = unique_fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
         r.name = path;
         r.uid = 1000;
@@ -48,7 +48,7 @@ struct fixture {
         std::vector<job_record> seen;
         job_record spec;
         spec.kind = "analyse";
-        jobs->submit(spec, make_analyse_work(*st, std::move(r)), [&](const job_record& j) { seen.push_back(j); });
+        jobs->submit(spec, make_analyze_work(*st, std::move(r)), [&](const job_record& j) { seen.push_back(j); });
         auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
         while ((seen.empty() || !seen.back().final()) && std::chrono::steady_clock::now() < deadline) {
             io.restart();
@@ -58,12 +58,12 @@ struct fixture {
     }
 };
 
-TEST(analyse_job, keeps_the_full_report_as_an_entry_of_the_caller) {
+TEST(analyze_job, keeps_the_full_report_as_an_entry_of_the_caller) {
     fixture f;
     test::shaped_heap heap(300, 2000, 100, 10, 400);
     const std::string path = f.dir.file("shaped.hprof");
     ASSERT_TRUE(heap.b.write_to(path));
-    auto seen = f.analyse(path);
+    auto seen = f.analyze(path);
     ASSERT_FALSE(seen.empty());
     const job_record& end = seen.back();
     ASSERT_EQ(end.state, job_state::done) << end.error;
@@ -71,7 +71,7 @@ TEST(analyse_job, keeps_the_full_report_as_an_entry_of_the_caller) {
     ASSERT_TRUE(meta.has_value());
     EXPECT_EQ(meta->owner_uid, 1000u);
     EXPECT_EQ(meta->source, "file");
-    EXPECT_FALSE(meta->has_dump);  // analysed in place: the dump is not copied
+    EXPECT_FALSE(meta->has_dump);  // analyzed in place: the dump is not copied
     EXPECT_EQ(meta->file, path);
     EXPECT_EQ(meta->file_bytes, heap.b.size());
     EXPECT_NE(meta->headline.find("leak suspect"), std::string::npos) << meta->headline;
@@ -94,11 +94,11 @@ TEST(analyse_job, keeps_the_full_report_as_an_entry_of_the_caller) {
     EXPECT_EQ(last, heap.b.size());
 }
 
-TEST(analyse_job, a_file_that_is_no_dump_fails_as_bad_input) {
+TEST(analyze_job, a_file_that_is_no_dump_fails_as_bad_input) {
     fixture f;
     const std::string path = f.dir.file("text.hprof");
     std::ofstream(path) << "not a heap dump at all\n";
-    auto seen = f.analyse(path);
+    auto seen = f.analyze(path);
     ASSERT_FALSE(seen.empty());
     EXPECT_EQ(seen.back().state, job_state::failed);
     EXPECT_EQ(seen.back().error_kind, "bad_input");
@@ -106,7 +106,7 @@ TEST(analyse_job, a_file_that_is_no_dump_fails_as_bad_input) {
     EXPECT_TRUE(f.st->entries().empty());
 }
 
-TEST(analyse_job, a_compressed_dump_is_inflated_in_the_store_scratch_and_nothing_stays) {
+TEST(analyze_job, a_compressed_dump_is_inflated_in_the_store_scratch_and_nothing_stays) {
     fixture f;
     test::shaped_heap heap;
     const std::string path = f.dir.file("shaped.hprof.gz");
@@ -116,14 +116,14 @@ TEST(analyse_job, a_compressed_dump_is_inflated_in_the_store_scratch_and_nothing
         gzwrite(gz, heap.b.bytes().data(), static_cast<unsigned>(heap.b.size()));
         gzclose(gz);
     }
-    auto seen = f.analyse(path);
+    auto seen = f.analyze(path);
     ASSERT_EQ(seen.back().state, job_state::done) << seen.back().error;
     EXPECT_EQ(seen.back().total, heap.b.size());  // the inflated size
     EXPECT_TRUE(std::filesystem::is_empty(f.st->tmp_dir()));
     EXPECT_FALSE(f.st->load_report(seen.back().entry)->retention.leak_suspects.empty());
 }
 
-TEST(analyse_job, progress_shares_grow_to_one) {
+TEST(analyze_job, progress_shares_grow_to_one) {
     double last = -1;
     for (const char* phase : {"open", "index", "census", "threads", "waste", "object graph", "dominators", "suspects", "save"}) {
         double share = analysis_share_before(phase);

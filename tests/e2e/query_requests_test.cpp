@@ -126,11 +126,11 @@ TEST(query_requests, diff_growth_and_paths_of_a_leaking_jvm) {
 TEST(query_requests, a_path_needs_a_kept_dump) {
     serve_process d;
     ASSERT_TRUE(d.ready()) << d.log();
-    // A file analysed in place: its report is kept, the dump is not.
+    // A file analyzed in place: its report is kept, the dump is not.
     const std::string file = std::string(HEAPD_PEER_DATA) + "/hprof-64.bin";
     ASSERT_TRUE(std::filesystem::exists(file)) << file;
-    auto analysed = run_heapctl(d, {"report", file, "--json"});
-    ASSERT_EQ(analysed.exit_code, 0) << analysed.err;
+    auto analyzed = run_heapctl(d, {"report", file, "--json"});
+    ASSERT_EQ(analyzed.exit_code, 0) << analyzed.err;
     const std::string entry = json::parse(run_heapctl(d, {"dumps", "--json"}).out).at(0)["id"];
     auto path = run_heapctl(d, {"path", entry, "0x1"});
     EXPECT_EQ(path.exit_code, 5) << path.out << path.err;

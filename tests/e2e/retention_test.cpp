@@ -44,7 +44,7 @@ std::string dump_shapes(const test::scratch_dir& dir) {
     return file;
 }
 
-// A dump of Shapes, analysed in process as `heapd analyze` does it, with the shapes' objects named.
+// A dump of Shapes, analyzed in process as `heapd analyze` does it, with the shapes' objects named.
 struct shapes_heap {
     test::scratch_dir dir;
     std::string path = dump_shapes(dir);

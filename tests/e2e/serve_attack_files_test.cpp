@@ -81,7 +81,7 @@ TEST(serve_attack, a_jvm_owner_swapping_the_staged_dump_for_a_link_reaches_nothi
     EXPECT_EQ(json::parse(run_heapctl(d, {"dumps", "--json"}).out).size(), 0u);
     EXPECT_EQ(links_under(d.store()), std::vector<std::string>{});
     // Each try ends refused: the link not followed, the file refused, or the attacker's own bytes
-    // analysed (with the attacker's rights) and found not to be a heap dump.
+    // analyzed (with the attacker's rights) and found not to be a heap dump.
     for (const json& job : json::parse(run_heapctl(d, {"jobs", "--json"}).out)) {
         const std::string error = job.value("error", "");
         EXPECT_TRUE(error.find("Too many levels of symbolic links") != std::string::npos ||

@@ -29,7 +29,7 @@ bool start_analysis(raw_client& c, const std::string& path, std::uint64_t id = 1
 }
 
 // Analyses path to the end; the final reply.
-std::optional<wire::reply> analyse(const serve_process& d, const std::string& path) {
+std::optional<wire::reply> analyze(const serve_process& d, const std::string& path) {
     raw_client c(d.socket());
     if (!start_analysis(c, path)) return std::nullopt;
     std::optional<wire::reply> r;
@@ -83,7 +83,7 @@ TEST(serve_config, the_file_is_read_and_options_given_override_it) {
     json status = request(d, "status");
     EXPECT_EQ(status["workers"], 2);
     for (int i = 0; i < 3; ++i) {
-        auto r = analyse(d, peer_dump);
+        auto r = analyze(d, peer_dump);
         ASSERT_TRUE(r && r->kind == reply_kind::result) << d.log();
     }
     EXPECT_EQ(dumps_when(d, 2).size(), 2u);  // the file's keep_count
@@ -91,7 +91,7 @@ TEST(serve_config, the_file_is_read_and_options_given_override_it) {
     serve_process flagged({"--config", file, "--keep-count", "1", "--workers", "1"});
     ASSERT_TRUE(flagged.ready()) << flagged.log();
     EXPECT_EQ(request(flagged, "status")["workers"], 1);
-    for (int i = 0; i < 2; ++i) ASSERT_TRUE(analyse(flagged, peer_dump));
+    for (int i = 0; i < 2; ++i) ASSERT_TRUE(analyze(flagged, peer_dump));
     EXPECT_EQ(dumps_when(flagged, 1).size(), 1u);  // the option's
 }
 
@@ -121,7 +121,7 @@ TEST(serve_config, sighup_applies_a_new_retention_while_an_analysis_runs_to_its_
     write(file, "[retention]\nkeep_count = 10\n");
     serve_process d({"--config", file});
     ASSERT_TRUE(d.ready()) << d.log();
-    for (int i = 0; i < 3; ++i) ASSERT_TRUE(analyse(d, peer_dump)) << d.log();
+    for (int i = 0; i < 3; ++i) ASSERT_TRUE(analyze(d, peer_dump)) << d.log();
     ASSERT_EQ(request(d, "dumps")["dumps"].size(), 3u);
 
     raw_client running(d.socket());
@@ -160,7 +160,7 @@ TEST(serve_config, a_broken_file_on_sighup_keeps_the_daemon_serving_as_before) {
         << d.log();
     EXPECT_NE(d.log().find(file + ":4:1: rule \"r\": no trigger"), std::string::npos) << d.log();
     // Still serving, still keeping 10.
-    for (int i = 0; i < 2; ++i) ASSERT_TRUE(analyse(d, peer_dump)) << d.log();
+    for (int i = 0; i < 2; ++i) ASSERT_TRUE(analyze(d, peer_dump)) << d.log();
     EXPECT_EQ(request(d, "dumps")["dumps"].size(), 2u);
 
     // A syntax error too; then the file fixed: the change is told from the running 10.

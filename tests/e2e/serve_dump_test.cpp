@@ -1,5 +1,5 @@
 // Dump jobs end to end: the real daemon on a temporary socket and store dumps a real JVM through
-// attach, keeps the dump (root and the store's group, 0640) with its metadata, analyses it, and
+// attach, keeps the dump (root and the store's group, 0640) with its metadata, analyzes it, and
 // heapctl shows the JVMs, the dump's report and the latest report of a pid; another user may
 // neither see nor dump root's JVM; one dump per JVM at a time.
 #include <gtest/gtest.h>

@@ -60,7 +60,7 @@ bool wait_for_state(const serve_process& d, std::uint64_t id, const std::string&
     return false;
 }
 
-// The /proc directories of the analysis processes (heapd analyse-fd) working for the daemon whose
+// The /proc directories of the analysis processes (heapd analyze-fd) working for the daemon whose
 // store is store.
 std::vector<std::filesystem::path> analysis_process_dirs(const std::string& store) {
     std::vector<std::filesystem::path> out;
@@ -68,7 +68,7 @@ std::vector<std::filesystem::path> analysis_process_dirs(const std::string& stor
         std::ifstream in(e.path() / "cmdline");
         std::string cmdline((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
         std::replace(cmdline.begin(), cmdline.end(), '\0', ' ');
-        if (cmdline.find("analyse-fd") != std::string::npos && cmdline.find(store + "/tmp") != std::string::npos)
+        if (cmdline.find("analyze-fd") != std::string::npos && cmdline.find(store + "/tmp") != std::string::npos)
             out.push_back(e.path());
     }
     return out;
@@ -249,7 +249,7 @@ TEST(serve_jobs, a_store_without_room_refuses_with_a_clear_error) {
     EXPECT_NE(r->error.message.find("not enough free space in " + d.store()), std::string::npos) << r->error.message;
 }
 
-TEST(serve_jobs, a_file_cut_short_while_it_is_analysed_fails_its_job_only) {
+TEST(serve_jobs, a_file_cut_short_while_it_is_analyzed_fails_its_job_only) {
     // The file's owner may truncate it while the daemon reads it: the reads past its new end fault
     // (SIGBUS) in the process that maps it, which must not be the daemon.
     serve_process d;

@@ -4,7 +4,7 @@
 // under a read-only system (ProtectSystem=strict, emulated in a mount namespace), dumps a JVM that
 // runs as another user, on the host or inside a container (attach as the JVM's user, setns into
 // its mount namespace, the dump copied out of its /tmp and removed there), stores it with the
-// store's group and analyses it.
+// store's group and analyzes it.
 #include <gtest/gtest.h>
 #include <grp.h>
 #include <signal.h>

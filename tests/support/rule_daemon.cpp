@@ -96,9 +96,9 @@ daemon::jvm_selector selector(const std::string& main_class, const std::string& 
 
 } // namespace heapd::test
 
-// The test program, or the daemon's analysis child when a dump job runs it (heapd analyse-fd).
+// The test program, or the daemon's analysis child when a dump job runs it (heapd analyze-fd).
 int main(int argc, char** argv) {
-    if (argc > 1 && std::string_view(argv[1]) == "analyse-fd") {
+    if (argc > 1 && std::string_view(argv[1]) == "analyze-fd") {
         std::string name, inflate_dir;
         pid_t parent = 0;
         for (int i = 2; i + 1 < argc; i += 2) {
@@ -107,7 +107,7 @@ int main(int argc, char** argv) {
             else if (key == "--inflate-dir") inflate_dir = argv[i + 1];
             else if (key == "--parent") parent = static_cast<pid_t>(std::stol(argv[i + 1]));
         }
-        return heapd::daemon::analyse_fd_main(name, inflate_dir, parent);
+        return heapd::daemon::analyze_fd_main(name, inflate_dir, parent);
     }
     ::signal(SIGPIPE, SIG_IGN);
     testing::InitGoogleTest(&argc, argv);

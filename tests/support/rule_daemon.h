@@ -1,7 +1,7 @@
 #pragma once
 // A heapd daemon with dump rules, run on a thread of the test process on a real socket and store,
 // the way `heapd serve` runs it; and the main() of such test programs, which is also the daemon's
-// analysis child (a dump job runs /proc/self/exe analyse-fd, here the test program).
+// analysis child (a dump job runs /proc/self/exe analyze-fd, here the test program).
 #include <chrono>
 #include <memory>
 #include <string>

@@ -5,12 +5,12 @@
 
 namespace heapd::test {
 
-analysed::analysed(const hprof_builder& b, bool instances_reference_their_class)
+analyzed::analyzed(const hprof_builder& b, bool instances_reference_their_class)
     : idx(record_index::build(*hprof_reader::parse(b.span()))), classes(idx), census(run_census()),
       graph(*object_graph::build(idx, classes, census, {instances_reference_their_class})),
       dom(dominator_tree::compute(graph)) {}
 
-census_result analysed::run_census() {
+census_result analyzed::run_census() {
     heap_census c(idx, classes, 0);
     walk_heap(idx, c);
     return c.finish();

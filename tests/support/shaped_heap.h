@@ -14,13 +14,13 @@
 namespace heapd::test {
 
 // The record index, classes, census, graph and dominator tree of a dump, kept alive together.
-struct analysed {
+struct analyzed {
     record_index idx;
     class_table classes;
     census_result census;
     object_graph graph;
     dominator_tree dom;
-    explicit analysed(const hprof_builder& b, bool instances_reference_their_class = false);
+    explicit analyzed(const hprof_builder& b, bool instances_reference_their_class = false);
 
 private:
     census_result run_census();

@@ -123,7 +123,7 @@ void request_handler::path(const wire::request& r, const connection_ptr& c) {
         return send_error(c, r.id, error_kind::permission_denied, "dump " + *id + " belongs to another user");
     if (!meta->has_dump)
         return send_error(c, r.id, error_kind::not_found,
-                          "dump " + *id + " keeps no dump file (a client's file was analysed in place): use "
+                          "dump " + *id + " keeps no dump file (a client's file was analyzed in place): use "
                           "heapd path FILE OBJECT_ID on that file");
     const unsigned n = static_cast<unsigned>(*roots);
     const std::string file = path_file_name(*object, n);

@@ -49,7 +49,7 @@ request_handler::request_handler(daemon_info info, store& s, job_manager& jobs, 
 void request_handler::handle(const wire::request& r, const connection_ptr& c) {
     if (r.type == "status") status(r, c);
     else if (r.type == "jobs") jobs(r, c);
-    else if (r.type == "analyse") analyse(r, c);
+    else if (r.type == "analyse") analyze(r, c);
     else if (r.type == "report") boost::asio::post(readers_, [this, r, c] { report(r, c); });
     else if (r.type == "dumps") dumps(r, c);
     else if (r.type == "rm") remove(r, c);
@@ -93,7 +93,7 @@ void request_handler::jobs(const wire::request& r, const connection_ptr& c) {
     c->send(wire::make_result(r.id, {{"jobs", std::move(list)}}));
 }
 
-void request_handler::analyse(const wire::request& r, const connection_ptr& c) {
+void request_handler::analyze(const wire::request& r, const connection_ptr& c) {
     auto fd = c->take_fd();
     auto name = argument(wire::arg_string(r.args, "name", std::nullopt), r, c);
     auto wait = argument(wire::arg_bool(r.args, "wait", true), r, c);
@@ -123,11 +123,11 @@ void request_handler::analyse(const wire::request& r, const connection_ptr& c) {
     spec.trigger = "heapctl report";
     spec.subject = *name;
     spec.subject_bytes = static_cast<std::uint64_t>(st.st_size);
-    analyse_request work{std::move(*fd), *name, p.uid, p.gid, spec.trigger, info_.host};
+    analyze_request work{std::move(*fd), *name, p.uid, p.gid, spec.trigger, info_.host};
 
     job_listener listener;
     if (*wait) listener = waiting_listener(r.id, *top, c);
-    job_record job = jobs_.submit(spec, make_analyse_work(store_, std::move(work)), std::move(listener));
+    job_record job = jobs_.submit(spec, make_analyze_work(store_, std::move(work)), std::move(listener));
     if (!*wait) c->send(wire::make_result(r.id, {{"job", to_json(job, now_ms())}}));
 }
 

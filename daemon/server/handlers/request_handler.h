@@ -1,5 +1,5 @@
 #pragma once
-// Answers requests: status, jobs, analyse, report, dumps, rm, cancel, dump, jvms, diff, path, metrics. Runs on the io_context thread
+// Answers requests: status, jobs, analyze, report, dumps, rm, cancel, dump, jvms, diff, path, metrics. Runs on the io_context thread
 // and never blocks on analysis work, which goes to the job manager's workers. Who may do what is
 // decided here from the connection's peer credentials (peer.h).
 #include <sys/types.h>
@@ -60,12 +60,12 @@ public:
 private:
     void status(const wire::request& r, const connection_ptr& c);
     void jobs(const wire::request& r, const connection_ptr& c);
-    void analyse(const wire::request& r, const connection_ptr& c);
+    void analyze(const wire::request& r, const connection_ptr& c);
     void report(const wire::request& r, const connection_ptr& c);
     void dumps(const wire::request& r, const connection_ptr& c);
     void remove(const wire::request& r, const connection_ptr& c);
     void cancel(const wire::request& r, const connection_ptr& c);
-    // dump_requests.cpp: a JVM's heap dumped (or its own OOM dump adopted) and analysed; the JVMs.
+    // dump_requests.cpp: a JVM's heap dumped (or its own OOM dump adopted) and analyzed; the JVMs.
     void dump(const wire::request& r, const connection_ptr& c);
     void jvms(const wire::request& r, const connection_ptr& c);
     // query_requests.cpp: questions about stored dumps.
@@ -88,7 +88,7 @@ private:
     wire::wire_result<job_record> submit_dump(dump_request d, const peer_credentials& p, job_listener waiting);
     // A listener that sends progress, then the report (or the error) once the job has ended.
     job_listener waiting_listener(std::uint64_t request_id, std::uint64_t top, const connection_ptr& c);
-    // The final reply to a waiting analyse request, once its job has ended.
+    // The final reply to a waiting analyze request, once its job has ended.
     void job_ended(const job_record& job, std::uint64_t request_id, unsigned top, const connection_ptr& c);
 
     daemon_info info_;

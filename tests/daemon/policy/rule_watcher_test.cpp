@@ -67,7 +67,7 @@ TEST(rule_watcher, a_jvm_crossing_the_old_generation_threshold_is_dumped_once_wi
     EXPECT_EQ(m["has_dump"], true);
     EXPECT_EQ(m["has_report"], true);
     EXPECT_NE(m["command_line"].get<std::string>().find("OldGenFill"), std::string::npos) << m;
-    // Its report, analysed: the kept byte arrays fill the heap.
+    // Its report, analyzed: the kept byte arrays fill the heap.
     json report = d.heapctl({"report", m["id"].get<std::string>()});
     EXPECT_GT(report["summary"]["primitive_arrays"].get<long long>(), 400) << report.dump().substr(0, 2000);
     bool arrays = false;

@@ -19,7 +19,7 @@ namespace {
 
 using test::hprof_builder;
 using test::values;
-using test::analysed;
+using test::analyzed;
 
 constexpr std::uint8_t t_object = 2, t_long = 11;
 constexpr std::uint64_t object_class = 0x100, node_class = 0x101, weak_class = 0x102, reference_class = 0x103;
@@ -92,7 +92,7 @@ std::vector<bool> reachable_without(const object_graph& g, std::uint32_t removed
 
 void check_against_definitions(std::size_t n, std::uint32_t seed, double density) {
     random_heap heap(n, seed, density);
-    analysed a(heap.b);
+    analyzed a(heap.b);
     const object_graph& g = a.graph;
     ASSERT_EQ(g.size(), n + 3 + 4);  // nodes, weak references, classes
     const std::vector<bool> all = reachable_without(g, object_graph::no_node);
@@ -129,7 +129,7 @@ TEST(dominator_tree, matches_the_definitions_on_random_graphs) {
 
 TEST(dominator_tree, weak_referents_are_retained_by_nobody) {
     random_heap heap(40, 7, 0.0);  // no strong links at all: each node lives only if it is a root
-    analysed a(heap.b);
+    analyzed a(heap.b);
     for (std::size_t i = 0; i < 40; ++i) {
         std::uint32_t v = a.graph.node_of(random_heap::id_of(i));
         bool root = std::find(heap.roots.begin(), heap.roots.end(), random_heap::id_of(i)) != heap.roots.end();
@@ -157,7 +157,7 @@ TEST(dominator_tree, a_long_chain_needs_no_recursion) {
     }
     b.root_jni_global(0x100000, 0);
     b.end_segment();
-    analysed a(b);
+    analyzed a(b);
     std::uint32_t head = a.graph.node_of(0x100000), tail = a.graph.node_of(0x100000 + (n - 1) * 16);
     const std::uint64_t node_bytes = a.graph.shallow_size(head);
     EXPECT_EQ(node_bytes, 16u);  // 12-byte header + a compressed reference

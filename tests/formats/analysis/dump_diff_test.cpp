@@ -1,5 +1,5 @@
 // Tests of `heapd diff`'s comparison: classes matched by name, new and gone classes, the growth
-// order, totals, the top cut, 64-bit extremes; then two synthetic dumps analysed and compared, and
+// order, totals, the top cut, 64-bit extremes; then two synthetic dumps analyzed and compared, and
 // the diff's JSON and text forms.
 #include "formats/analysis/dump_diff.h"
 

@@ -8,7 +8,7 @@
 namespace heapd {
 namespace {
 
-using test::analysed;
+using test::analyzed;
 using test::shaped_heap;
 
 std::vector<std::uint64_t> ids(const object_graph& g, const std::vector<std::uint32_t>& path) {
@@ -19,7 +19,7 @@ std::vector<std::uint64_t> ids(const object_graph& g, const std::vector<std::uin
 
 TEST(gc_paths, forward_search_gives_a_shortest_path_root_first) {
     shaped_heap h;
-    analysed a(h.b);
+    analyzed a(h.b);
     const object_graph& g = a.graph;
     root_paths p = root_paths::compute(g);
     std::uint32_t payload = g.node_of(h.payloads[3]);
@@ -42,7 +42,7 @@ TEST(gc_paths, lasting_roots_come_before_stack_frames) {
     h.b.begin_segment();
     h.b.root_java_frame(shaped_heap::elements_id, 1, 0);
     h.b.end_segment();
-    analysed a(h.b);
+    analyzed a(h.b);
     const object_graph& g = a.graph;
     root_paths p = root_paths::compute(g);
     EXPECT_EQ(ids(g, p.path_to(g.node_of(h.payloads[3]))),
@@ -54,7 +54,7 @@ TEST(gc_paths, lasting_roots_come_before_stack_frames) {
 
 TEST(gc_paths, backward_search_finds_paths_from_different_roots_shortest_first) {
     shaped_heap h;
-    analysed a(h.b);
+    analyzed a(h.b);
     const object_graph& g = a.graph;
     auto paths = paths_from_roots(g, g.node_of(h.payloads[7]), 5);
     ASSERT_EQ(paths.size(), 2u);  // the JNI global on session 7, and class Holder
@@ -71,7 +71,7 @@ TEST(gc_paths, backward_search_finds_paths_from_different_roots_shortest_first) 
 
 TEST(gc_paths, long_chains_need_no_recursion) {
     shaped_heap h(10, 10, 300000, 0, 0);
-    analysed a(h.b);
+    analyzed a(h.b);
     const object_graph& g = a.graph;
     auto back = paths_from_roots(g, g.node_of(h.nodes.back()), 2);
     ASSERT_EQ(back.size(), 1u);
@@ -81,7 +81,7 @@ TEST(gc_paths, long_chains_need_no_recursion) {
 
 TEST(gc_paths, root_kinds_are_kept_per_root) {
     shaped_heap h;
-    analysed a(h.b);
+    analyzed a(h.b);
     const object_graph& g = a.graph;
     EXPECT_EQ(g.root_kinds_of(g.node_of(shaped_heap::holder_class)), 1u << static_cast<unsigned>(root_kind::sticky_class));
     EXPECT_EQ(g.root_kinds_of(g.node_of(h.blobs[0])), 1u << static_cast<unsigned>(root_kind::jni_global));

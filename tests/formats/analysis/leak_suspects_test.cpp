@@ -9,10 +9,10 @@
 namespace heapd {
 namespace {
 
-using test::analysed;
+using test::analyzed;
 using test::shaped_heap;
 
-std::vector<leak_suspect> suspects_of(const analysed& a, const suspect_options& o = {}) {
+std::vector<leak_suspect> suspects_of(const analyzed& a, const suspect_options& o = {}) {
     return find_leak_suspects(a.graph, a.dom, a.dom.children(), a.classes, root_paths::compute(a.graph), o);
 }
 
@@ -24,7 +24,7 @@ const leak_suspect* find(const std::vector<leak_suspect>& s, const std::string& 
 
 TEST(leak_suspects, a_static_list_a_chain_and_a_class_of_many_small_objects) {
     shaped_heap h;
-    analysed a(h.b);
+    analyzed a(h.b);
     auto s = suspects_of(a);
     ASSERT_EQ(s.size(), 3u);
     for (std::size_t i = 1; i < s.size(); ++i) EXPECT_GE(s[i - 1].retained_bytes, s[i].retained_bytes);
@@ -63,7 +63,7 @@ TEST(leak_suspects, a_static_list_a_chain_and_a_class_of_many_small_objects) {
 
 TEST(leak_suspects, the_threshold_decides_and_classes_are_not_counted_twice) {
     shaped_heap h;
-    analysed a(h.b);
+    analyzed a(h.b);
     suspect_options high;
     high.threshold = 0.9;
     EXPECT_TRUE(suspects_of(a, high).empty());
@@ -80,7 +80,7 @@ TEST(leak_suspects, the_threshold_decides_and_classes_are_not_counted_twice) {
 
 TEST(leak_suspects, a_class_object_gives_way_to_each_big_static) {
     shaped_heap h(100, 2000, 3000, 0, 0);
-    analysed a(h.b);
+    analyzed a(h.b);
     auto s = suspects_of(a);
     ASSERT_EQ(s.size(), 2u);
     EXPECT_EQ(s[0].suspect.class_name, "java.util.ArrayList");
@@ -90,7 +90,7 @@ TEST(leak_suspects, a_class_object_gives_way_to_each_big_static) {
 TEST(leak_suspects, an_empty_heap_has_none) {
     test::hprof_builder b(8);
     b.begin_segment().end_segment();
-    analysed a(b);
+    analyzed a(b);
     EXPECT_TRUE(suspects_of(a).empty());
 }
 

@@ -10,12 +10,12 @@
 namespace heapd {
 namespace {
 
-using test::analysed;
+using test::analyzed;
 using test::shaped_heap;
 
 TEST(path_description, names_statics_fields_and_array_indices) {
     shaped_heap h;
-    analysed a(h.b);
+    analyzed a(h.b);
     const object_graph& g = a.graph;
     root_paths p = root_paths::compute(g);
     gc_path path = describe_path(g, a.classes, p.path_to(g.node_of(h.payloads[12])));
@@ -36,7 +36,7 @@ TEST(path_description, names_statics_fields_and_array_indices) {
 
 TEST(path_description, inherited_fields_are_found_past_the_subclass_fields) {
     shaped_heap h;
-    analysed a(h.b);
+    analyzed a(h.b);
     const object_graph& g = a.graph;
     gc_path path = describe_path(g, a.classes, root_paths::compute(g).path_to(g.node_of(shaped_heap::derived_held_id)));
     ASSERT_EQ(path.steps.size(), 2u);
@@ -46,7 +46,7 @@ TEST(path_description, inherited_fields_are_found_past_the_subclass_fields) {
 
 TEST(path_description, a_chain_folds_into_one_step_with_its_length) {
     shaped_heap h(10, 10, 1000, 0, 0);
-    analysed a(h.b);
+    analyzed a(h.b);
     const object_graph& g = a.graph;
     gc_path path = describe_path(g, a.classes, root_paths::compute(g).path_to(g.node_of(h.nodes.back())));
     ASSERT_EQ(path.steps.size(), 3u);

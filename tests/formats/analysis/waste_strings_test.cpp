@@ -6,7 +6,7 @@ namespace heapd::waste_test {
 namespace {
 
 TEST(find_waste, groups_strings_of_equal_contents_and_counts_shared_arrays_once) {
-    const analysed a(strings_dump());
+    const analyzed a(strings_dump());
     ASSERT_EQ(a.c.layout, "64-bit, compressed oops");
     ASSERT_TRUE(a.w.computed);
     const waste_report& w = a.w;
@@ -46,7 +46,7 @@ TEST(find_waste, groups_strings_of_equal_contents_and_counts_shared_arrays_once)
 }
 
 TEST(find_waste, top_keeps_the_biggest_groups_and_totals_cover_all) {
-    const analysed all(strings_dump()), two(strings_dump(), 2);
+    const analyzed all(strings_dump()), two(strings_dump(), 2);
     ASSERT_EQ(two.w.duplicate_strings_top.size(), 2u);
     EXPECT_EQ(two.w.duplicate_strings_top[0].content, "hello");
     EXPECT_EQ(two.w.duplicate_strings_top[1].content, "shared-value");
@@ -55,7 +55,7 @@ TEST(find_waste, top_keeps_the_biggest_groups_and_totals_cover_all) {
 }
 
 TEST(find_waste, strings_of_a_32_bit_dump_use_its_layout) {
-    const analysed a(strings_dump(4));
+    const analyzed a(strings_dump(4));
     ASSERT_EQ(a.c.layout, "32-bit");
     // 32-bit: String = 8 header + 4 + 1 + 4 -> 24; byte[5] = 12 + 5 -> 24.
     const duplicate_string_entry* hello = group(a.w, "hello");
@@ -76,7 +76,7 @@ TEST(find_waste, jdk8_strings_hold_char_arrays) {
         b.primitive_array(0x20000 + i * 0x10, t_char, 3, chars);
     }
     b.end_segment();
-    const analysed a(b);
+    const analyzed a(b);
     ASSERT_EQ(a.w.duplicate_strings_top.size(), 1u);
     EXPECT_EQ(a.w.duplicate_strings_top[0].content, "o\xC3\xA9!");
     EXPECT_EQ(a.w.duplicate_strings_top[0].length, 3u);
@@ -95,7 +95,7 @@ TEST(find_waste, long_and_odd_contents_are_shortened_and_escaped) {
         byte_array(b, 0x21000 + i * 0x10, latin1(odd));
     }
     b.end_segment();
-    const analysed a(b);
+    const analyzed a(b);
     ASSERT_EQ(a.w.duplicate_strings_top.size(), 2u);
     const duplicate_string_entry* l = group(a.w, std::string(50, 'x') + "...");
     ASSERT_NE(l, nullptr);

@@ -67,7 +67,7 @@ hprof_builder collections_dump() {
 }
 
 TEST(find_waste, counts_empty_and_sparse_collections_per_class) {
-    const analysed a(collections_dump());
+    const analyzed a(collections_dump());
     const waste_report& w = a.w;
     EXPECT_EQ(collection(w, "java.util.HashSet"), nullptr);
 
@@ -140,7 +140,7 @@ TEST(find_waste, counts_boxes_and_their_distinct_values) {
     for (std::uint64_t bits : {0x0ull, 0x8000000000000000ull, 0x0ull})
         b.instance(id += 0x10, double_class, values(8).u8(bits).bytes());
     b.end_segment();
-    const analysed a(b);
+    const analyzed a(b);
     const std::vector<boxed_waste_entry>& boxed = a.w.boxed;
     struct want { const char* name; std::uint64_t count, bytes, distinct, saving; };
     // Integer, Boolean, Character: 16 bytes; Long, Double: 24 (the long aligned to 8).
@@ -178,7 +178,7 @@ TEST(find_waste, counts_primitive_arrays_of_zeros_only) {
     string_object(b, 0x10000, 0x20090);
     b.primitive_array(0x20090, t_byte, 4);
     b.end_segment();
-    const analysed a(b);
+    const analyzed a(b);
     const std::vector<zero_array_entry>& z = a.w.zero_arrays;
     ASSERT_EQ(z.size(), 4u);
     EXPECT_EQ(z[0].class_name, "double[]");
@@ -214,7 +214,7 @@ TEST(find_waste, strings_without_a_readable_value_array_are_left_out) {
     b.instance(0x10090, hash_map_class, values(8).u4(0).bytes());
     b.instance(0x100A0, integer_class, values(8).u2(0).bytes());
     b.end_segment();
-    const analysed a(b);
+    const analyzed a(b);
     EXPECT_TRUE(a.w.computed);
     EXPECT_TRUE(a.w.duplicate_strings_top.empty());
     EXPECT_EQ(a.w.duplicate_string_groups, 0u);
@@ -226,14 +226,14 @@ TEST(find_waste, strings_without_a_readable_value_array_are_left_out) {
 TEST(find_waste, damaged_and_truncated_dumps_give_what_was_read) {
     const hprof_builder whole = strings_dump();
     // Every cut through the heap segment: no crash, and never more groups than the whole dump has.
-    const std::uint64_t full_groups = analysed(whole).w.duplicate_string_groups;
+    const std::uint64_t full_groups = analyzed(whole).w.duplicate_string_groups;
     ASSERT_GT(whole.size(), 1000u);
     for (std::size_t cut = whole.size() - 1; cut > whole.size() - 700; cut -= 7) {
         hprof_builder b = whole;
         b.truncate(cut);
         auto reader = hprof_reader::parse(b.span());
         ASSERT_TRUE(reader.has_value());
-        const analysed a(b);
+        const analyzed a(b);
         EXPECT_LE(a.w.duplicate_string_groups, full_groups) << cut;
     }
     // A sub-record with an unknown tag stops its segment; what came before is reported.
@@ -245,13 +245,13 @@ TEST(find_waste, damaged_and_truncated_dumps_give_what_was_read) {
     }
     b.raw_subrecord(values(8).u1(0x77).u4(0xFFFFFFFF).bytes());
     b.end_segment();
-    const analysed a(b);
+    const analyzed a(b);
     ASSERT_EQ(a.w.duplicate_strings_top.size(), 1u);
     EXPECT_EQ(a.w.duplicate_strings_top[0].content, "kept");
     // A dump without classes or objects.
     hprof_builder empty(8);
     empty.begin_segment().end_segment().heap_dump_end();
-    const analysed e(empty);
+    const analyzed e(empty);
     EXPECT_TRUE(e.w.computed);
     EXPECT_EQ(e.w.saving_bytes, 0u);
 }

@@ -128,8 +128,8 @@ void table(hprof_builder& b, std::uint64_t id, std::uint32_t length, std::uint32
 }
 
 // The index, classes, census and waste of a finished builder.
-struct analysed {
-    explicit analysed(const hprof_builder& b, unsigned top = 0)
+struct analyzed {
+    explicit analyzed(const hprof_builder& b, unsigned top = 0)
         : reader(*hprof_reader::parse(b.span())), idx(record_index::build(reader)), classes(idx) {
         heap_census census(idx, classes, 0);
         walk_heap(idx, census);
