@@ -49,7 +49,7 @@ result<attach_reply> attach_socket(const std::string& socket_path, const attach_
     attach_reply reply;
     socket_sink_state state{&reply, &options};
     reply_sink sink{&state, sink_status, sink_output, nullptr};
-    wire_failure failure;
+    listener_failure failure;
     if (!converse(socket_path.c_str(), prepared.plan(), monotonic_ms() + timeout, timeout, progress_watch{}, sink, failure))
         return fail(failure.code, failure.message);
     return reply;

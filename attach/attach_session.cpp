@@ -151,7 +151,7 @@ result<attach_reply> run_session(pid_t pid, const attach_request& request, const
     }
 
     const prepared_request prepared = prepare(request, options);
-    plan.wire = prepared.plan();
+    plan.listener = prepared.plan();
     const std::int64_t timeout = std::max<std::int64_t>(options.timeout.count(), 1);
     plan.attach_deadline = start + timeout;
     plan.idle_ms = timeout;

@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <vector>
 
+#include "formats/report/jvm_table.h"
 #include "formats/report/report_text.h"
 #include "formats/report/text_format.h"
 
@@ -146,25 +147,28 @@ std::string after_gc_cell(const wire::json& trend) {
 
 std::string jvms_text(const wire::json& jvms) {
     if (!jvms.is_array() || jvms.empty()) return "no JVMs you may act on\n";
-    std::string out;
+    std::vector<text::jvm_table_row> rows;
     for (const wire::json& j : jvms) {
-        char line[512];
         const wire::json heap = j.value("heap", wire::json::object());
         // Whether the daemon armed it for its OutOfMemoryError (only JVMs whose hook runs heapd).
         const std::string arming = get<std::string>(j.value("oom_arming", wire::json::object()), "state", "");
-        const char* oom = "-";
-        if (arming == "armed") oom = "oom-armed";
-        else if (arming == "own_path") oom = "oom-own";
-        else if (!arming.empty()) oom = "oom-NOT";
-        std::snprintf(line, sizeof line, "%8lld  %-10s  %-10s  %9s of %-9s  %-16s  %-9s  %s\n",
-                      get<long long>(j, "pid", 0), fit(user_name(get<long long>(j, "uid", -1)), 10).c_str(),
-                      fit(get<std::string>(j, "vm_version", "?"), 10).c_str(),
-                      human_bytes(get<unsigned long long>(heap, "used", 0)).c_str(),
-                      human_bytes(get<unsigned long long>(heap, "max", 0)).c_str(),
-                      after_gc_cell(j.value("heap_trend", wire::json::object())).c_str(), oom,
-                      fit(get<std::string>(j, "main_class", get<std::string>(j, "problem", "")), 40).c_str());
-        out += line;
+        text::jvm_table_row t;
+        t.pid = get<long long>(j, "pid", 0);
+        t.user = user_name(get<long long>(j, "uid", -1));
+        t.where = get<bool>(j, "in_container", false) ? "container" : "host";
+        t.heap_used = human_bytes(get<unsigned long long>(heap, "used", 0));
+        t.heap_max = human_bytes(get<unsigned long long>(heap, "max", 0));
+        t.after_gc = after_gc_cell(j.value("heap_trend", wire::json::object()));
+        t.on_oom = arming == "armed" ? "oom-armed" : arming == "own_path" ? "oom-own" : !arming.empty() ? "oom-NOT" : "-";
+        t.version = get<std::string>(j, "vm_version", "?");
+        t.main_class = get<std::string>(j, "main_class", get<std::string>(j, "problem", ""));
+        rows.push_back(std::move(t));
     }
+    using text::jvm_column;
+    std::string out = text::jvm_table_text({jvm_column::pid, jvm_column::user, jvm_column::where, jvm_column::heap_used,
+                                            jvm_column::heap_max, jvm_column::after_gc, jvm_column::on_oom,
+                                            jvm_column::version, jvm_column::main_class},
+                                           rows);
     for (const wire::json& j : jvms) {
         const wire::json trend = j.value("heap_trend", wire::json::object());
         if (trend.is_object() && !get<std::string>(trend, "note", "").empty())

@@ -107,7 +107,7 @@ void on_trigger(void* context, trigger_place place) {
     send_frame(*static_cast<frame_writer*>(context), frame_trigger, &letter, 1);
 }
 
-[[noreturn]] void child_fail(frame_writer& w, const wire_failure& failure) {
+[[noreturn]] void child_fail(frame_writer& w, const listener_failure& failure) {
     char payload[1 + sizeof failure.message];
     payload[0] = static_cast<char>(failure.code);
     std::size_t length = ::strnlen(failure.message, sizeof failure.message);
@@ -140,7 +140,7 @@ void close_others(const child_plan& plan, int out_fd) {
     ::sigaction(SIGPIPE, &ignore, nullptr);
     close_others(plan, out_fd);
     frame_writer w{out_fd};
-    wire_failure failure;
+    listener_failure failure;
     // Joining the JVM's mount namespace makes its filesystem ours; the handles opened by the parent
     // stay valid either way, so a refusal (no CAP_SYS_ADMIN) is not fatal.
     if (plan.mnt_ns_fd >= 0) ::setns(plan.mnt_ns_fd, CLONE_NEWNS);
@@ -167,7 +167,7 @@ void close_others(const child_plan& plan, int out_fd) {
         child_fail(w, failure);
     }
     reply_sink sink{&w, on_status, on_output, on_progress};
-    if (!converse(plan.names.socket, plan.wire, plan.attach_deadline, plan.idle_ms, plan.watch, sink, failure)) {
+    if (!converse(plan.names.socket, plan.listener, plan.attach_deadline, plan.idle_ms, plan.watch, sink, failure)) {
         // A partial file (the JVM failed, went silent, or our parent is gone) loses its name here; the
         // JVM may still write to it, and the space is freed when it closes the file.
         if (plan.collect_name != nullptr) ::unlinkat(plan.target.tmp_fd, plan.collect_name, 0);

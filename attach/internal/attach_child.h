@@ -30,7 +30,7 @@ struct child_plan {
     bool may_trigger = true;   // false: a missing socket is an error (refuse_code, refuse_message)
     error_code refuse_code = error_code::not_a_jvm;
     std::string refuse_message;
-    wire_plan wire;
+    listener_plan listener;
     std::int64_t attach_deadline = 0;  // monotonic ms
     std::int64_t idle_ms = 10000;
     progress_watch watch;

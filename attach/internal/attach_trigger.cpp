@@ -83,7 +83,7 @@ void remove_trigger(const trigger_target& target, const attach_names& names, tri
 }
 
 bool start_listener(const trigger_target& target, const attach_names& names, std::int64_t deadline,
-                    const trigger_events& events, wire_failure& failure) {
+                    const trigger_events& events, listener_failure& failure) {
     const std::int64_t start = monotonic_ms();
     int error = 0;
     trigger_place place = create_trigger(target, names, events, error);

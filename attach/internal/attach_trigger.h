@@ -43,7 +43,7 @@ bool listener_ready(const trigger_target& target, const attach_names& names);
 // more halfway, as the JDK's client does). Fails with no_such_process if the JVM exits meanwhile,
 // not_responding if no socket appears.
 bool start_listener(const trigger_target& target, const attach_names& names, std::int64_t deadline,
-                    const trigger_events& events, wire_failure& failure);
+                    const trigger_events& events, listener_failure& failure);
 
 // Removes a trigger file at place (used by the parent when its child died before doing so).
 void remove_trigger(const trigger_target& target, const attach_names& names, trigger_place place);

@@ -29,7 +29,7 @@ void sleep_ms(std::int64_t ms) {
 }
 
 // Connects a non-blocking unix stream socket to path by deadline; -1 and failure set otherwise.
-int connect_listener(const char* path, std::int64_t deadline, wire_failure& failure) {
+int connect_listener(const char* path, std::int64_t deadline, listener_failure& failure) {
     sockaddr_un addr{};
     addr.sun_family = AF_UNIX;
     std::size_t length = std::strlen(path);
@@ -69,7 +69,7 @@ int connect_listener(const char* path, std::int64_t deadline, wire_failure& fail
 
 // Sends all bytes by deadline. A peer that closed early (it refused the request) is not a failure
 // here: its answer is still to be read.
-bool send_all(int fd, std::string_view bytes, std::int64_t deadline, wire_failure& failure) {
+bool send_all(int fd, std::string_view bytes, std::int64_t deadline, listener_failure& failure) {
     std::size_t sent = 0;
     while (sent < bytes.size()) {
         ssize_t n = ::send(fd, bytes.data() + sent, bytes.size() - sent, MSG_NOSIGNAL);
@@ -105,7 +105,7 @@ long long watched_size(const progress_watch& watch) {
 // Reads "<status>\n<output>" until the peer closes; a silence of idle_ms (or reaching hard_deadline,
 // when positive) fails with not_responding.
 bool read_reply(int fd, int protocol, std::int64_t idle_ms, std::int64_t hard_deadline, const progress_watch& watch,
-                const reply_sink& sink, wire_failure& failure) {
+                const reply_sink& sink, listener_failure& failure) {
     char buffer[16384];
     char line[32];
     std::size_t line_length = 0;
@@ -220,7 +220,7 @@ bool lists_option(const char* answer, std::string_view option) {
 // One request and its reply over a fresh connection.
 bool exchange(const char* path, std::string_view request, int protocol, std::int64_t connect_deadline,
               std::int64_t idle_ms, std::int64_t hard_deadline, const progress_watch& watch, const reply_sink& sink,
-              wire_failure& failure) {
+              listener_failure& failure) {
     int fd = connect_listener(path, connect_deadline, failure);
     if (fd < 0) return false;
     bool ok = send_all(fd, request, std::max(connect_deadline, monotonic_ms() + idle_ms), failure) &&
@@ -278,7 +278,7 @@ std::int64_t monotonic_ms() {
     return static_cast<std::int64_t>(ts.tv_sec) * 1000 + ts.tv_nsec / 1000000;
 }
 
-void set_failure(wire_failure& failure, error_code code, const char* format, ...) {
+void set_failure(listener_failure& failure, error_code code, const char* format, ...) {
     failure.code = code;
     va_list args;
     va_start(args, format);
@@ -286,8 +286,8 @@ void set_failure(wire_failure& failure, error_code code, const char* format, ...
     va_end(args);
 }
 
-bool converse(const char* socket_path, const wire_plan& plan, std::int64_t attach_deadline, std::int64_t idle_ms,
-              const progress_watch& watch, const reply_sink& sink, wire_failure& failure) {
+bool converse(const char* socket_path, const listener_plan& plan, std::int64_t attach_deadline, std::int64_t idle_ms,
+              const progress_watch& watch, const reply_sink& sink, listener_failure& failure) {
     int version = 1;
     bool option_offered = false;
     if (plan.protocol != protocol_choice::v1) {
@@ -321,7 +321,7 @@ bool converse(const char* socket_path, const wire_plan& plan, std::int64_t attac
                     v1_arg_count, v1_arg_max, v1_name_max);
         return false;
     }
-    wire_failure request_failure;
+    listener_failure request_failure;
     if (!exchange(socket_path, request, protocol, monotonic_ms() + idle_ms, idle_ms, 0, watch, sink,
                   request_failure)) {
         failure = request_failure;

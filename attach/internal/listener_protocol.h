@@ -1,7 +1,8 @@
 #pragma once
-// The HotSpot attach protocol on the wire: request encodings (v1, and v2 of JDK 24+) and one
-// conversation with a listener socket. The conversation allocates nothing and uses only system
-// calls, so that the forked child which takes on a JVM's namespace and credentials can run it.
+// The HotSpot attach protocol, spoken with a JVM's attach listener (heapd's own protocol with
+// heapctl is formats/protocol/): request encodings (v1, and v2 of JDK 24+) and one conversation
+// with a listener socket. The conversation allocates nothing and uses only system calls, so that
+// the forked child which takes on a JVM's namespace and credentials can run it.
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -27,13 +28,14 @@ std::string encode_v2(const attach_request& request, std::string_view options);
 // Milliseconds of CLOCK_MONOTONIC, one clock for every process of the machine.
 std::int64_t monotonic_ms();
 
-// Why a conversation failed, kept in a fixed buffer (no allocation).
-struct wire_failure {
+// Why a conversation failed, kept in a fixed buffer: the forked child fills it without allocating
+// and sends it to the parent, which turns it into an error_info.
+struct listener_failure {
     error_code code = error_code::io;
     char message[384] = {};
 };
 // Sets the failure's code and printf-formatted message.
-void set_failure(wire_failure& failure, error_code code, const char* format, ...)
+void set_failure(listener_failure& failure, error_code code, const char* format, ...)
     __attribute__((format(printf, 3, 4)));
 
 // A file whose growth shows the JVM at work (a heap dump being written) while no reply arrives.
@@ -51,7 +53,7 @@ struct reply_sink {
 };
 
 // The prepared bytes of one request and the rule to choose among them.
-struct wire_plan {
+struct listener_plan {
     protocol_choice protocol = protocol_choice::automatic;
     std::string_view v1;           // "" when the request does not fit v1
     std::string_view v2;           // without options
@@ -63,7 +65,7 @@ struct wire_plan {
 struct prepared_request {
     std::string v1, v2, v2_options;
     protocol_choice protocol = protocol_choice::automatic;
-    wire_plan plan() const { return wire_plan{protocol, v1, v2, v2_options, "streaming"}; }
+    listener_plan plan() const { return listener_plan{protocol, v1, v2, v2_options, "streaming"}; }
 };
 // Encodes request for options.protocol, with the `streaming` option when options.streaming is set.
 prepared_request prepare(const attach_request& request, const attach_options& options);
@@ -72,7 +74,7 @@ prepared_request prepare(const attach_request& request, const attach_options& op
 // 107 bytes). With protocol automatic or v2 it first asks `getversion` in v1 (answered by
 // attach_deadline) to learn whether v2 is offered; then it sends the request and passes on the
 // status line and the output until the JVM closes. A silence of idle_ms ends with not_responding.
-bool converse(const char* socket_path, const wire_plan& plan, std::int64_t attach_deadline, std::int64_t idle_ms,
-              const progress_watch& watch, const reply_sink& sink, wire_failure& failure);
+bool converse(const char* socket_path, const listener_plan& plan, std::int64_t attach_deadline, std::int64_t idle_ms,
+              const progress_watch& watch, const reply_sink& sink, listener_failure& failure);
 
 } // namespace heapd::attach

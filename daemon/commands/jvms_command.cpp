@@ -16,6 +16,7 @@
 #include "formats/report/report_text.h"
 #include "daemon/policy/jvm_facts.h"
 #include "daemon/policy/rule_match.h"
+#include "formats/report/jvm_table.h"
 #include "formats/report/text_format.h"
 
 namespace heapd::cmd {
@@ -26,23 +27,15 @@ struct jvms_args {
     bool json = false;
 };
 
-// One JVM: where it was found and what its counters say, or why they could not be read.
-struct jvm_row {
-    attach::discovered_jvm jvm;
-    std::optional<jvm_perf_summary> summary;
-    std::string problem;
-    bool gone = false;  // its file had gone when heapd opened it
-};
-
-jvm_row read_row(const attach::discovered_jvm& j) {
-    // Read into memory, never mapped: a file its owner cuts short would kill heapd with SIGBUS. A JVM
-    // that is starting may be adding a counter as it is read: read again after a moment.
+// Reads a JVM's facts into memory, never mapped: a file its owner cuts short would kill heapd with
+// SIGBUS. A JVM that is starting may be adding a counter as it is read: read again after a moment.
+daemon::jvm_facts read_row(const attach::discovered_jvm& j) {
     daemon::jvm_facts f = daemon::read_jvm_facts(j);
     for (int attempt = 1; attempt < 3 && !f.summary && !f.gone; ++attempt) {
         ::usleep(20000);
         f = daemon::read_jvm_facts(j);
     }
-    return {j, std::move(f.summary), std::move(f.problem), f.gone};
+    return f;
 }
 
 std::string percent(std::optional<double> share, int decimals) {
@@ -64,44 +57,42 @@ std::string oom_text(const oom_settings& o) {
 
 std::string size_text(std::int64_t bytes) { return bytes > 0 ? human_bytes(static_cast<std::uint64_t>(bytes)) : "-"; }
 
-std::string render_table(const std::vector<jvm_row>& rows, std::size_t unreadable) {
-    std::vector<std::vector<std::string>> table = {
-        {"PID", "NSPID", "USER", "WHERE", "HEAP USED", "HEAP MAX", "OLD GEN", "GC TIME", "ON OOM", "VERSION", "MAIN CLASS"}};
+std::string render_table(const std::vector<daemon::jvm_facts>& rows, std::size_t unreadable) {
+    using text::jvm_column;
+    std::vector<text::jvm_table_row> table;
     for (const auto& r : rows) {
         const auto& j = r.jvm;
+        text::jvm_table_row t;
+        t.pid = j.pid;
+        t.ns_pid = j.ns_pid == j.pid ? "-" : std::to_string(j.ns_pid);
         // A JVM without hsperfdata has no user name of its own: the uid's, here.
-        const std::string user = !j.user.empty() ? j.user : daemon::user_name_of(j.uid);
-        std::vector<std::string> line = {std::to_string(j.pid), j.ns_pid == j.pid ? "-" : std::to_string(j.ns_pid), user,
-                                         j.in_container ? "container" : "host"};
+        t.user = !j.user.empty() ? j.user : daemon::user_name_of(j.uid);
+        t.where = j.in_container ? "container" : "host";
+        t.heap_used = t.heap_max = t.old_gen = t.gc_time = t.on_oom = t.version = "?";
         if (r.summary) {
             const auto& s = *r.summary;
-            line.insert(line.end(), {human_bytes(static_cast<std::uint64_t>(std::max<std::int64_t>(s.heap.used, 0))), size_text(s.heap.max_capacity),
-                                     percent(s.old_gen ? s.old_gen->occupancy() : std::nullopt, 1),
-                                     percent(s.gc_time_share, 2), oom_text(s.oom), s.vm_version.empty() ? "-" : s.vm_version,
-                                     !s.accessible ? "(starting) " + s.main_class : s.main_class.empty() ? "-" : s.main_class});
+            t.heap_used = human_bytes(static_cast<std::uint64_t>(std::max<std::int64_t>(s.heap.used, 0)));
+            t.heap_max = size_text(s.heap.max_capacity);
+            t.old_gen = percent(s.old_gen ? s.old_gen->occupancy() : std::nullopt, 1);
+            t.gc_time = percent(s.gc_time_share, 2);
+            t.on_oom = oom_text(s.oom);
+            t.version = s.vm_version.empty() ? "-" : s.vm_version;
+            t.main_class = !s.accessible ? "(starting) " + s.main_class : s.main_class.empty() ? "-" : s.main_class;
         } else if (j.perfdata_path.empty()) {
             // No hsperfdata (-XX:+PerfDisableSharedMem, -XX:-UsePerfData): its command line.
             const std::string main_class = daemon::main_class_of(daemon::command_line_of(j.pid));
-            line.insert(line.end(), {"?", "?", "?", "?", oom_text(daemon::oom_settings_of(daemon::jvm_facts{j, std::nullopt, r.problem})),
-                                     "?", main_class.empty() ? "(no hsperfdata)" : main_class + " (no hsperfdata)"});
+            t.on_oom = oom_text(daemon::oom_settings_of(r));
+            t.main_class = main_class.empty() ? "(no hsperfdata)" : main_class + " (no hsperfdata)";
         } else {
-            line.insert(line.end(), {"?", "?", "?", "?", "?", "?", "(unreadable)"});
+            t.main_class = "(unreadable)";
         }
-        table.push_back(std::move(line));
+        table.push_back(std::move(t));
     }
-    std::vector<std::size_t> width(table[0].size(), 0);
-    for (const auto& line : table)
-        for (std::size_t i = 0; i < line.size(); ++i) width[i] = std::max(width[i], line[i].size());
-    std::string out;
-    if (rows.empty()) table.clear();
-    for (const auto& line : table) {
-        std::string text;
-        for (std::size_t i = 0; i < line.size(); ++i) {
-            text += line[i];
-            if (i + 1 < line.size()) text += std::string(width[i] - line[i].size() + 2, ' ');
-        }
-        out += text + "\n";
-    }
+    std::string out = text::jvm_table_text({jvm_column::pid, jvm_column::ns_pid, jvm_column::user, jvm_column::where,
+                                            jvm_column::heap_used, jvm_column::heap_max, jvm_column::old_gen,
+                                            jvm_column::gc_time, jvm_column::on_oom, jvm_column::version,
+                                            jvm_column::main_class},
+                                           table);
     for (const auto& r : rows)
         if (!r.summary && !r.jvm.perfdata_path.empty()) out += "pid " + std::to_string(r.jvm.pid) + ": " + r.problem + "\n";
     if (rows.empty()) out += "no JVMs found\n";
@@ -117,7 +108,7 @@ nlohmann::json usage_json(const hsperf_heap_usage& u) {
     return j;
 }
 
-nlohmann::json row_json(const jvm_row& r) {
+nlohmann::json row_json(const daemon::jvm_facts& r) {
     const auto& j = r.jvm;
     nlohmann::json out = {{"pid", j.pid},
                           {"ns_pid", j.ns_pid},
@@ -173,9 +164,9 @@ int run_jvms(const jvms_args& a) {
         std::fprintf(stderr, "heapd: %s\n", found.error().message.c_str());
         return bad_input;
     }
-    std::vector<jvm_row> rows;
+    std::vector<daemon::jvm_facts> rows;
     for (const auto& j : found->jvms) {
-        jvm_row row = read_row(j);
+        daemon::jvm_facts row = read_row(j);
         if (!row.summary && row.gone) continue;  // exited since it was found
         rows.push_back(std::move(row));
     }

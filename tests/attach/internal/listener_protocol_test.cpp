@@ -1,4 +1,4 @@
-// The attach protocol on the wire against scripted listeners in this process: the exact bytes of v1
+// The HotSpot attach protocol against scripted listeners in this process: the exact bytes of v1
 // and v2 requests (JDK 24's size-prefixed form, JDK 25's options), the getversion probe, streamed
 // replies, and every way a listener can fail to answer, each ending within its timeout.
 #include <gtest/gtest.h>
@@ -134,7 +134,7 @@ fake_listener::step fall_silent(std::string first = "") {
 const std::string probe = "1\0getversion\0options\0\0\0"s;
 const std::string old_jvm = "-1\nOperation getversion not recognized!"s;
 
-TEST(attach_wire, encodes_v1_as_hotspot_reads_it) {
+TEST(listener_protocol, encodes_v1_as_hotspot_reads_it) {
     EXPECT_EQ(attach::encode_v1({"threaddump", {}}), "1\0threaddump\0\0\0\0"s);
     EXPECT_EQ(attach::encode_v1({"dumpheap", {"/tmp/x.hprof", "-all", "3"}}), "1\0dumpheap\0/tmp/x.hprof\0-all\0003\0"s);
     EXPECT_EQ(attach::encode_v1({"a", {"1", "2", "3", "4"}}), "");                   // four arguments
@@ -142,7 +142,7 @@ TEST(attach_wire, encodes_v1_as_hotspot_reads_it) {
     EXPECT_EQ(attach::encode_v1({"a-name-of-17-char", {}}), "");                     // name longer than 16
 }
 
-TEST(attach_wire, encodes_v2_with_its_size_and_options) {
+TEST(listener_protocol, encodes_v2_with_its_size_and_options) {
     std::string data = "jcmd\0Thread.print\0"s;
     EXPECT_EQ(attach::encode_v2({"jcmd", {"Thread.print"}}, ""), "2\0"s + std::to_string(data.size()) + "\0"s + data);
     std::string with = "jcmd streaming=1\0VM.flags\0"s;
@@ -152,7 +152,7 @@ TEST(attach_wire, encodes_v2_with_its_size_and_options) {
     EXPECT_FALSE(attach::check_request({"", {}}));
 }
 
-TEST(attach_wire, speaks_v2_with_streaming_to_a_jdk25_listener) {
+TEST(listener_protocol, speaks_v2_with_streaming_to_a_jdk25_listener) {
     scratch_dir dir;
     fake_listener listener(dir.file("java_pid"),
                            {reply("0\n2 streaming"), stream({"0\nfirst part ", "second part"}, 300)});
@@ -175,7 +175,7 @@ TEST(attach_wire, speaks_v2_with_streaming_to_a_jdk25_listener) {
     EXPECT_EQ(requests[1], "2\0"s + std::to_string(data.size()) + "\0"s + data);
 }
 
-TEST(attach_wire, sends_no_options_to_a_jdk24_listener) {
+TEST(listener_protocol, sends_no_options_to_a_jdk24_listener) {
     scratch_dir dir;
     fake_listener listener(dir.file("java_pid"), {reply("0\n2"), reply("0\ndone")});
     attach_options options;
@@ -188,7 +188,7 @@ TEST(attach_wire, sends_no_options_to_a_jdk24_listener) {
     EXPECT_EQ(listener.requests().at(1), "2\0"s + std::to_string(data.size()) + "\0"s + data);
 }
 
-TEST(attach_wire, carries_many_and_long_arguments_only_in_v2) {
+TEST(listener_protocol, carries_many_and_long_arguments_only_in_v2) {
     scratch_dir dir;
     std::vector<std::string> args = {"a", "b", "c", "d", std::string(3000, 'e')};
     {
@@ -206,7 +206,7 @@ TEST(attach_wire, carries_many_and_long_arguments_only_in_v2) {
     EXPECT_EQ(v1.requests().size(), 1u);  // the probe only
 }
 
-TEST(attach_wire, falls_back_to_v1_for_a_jvm_that_does_not_know_getversion) {
+TEST(listener_protocol, falls_back_to_v1_for_a_jvm_that_does_not_know_getversion) {
     scratch_dir dir;
     fake_listener listener(dir.file("java_pid"), {reply(old_jvm), reply("0\nFull thread dump")});
     auto r = attach::attach_socket(dir.file("java_pid"), {"threaddump", {}});
@@ -216,7 +216,7 @@ TEST(attach_wire, falls_back_to_v1_for_a_jvm_that_does_not_know_getversion) {
     EXPECT_EQ(listener.requests().at(1), "1\0threaddump\0\0\0\0"s);
 }
 
-TEST(attach_wire, forced_protocols) {
+TEST(listener_protocol, forced_protocols) {
     scratch_dir dir;
     {
         fake_listener listener(dir.file("a"), {reply("-1\nOperation x not recognized!")});
@@ -236,7 +236,7 @@ TEST(attach_wire, forced_protocols) {
     EXPECT_EQ(r.error().code, error_code::protocol);
 }
 
-TEST(attach_wire, a_silent_listener_ends_in_not_responding_within_the_timeout) {
+TEST(listener_protocol, a_silent_listener_ends_in_not_responding_within_the_timeout) {
     scratch_dir dir;
     attach_options options;
     options.timeout = std::chrono::milliseconds(500);
@@ -267,7 +267,7 @@ TEST(attach_wire, a_silent_listener_ends_in_not_responding_within_the_timeout) {
     EXPECT_LT(clock.seconds(), 2 * 0.5 + 5);
 }
 
-TEST(attach_wire, malformed_answers_are_protocol_errors) {
+TEST(listener_protocol, malformed_answers_are_protocol_errors) {
     scratch_dir dir;
     int n = 0;
     for (std::string answer : {"abc\nxyz"s, "101\nv2 is unsupported or disabled"s, ""s, std::string(40, '7')}) {
@@ -279,7 +279,7 @@ TEST(attach_wire, malformed_answers_are_protocol_errors) {
     }
 }
 
-TEST(attach_wire, no_listener) {
+TEST(listener_protocol, no_listener) {
     scratch_dir dir;
     auto missing = attach::attach_socket(dir.file("none"), {"threaddump", {}});
     ASSERT_FALSE(missing);
