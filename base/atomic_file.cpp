@@ -104,17 +104,9 @@ result<std::string> read_file(const std::string& path, std::size_t max_bytes) {
     if (!S_ISREG(st.st_mode)) return fail(error_code::io, path + " is not a regular file");
     if (static_cast<std::uint64_t>(st.st_size) > max_bytes)
         return fail(error_code::unsupported, path + " is larger than " + std::to_string(max_bytes) + " bytes");
-    std::string out(static_cast<std::size_t>(st.st_size), '\0');
-    std::size_t got = 0;
-    while (got < out.size()) {
-        ssize_t n = ::read(fd.get(), out.data() + got, out.size() - got);
-        if (n < 0 && errno == EINTR) continue;
-        if (n < 0) return fail_errno("cannot read", path);
-        if (n == 0) break;
-        got += static_cast<std::size_t>(n);
-    }
-    out.resize(got);
-    return out;
+    auto out = read_to_end(fd.get(), max_bytes);
+    if (!out) return fail_errno("cannot read", path);
+    return std::move(*out);
 }
 
 } // namespace heapd

@@ -1,8 +1,12 @@
 #include "base/fd_io.h"
 
+#include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+
+#include "base/unique_fd.h"
 
 namespace heapd {
 
@@ -17,6 +21,25 @@ bool write_all(int fd, const void* data, std::size_t size) {
         size -= static_cast<std::size_t>(n);
     }
     return true;
+}
+
+std::optional<std::string> read_to_end(int fd, std::size_t max_bytes) {
+    std::string out;
+    char buffer[16384];
+    while (out.size() < max_bytes) {
+        const ssize_t n = ::read(fd, buffer, std::min(sizeof buffer, max_bytes - out.size()));
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0) return std::nullopt;
+        if (n == 0) break;
+        out.append(buffer, static_cast<std::size_t>(n));
+    }
+    return out;
+}
+
+std::optional<std::string> read_small_file(const std::string& path, std::size_t max_bytes) {
+    unique_fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW));
+    if (!fd) return std::nullopt;
+    return read_to_end(fd.get(), max_bytes);
 }
 
 } // namespace heapd

@@ -1,47 +1,24 @@
 #include "daemon/policy/jvm_facts.h"
 
-#include <fcntl.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <optional>
+#include <span>
+#include <string>
 #include <vector>
 
-#include "base/unique_fd.h"
+#include "base/fd_io.h"
 #include "formats/hsperf/hsperfdata.h"
 
 namespace heapd::daemon {
 
 namespace {
 
-// The whole file read into memory. The daemon copies hsperfdata files (tens of KiB) instead of
-// mapping them: a file its owner truncated under a mapping would kill the daemon with SIGBUS.
-std::optional<std::vector<std::byte>> read_small_file(int fd) {
-    constexpr std::size_t limit = 64 << 20;
-    struct stat st {};
-    if (::fstat(fd, &st) != 0 || st.st_size < 0 || static_cast<std::size_t>(st.st_size) > limit) return std::nullopt;
-    std::vector<std::byte> bytes(static_cast<std::size_t>(st.st_size));
-    std::size_t done = 0;
-    while (done < bytes.size()) {
-        ssize_t n = ::pread(fd, bytes.data() + done, bytes.size() - done, static_cast<off_t>(done));
-        if (n <= 0) break;
-        done += static_cast<std::size_t>(n);
-    }
-    bytes.resize(done);
-    return bytes;
-}
-
 // The NUL-separated strings of a small /proc file (cmdline, environ); empty when unreadable.
 std::vector<std::string> nul_separated(const std::string& path) {
     std::vector<std::string> out;
-    unique_fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
-    if (!fd) return out;
-    // /proc files have no size: read until the end, at most 1 MiB.
-    std::string text;
-    char buffer[16384];
-    for (ssize_t n; text.size() < (1u << 20) && (n = ::read(fd.get(), buffer, sizeof buffer)) > 0;)
-        text.append(buffer, static_cast<std::size_t>(n));
+    const std::string text = read_small_file(path, 1u << 20).value_or("");
     for (std::size_t at = 0; at < text.size();) {
         std::size_t end = text.find('\0', at);
         if (end == std::string::npos) end = text.size();
@@ -134,13 +111,15 @@ jvm_facts read_jvm_facts(const attach::discovered_jvm& jvm) {
         f.gone = fd.error().code == error_code::no_such_process;
         return f;
     }
-    auto bytes = read_small_file(*fd);
+    // Read into memory, never mapped: a file its owner truncated under a mapping would kill the
+    // daemon with SIGBUS. hsperfdata files are tens of KiB.
+    auto bytes = read_to_end(*fd, 64u << 20);
     ::close(*fd);
     if (!bytes) {
         f.problem = jvm.perfdata_path + ": cannot read it";
         return f;
     }
-    auto data = hsperf_data::parse(*bytes);
+    auto data = hsperf_data::parse(std::as_bytes(std::span(*bytes)));
     auto s = data ? summarize(*data) : std::unexpected(data.error());
     if (s) f.summary = std::move(*s);
     else f.problem = jvm.perfdata_path + ": " + s.error().describe();

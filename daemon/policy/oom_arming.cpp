@@ -12,6 +12,7 @@
 #include "attach/attach_client.h"
 #include "daemon/stacks/proc_files.h"
 #include "attach/attach_session.h"
+#include "base/fd_io.h"
 #include "base/unique_fd.h"
 #include "formats/report/report_text.h"
 
@@ -40,7 +41,7 @@ std::optional<tmp_space> jvm_tmp_space(pid_t pid) {
 
 // MemAvailable of /proc/meminfo in bytes, 0 when unknown.
 std::uint64_t memory_available() {
-    auto text = stacks::read_small_file("/proc/meminfo");
+    auto text = read_small_file("/proc/meminfo", stacks::max_proc_file_bytes);
     if (!text) return 0;
     const auto at = text->find("MemAvailable:");
     return at == std::string::npos ? 0 : std::strtoull(text->c_str() + at + 13, nullptr, 10) * 1024;
@@ -64,7 +65,7 @@ bool oom_hook_running(pid_t pid) {
     for (pid_t tid : stacks::list_tasks(pid)) {
         // HotSpot runs the OnOutOfMemoryError commands, one after the other, from its VM Thread.
         if (stacks::thread_name(pid, tid) != "VM Thread") continue;
-        auto children = stacks::read_small_file(base + std::to_string(tid) + "/children");
+        auto children = read_small_file(base + std::to_string(tid) + "/children", stacks::max_proc_file_bytes);
         return children && children->find_first_of("0123456789") != std::string::npos;
     }
     return false;

@@ -1,7 +1,9 @@
 #include "daemon/stacks/native_unwind.h"
 
 #include <cxxabi.h>
+#include <fcntl.h>
 #include <libunwind-ptrace.h>
+#include <sys/stat.h>
 
 #include <algorithm>
 #include <cinttypes>
@@ -10,6 +12,9 @@
 #include <cstring>
 #include <map>
 
+#include "attach/attach_session.h"
+#include "base/fd_io.h"
+#include "base/unique_fd.h"
 #include "daemon/stacks/proc_files.h"
 
 namespace heapd::stacks {
@@ -134,11 +139,29 @@ struct native_unwinder::state {
     }
 };
 
+namespace {
+
+// The JVM's perf map, /tmp/perf-NSPID.map in its own root (-XX:+DumpPerfMapAtExit, jcmd
+// Compiler.perfmap). That /tmp is its user's to change: neither it nor the map is followed if it is
+// a symbolic link, and the map must be a regular file of the JVM's user (or root).
+std::optional<std::string> read_perf_map(pid_t pid) {
+    unique_fd tmp(attach::open_jvm_tmp(pid));
+    if (!tmp) return std::nullopt;
+    const std::string name = "perf-" + std::to_string(namespace_pid(pid)) + ".map";
+    unique_fd fd(::openat(tmp.get(), name.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC));
+    struct stat map {}, process {};
+    if (!fd || ::fstat(fd.get(), &map) != 0 || !S_ISREG(map.st_mode)) return std::nullopt;
+    if (::stat(("/proc/" + std::to_string(pid)).c_str(), &process) != 0) return std::nullopt;
+    if (map.st_uid != process.st_uid && map.st_uid != 0) return std::nullopt;
+    return read_to_end(fd.get(), max_proc_file_bytes);
+}
+
+} // namespace
+
 native_unwinder::native_unwinder(pid_t pid) : state_(std::make_unique<state>()) {
-    if (auto maps = read_small_file("/proc/" + std::to_string(pid) + "/maps")) state_->maps = parse_maps(*maps);
-    std::string perf_map =
-        "/proc/" + std::to_string(pid) + "/root/tmp/perf-" + std::to_string(namespace_pid(pid)) + ".map";
-    if (auto text = read_small_file(perf_map)) state_->perf = parse_perf_map(*text);
+    if (auto maps = read_small_file("/proc/" + std::to_string(pid) + "/maps", max_proc_file_bytes))
+        state_->maps = parse_maps(*maps);
+    if (auto text = read_perf_map(pid)) state_->perf = parse_perf_map(*text);
     state_->space = unw_create_addr_space(&_UPT_accessors, 0);
     if (state_->space != nullptr) unw_set_caching_policy(state_->space, UNW_CACHE_GLOBAL);
 }

@@ -1,33 +1,14 @@
 #include "daemon/stacks/proc_files.h"
 
 #include <dirent.h>
-#include <fcntl.h>
 #include <unistd.h>
 
 #include <algorithm>
-#include <cerrno>
 #include <cstdlib>
 
-namespace heapd::stacks {
+#include "base/fd_io.h"
 
-std::optional<std::string> read_small_file(const std::string& path) {
-    int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return std::nullopt;
-    std::string out;
-    char buf[8192];
-    for (;;) {
-        ssize_t n = ::read(fd, buf, sizeof buf);
-        if (n < 0 && errno == EINTR) continue;
-        if (n < 0) {
-            ::close(fd);
-            return std::nullopt;
-        }
-        if (n == 0 || out.size() > (16u << 20)) break;
-        out.append(buf, static_cast<std::size_t>(n));
-    }
-    ::close(fd);
-    return out;
-}
+namespace heapd::stacks {
 
 std::vector<pid_t> list_tasks(pid_t pid) {
     std::vector<pid_t> out;
@@ -45,7 +26,7 @@ std::vector<pid_t> list_tasks(pid_t pid) {
 }
 
 char thread_state(pid_t pid, pid_t tid) {
-    auto stat = read_small_file("/proc/" + std::to_string(pid) + "/task/" + std::to_string(tid) + "/stat");
+    auto stat = read_small_file("/proc/" + std::to_string(pid) + "/task/" + std::to_string(tid) + "/stat", max_proc_file_bytes);
     if (!stat) return '\0';
     // "tid (comm) S ...": comm may itself hold ')' and spaces, so look after the last ')'.
     auto close = stat->rfind(')');
@@ -54,14 +35,14 @@ char thread_state(pid_t pid, pid_t tid) {
 }
 
 std::string thread_name(pid_t pid, pid_t tid) {
-    auto comm = read_small_file("/proc/" + std::to_string(pid) + "/task/" + std::to_string(tid) + "/comm");
+    auto comm = read_small_file("/proc/" + std::to_string(pid) + "/task/" + std::to_string(tid) + "/comm", max_proc_file_bytes);
     if (!comm) return {};
     if (!comm->empty() && comm->back() == '\n') comm->pop_back();
     return *comm;
 }
 
 std::string status_field(pid_t pid, const std::string& key) {
-    auto status = read_small_file("/proc/" + std::to_string(pid) + "/status");
+    auto status = read_small_file("/proc/" + std::to_string(pid) + "/status", max_proc_file_bytes);
     if (!status) return {};
     std::string prefix = key + ":";
     std::size_t pos = 0;

@@ -3,14 +3,14 @@
 // locale), so they are safe in a child forked from a multithreaded process.
 #include <sys/types.h>
 
-#include <optional>
+#include <cstddef>
 #include <string>
 #include <vector>
 
 namespace heapd::stacks {
 
-// The whole content of a small file (up to 16 MiB), or nothing if it cannot be read.
-std::optional<std::string> read_small_file(const std::string& path);
+// At most this much of a /proc file is read (a big process's maps run to a few MiB).
+inline constexpr std::size_t max_proc_file_bytes = 16u << 20;
 
 // The thread ids in /proc/PID/task, ascending; empty if the process is gone or unreadable.
 std::vector<pid_t> list_tasks(pid_t pid);

@@ -195,6 +195,36 @@ TEST(native_stacks, jvm_spinning_in_native_code_shows_the_c_function_and_runs_on
     EXPECT_EQ(find_thread(*again, "native-spinner")->state, 'R');
 }
 
+// The perf map lies in the JVM's /tmp, which its user controls: a symbolic link there is not
+// followed (heapd runs as root), so a map reached only through one names nothing.
+TEST(native_stacks, a_perf_map_that_is_a_symbolic_link_is_not_followed) {
+    scratch_dir dir;
+    std::string error;
+    std::string lib = build_native_spin_library(dir.path(), error);
+    ASSERT_FALSE(lib.empty()) << error;
+    demo_jvm jvm(java_main{"NativeSpin"}, {"-Xmx64m"}, {lib});
+    ASSERT_TRUE(jvm.ready());
+    std::string perf_map = "/tmp/perf-" + std::to_string(jvm.pid()) + ".map";
+    struct remove_file {
+        std::string path;
+        ~remove_file() { std::filesystem::remove(path); }
+    } cleanup{perf_map};
+    ASSERT_EQ(jvm.jcmd({"Compiler.perfmap"}).exit_code, 0);
+    // The real map moves elsewhere; its name becomes a link to it.
+    const std::string moved = dir.file("elsewhere.map");
+    std::filesystem::copy_file(perf_map, moved);
+    std::filesystem::remove(perf_map);
+    std::filesystem::create_symlink(moved, perf_map);
+    auto s = capture_native_stacks(jvm.pid(), {});
+    ASSERT_TRUE(s) << s.error().message;
+    const native_thread* spinner = find_thread(*s, "native-spinner");
+    ASSERT_NE(spinner, nullptr);
+    ASSERT_FALSE(spinner->frames.empty());
+    EXPECT_EQ(spinner->frames[0].symbol, "heapd_spin_forever");
+    for (const auto& f : spinner->frames) EXPECT_NE(f.symbol_source, "perf-map") << f.symbol;
+    EXPECT_TRUE(untraced(jvm.pid()));
+}
+
 // A thread that exits at a given stage is left out and counted; the rest are read and released.
 void check_thread_exiting_at(capture_stage stage) {
     thread_target target;
