@@ -1,4 +1,5 @@
 #include "cli/daemon_client.h"
+#include "base/unix_socket.h"
 
 #include <poll.h>
 #include <sys/socket.h>
@@ -29,12 +30,10 @@ std::string default_socket() {
 
 client_result<daemon_client> daemon_client::connect(const std::string& path) {
     sockaddr_un addr{};
-    if (path.empty() || path.size() >= sizeof addr.sun_path)
+    if (!unix_address(path, addr))
         return std::unexpected(client_error{usage, "socket path \"" + path + "\" is empty or too long"});
     int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
     if (fd < 0) return std::unexpected(client_error{failed, std::string("cannot make a socket: ") + std::strerror(errno)});
-    addr.sun_family = AF_UNIX;
-    path.copy(addr.sun_path, sizeof addr.sun_path - 1);
     if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
         int err = errno;
         ::close(fd);
@@ -59,22 +58,8 @@ daemon_client::~daemon_client() {
 client_result<void> daemon_client::send_frame(const std::string& frame, int fd) {
     std::size_t sent = 0;
     while (sent < frame.size()) {
-        iovec iov{const_cast<char*>(frame.data() + sent), frame.size() - sent};
-        msghdr msg{};
-        msg.msg_iov = &iov;
-        msg.msg_iovlen = 1;
-        alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
-        if (fd >= 0 && sent == 0) {  // the descriptor goes with the frame's first byte
-            msg.msg_control = control;
-            msg.msg_controllen = sizeof control;
-            cmsghdr* c = CMSG_FIRSTHDR(&msg);
-            c->cmsg_level = SOL_SOCKET;
-            c->cmsg_type = SCM_RIGHTS;
-            c->cmsg_len = CMSG_LEN(sizeof(int));
-            std::memcpy(CMSG_DATA(c), &fd, sizeof fd);
-        }
-        ssize_t n = ::sendmsg(fd_, &msg, MSG_NOSIGNAL);
-        if (n < 0 && errno == EINTR) continue;
+        // The descriptor goes with the frame's first byte.
+        const ssize_t n = send_with_fd(fd_, frame.data() + sent, frame.size() - sent, sent == 0 ? fd : -1);
         if (n <= 0) return std::unexpected(lost(path_, std::strerror(errno)));
         sent += static_cast<std::size_t>(n);
     }

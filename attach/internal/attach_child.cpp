@@ -19,6 +19,7 @@
 
 #include "base/unique_fd.h"
 #include "base/fd_io.h"
+#include "base/unix_socket.h"
 
 namespace heapd::attach {
 namespace {
@@ -59,22 +60,7 @@ bool send_file_frame(frame_writer& w, int fd, std::int32_t open_errno) {
     auto length = static_cast<std::uint32_t>(sizeof open_errno);
     std::memcpy(frame + 1, &length, sizeof length);
     std::memcpy(frame + header_size, &open_errno, sizeof open_errno);
-    iovec io{frame, sizeof frame};
-    msghdr msg{};
-    msg.msg_iov = &io;
-    msg.msg_iovlen = 1;
-    alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
-    if (fd >= 0) {
-        msg.msg_control = control;
-        msg.msg_controllen = sizeof control;
-        cmsghdr* c = CMSG_FIRSTHDR(&msg);
-        c->cmsg_level = SOL_SOCKET;
-        c->cmsg_type = SCM_RIGHTS;
-        c->cmsg_len = CMSG_LEN(sizeof(int));
-        std::memcpy(CMSG_DATA(c), &fd, sizeof fd);
-    }
-    ssize_t n;
-    while ((n = ::sendmsg(w.fd, &msg, MSG_NOSIGNAL)) < 0 && errno == EINTR) {}
+    const ssize_t n = send_with_fd(w.fd, frame, sizeof frame, fd);
     w.broken = n != static_cast<ssize_t>(sizeof frame);
     return !w.broken;
 }

@@ -1,4 +1,5 @@
 #include "attach/internal/listener_protocol.h"
+#include "base/unix_socket.h"
 
 #include <fcntl.h>
 #include <poll.h>
@@ -31,13 +32,10 @@ void sleep_ms(std::int64_t ms) {
 // Connects a non-blocking unix stream socket to path by deadline; -1 and failure set otherwise.
 int connect_listener(const char* path, std::int64_t deadline, listener_failure& failure) {
     sockaddr_un addr{};
-    addr.sun_family = AF_UNIX;
-    std::size_t length = std::strlen(path);
-    if (length >= sizeof addr.sun_path) {
+    if (!unix_address(path, addr)) {
         set_failure(failure, error_code::io, "socket path %s is too long for a unix socket", path);
         return -1;
     }
-    std::memcpy(addr.sun_path, path, length + 1);
     int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
     if (fd < 0) {
         set_failure(failure, error_code::io, "socket: %s", std::strerror(errno));

@@ -17,6 +17,7 @@
 #include "attach/attach_session.h"
 #include "attach/process_info.h"
 #include "attach/process_namespaces.h"
+#include "base/unix_socket.h"
 #include "daemon/policy/jvm_facts.h"
 #include "daemon/policy/oom_arming.h"
 
@@ -155,10 +156,7 @@ result<void> hand_over(const std::string& socket_path, const oom_capture& captur
                        std::chrono::milliseconds hold) {
     const auto end = clock::now() + deadline;
     sockaddr_un addr{};
-    addr.sun_family = AF_UNIX;
-    if (socket_path.empty() || socket_path.size() >= sizeof addr.sun_path)
-        return fail(error_code::bad_value, "bad socket path " + socket_path);
-    std::memcpy(addr.sun_path, socket_path.c_str(), socket_path.size() + 1);
+    if (!unix_address(socket_path, addr)) return fail(error_code::bad_value, "bad socket path " + socket_path);
     unique_fd s(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0));
     if (!s) return fail(error_code::io, std::string("socket: ") + std::strerror(errno));
     if (::connect(s.get(), reinterpret_cast<const sockaddr*>(&addr), sizeof addr) != 0) {
@@ -172,27 +170,13 @@ result<void> hand_over(const std::string& socket_path, const oom_capture& captur
     auto frame = wire::encode_request({1, "dump", capture.args});
     if (!frame) return fail(error_code::bad_value, frame.error().message);
     for (std::size_t at = 0; at < frame->size();) {
-        iovec iov{frame->data() + at, frame->size() - at};
-        msghdr msg{};
-        msg.msg_iov = &iov;
-        msg.msg_iovlen = 1;
-        alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
-        if (at == 0 && capture.dump) {
-            msg.msg_control = control;
-            msg.msg_controllen = sizeof control;
-            cmsghdr* c = CMSG_FIRSTHDR(&msg);
-            c->cmsg_level = SOL_SOCKET;
-            c->cmsg_type = SCM_RIGHTS;
-            c->cmsg_len = CMSG_LEN(sizeof(int));
-            const int fd = capture.dump->get();
-            std::memcpy(CMSG_DATA(c), &fd, sizeof fd);
-        }
-        ssize_t n = ::sendmsg(s.get(), &msg, MSG_NOSIGNAL);
+        // The dump's descriptor goes with the frame's first byte.
+        const ssize_t n = send_with_fd(s.get(), frame->data() + at, frame->size() - at,
+                                       at == 0 && capture.dump ? capture.dump->get() : -1);
         if (n > 0) {
             at += static_cast<std::size_t>(n);
             continue;
         }
-        if (n < 0 && errno == EINTR) continue;
         if (n < 0 && errno == EAGAIN && wait_for(s.get(), POLLOUT, end)) continue;
         return fail(error_code::io, socket_path + ": cannot send: " + std::strerror(errno));
     }

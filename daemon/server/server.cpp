@@ -11,6 +11,7 @@
 
 #include <boost/asio/post.hpp>
 
+#include "base/unix_socket.h"
 #include "daemon/jobs/analysis_child.h"
 #include "daemon/runtime/listen_fds.h"
 #include "daemon/config/config_text.h"
@@ -36,9 +37,7 @@ std::string host_name() {
 bool someone_listens(const std::string& path) {
     unique_fd fd(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
     sockaddr_un addr{};
-    addr.sun_family = AF_UNIX;
-    path.copy(addr.sun_path, sizeof addr.sun_path - 1);
-    return fd && ::connect(fd.get(), reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0;
+    return fd && unix_address(path, addr) && ::connect(fd.get(), reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0;
 }
 
 } // namespace

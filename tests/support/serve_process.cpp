@@ -17,6 +17,7 @@
 #include <stdexcept>
 #include <thread>
 
+#include "base/unix_socket.h"
 #include "support/hprof_builder.h"
 #include "support/isolated_jvm.h"
 #include "support/jvm_process.h"
@@ -161,22 +162,7 @@ void raw_client::close() {
 bool raw_client::send_bytes(std::string_view bytes, int pass_fd) {
     std::size_t sent = 0;
     while (sent < bytes.size()) {
-        iovec iov{const_cast<char*>(bytes.data() + sent), bytes.size() - sent};
-        msghdr msg{};
-        msg.msg_iov = &iov;
-        msg.msg_iovlen = 1;
-        alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
-        if (pass_fd >= 0 && sent == 0) {
-            msg.msg_control = control;
-            msg.msg_controllen = sizeof control;
-            cmsghdr* c = CMSG_FIRSTHDR(&msg);
-            c->cmsg_level = SOL_SOCKET;
-            c->cmsg_type = SCM_RIGHTS;
-            c->cmsg_len = CMSG_LEN(sizeof(int));
-            std::memcpy(CMSG_DATA(c), &pass_fd, sizeof pass_fd);
-        }
-        ssize_t n = ::sendmsg(fd_, &msg, MSG_NOSIGNAL);
-        if (n < 0 && errno == EINTR) continue;
+        const ssize_t n = send_with_fd(fd_, bytes.data() + sent, bytes.size() - sent, sent == 0 ? pass_fd : -1);
         if (n <= 0) return false;
         sent += static_cast<std::size_t>(n);
     }
