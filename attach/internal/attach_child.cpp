@@ -165,31 +165,6 @@ void close_others(const child_plan& plan, int out_fd) {
     ::_exit(0);
 }
 
-// Reads what the child sent; descriptors that came with it are kept in passed (at most a few: the
-// child sends one at most, and anything more is closed).
-ssize_t receive(int fd, char* buffer, std::size_t size, std::vector<unique_fd>& passed) {
-    iovec io{buffer, size};
-    msghdr msg{};
-    msg.msg_iov = &io;
-    msg.msg_iovlen = 1;
-    alignas(cmsghdr) char control[CMSG_SPACE(4 * sizeof(int))];
-    msg.msg_control = control;
-    msg.msg_controllen = sizeof control;
-    ssize_t n = ::recvmsg(fd, &msg, MSG_CMSG_CLOEXEC);
-    if (n < 0) return n;
-    for (cmsghdr* c = CMSG_FIRSTHDR(&msg); c != nullptr; c = CMSG_NXTHDR(&msg, c)) {
-        if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS) continue;
-        const std::size_t count = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
-        for (std::size_t i = 0; i < count; ++i) {
-            int received = -1;
-            std::memcpy(&received, CMSG_DATA(c) + i * sizeof(int), sizeof received);
-            unique_fd owned(received);
-            if (passed.size() < 2) passed.push_back(std::move(owned));
-        }
-    }
-    return n;
-}
-
 // Reaps the child, retrying on interruption.
 int reap(pid_t child) {
     int status = 0;
@@ -239,7 +214,8 @@ result<void> run_attach_child(const child_plan& plan, const child_listener& list
         int ready = ::poll(&p, 1, static_cast<int>(std::min<std::int64_t>(left, 1000)));
         if (ready < 0 && errno != EINTR) break;
         if (ready <= 0) continue;
-        ssize_t n = receive(in, buffer, sizeof buffer, passed);
+        // The child sends one descriptor at most: anything more is closed.
+        ssize_t n = receive_with_fds(in, buffer, sizeof buffer, 0, passed, 2);
         if (n < 0 && errno == EINTR) continue;
         if (n <= 0) break;
         last_heard = monotonic_ms();

@@ -4,6 +4,7 @@
 
 #include <cstring>
 #include <span>
+#include <vector>
 
 #include <cerrno>
 #include <chrono>
@@ -13,6 +14,7 @@
 
 #include "daemon/server/connection_manager.h"
 #include "daemon/server/handlers/request_handler.h"
+#include "base/unix_socket.h"
 
 namespace heapd::daemon {
 namespace {
@@ -89,30 +91,15 @@ void connection::wait_readable() {
 void connection::on_readable() {
     if (stopped_) return;
     char data[read_chunk];
-    alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int) * max_pending_fds)];
-    iovec iov{data, sizeof data};
-    msghdr msg{};
-    msg.msg_iov = &iov;
-    msg.msg_iovlen = 1;
-    msg.msg_control = control;
-    msg.msg_controllen = sizeof control;
-    ssize_t n = ::recvmsg(socket_.native_handle(), &msg, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
-    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) {
+    // Descriptors arrive with the first byte of the frame they belong to; kept in order.
+    std::vector<unique_fd> arrived;
+    const ssize_t n = receive_with_fds(socket_.native_handle(), data, sizeof data, MSG_DONTWAIT, arrived,
+                                       max_pending_fds - fds_.size());
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
         wait_readable();
         return;
     }
-    // Descriptors arrive with the first byte of the frame they belong to; keep them in order.
-    for (cmsghdr* c = CMSG_FIRSTHDR(&msg); n >= 0 && c != nullptr; c = CMSG_NXTHDR(&msg, c)) {
-        if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS) continue;
-        std::size_t count = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
-        const unsigned char* p = CMSG_DATA(c);
-        for (std::size_t i = 0; i < count; ++i) {
-            int fd;
-            std::memcpy(&fd, p + i * sizeof(int), sizeof fd);
-            unique_fd owned(fd);
-            if (fds_.size() < max_pending_fds) fds_.push_back(std::move(owned));
-        }
-    }
+    for (unique_fd& fd : arrived) fds_.push_back(std::move(fd));
     if (n <= 0) {  // end of stream or error: the client is gone
         manager_.stop(shared_from_this());
         return;
