@@ -65,6 +65,25 @@ std::string report_headline(const analysis_report& r) {
            " objects";
 }
 
+wire::wire_result<analyzed_report> analyze_for_job(job_context& ctx, store& s, int dump_fd, const std::string& name,
+                                                   std::uint64_t& total, const std::string& executable) {
+    child_watch watch;
+    watch.total = [&](std::uint64_t bytes) { total = bytes; };
+    watch.phase = [&](std::string_view phase) {
+        ctx.progress(phase, static_cast<std::uint64_t>(analysis_share_before(phase) * static_cast<double>(total)), total);
+    };
+    watch.cancelled = [&] { return ctx.cancelled(); };
+    auto text = analyze_in_child(dump_fd, name, {s.tmp_dir(), s.space_left().value_or(0)}, watch, executable);
+    if (!text) return std::unexpected(text.error());
+    auto parsed = wire::json::parse(*text, nullptr, false);
+    auto report = parsed.is_discarded() ? result<analysis_report>(fail(error_code::bad_value, "not JSON"))
+                                        : report_from_json(parsed);
+    if (!report)
+        return std::unexpected(wire::wire_error{
+            wire::error_kind::internal, "the analysis gave a report that does not read: " + report.error().message});
+    return analyzed_report{std::move(*text), std::move(*report)};
+}
+
 job_work make_analyze_work(store& s, analyze_request request) {
     auto req = std::make_shared<analyze_request>(std::move(request));
     return [&s, req](job_context& ctx) -> job_outcome {
@@ -82,26 +101,14 @@ job_work make_analyze_work(store& s, analyze_request request) {
                 return fail_with(wire::error_kind::no_space, room.error().message);
 
         // The analysis itself runs in a child process (analysis_child.h).
-        child_watch watch;
-        watch.total = [&](std::uint64_t bytes) { total = bytes; };
-        watch.phase = [&](std::string_view phase) {
-            ctx.progress(phase, static_cast<std::uint64_t>(analysis_share_before(phase) * static_cast<double>(total)),
-                         total);
-        };
-        watch.cancelled = [&] { return ctx.cancelled(); };
-        auto text = analyze_in_child(req->fd.get(), req->name, {s.tmp_dir(), s.space_left().value_or(0)}, watch,
-                                     req->executable);
+        auto analyzed = analyze_for_job(ctx, s, req->fd.get(), req->name, total, req->executable);
         req->fd.reset();
-        if (!text) return fail_with(text.error().kind, text.error().message);
-        auto parsed = wire::json::parse(*text, nullptr, false);
-        auto report = parsed.is_discarded() ? result<analysis_report>(fail(error_code::bad_value, "not JSON"))
-                                            : report_from_json(parsed);
-        if (!report) return fail_with(wire::error_kind::internal, "the analysis gave a report that does not read: " +
-                                                                      report.error().message);
+        if (!analyzed) return std::unexpected(analyzed.error());
+        const std::string& text = analyzed->json;
         if (ctx.cancelled()) return std::unexpected(cancelled());
 
         ctx.progress("save", static_cast<std::uint64_t>(analysis_share_before("save") * static_cast<double>(total)), total);
-        if (auto room = s.ensure_space(text->size(), "the report of " + req->name); !room)
+        if (auto room = s.ensure_space(text.size(), "the report of " + req->name); !room)
             return fail_with(wire::error_kind::no_space, room.error().message);
         entry_metadata meta;
         meta.created_ms = now_ms();
@@ -113,10 +120,10 @@ job_work make_analyze_work(store& s, analyze_request request) {
         meta.file_bytes = file_bytes;
         meta.host = req->host;
         meta.job = ctx.id();
-        meta.headline = report_headline(*report);
+        meta.headline = report_headline(analyzed->report);
         auto staged = s.stage(meta);
         if (!staged) return fail_with(wire::error_kind::internal, staged.error().message);
-        if (auto w = staged->write("report.json", *text); !w) return fail_with(wire::error_kind::internal, w.error().message);
+        if (auto w = staged->write("report.json", text); !w) return fail_with(wire::error_kind::internal, w.error().message);
         auto committed = staged->commit();
         if (!committed) return fail_with(wire::error_kind::internal, committed.error().message);
         ctx.progress("save", total, total);

@@ -13,14 +13,12 @@
 #include <thread>
 
 #include "daemon/jobs/analyze_job.h"
-#include "daemon/jobs/analysis_child.h"
 #include "daemon/policy/oom_arming.h"
 #include "attach/attach_client.h"
 #include "attach/file_copy.h"
 #include "attach/heap_dump.h"
 #include "attach/process_info.h"
 #include "attach/process_snapshot.h"
-#include "formats/report/report_json.h"
 #include "daemon/store/staging_journal.h"
 #include "formats/report/text_format.h"
 
@@ -193,26 +191,13 @@ job_work make_dump_work(store& s, dump_request request) {
         struct stat st {};
         std::uint64_t total = ::fstat(fd.get(), &st) == 0 ? static_cast<std::uint64_t>(st.st_size) : 0;
         staged->metadata().file_bytes = total;
-        child_watch watch;
-        watch.total = [&](std::uint64_t bytes) { total = bytes; };
-        watch.phase = [&](std::string_view phase) {
-            ctx.progress(phase, static_cast<std::uint64_t>(analysis_share_before(phase) * static_cast<double>(total)),
-                         total);
-        };
-        watch.cancelled = [&] { return ctx.cancelled(); };
-        auto text = analyze_in_child(fd.get(), meta.file, {s.tmp_dir(), s.space_left().value_or(0)}, watch,
-                                     req->executable);
+        auto analyzed = analyze_for_job(ctx, s, fd.get(), meta.file, total, req->executable);
         fd.reset();
-        if (!text) return failure(text.error().kind, text.error().message);
-        auto parsed = wire::json::parse(*text, nullptr, false);
-        auto report = parsed.is_discarded() ? result<analysis_report>(fail(error_code::bad_value, "not JSON"))
-                                            : report_from_json(parsed);
-        if (!report)
-            return failure(error_kind::internal, "the analysis gave a report that does not read: " + report.error().message);
+        if (!analyzed) return failure(analyzed.error().kind, analyzed.error().message);
         if (ctx.cancelled()) return failure(error_kind::cancelled, "cancelled");
         ctx.progress("save", total, total);
-        staged->metadata().headline = report_headline(*report);
-        if (auto w = staged->write("report.json", *text); !w) return failure(error_kind::internal, w.error().message);
+        staged->metadata().headline = report_headline(analyzed->report);
+        if (auto w = staged->write("report.json", analyzed->json); !w) return failure(error_kind::internal, w.error().message);
         auto committed = staged->commit();
         if (!committed) return failure(error_kind::internal, committed.error().message);
         return committed->id;
