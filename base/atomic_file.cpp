@@ -13,13 +13,14 @@
 #include "base/unique_fd.h"
 
 namespace heapd {
-namespace {
 
 std::string parent_of(const std::string& path) {
     auto slash = path.rfind('/');
     if (slash == std::string::npos) return ".";
     return slash == 0 ? "/" : path.substr(0, slash);
 }
+
+namespace {
 
 std::string base_of(const std::string& path) {
     auto slash = path.rfind('/');

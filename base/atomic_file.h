@@ -64,6 +64,9 @@ result<void> apply_access(const std::string& path, bool is_dir, const file_acces
 // Makes a rename or unlink in dir durable.
 void sync_dir(const std::string& dir);
 
+// The folder of a path as dirname(1) says it: "." for a bare name, "/" for a name in the root.
+std::string parent_of(const std::string& path);
+
 // The whole contents of a file, at most max_bytes.
 result<std::string> read_file(const std::string& path, std::size_t max_bytes);
 

@@ -8,17 +8,12 @@
 #include <cstdlib>
 #include <vector>
 
+#include "base/atomic_file.h"
 #include "base/fd_io.h"
 #include "base/unique_fd.h"
 
 namespace heapd {
 namespace {
-
-std::string dir_of(const std::string& path) {
-    auto slash = path.rfind('/');
-    if (slash == std::string::npos) return ".";
-    return slash == 0 ? "/" : path.substr(0, slash);
-}
 
 // Inflates every gzip member of in into fd; a cut last member keeps what it gave and warns. More
 // than max bytes out is an error, found before they are written.
@@ -91,7 +86,7 @@ result<dump_file> dump_file::open(const std::string& path, const dump_open_optio
     unique_fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
     if (!fd) return fail_errno("cannot open", path);
     dump_open_options o = options;
-    if (o.inflate_dir.empty()) o.inflate_dir = dir_of(path);
+    if (o.inflate_dir.empty()) o.inflate_dir = parent_of(path);
     return from_fd(fd.get(), path, o);
 }
 
