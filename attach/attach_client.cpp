@@ -35,14 +35,14 @@ attach_request make(std::string command, std::vector<std::string> args = {}) {
     return attach_request{std::move(command), std::move(args)};
 }
 
-} // namespace
+}  // namespace
 
 result<attach_reply> attach_command(pid_t pid, const attach_request& request, const attach_options& options) {
     return run_session(pid, request, options, nullptr);
 }
 
 result<attach_reply> attach_socket(const std::string& socket_path, const attach_request& request,
-                                          const attach_options& options) {
+                                   const attach_options& options) {
     if (auto ok = check_request(request); !ok) return std::unexpected(ok.error());
     const prepared_request prepared = prepare(request, options);
     const std::int64_t timeout = std::max<std::int64_t>(options.timeout.count(), 1);
@@ -50,7 +50,8 @@ result<attach_reply> attach_socket(const std::string& socket_path, const attach_
     socket_sink_state state{&reply, &options};
     reply_sink sink{&state, sink_status, sink_output, nullptr};
     listener_failure failure;
-    if (!converse(socket_path.c_str(), prepared.plan(), monotonic_ms() + timeout, timeout, progress_watch{}, sink, failure))
+    if (!converse(socket_path.c_str(), prepared.plan(), monotonic_ms() + timeout, timeout, progress_watch{}, sink,
+                  failure))
         return fail(failure.code, failure.message);
     return reply;
 }
@@ -64,8 +65,7 @@ result<attach_reply> inspect_heap(pid_t pid, bool live_only, const attach_option
     return attach_command(pid, make("inspectheap", {live_only ? "-live" : "-all"}), options);
 }
 
-result<attach_reply> diagnostic_command(pid_t pid, std::string_view command_line,
-                                               const attach_options& options) {
+result<attach_reply> diagnostic_command(pid_t pid, std::string_view command_line, const attach_options& options) {
     return attach_command(pid, make("jcmd", {std::string(command_line)}), options);
 }
 
@@ -81,8 +81,7 @@ result<attach_reply> print_flag(pid_t pid, std::string_view name, const attach_o
     return attach_command(pid, make("printflag", {std::string(name)}), options);
 }
 
-result<attach_reply> set_flag(pid_t pid, std::string_view name, std::string_view value,
-                                     const attach_options& options) {
+result<attach_reply> set_flag(pid_t pid, std::string_view name, std::string_view value, const attach_options& options) {
     return attach_command(pid, make("setflag", {std::string(name), std::string(value)}), options);
 }
 
@@ -98,7 +97,7 @@ std::optional<int> agent_return_code(std::string_view output) {
 }
 
 result<load_reply> load_agent(pid_t pid, std::string_view library, bool absolute_path, std::string_view options,
-                                     const attach_options& options_) {
+                              const attach_options& options_) {
     attach_options collect = options_;  // the agent's code is read from the output
     collect.on_output = nullptr;
     auto reply = attach_command(
@@ -109,4 +108,4 @@ result<load_reply> load_agent(pid_t pid, std::string_view library, bool absolute
     return out;
 }
 
-} // namespace heapd::attach
+}  // namespace heapd::attach

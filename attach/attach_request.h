@@ -54,4 +54,4 @@ struct attach_options {
     bool may_signal = true;
 };
 
-} // namespace heapd::attach
+}  // namespace heapd::attach

@@ -1,8 +1,8 @@
 #include "attach/attach_session.h"
 
 #include <fcntl.h>
-#include <sys/syscall.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -22,7 +22,6 @@ std::string proc(pid_t pid, const char* leaf) { return "/proc/" + std::to_string
 
 int open_dir(const std::string& path) { return ::open(path.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC); }
 
-
 std::string describe(const process_info& p) { return "process " + std::to_string(p.pid) + " (" + p.name + ")"; }
 
 // The identity check: the pid still names the process it named at first (and the one expected).
@@ -31,20 +30,21 @@ result<void> same_process(const process_info& first, std::uint64_t expected) {
     if (!now) return std::unexpected(now.error());
     if (now->start_time != expected)
         return fail(error_code::no_such_process,
-                           "pid " + std::to_string(first.pid) + " now names another process (started at tick " +
-                               std::to_string(now->start_time) + ", expected " + std::to_string(expected) +
-                               "): the process exited and its pid was reused");
+                    "pid " + std::to_string(first.pid) + " now names another process (started at tick " +
+                        std::to_string(now->start_time) + ", expected " + std::to_string(expected) +
+                        "): the process exited and its pid was reused");
     return {};
 }
 
 // Whether we may talk to the JVM at all: the listener takes root, or its own euid and egid.
 result<void> check_permission(const process_info& target) {
     if (::geteuid() == 0 || (::geteuid() == target.euid && ::getegid() == target.egid)) return {};
-    return fail(error_code::permission_denied,
-                       describe(target) + " runs as uid " + std::to_string(target.euid) + " gid " +
-                           std::to_string(target.egid) + "; its attach listener accepts only that uid and gid, or "
-                           "root (this is uid " + std::to_string(::geteuid()) + " gid " +
-                           std::to_string(::getegid()) + ")");
+    return fail(error_code::permission_denied, describe(target) + " runs as uid " + std::to_string(target.euid) +
+                                                   " gid " + std::to_string(target.egid) +
+                                                   "; its attach listener accepts only that uid and gid, or "
+                                                   "root (this is uid " +
+                                                   std::to_string(::geteuid()) + " gid " + std::to_string(::getegid()) +
+                                                   ")");
 }
 
 // Why the JVM's listener must not be triggered, when it must not; checked only when no socket is
@@ -54,14 +54,15 @@ std::optional<error_info> refusal(const process_info& target, std::optional<bool
     if (!target.handles_sigquit()) {
         if (jvm && *jvm)
             return error_info{error_code::attach_disabled,
-                                describe(target) + " is a JVM without a SIGQUIT handler (-Xrs) and has no attach "
-                                                   "socket: its attach listener cannot be started"};
+                              describe(target) +
+                                  " is a JVM without a SIGQUIT handler (-Xrs) and has no attach "
+                                  "socket: its attach listener cannot be started"};
         return error_info{error_code::not_a_jvm,
-                            describe(target) + " does not handle SIGQUIT: not a running HotSpot JVM (not signalled)"};
+                          describe(target) + " does not handle SIGQUIT: not a running HotSpot JVM (not signalled)"};
     }
     if (attach_disabled(target).value_or(false))
         return error_info{error_code::attach_disabled,
-                            describe(target) + " was started with -XX:+DisableAttachMechanism"};
+                          describe(target) + " was started with -XX:+DisableAttachMechanism"};
     return std::nullopt;
 }
 
@@ -74,14 +75,15 @@ error_info explain(error_info error, pid_t pid) {
                          ") and answers nothing until it is continued";
         return error;
     }
-    error.message += "; the JVM may be at a long safepoint (a long GC pause, or an -XX:OnOutOfMemoryError "
-                     "command still running) or hung";
+    error.message +=
+        "; the JVM may be at a long safepoint (a long GC pause, or an -XX:OnOutOfMemoryError "
+        "command still running) or hung";
     if (error.message.starts_with("no attach listener started"))
         error.message += ", or have attach disabled in a way not visible from outside (a flags file)";
     return error;
 }
 
-} // namespace
+}  // namespace
 
 int open_jvm_tmp(pid_t pid) {
     unique_fd root(open_dir(proc(pid, "root")));
@@ -90,7 +92,7 @@ int open_jvm_tmp(pid_t pid) {
 }
 
 result<attach_reply> run_session(pid_t pid, const attach_request& request, const attach_options& options,
-                                        session_file* file) {
+                                 session_file* file) {
     if (auto ok = check_request(request); !ok) return std::unexpected(ok.error());
     const std::int64_t start = monotonic_ms();
     auto first = read_process_info(pid);
@@ -109,11 +111,11 @@ result<attach_reply> run_session(pid_t pid, const attach_request& request, const
     const std::optional<bool> jvm = maps_libjvm(pid);
     if (jvm && !*jvm)
         return fail(error_code::not_a_jvm,
-                           describe(target) + " has no libjvm.so mapped: it is not a HotSpot JVM (not signalled)");
+                    describe(target) + " has no libjvm.so mapped: it is not a HotSpot JVM (not signalled)");
     if (target.stopped())
-        return fail(error_code::not_responding,
-                           describe(target) + " is stopped (state " + std::string(1, target.state) +
-                               "): it answers nothing until it is continued (SIGCONT)");
+        return fail(error_code::not_responding, describe(target) + " is stopped (state " +
+                                                    std::string(1, target.state) +
+                                                    "): it answers nothing until it is continued (SIGCONT)");
 
     // Handles on the JVM's working directory and /tmp, valid whatever mount namespace we are in.
     unique_fd tmp(open_jvm_tmp(pid));
@@ -121,13 +123,14 @@ result<attach_reply> run_session(pid_t pid, const attach_request& request, const
     if (!tmp && same_filesystem_view(pid)) tmp.reset(open_dir("/tmp"));
     if (!tmp)
         return tmp_error == EACCES || tmp_error == EPERM
-                   ? fail(error_code::permission_denied, "cannot open " + proc(pid, "root/tmp") + ": " +
-                                                                     std::strerror(tmp_error))
-                   : fail(error_code::io, "cannot open the /tmp of " + describe(target) + ": " +
-                                                      std::strerror(tmp_error));
+                   ? fail(error_code::permission_denied,
+                          "cannot open " + proc(pid, "root/tmp") + ": " + std::strerror(tmp_error))
+                   : fail(error_code::io,
+                          "cannot open the /tmp of " + describe(target) + ": " + std::strerror(tmp_error));
     unique_fd cwd(open_dir(proc(pid, "cwd")));
     unique_fd mnt;
-    if (::geteuid() == 0 && !same_filesystem_view(pid)) mnt.reset(::open(proc(pid, "ns/mnt").c_str(), O_RDONLY | O_CLOEXEC));
+    if (::geteuid() == 0 && !same_filesystem_view(pid))
+        mnt.reset(::open(proc(pid, "ns/mnt").c_str(), O_RDONLY | O_CLOEXEC));
     // Opened through /proc/PID: make sure that is still our process.
     if (auto same = same_process(target, target.start_time); !same) return std::unexpected(same.error());
 
@@ -142,7 +145,7 @@ result<attach_reply> run_session(pid_t pid, const attach_request& request, const
         if (auto refused = refusal(target, jvm)) return std::unexpected(*refused);
         if (!options.may_signal)
             return fail(error_code::not_responding,
-                               describe(target) + " has no attach listener up and may not be signalled now");
+                        describe(target) + " has no attach listener up and may not be signalled now");
     }
     if (!options.may_signal) {
         plan.may_trigger = false;  // the listener may go meanwhile: the child must not signal either
@@ -189,4 +192,4 @@ result<attach_reply> run_session(pid_t pid, const attach_request& request, const
     return reply;
 }
 
-} // namespace heapd::attach
+}  // namespace heapd::attach

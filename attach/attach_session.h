@@ -6,8 +6,8 @@
 
 #include <string>
 
-#include "base/error.h"
 #include "attach/attach_request.h"
+#include "base/error.h"
 #include "base/unique_fd.h"
 
 namespace heapd::attach {
@@ -18,10 +18,10 @@ namespace heapd::attach {
 // JVM has answered the helper process opens the file with the JVM's rights (never through a link),
 // removes its name and hands over the descriptor (collected). A session that fails removes the name.
 struct session_file {
-    std::string dir;          // a directory of ours, when not in_jvm_tmp
+    std::string dir;  // a directory of ours, when not in_jvm_tmp
     std::string name;
     bool in_jvm_tmp = false;
-    unique_fd collected;      // out, in_jvm_tmp only: the file, or none (collect_errno says why)
+    unique_fd collected{};  // out, in_jvm_tmp only: the file, or none (collect_errno says why)
     int collect_errno = 0;
 };
 
@@ -32,6 +32,6 @@ int open_jvm_tmp(pid_t pid);
 
 // Runs request against the JVM with host pid `pid`; file may be null.
 result<attach_reply> run_session(pid_t pid, const attach_request& request, const attach_options& options,
-                                        session_file* file);
+                                 session_file* file);
 
-} // namespace heapd::attach
+}  // namespace heapd::attach

@@ -34,8 +34,10 @@ result<void> copy_to_new_file(int in, std::uint64_t size, const std::string& pat
             if (n > 0) offset += n;
         }
         if (n < 0 && errno == EINTR) continue;
-        if (n < 0) error = errno;
-        else if (n == 0) error = EIO;  // the file shrank under us
+        if (n < 0)
+            error = errno;
+        else if (n == 0)
+            error = EIO;  // the file shrank under us
     }
     if (::close(out.release()) != 0 && error == 0) error = errno;
     if (error != 0) {
@@ -45,4 +47,4 @@ result<void> copy_to_new_file(int in, std::uint64_t size, const std::string& pat
     return {};
 }
 
-} // namespace heapd::attach
+}  // namespace heapd::attach

@@ -13,4 +13,4 @@ namespace heapd::attach {
 // failure. Bytes the file gains meanwhile are not copied; a file that shrank is an error.
 result<void> copy_to_new_file(int in, std::uint64_t size, const std::string& path);
 
-} // namespace heapd::attach
+}  // namespace heapd::attach

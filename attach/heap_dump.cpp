@@ -40,21 +40,23 @@ std::optional<std::string> refusal(const struct stat& st, uid_t jvm_uid, std::ui
     return std::nullopt;
 }
 
-} // namespace
+}  // namespace
 
 bool remove_staged_dump(const staged_dump& staged) {
     const std::string& n = staged.name;
     if (!n.starts_with("heapd-dump-") || !n.ends_with(".hprof") || n.find('/') != std::string::npos) return false;
     auto now = read_process_info(staged.pid);
     unique_fd dir;
-    if (now && now->start_time == staged.start_time) dir.reset(open_jvm_tmp(staged.pid));
-    else if (staged.host_tmp) dir.reset(::open("/tmp", O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+    if (now && now->start_time == staged.start_time)
+        dir.reset(open_jvm_tmp(staged.pid));
+    else if (staged.host_tmp)
+        dir.reset(::open("/tmp", O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
     // The name is one heapd made up at random in a sticky directory: nobody else's file has it.
     return dir && ::unlinkat(dir.get(), n.c_str(), 0) == 0;
 }
 
 result<dump_reply> dump_heap(pid_t pid, const std::string& path, const dump_options& dump,
-                                    const attach_options& options) {
+                             const attach_options& options) {
     std::error_code ec;
     fs::path absolute = fs::absolute(path, ec);
     if (ec) return fail(error_code::io, path + ": " + ec.message());
@@ -88,19 +90,19 @@ result<dump_reply> dump_heap(pid_t pid, const std::string& path, const dump_opti
     if (out.reply.status != 0) return out;  // the JVM's output says why (a partial file's name is gone)
     if (!file.collected) {
         if (file.collect_errno == ENOENT) return out;
-        return fail(error_code::io, "cannot open the dump " + out.staged_path + " the JVM wrote: " +
-                                                std::strerror(file.collect_errno));
+        return fail(error_code::io,
+                    "cannot open the dump " + out.staged_path + " the JVM wrote: " + std::strerror(file.collect_errno));
     }
     struct stat st {};
     if (::fstat(file.collected.get(), &st) != 0)
         return fail(error_code::io, "cannot stat the dump " + out.staged_path + ": " + std::strerror(errno));
     if (auto why = refusal(st, target->euid, dump.max_bytes))
-        return fail(error_code::io, "the dump " + out.staged_path + " of process " + std::to_string(pid) + " " +
-                                                *why + ": not taken");
+        return fail(error_code::io,
+                    "the dump " + out.staged_path + " of process " + std::to_string(pid) + " " + *why + ": not taken");
     if (auto copied = copy_to_new_file(file.collected.get(), static_cast<std::uint64_t>(st.st_size), out.path); !copied)
         return std::unexpected(copied.error());
     out.written = true;
     return out;
 }
 
-} // namespace heapd::attach
+}  // namespace heapd::attach

@@ -17,8 +17,8 @@
 #include <functional>
 #include <string>
 
-#include "base/error.h"
 #include "attach/attach_request.h"
+#include "base/error.h"
 
 namespace heapd::attach {
 
@@ -30,15 +30,15 @@ struct dump_options {
     std::uint64_t max_bytes = 0;
     // Told the staged file's name before the JVM is asked to write it, so that a caller that may be
     // killed meanwhile can note it and remove it later (remove_staged_dump).
-    std::function<void(const std::string& name)> on_staging;
+    std::function<void(const std::string& name)> on_staging{};
 };
 
 // A dump a JVM was asked to write in its /tmp, as noted by on_staging.
 struct staged_dump {
-    pid_t pid = 0;                // host pid
+    pid_t pid = 0;                 // host pid
     std::uint64_t start_time = 0;  // the process's start (clock ticks since boot)
-    bool host_tmp = false;        // the JVM's /tmp was the caller's own /tmp
-    std::string name;             // heapd-dump-*.hprof
+    bool host_tmp = false;         // the JVM's /tmp was the caller's own /tmp
+    std::string name;              // heapd-dump-*.hprof
 };
 
 // Removes a staged dump left behind (the caller was killed with its helper): its name in the
@@ -58,6 +58,6 @@ struct dump_reply {
 // exist, as the JVM never overwrites a dump). The reply timeout counts silence: a dump file that
 // keeps growing counts as an answer.
 result<dump_reply> dump_heap(pid_t pid, const std::string& path, const dump_options& dump = {},
-                                    const attach_options& options = {});
+                             const attach_options& options = {});
 
-} // namespace heapd::attach
+}  // namespace heapd::attach

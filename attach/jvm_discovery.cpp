@@ -226,8 +226,7 @@ libjvm_cache& no_perfdata_jvms() {
     return cache;
 }
 
-
-} // namespace
+}  // namespace
 
 result<discovery> discover_jvms() {
     const self_view self;
@@ -238,8 +237,10 @@ result<discovery> discover_jvms() {
         auto info = read_status(pid);
         if (!info) return false;
         auto key = tmp_of(proc_path(pid, "root/tmp"));
-        if (key) by_tmp[*key].push_back(*info);
-        else if (errno == EACCES || errno == EPERM) uninspectable.insert(pid);
+        if (key)
+            by_tmp[*key].push_back(*info);
+        else if (errno == EACCES || errno == EPERM)
+            uninspectable.insert(pid);
         return false;
     });
     if (!scanned) return std::unexpected(scanned.error());
@@ -289,7 +290,8 @@ result<discovered_jvm> find_jvm(pid_t pid) {
     auto key = tmp_of(root_tmp);
     if (!key) {
         if (errno == EACCES || errno == EPERM)
-            return fail(error_code::permission_denied, "may not inspect process " + std::to_string(pid) + " (" + root_tmp + ")");
+            return fail(error_code::permission_denied,
+                        "may not inspect process " + std::to_string(pid) + " (" + root_tmp + ")");
         return fail(error_code::no_such_process, "process " + std::to_string(pid) + " exited");
     }
     const bool own_tmp = self.tmp && *key == *self.tmp;
@@ -301,28 +303,32 @@ result<discovered_jvm> find_jvm(pid_t pid) {
     }
     if (unknown) return fail(error_code::permission_denied, "may not read /proc/" + std::to_string(pid) + "/maps");
     if (no_perfdata_jvms().is_jvm(pid)) return make_jvm_without_perfdata(*info, self);
-    return fail(error_code::not_a_jvm, "process " + std::to_string(pid) +
-                       " is no running HotSpot JVM (no hsperfdata file, no libjvm.so with a SIGQUIT handler)");
+    return fail(error_code::not_a_jvm,
+                "process " + std::to_string(pid) +
+                    " is no running HotSpot JVM (no hsperfdata file, no libjvm.so with a SIGQUIT handler)");
 }
 
 result<int> open_perfdata(const discovered_jvm& jvm) {
     if (jvm.perfdata_path.empty())
         return fail(error_code::not_a_jvm, "JVM " + std::to_string(jvm.pid) +
-                                                       " has no hsperfdata file (-XX:+PerfDisableSharedMem or "
-                                                       "-XX:-UsePerfData)");
+                                               " has no hsperfdata file (-XX:+PerfDisableSharedMem or "
+                                               "-XX:-UsePerfData)");
     int fd = ::open(jvm.perfdata_path.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
     if (fd < 0) {
         int err = errno;
-        auto code = err == ENOENT ? error_code::no_such_process
-                  : (err == EACCES || err == EPERM) ? error_code::permission_denied : error_code::io;
+        auto code = err == ENOENT                     ? error_code::no_such_process
+                    : (err == EACCES || err == EPERM) ? error_code::permission_denied
+                                                      : error_code::io;
         return fail(code, "cannot open " + jvm.perfdata_path + ": " + std::strerror(err));
     }
     struct stat st {};
-    if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_dev != jvm.perfdata_dev || st.st_ino != jvm.perfdata_ino) {
+    if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_dev != jvm.perfdata_dev ||
+        st.st_ino != jvm.perfdata_ino) {
         ::close(fd);
-        return fail(error_code::no_such_process, jvm.perfdata_path + " is no longer the file of JVM " + std::to_string(jvm.pid));
+        return fail(error_code::no_such_process,
+                    jvm.perfdata_path + " is no longer the file of JVM " + std::to_string(jvm.pid));
     }
     return fd;
 }
 
-} // namespace heapd::attach
+}  // namespace heapd::attach

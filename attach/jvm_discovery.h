@@ -16,16 +16,16 @@ namespace heapd::attach {
 
 // A live JVM found through its hsperfdata file, and where that file is.
 struct discovered_jvm {
-    pid_t pid = -1;               // as heapd sees it (heapd's pid namespace)
-    pid_t ns_pid = -1;            // in the JVM's own pid namespace; the file is named after it
+    pid_t pid = -1;                      // as heapd sees it (heapd's pid namespace)
+    pid_t ns_pid = -1;                   // in the JVM's own pid namespace; the file is named after it
     uid_t uid = static_cast<uid_t>(-1);  // the process's effective uid, as heapd sees it
-    std::string user;             // the user name in the directory name hsperfdata_<user>, as the JVM knew it
-    bool in_container = false;    // in another mount or pid namespace than heapd
-    std::uint64_t mount_ns = 0;   // the JVM's mount namespace (inode of /proc/PID/ns/mnt; 0 if unknown)
-    std::uint64_t pid_ns = 0;     // the JVM's pid namespace (inode of /proc/PID/ns/pid; 0 if unknown)
-    std::string perfdata_path;    // the hsperfdata file as heapd opens it (/proc/PID/root/tmp/... in a container);
-                                  // "" for a JVM without one (user "" then too)
-    dev_t perfdata_dev = 0;       // identity of that file when it was found, to check when opening it
+    std::string user;                    // the user name in the directory name hsperfdata_<user>, as the JVM knew it
+    bool in_container = false;           // in another mount or pid namespace than heapd
+    std::uint64_t mount_ns = 0;          // the JVM's mount namespace (inode of /proc/PID/ns/mnt; 0 if unknown)
+    std::uint64_t pid_ns = 0;            // the JVM's pid namespace (inode of /proc/PID/ns/pid; 0 if unknown)
+    std::string perfdata_path;  // the hsperfdata file as heapd opens it (/proc/PID/root/tmp/... in a container);
+                                // "" for a JVM without one (user "" then too)
+    dev_t perfdata_dev = 0;     // identity of that file when it was found, to check when opening it
     ino_t perfdata_ino = 0;
 };
 
@@ -50,4 +50,4 @@ result<discovered_jvm> find_jvm(pid_t pid);
 // checks that it is the file discovery found; returns the descriptor (the caller closes it).
 result<int> open_perfdata(const discovered_jvm& jvm);
 
-} // namespace heapd::attach
+}  // namespace heapd::attach

@@ -15,13 +15,13 @@ bool remove_as_owner(int dir_fd, const std::string& name, uid_t uid, gid_t gid) 
     const pid_t child = ::fork();
     if (child < 0) return false;
     if (child == 0) {
-        if (::setgroups(0, nullptr) != 0 || ::setresgid(gid, gid, gid) != 0 || ::setresuid(uid, uid, uid) != 0) ::_exit(2);
+        if (::setgroups(0, nullptr) != 0 || ::setresgid(gid, gid, gid) != 0 || ::setresuid(uid, uid, uid) != 0)
+            ::_exit(2);
         ::_exit(::unlinkat(dir_fd, n, 0) == 0 ? 0 : 1);
     }
     int status = 0;
-    while (::waitpid(child, &status, 0) < 0 && errno == EINTR) {
-    }
+    while (::waitpid(child, &status, 0) < 0 && errno == EINTR) {}
     return WIFEXITED(status) && WEXITSTATUS(status) == 0;
 }
 
-} // namespace heapd::attach
+}  // namespace heapd::attach

@@ -12,4 +12,4 @@ namespace heapd::attach {
 // Removes name (no '/') from the directory dir_fd as uid and gid; true when it was removed.
 bool remove_as_owner(int dir_fd, const std::string& name, uid_t uid, gid_t gid);
 
-} // namespace heapd::attach
+}  // namespace heapd::attach

@@ -48,7 +48,7 @@ bool read_stat(pid_t pid, process_info& info) {
     return false;
 }
 
-} // namespace
+}  // namespace
 
 bool process_info::handles_sigquit() const {
     constexpr std::uint64_t sigquit_bit = 1ull << (3 - 1);
@@ -105,12 +105,12 @@ std::optional<bool> maps_libjvm(pid_t pid) {
 }
 
 bool same_filesystem_view(pid_t pid) {
-    struct stat ours {}, theirs {};
-    if (::stat("/proc/self/ns/mnt", &ours) != 0 || ::stat(proc_path(pid, "ns/mnt").c_str(), &theirs) != 0)
-        return false;
+    struct stat ours {
+    }, theirs{};
+    if (::stat("/proc/self/ns/mnt", &ours) != 0 || ::stat(proc_path(pid, "ns/mnt").c_str(), &theirs) != 0) return false;
     if (ours.st_ino != theirs.st_ino || ours.st_dev != theirs.st_dev) return false;
     if (::stat("/", &ours) != 0 || ::stat(proc_path(pid, "root").c_str(), &theirs) != 0) return false;
     return ours.st_ino == theirs.st_ino && ours.st_dev == theirs.st_dev;
 }
 
-} // namespace heapd::attach
+}  // namespace heapd::attach

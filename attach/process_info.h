@@ -13,11 +13,11 @@ namespace heapd::attach {
 
 // A snapshot of /proc/PID/status and /proc/PID/stat.
 struct process_info {
-    pid_t pid = -1;        // as the caller sees it
-    pid_t ns_pid = -1;     // in the innermost pid namespace (last NSpid): the pid the JVM knows itself by
-    uid_t euid = 0;        // effective ids: the attach listener accepts only these (or root)
+    pid_t pid = -1;     // as the caller sees it
+    pid_t ns_pid = -1;  // in the innermost pid namespace (last NSpid): the pid the JVM knows itself by
+    uid_t euid = 0;     // effective ids: the attach listener accepts only these (or root)
     gid_t egid = 0;
-    char state = '?';      // R, S, D, T (stopped), t (traced), Z (zombie), ...
+    char state = '?';               // R, S, D, T (stopped), t (traced), Z (zombie), ...
     std::uint64_t sig_caught = 0;   // SigCgt: signals with a handler, bit n-1 for signal n
     std::uint64_t sig_ignored = 0;  // SigIgn
     std::uint64_t start_time = 0;   // clock ticks since boot (stat field 22); with pid, names the process
@@ -38,4 +38,4 @@ std::optional<bool> maps_libjvm(pid_t pid);
 // Whether the process sees the same filesystem as the caller: same mount namespace and same root.
 bool same_filesystem_view(pid_t pid);
 
-} // namespace heapd::attach
+}  // namespace heapd::attach

@@ -46,7 +46,7 @@ bool namespace_above_is(pid_t pid, std::size_t up, std::uint64_t inode) {
     return same;
 }
 
-} // namespace
+}  // namespace
 
 result<std::uint64_t> namespace_inode(pid_t pid, const char* kind) {
     const std::string path = (pid == 0 ? std::string("/proc/self") : "/proc/" + std::to_string(pid)) + "/ns/" + kind;
@@ -54,7 +54,7 @@ result<std::uint64_t> namespace_inode(pid_t pid, const char* kind) {
     if (::stat(path.c_str(), &st) != 0) {
         int e = errno;
         return fail(e == ENOENT || e == ESRCH ? error_code::no_such_process : error_code::io,
-                           path + ": " + std::strerror(e));
+                    path + ": " + std::strerror(e));
     }
     return static_cast<std::uint64_t>(st.st_ino);
 }
@@ -112,7 +112,7 @@ result<pid_t> pid_from_namespace(pid_t pid, const pid_namespace& ns) {
     if (!found) return found;
     if (*found < 0)
         return fail(error_code::no_such_process,
-                           "no process " + std::to_string(pid) + " in pid namespace " + std::to_string(ns.inode));
+                    "no process " + std::to_string(pid) + " in pid namespace " + std::to_string(ns.inode));
     return found;
 }
 
@@ -125,13 +125,11 @@ result<pid_t> pid_in_namespace(pid_t pid, const pid_namespace& ns) {
     const std::size_t level = ns.level > 0 ? static_cast<std::size_t>(ns.level) : ids.size() - 1;
     if (ids.size() <= level || !namespace_above_is(pid, ids.size() - 1 - level, ns.inode))
         return fail(error_code::no_such_process,
-                           "process " + std::to_string(pid) + " is not in pid namespace " + std::to_string(ns.inode));
+                    "process " + std::to_string(pid) + " is not in pid namespace " + std::to_string(ns.inode));
     return ids[level];
 }
 
-result<std::uint64_t> mount_namespace_of(pid_t pid) {
-    return namespace_inode(pid, "mnt");
-}
+result<std::uint64_t> mount_namespace_of(pid_t pid) { return namespace_inode(pid, "mnt"); }
 
 result<pid_t> process_in_mount_namespace(std::uint64_t inode) {
     auto found = scan_processes([&](pid_t p) {
@@ -143,4 +141,4 @@ result<pid_t> process_in_mount_namespace(std::uint64_t inode) {
     return found;
 }
 
-} // namespace heapd::attach
+}  // namespace heapd::attach

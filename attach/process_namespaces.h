@@ -46,4 +46,4 @@ result<std::uint64_t> mount_namespace_of(pid_t pid);
 // namespace's files through /proc/PID/root; no_such_process when none is left.
 result<pid_t> process_in_mount_namespace(std::uint64_t inode);
 
-} // namespace heapd::attach
+}  // namespace heapd::attach

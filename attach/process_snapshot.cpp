@@ -24,7 +24,7 @@ constexpr std::size_t kept_words = 2048;  // of the child's standard error, for 
 // Runs argv in a child with the target's ids and a clean environment, fd_a and fd_b as its
 // descriptors 3 and 4 (-1: none), until it ends or timeout passes; what it said on stderr (its end).
 result<void> run_as_owner(const snapshot_target& t, std::vector<std::string> argv, int fd_a, int fd_b,
-                                 std::chrono::seconds timeout) {
+                          std::chrono::seconds timeout) {
     // Everything the child needs is made before fork: after it, only async-signal-safe calls.
     std::vector<char*> args;
     for (std::string& a : argv) args.push_back(a.data());
@@ -45,7 +45,8 @@ result<void> run_as_owner(const snapshot_target& t, std::vector<std::string> arg
         if (a >= 0 && ::dup2(a, 3) < 0) ::_exit(126);
         if (b >= 0 && ::dup2(b, 4) < 0) ::_exit(126);
         ::syscall(SYS_close_range, 5u, ~0u, 0u);
-        if (::setgroups(0, nullptr) != 0 || ::setresgid(t.gid, t.gid, t.gid) != 0 || ::setresuid(t.uid, t.uid, t.uid) != 0)
+        if (::setgroups(0, nullptr) != 0 || ::setresgid(t.gid, t.gid, t.gid) != 0 ||
+            ::setresuid(t.uid, t.uid, t.uid) != 0)
             ::_exit(125);
         ::execve(args[0], args.data(), env);
         ::_exit(127);
@@ -72,8 +73,7 @@ result<void> run_as_owner(const snapshot_target& t, std::vector<std::string> arg
     }
     if (timed_out) ::kill(child, SIGKILL);
     int status = 0;
-    while (::waitpid(child, &status, 0) < 0 && errno == EINTR) {
-    }
+    while (::waitpid(child, &status, 0) < 0 && errno == EINTR) {}
     if (said.size() > kept_words) said.erase(0, said.size() - kept_words);
     const std::string who = argv[0];
     if (timed_out)
@@ -92,7 +92,7 @@ off_t size_of(int fd) {
     return ::fstat(fd, &st) == 0 ? st.st_size : 0;
 }
 
-} // namespace
+}  // namespace
 
 result<void> write_core(const snapshot_target& target, int core_fd, std::chrono::seconds timeout) {
     auto ran = run_as_owner(target,
@@ -100,12 +100,12 @@ result<void> write_core(const snapshot_target& target, int core_fd, std::chrono:
                              "generate-core-file /proc/self/fd/3"},
                             core_fd, -1, timeout);
     if (!ran) return ran;
-    if (size_of(core_fd) == 0) return fail(error_code::io, "gdb wrote no core of process " + std::to_string(target.pid));
+    if (size_of(core_fd) == 0)
+        return fail(error_code::io, "gdb wrote no core of process " + std::to_string(target.pid));
     return {};
 }
 
-result<void> core_to_hprof(const snapshot_target& target, int core_fd, int hprof_fd,
-                                  std::chrono::seconds timeout) {
+result<void> core_to_hprof(const snapshot_target& target, int core_fd, int hprof_fd, std::chrono::seconds timeout) {
     const std::string_view exe = target.exe;
     const auto slash = exe.rfind('/');
     if (!exe.starts_with('/') || slash == std::string_view::npos)
@@ -120,4 +120,4 @@ result<void> core_to_hprof(const snapshot_target& target, int core_fd, int hprof
     return {};
 }
 
-} // namespace heapd::attach
+}  // namespace heapd::attach

@@ -29,7 +29,6 @@ struct snapshot_target {
 result<void> write_core(const snapshot_target& target, int core_fd, std::chrono::seconds timeout);
 
 // Converts the core in core_fd into an HPROF heap dump in hprof_fd with the JDK of target.exe.
-result<void> core_to_hprof(const snapshot_target& target, int core_fd, int hprof_fd,
-                                  std::chrono::seconds timeout);
+result<void> core_to_hprof(const snapshot_target& target, int core_fd, int hprof_fd, std::chrono::seconds timeout);
 
-} // namespace heapd::attach
+}  // namespace heapd::attach

@@ -27,7 +27,7 @@ std::string base_of(const std::string& path) {
     return slash == std::string::npos ? path : path.substr(slash + 1);
 }
 
-} // namespace
+}  // namespace
 
 void sync_dir(const std::string& dir) {
     unique_fd fd(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
@@ -59,7 +59,9 @@ atomic_file::atomic_file(std::string path, std::string temp, unique_fd fd)
     : path_(std::move(path)), temp_(std::move(temp)), fd_(std::move(fd)) {}
 
 atomic_file::atomic_file(atomic_file&& other) noexcept
-    : path_(std::move(other.path_)), temp_(std::move(other.temp_)), fd_(std::move(other.fd_)),
+    : path_(std::move(other.path_)),
+      temp_(std::move(other.temp_)),
+      fd_(std::move(other.fd_)),
       done_(std::exchange(other.done_, true)) {}
 
 atomic_file::~atomic_file() {
@@ -92,7 +94,8 @@ result<void> atomic_file::commit() {
 result<void> write_file_atomic(const std::string& path, std::string_view content, const file_access& access) {
     auto file = atomic_file::create(path, access.file_mode);
     if (!file) return std::unexpected(file.error());
-    if (access.chown && ::fchown(file->fd(), 0, access.group) != 0) return fail_errno("cannot chown", file->temp_path());
+    if (access.chown && ::fchown(file->fd(), 0, access.group) != 0)
+        return fail_errno("cannot chown", file->temp_path());
     if (auto w = file->write(content); !w) return w;
     return file->commit();
 }
@@ -110,4 +113,4 @@ result<std::string> read_file(const std::string& path, std::size_t max_bytes) {
     return std::move(*out);
 }
 
-} // namespace heapd
+}  // namespace heapd

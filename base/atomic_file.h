@@ -16,8 +16,8 @@ namespace heapd {
 struct file_access {
     mode_t file_mode = 0640;
     mode_t dir_mode = 0750;
-    gid_t group = 0;       // the group given read access
-    bool chown = false;    // set owner root and the group (only a daemon running as root can)
+    gid_t group = 0;     // the group given read access
+    bool chown = false;  // set owner root and the group (only a daemon running as root can)
 };
 
 // Temporary files and directories start with this; anything so named is half-written.
@@ -70,4 +70,4 @@ std::string parent_of(const std::string& path);
 // The whole contents of a file, at most max_bytes.
 result<std::string> read_file(const std::string& path, std::size_t max_bytes);
 
-} // namespace heapd
+}  // namespace heapd

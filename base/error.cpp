@@ -39,4 +39,4 @@ std::unexpected<error_info> fail_errno(const std::string& what, const std::strin
     return fail(error_code::io, what + " " + path + ": " + std::strerror(err));
 }
 
-} // namespace heapd
+}  // namespace heapd

@@ -11,17 +11,17 @@ namespace heapd {
 
 // What kind of failure an error_info reports; callers branch on this, people read the message.
 enum class error_code {
-    io,            // the operating system refused a call (open, mmap, write)
+    io,  // the operating system refused a call (open, mmap, write)
     // Files: a dump, a perf-data file, a config, a store's records.
-    bad_magic,     // not an HPROF file
-    bad_header,    // header fields out of range (identifier size, version)
-    out_of_bounds, // a length runs past its record, segment or the file
-    unknown_tag,   // a record or sub-record tag this reader does not know
-    bad_value,     // a field holds a value the format does not allow
-    unsupported,   // valid input that this build cannot handle
-    not_found,     // a requested object, class, thread, file or entry is absent
-    cancelled,     // the caller asked to stop (analysis_options::phase_started)
-    corrupt,       // what heapd wrote itself (the store's records, an index) does not read back
+    bad_magic,      // not an HPROF file
+    bad_header,     // header fields out of range (identifier size, version)
+    out_of_bounds,  // a length runs past its record, segment or the file
+    unknown_tag,    // a record or sub-record tag this reader does not know
+    bad_value,      // a field holds a value the format does not allow
+    unsupported,    // valid input that this build cannot handle
+    not_found,      // a requested object, class, thread, file or entry is absent
+    cancelled,      // the caller asked to stop (analysis_options::phase_started)
+    corrupt,        // what heapd wrote itself (the store's records, an index) does not read back
     // Processes: finding JVMs, attaching to them, tracing them.
     no_such_process,    // the pid does not exist (or exited meanwhile)
     not_a_jvm,          // the process is no HotSpot JVM, or it does not handle SIGQUIT (never signalled)
@@ -58,4 +58,4 @@ inline std::unexpected<error_info> fail(error_code code, std::string message,
 // Builds an io error from errno with the path and the call that failed.
 std::unexpected<error_info> fail_errno(const std::string& what, const std::string& path);
 
-} // namespace heapd
+}  // namespace heapd

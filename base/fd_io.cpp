@@ -42,4 +42,4 @@ std::optional<std::string> read_small_file(const std::string& path, std::size_t 
     return read_to_end(fd.get(), max_bytes);
 }
 
-} // namespace heapd
+}  // namespace heapd

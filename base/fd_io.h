@@ -22,4 +22,4 @@ std::optional<std::string> read_to_end(int fd, std::size_t max_bytes);
 // controls, open it safely and use read_to_end.
 std::optional<std::string> read_small_file(const std::string& path, std::size_t max_bytes);
 
-} // namespace heapd
+}  // namespace heapd

@@ -32,4 +32,4 @@ private:
     int fd_ = -1;
 };
 
-} // namespace heapd
+}  // namespace heapd

@@ -60,4 +60,4 @@ ssize_t receive_with_fds(int socket, void* data, std::size_t size, int flags, st
     return n;
 }
 
-} // namespace heapd
+}  // namespace heapd

@@ -29,4 +29,4 @@ ssize_t send_with_fd(int socket, const void* data, std::size_t size, int fd);
 ssize_t receive_with_fds(int socket, void* data, std::size_t size, int flags, std::vector<unique_fd>& fds,
                          std::size_t max_fds);
 
-} // namespace heapd
+}  // namespace heapd

@@ -10,16 +10,16 @@
 #include <string>
 
 #include "formats/analysis/census.h"
-#include "formats/hprof/class_table.h"
 #include "formats/analysis/dominator_tree.h"
 #include "formats/analysis/gc_paths.h"
+#include "formats/analysis/leak_suspects.h"
+#include "formats/analysis/object_graph.h"
+#include "formats/analysis/retention.h"
+#include "formats/hprof/class_table.h"
 #include "formats/hprof/heap_walk.h"
 #include "formats/hprof/hprof_reader.h"
-#include "formats/analysis/leak_suspects.h"
 #include "formats/hprof/mapped_file.h"
-#include "formats/analysis/object_graph.h"
 #include "formats/hprof/record_index.h"
-#include "formats/analysis/retention.h"
 
 using namespace heapd;
 
@@ -45,13 +45,13 @@ struct phase_clock {
         auto now = clock_type::now();
         auto [rss, hwm] = rss_mb();
         std::printf("%-18s %7.3f s  (total %7.3f s)  rss %7.0f MB  peak %7.0f MB\n", name,
-                    std::chrono::duration<double>(now - last).count(), std::chrono::duration<double>(now - start).count(),
-                    rss, hwm);
+                    std::chrono::duration<double>(now - last).count(),
+                    std::chrono::duration<double>(now - start).count(), rss, hwm);
         last = now;
     }
 };
 
-} // namespace
+}  // namespace
 
 int main(int argc, char** argv) {
     if (argc != 2) {

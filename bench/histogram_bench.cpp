@@ -36,7 +36,7 @@ double seconds_since(clock_type::time_point t0) {
 
 // Memory figures of this process from /proc/self/status, in bytes.
 struct proc_memory {
-    std::uint64_t vm_hwm = 0;    // peak resident set (file-backed pages of the mapping included)
+    std::uint64_t vm_hwm = 0;  // peak resident set (file-backed pages of the mapping included)
     std::uint64_t vm_rss = 0;
     std::uint64_t rss_anon = 0;  // heap, stacks: what the pass allocates
     std::uint64_t rss_file = 0;  // mapped file pages (the dump) and the program's own text
@@ -76,7 +76,7 @@ std::pair<long, long> page_faults() {
 // What one run measured.
 struct run_result {
     double map_s = 0, index_s = 0, walk_s = 0, finish_s = 0, unmap_s = 0;
-    double total_s = 0;  // open through finish: what a user waits for before the histogram exists
+    double total_s = 0;                // open through finish: what a user waits for before the histogram exists
     std::uint64_t beyond_mapping = 0;  // peak RSS minus file-backed RSS
     std::uint64_t anon_growth = 0;     // RssAnon after finish minus RssAnon before the run
     proc_memory mem;
@@ -156,10 +156,14 @@ double median(std::vector<double> v) {
 
 std::string human_bytes(std::uint64_t b) {
     char buf[32];
-    if (b >= 1'000'000'000) std::snprintf(buf, sizeof buf, "%.2f GB", b / 1e9);
-    else if (b >= 1'000'000) std::snprintf(buf, sizeof buf, "%.1f MB", b / 1e6);
-    else if (b >= 1'000) std::snprintf(buf, sizeof buf, "%.1f kB", b / 1e3);
-    else std::snprintf(buf, sizeof buf, "%llu B", static_cast<unsigned long long>(b));
+    if (b >= 1'000'000'000)
+        std::snprintf(buf, sizeof buf, "%.2f GB", b / 1e9);
+    else if (b >= 1'000'000)
+        std::snprintf(buf, sizeof buf, "%.1f MB", b / 1e6);
+    else if (b >= 1'000)
+        std::snprintf(buf, sizeof buf, "%.1f kB", b / 1e3);
+    else
+        std::snprintf(buf, sizeof buf, "%llu B", static_cast<unsigned long long>(b));
     return buf;
 }
 
@@ -172,7 +176,7 @@ int usage() {
     return 2;
 }
 
-} // namespace
+}  // namespace
 
 int main(int argc, char** argv) {
     int runs = 5;
@@ -181,12 +185,18 @@ int main(int argc, char** argv) {
     std::string path;
     for (int i = 1; i < argc; ++i) {
         std::string_view a = argv[i];
-        if (a == "--runs" && i + 1 < argc) runs = std::atoi(argv[++i]);
-        else if (a == "--top-objects" && i + 1 < argc) top_objects = static_cast<unsigned>(std::atoi(argv[++i]));
-        else if (a == "--advise-sequential") advise = true;
-        else if (a == "-h" || a == "--help") return usage();
-        else if (!a.starts_with("-") && path.empty()) path = a;
-        else return usage();
+        if (a == "--runs" && i + 1 < argc)
+            runs = std::atoi(argv[++i]);
+        else if (a == "--top-objects" && i + 1 < argc)
+            top_objects = static_cast<unsigned>(std::atoi(argv[++i]));
+        else if (a == "--advise-sequential")
+            advise = true;
+        else if (a == "-h" || a == "--help")
+            return usage();
+        else if (!a.starts_with("-") && path.empty())
+            path = a;
+        else
+            return usage();
     }
     if (path.empty() || runs < 1) return usage();
 
@@ -211,31 +221,31 @@ int main(int argc, char** argv) {
         run_result rr;
         if (!run_once(path, top_objects, advise, rr, facts)) return 1;
         results.push_back(rr);
-        std::printf("run %d: %.3f s  %.2f GB/s  %.1f M objects/s | map %.4f index %.4f walk %.3f finish %.4f"
-                    " (teardown %.4f) | minflt %ld majflt %ld | peak beyond mapping %s\n",
-                    r + 1, rr.total_s, file_bytes / rr.total_s / 1e9,
-                    (facts.census.instances + facts.census.object_arrays + facts.census.primitive_arrays) /
-                        rr.total_s / 1e6,
-                    rr.map_s, rr.index_s, rr.walk_s, rr.finish_s, rr.unmap_s, rr.minflt, rr.majflt,
-                    human_bytes(rr.beyond_mapping).c_str());
+        std::printf(
+            "run %d: %.3f s  %.2f GB/s  %.1f M objects/s | map %.4f index %.4f walk %.3f finish %.4f"
+            " (teardown %.4f) | minflt %ld majflt %ld | peak beyond mapping %s\n",
+            r + 1, rr.total_s, file_bytes / rr.total_s / 1e9,
+            (facts.census.instances + facts.census.object_arrays + facts.census.primitive_arrays) / rr.total_s / 1e6,
+            rr.map_s, rr.index_s, rr.walk_s, rr.finish_s, rr.unmap_s, rr.minflt, rr.majflt,
+            human_bytes(rr.beyond_mapping).c_str());
         std::fflush(stdout);
     }
 
     const census_result& c = facts.census;
     const std::uint64_t objects = c.instances + c.object_arrays + c.primitive_arrays;
-    std::printf("heap: id size %u, %zu heap dump record(s), %zu problem(s)\n", facts.id_size,
-                facts.heap_records, facts.problems);
-    std::printf("classes %llu, objects %llu (instances %llu, object arrays %llu, primitive arrays %llu),"
-                " shallow %s, layout %s\n",
-                static_cast<unsigned long long>(c.classes), static_cast<unsigned long long>(objects),
-                static_cast<unsigned long long>(c.instances), static_cast<unsigned long long>(c.object_arrays),
-                static_cast<unsigned long long>(c.primitive_arrays), human_bytes(c.shallow_bytes).c_str(),
-                c.layout.c_str());
+    std::printf("heap: id size %u, %zu heap dump record(s), %zu problem(s)\n", facts.id_size, facts.heap_records,
+                facts.problems);
+    std::printf(
+        "classes %llu, objects %llu (instances %llu, object arrays %llu, primitive arrays %llu),"
+        " shallow %s, layout %s\n",
+        static_cast<unsigned long long>(c.classes), static_cast<unsigned long long>(objects),
+        static_cast<unsigned long long>(c.instances), static_cast<unsigned long long>(c.object_arrays),
+        static_cast<unsigned long long>(c.primitive_arrays), human_bytes(c.shallow_bytes).c_str(), c.layout.c_str());
     std::printf("top5:");
     for (std::size_t i = 0; i < c.histogram.size() && i < 5; ++i) {
         const histogram_entry& e = c.histogram[i];
-        std::printf("%s %s %llu / %s", i ? ";" : "", e.class_name.c_str(),
-                    static_cast<unsigned long long>(e.instances), human_bytes(e.shallow_bytes).c_str());
+        std::printf("%s %s %llu / %s", i ? ";" : "", e.class_name.c_str(), static_cast<unsigned long long>(e.instances),
+                    human_bytes(e.shallow_bytes).c_str());
     }
     std::printf("\n");
 
@@ -259,21 +269,24 @@ int main(int argc, char** argv) {
                 file_bytes / best / 1e9, objects / best / 1e6, med, file_bytes / med / 1e9);
     std::printf("walk:  best %.3f s (%.2f GB/s), median %.3f s (%.2f GB/s)  [walk_heap with the census only]\n",
                 best_walk, file_bytes / best_walk / 1e9, med_walk, file_bytes / med_walk / 1e9);
-    std::printf("memory: VmHWM %s (includes the touched pages of the mapping); RssAnon after finish %s,"
-                " of which the pass added %s\n",
-                human_bytes(hwm).c_str(), human_bytes(anon).c_str(), human_bytes(anon_growth).c_str());
-    std::printf("memory: peak beyond mapping %s = VmHWM - RssFile, read after finish with the mapping still"
-                " resident%s; it counts the process's whole anonymous memory (allocator arenas, stack) and"
-                " transient peaks that RssAnon samples miss\n",
-                human_bytes(beyond).c_str(),
-                can_reset_peak ? ", VmHWM reset per run via /proc/self/clear_refs"
-                               : " (VmHWM could not be reset: peak over all runs)");
-    std::printf("summary file_bytes=%llu runs=%d best_s=%.6f median_s=%.6f best_gbps=%.3f median_gbps=%.3f"
-                " walk_best_s=%.6f walk_median_s=%.6f objects=%llu classes=%llu beyond_mapping_bytes=%llu"
-                " vmhwm_bytes=%llu anon_growth_bytes=%llu\n",
-                static_cast<unsigned long long>(file_bytes), runs, best, med, file_bytes / best / 1e9,
-                file_bytes / med / 1e9, best_walk, med_walk, static_cast<unsigned long long>(objects),
-                static_cast<unsigned long long>(c.classes), static_cast<unsigned long long>(beyond),
-                static_cast<unsigned long long>(hwm), static_cast<unsigned long long>(anon_growth));
+    std::printf(
+        "memory: VmHWM %s (includes the touched pages of the mapping); RssAnon after finish %s,"
+        " of which the pass added %s\n",
+        human_bytes(hwm).c_str(), human_bytes(anon).c_str(), human_bytes(anon_growth).c_str());
+    std::printf(
+        "memory: peak beyond mapping %s = VmHWM - RssFile, read after finish with the mapping still"
+        " resident%s; it counts the process's whole anonymous memory (allocator arenas, stack) and"
+        " transient peaks that RssAnon samples miss\n",
+        human_bytes(beyond).c_str(),
+        can_reset_peak ? ", VmHWM reset per run via /proc/self/clear_refs"
+                       : " (VmHWM could not be reset: peak over all runs)");
+    std::printf(
+        "summary file_bytes=%llu runs=%d best_s=%.6f median_s=%.6f best_gbps=%.3f median_gbps=%.3f"
+        " walk_best_s=%.6f walk_median_s=%.6f objects=%llu classes=%llu beyond_mapping_bytes=%llu"
+        " vmhwm_bytes=%llu anon_growth_bytes=%llu\n",
+        static_cast<unsigned long long>(file_bytes), runs, best, med, file_bytes / best / 1e9, file_bytes / med / 1e9,
+        best_walk, med_walk, static_cast<unsigned long long>(objects), static_cast<unsigned long long>(c.classes),
+        static_cast<unsigned long long>(beyond), static_cast<unsigned long long>(hwm),
+        static_cast<unsigned long long>(anon_growth));
     return 0;
 }

@@ -15,14 +15,12 @@ int complain(const client_error& e) { return complain(e.message, e.code); }
 
 void print(const std::string& text) { std::fwrite(text.data(), 1, text.size(), stdout); }
 
-void print_json(const wire::json& j) {
-    print(j.dump(2, ' ', false, wire::json::error_handler_t::replace) + "\n");
-}
+void print_json(const wire::json& j) { print(j.dump(2, ' ', false, wire::json::error_handler_t::replace) + "\n"); }
 
 // Store ids are letters, digits and dashes; a file name with a slash or a dot is a file.
 bool looks_like_dump_id(const std::string& s) {
-    return !s.empty() && s.find_first_not_of("0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ-") ==
-                             std::string::npos;
+    return !s.empty() &&
+           s.find_first_not_of("0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ-") == std::string::npos;
 }
 
 // A JVM's pid: digits only (a file of that name, when there is one, wins).
@@ -35,7 +33,7 @@ std::string dump_name(const wire::json& meta) {
     const std::int64_t ms = meta.value("created_ms", std::int64_t{0});
     if (ms > 0) {
         std::time_t t = static_cast<std::time_t>(ms / 1000);
-        std::tm tm {};
+        std::tm tm{};
         char buf[32];
         if (::localtime_r(&t, &tm) != nullptr && std::strftime(buf, sizeof buf, "%Y-%m-%d %H:%M:%S", &tm) > 0)
             text += std::string(" of ") + buf;
@@ -43,4 +41,4 @@ std::string dump_name(const wire::json& meta) {
     return text;
 }
 
-} // namespace heapd::ctl
+}  // namespace heapd::ctl

@@ -21,7 +21,7 @@ struct options {
     std::optional<unsigned> top;
     unsigned roots = 1;
     unsigned sections = text_options::all;  // the parts of a report printed as text
-    std::vector<std::string> words;  // the command and its arguments
+    std::vector<std::string> words;         // the command and its arguments
 };
 
 // Prints "heapctl: MESSAGE" on stderr; returns code.
@@ -42,4 +42,4 @@ int diff(const options& o);
 int path(const options& o);
 void print_growth(const wire::json& growth);
 
-} // namespace heapd::ctl
+}  // namespace heapd::ctl

@@ -21,7 +21,7 @@ client_error lost(const std::string& path, const std::string& why) {
                            "); did the daemon stop? See its log, and `heapctl status`"};
 }
 
-} // namespace
+}  // namespace
 
 std::string default_socket() {
     if (const char* s = std::getenv("HEAPD_SOCKET"); s != nullptr && *s != '\0') return s;
@@ -33,7 +33,8 @@ client_result<daemon_client> daemon_client::connect(const std::string& path) {
     if (!unix_address(path, addr))
         return std::unexpected(client_error{usage, "socket path \"" + path + "\" is empty or too long"});
     int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    if (fd < 0) return std::unexpected(client_error{failed, std::string("cannot make a socket: ") + std::strerror(errno)});
+    if (fd < 0)
+        return std::unexpected(client_error{failed, std::string("cannot make a socket: ") + std::strerror(errno)});
     if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
         int err = errno;
         ::close(fd);
@@ -43,7 +44,8 @@ client_result<daemon_client> daemon_client::connect(const std::string& path) {
                 no_daemon, "heapd is not running: nothing listens on " + path + " (" + std::strerror(err) +
                                ").\nStart the daemon as root with:  " + start +
                                "\n(or point heapctl at another socket with --socket PATH or HEAPD_SOCKET)"});
-        return std::unexpected(client_error{no_daemon, "cannot connect to heapd on " + path + ": " + std::strerror(err)});
+        return std::unexpected(
+            client_error{no_daemon, "cannot connect to heapd on " + path + ": " + std::strerror(err)});
     }
     return daemon_client(fd, path);
 }
@@ -71,9 +73,9 @@ client_result<wire::reply> daemon_client::read_reply(const tick_fn& on_tick) {
         if (auto payload = parser_.next()) {
             auto reply = wire::decode_reply(*payload);
             if (!reply)
-                return std::unexpected(client_error{
-                    protocol_mismatch, "heapd's reply cannot be read: " + reply.error().message +
-                        " (do heapctl and heapd come from the same version?)"});
+                return std::unexpected(
+                    client_error{protocol_mismatch, "heapd's reply cannot be read: " + reply.error().message +
+                                                        " (do heapctl and heapd come from the same version?)"});
             return *reply;
         }
         pollfd p{fd_, POLLIN, 0};
@@ -88,7 +90,8 @@ client_result<wire::reply> daemon_client::read_reply(const tick_fn& on_tick) {
         if (n < 0 && errno == EINTR) continue;
         if (n <= 0) return std::unexpected(lost(path_, n == 0 ? "closed by heapd" : std::strerror(errno)));
         if (auto fed = parser_.feed(std::string_view(buf, static_cast<std::size_t>(n))); !fed)
-            return std::unexpected(client_error{protocol_mismatch, "heapd's reply cannot be read: " + fed.error().message});
+            return std::unexpected(
+                client_error{protocol_mismatch, "heapd's reply cannot be read: " + fed.error().message});
     }
 }
 
@@ -113,10 +116,9 @@ client_result<wire::json> daemon_client::call(const std::string& type, wire::jso
             continue;
         case wire::reply_kind::error:
             return std::unexpected(client_error{exit_for(reply->error.kind), reply->error.message});
-        case wire::reply_kind::result:
-            return std::move(reply->result);
+        case wire::reply_kind::result: return std::move(reply->result);
         }
     }
 }
 
-} // namespace heapd::ctl
+}  // namespace heapd::ctl

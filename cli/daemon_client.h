@@ -55,4 +55,4 @@ private:
     wire::frame_parser parser_;
 };
 
-} // namespace heapd::ctl
+}  // namespace heapd::ctl

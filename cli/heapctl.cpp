@@ -14,10 +14,10 @@
 #include <vector>
 
 #include "cli/command_line.h"
-#include "formats/report/report_json.h"
-#include "formats/report/report_text.h"
 #include "cli/listings.h"
 #include "cli/progress_bar.h"
+#include "formats/report/report_json.h"
+#include "formats/report/report_text.h"
 
 namespace heapd::ctl {
 namespace {
@@ -111,8 +111,10 @@ std::optional<options> parse(int argc, char** argv, int& status) {
                          usage);
                 return std::nullopt;
             }
-            if (roots) o.roots = static_cast<unsigned>(n);
-            else o.top = static_cast<unsigned>(n);
+            if (roots)
+                o.roots = static_cast<unsigned>(n);
+            else
+                o.top = static_cast<unsigned>(n);
         } else if (a == "--") {
             o.words.insert(o.words.end(), args.begin() + static_cast<std::ptrdiff_t>(i) + 1, args.end());
             break;
@@ -140,7 +142,8 @@ std::string report_title(const wire::json& result) {
     std::string command = d->value("command_line", std::string());
     if (const auto space = command.find(' '); space != std::string::npos) command.resize(space);
     if (!command.empty()) title += " (" + command + ")";
-    if (const std::string trigger = d->value("trigger", std::string()); !trigger.empty()) title += ", trigger " + trigger;
+    if (const std::string trigger = d->value("trigger", std::string()); !trigger.empty())
+        title += ", trigger " + trigger;
     return title;
 }
 
@@ -150,10 +153,14 @@ int print_report(const wire::json& result, const options& o) {
     if (it == result.end()) return complain("heapd's reply has no report", protocol_mismatch);
     auto report = report_from_json(*it);
     if (!report) return complain("heapd's report cannot be read: " + report.error().message, protocol_mismatch);
-    if (o.json && o.sections == text_options::histogram) print_json(it->value("histogram", wire::json::array()));
-    else if (o.json && o.sections == text_options::threads) print_json(it->value("threads", wire::json::array()));
-    else if (o.json) print_json(*it);
-    else print(render_text(*report, {o.top.value_or(20), 32, o.sections, report_title(result)}));
+    if (o.json && o.sections == text_options::histogram)
+        print_json(it->value("histogram", wire::json::array()));
+    else if (o.json && o.sections == text_options::threads)
+        print_json(it->value("threads", wire::json::array()));
+    else if (o.json)
+        print_json(*it);
+    else
+        print(render_text(*report, {o.top.value_or(20), 32, o.sections, report_title(result)}));
     if (!o.json && o.sections == text_options::all)
         if (auto g = result.find("growth"); g != result.end() && g->is_object()) print_growth(*g);
     bool damaged = false;
@@ -206,7 +213,8 @@ int dump_jvm(const options& o, const std::string& pid, bool wait) {
     bar.clear();
     if (!result) return complain(result.error());
     if (wait) return print_report(*result, o);
-    if (o.json) print_json(*result);
+    if (o.json)
+        print_json(*result);
     else
         print("dump of pid " + pid + " started: job " +
               std::to_string(result->value("job", wire::json::object()).value("id", 0ull)) +
@@ -244,7 +252,8 @@ int report(const options& o) {
     }
     const int err = errno;
     if (err == ENOENT && is_pid(what)) return report_pid(o, what);
-    if (err != ENOENT || !looks_like_dump_id(what)) return complain("cannot open " + what + ": " + std::strerror(err), bad_input);
+    if (err != ENOENT || !looks_like_dump_id(what))
+        return complain("cannot open " + what + ": " + std::strerror(err), bad_input);
     auto client = daemon_client::connect(o.socket);
     if (!client) return complain(client.error());
     auto result = client->call("report", {{"dump", what}, {"top", o.top.value_or(o.json ? 0 : 20)}});
@@ -264,8 +273,10 @@ int listing(const options& o, const std::string& type, std::string (*text)(const
     auto result = client->call(type, wire::json::object());
     if (!result) return complain(result.error());
     const wire::json& shown = key == nullptr ? *result : result->value(key, wire::json::array());
-    if (o.json) print_json(shown);
-    else print(text(shown));
+    if (o.json)
+        print_json(shown);
+    else
+        print(text(shown));
     return ok;
 }
 
@@ -275,8 +286,10 @@ int remove(const options& o) {
     if (!client) return complain(client.error());
     auto result = client->call("rm", {{"dump", o.words[1]}});
     if (!result) return complain(result.error());
-    if (o.json) print_json(*result);
-    else print("removed dump " + o.words[1] + "\n");
+    if (o.json)
+        print_json(*result);
+    else
+        print("removed dump " + o.words[1] + "\n");
     return ok;
 }
 
@@ -289,7 +302,8 @@ int cancel(const options& o) {
     if (!client) return complain(client.error());
     auto result = client->call("cancel", {{"job", id}});
     if (!result) return complain(result.error());
-    if (o.json) print_json(*result);
+    if (o.json)
+        print_json(*result);
     else {
         const std::string state = result->value("job", wire::json::object()).value("state", std::string("?"));
         print("job " + o.words[1] + ": " + (state == "running" ? std::string("stopping") : state) + "\n");
@@ -306,12 +320,13 @@ int metrics(const options& o) {
     auto result = client->call("metrics", wire::json::object());
     if (!result) return complain(result.error());
     auto text = result->find("text");
-    if (text == result->end() || !text->is_string()) return complain("heapd's reply has no metrics text", protocol_mismatch);
+    if (text == result->end() || !text->is_string())
+        return complain("heapd's reply has no metrics text", protocol_mismatch);
     print(text->get<std::string>());
     return ok;
 }
 
-} // namespace
+}  // namespace
 
 int run(int argc, char** argv) {
     int status = usage;
@@ -337,6 +352,6 @@ int run(int argc, char** argv) {
     return complain("unknown command " + command + " (see heapctl --help)", usage);
 }
 
-} // namespace heapd::ctl
+}  // namespace heapd::ctl
 
 int main(int argc, char** argv) { return heapd::ctl::run(argc, argv); }

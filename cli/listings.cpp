@@ -49,7 +49,7 @@ std::string wrapped(const std::string& indent, const std::string& text) {
     return out + line + "\n";
 }
 
-} // namespace
+}  // namespace
 
 std::string user_name(long long uid) {
     if (uid >= 0)
@@ -73,8 +73,9 @@ std::string status_text(const wire::json& s) {
            std::to_string(get<long long>(jobs, "queued", 0)) + " queued, " +
            std::to_string(get<long long>(s, "workers", 0)) + " at a time\n";
     const long long uid = get<long long>(you, "uid", -1);
-    out += "  You      " + user_name(uid) + " (uid " + std::to_string(uid) + "): " +
-           (get<bool>(you, "admin", false) ? "may act on every dump and job\n" : "may act on your own dumps and jobs\n");
+    out +=
+        "  You      " + user_name(uid) + " (uid " + std::to_string(uid) + "): " +
+        (get<bool>(you, "admin", false) ? "may act on every dump and job\n" : "may act on your own dumps and jobs\n");
     return out;
 }
 
@@ -102,9 +103,10 @@ std::string jobs_text(const wire::json& jobs) {
         out += line;
         if (const std::string entry = get<std::string>(j, "entry", ""); !entry.empty())
             out += std::string(get<std::string>(j, "kind", "") == "path" ? "        answer kept with dump "
-                                                                          : "        report kept as dump ") +
+                                                                         : "        report kept as dump ") +
                    entry + "\n";
-        if (const std::string error = get<std::string>(j, "error", ""); !error.empty()) out += "        " + error + "\n";
+        if (const std::string error = get<std::string>(j, "error", ""); !error.empty())
+            out += "        " + error + "\n";
     }
     return out;
 }
@@ -159,16 +161,19 @@ std::string jvms_text(const wire::json& jvms) {
         t.heap_used = human_bytes(get<unsigned long long>(heap, "used", 0));
         t.heap_max = human_bytes(get<unsigned long long>(heap, "max", 0));
         t.after_gc = after_gc_cell(j.value("heap_trend", wire::json::object()));
-        t.on_oom = arming == "armed" ? "oom-armed" : arming == "own_path" ? "oom-own" : !arming.empty() ? "oom-NOT" : "-";
+        t.on_oom = arming == "armed"      ? "oom-armed"
+                   : arming == "own_path" ? "oom-own"
+                   : !arming.empty()      ? "oom-NOT"
+                                          : "-";
         t.version = get<std::string>(j, "vm_version", "?");
         t.main_class = get<std::string>(j, "main_class", get<std::string>(j, "problem", ""));
         rows.push_back(std::move(t));
     }
     using text::jvm_column;
-    std::string out = text::jvm_table_text({jvm_column::pid, jvm_column::user, jvm_column::where, jvm_column::heap_used,
-                                            jvm_column::heap_max, jvm_column::after_gc, jvm_column::on_oom,
-                                            jvm_column::version, jvm_column::main_class},
-                                           rows);
+    std::string out = text::jvm_table_text(
+        {jvm_column::pid, jvm_column::user, jvm_column::where, jvm_column::heap_used, jvm_column::heap_max,
+         jvm_column::after_gc, jvm_column::on_oom, jvm_column::version, jvm_column::main_class},
+        rows);
     for (const wire::json& j : jvms) {
         const wire::json trend = j.value("heap_trend", wire::json::object());
         if (trend.is_object() && !get<std::string>(trend, "note", "").empty())
@@ -177,10 +182,10 @@ std::string jvms_text(const wire::json& jvms) {
                    get<std::string>(trend, "note", "") + "\n";
         const wire::json arming = j.value("oom_arming", wire::json::object());
         if (get<std::string>(arming, "state", "") == "not_armed")
-            out += "pid " + std::to_string(get<long long>(j, "pid", 0)) + " is not armed for its OutOfMemoryError: " +
-                   get<std::string>(arming, "note", "") + "\n";
+            out += "pid " + std::to_string(get<long long>(j, "pid", 0)) +
+                   " is not armed for its OutOfMemoryError: " + get<std::string>(arming, "note", "") + "\n";
     }
     return out;
 }
 
-} // namespace heapd::ctl
+}  // namespace heapd::ctl

@@ -14,4 +14,4 @@ std::string jvms_text(const wire::json& jvms);    // the "jvms" array
 // A user's name for a uid, or the number when it has none.
 std::string user_name(long long uid);
 
-} // namespace heapd::ctl
+}  // namespace heapd::ctl

@@ -20,15 +20,18 @@ unsigned terminal_width() {
 std::string clock_text(double seconds) {
     auto s = static_cast<long long>(seconds + 0.5);
     char buf[32];
-    if (s >= 3600) std::snprintf(buf, sizeof buf, "%lld:%02lld:%02lld", s / 3600, s / 60 % 60, s % 60);
-    else std::snprintf(buf, sizeof buf, "%lld:%02lld", s / 60, s % 60);
+    if (s >= 3600)
+        std::snprintf(buf, sizeof buf, "%lld:%02lld:%02lld", s / 3600, s / 60 % 60, s % 60);
+    else
+        std::snprintf(buf, sizeof buf, "%lld:%02lld", s / 60, s % 60);
     return buf;
 }
 
-} // namespace
+}  // namespace
 
 std::string progress_line(const progress_view& v, unsigned width) {
-    const double fraction = v.total == 0 ? 0 : std::min(1.0, static_cast<double>(v.done) / static_cast<double>(v.total));
+    const double fraction =
+        v.total == 0 ? 0 : std::min(1.0, static_cast<double>(v.done) / static_cast<double>(v.total));
     char pct[16];
     std::snprintf(pct, sizeof pct, "%3.0f%%", 100 * fraction);
     std::string tail = std::string(" ") + pct + "  " + v.phase;
@@ -54,7 +57,9 @@ std::string progress_line(const progress_view& v, unsigned width) {
     return label + " [" + std::string(filled, '#') + std::string(bar - filled, '.') + "]" + tail;
 }
 
-progress_bar::progress_bar(std::string label) : active_(::isatty(STDERR_FILENO) == 1) { view_.label = std::move(label); }
+progress_bar::progress_bar(std::string label) : active_(::isatty(STDERR_FILENO) == 1) {
+    view_.label = std::move(label);
+}
 
 progress_bar::~progress_bar() { clear(); }
 
@@ -89,4 +94,4 @@ void progress_bar::clear() {
     drawn_ = false;
 }
 
-} // namespace heapd::ctl
+}  // namespace heapd::ctl

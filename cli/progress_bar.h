@@ -10,10 +10,10 @@ namespace heapd::ctl {
 
 // What the bar shows at one moment.
 struct progress_view {
-    std::string label;            // "hprof-64.bin"
-    std::string phase;            // "dominators"
+    std::string label;  // "hprof-64.bin"
+    std::string phase;  // "dominators"
     std::uint64_t done = 0, total = 0;
-    double elapsed_s = 0;         // since the job started running
+    double elapsed_s = 0;  // since the job started running
 };
 
 // The bar as one line of at most width columns (no newline): label, bar, percent, phase, rate, ETA.
@@ -27,8 +27,8 @@ public:
     ~progress_bar();
     bool active() const { return active_; }
     void update(const wire::progress_event& e);
-    void tick();     // redraws, so time and ETA move between events
-    void clear();    // erases the line
+    void tick();   // redraws, so time and ETA move between events
+    void clear();  // erases the line
 
 private:
     void draw();
@@ -39,4 +39,4 @@ private:
     bool started_ = false;
 };
 
-} // namespace heapd::ctl
+}  // namespace heapd::ctl

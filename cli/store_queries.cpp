@@ -2,8 +2,8 @@
 #include <stdexcept>
 
 #include "cli/command_line.h"
-#include "formats/report/report_json.h"
 #include "cli/progress_bar.h"
+#include "formats/report/report_json.h"
 
 namespace heapd::ctl {
 
@@ -18,7 +18,8 @@ void print_growth(const wire::json& growth) {
 // heapctl diff PID | DUMP_A DUMP_B: what grew, per class.
 int diff(const options& o) {
     wire::json args = {{"top", o.top.value_or(o.json ? 0 : 20)}};
-    if (o.words.size() == 2 && is_pid(o.words[1])) args["pid"] = std::stoull(o.words[1]);
+    if (o.words.size() == 2 && is_pid(o.words[1]))
+        args["pid"] = std::stoull(o.words[1]);
     else if (o.words.size() == 3 && looks_like_dump_id(o.words[1]) && looks_like_dump_id(o.words[2])) {
         args["before"] = o.words[1];
         args["after"] = o.words[2];
@@ -36,7 +37,8 @@ int diff(const options& o) {
     auto d = diff_from_json(result->value("diff", wire::json::object()));
     if (!d) return complain("heapd's diff cannot be read: " + d.error().message, protocol_mismatch);
     print("Dump " + dump_name(result->value("before", wire::json::object())) + " → dump " +
-          dump_name(result->value("after", wire::json::object())) + "\n" + render_text(*d, {o.top.value_or(20), 32, text_options::all}));
+          dump_name(result->value("after", wire::json::object())) + "\n" +
+          render_text(*d, {o.top.value_or(20), 32, text_options::all}));
     return ok;
 }
 
@@ -44,9 +46,12 @@ int diff(const options& o) {
 int path(const options& o) {
     if (o.words.size() != 3) return complain("path needs a DUMP (or PID) and an OBJECT_ID (see heapctl --help)", usage);
     wire::json args = {{"roots", o.roots}, {"wait", true}};
-    if (is_pid(o.words[1])) args["pid"] = std::stoull(o.words[1]);
-    else if (looks_like_dump_id(o.words[1])) args["dump"] = o.words[1];
-    else return complain(o.words[1] + " is neither a DUMP id nor a PID", usage);
+    if (is_pid(o.words[1]))
+        args["pid"] = std::stoull(o.words[1]);
+    else if (looks_like_dump_id(o.words[1]))
+        args["dump"] = o.words[1];
+    else
+        return complain(o.words[1] + " is neither a DUMP id nor a PID", usage);
     try {
         std::size_t used = 0;
         args["object"] = std::stoull(o.words[2], &used, 0);
@@ -57,8 +62,8 @@ int path(const options& o) {
     auto client = daemon_client::connect(o.socket);
     if (!client) return complain(client.error());
     progress_bar bar("object " + o.words[2]);
-    auto result = client->call("path", args, -1, [&bar](const wire::progress_event& e) { bar.update(e); },
-                               [&bar] { bar.tick(); });
+    auto result = client->call(
+        "path", args, -1, [&bar](const wire::progress_event& e) { bar.update(e); }, [&bar] { bar.tick(); });
     bar.clear();
     if (!result) return complain(result.error());
     auto it = result->find("paths");
@@ -73,4 +78,4 @@ int path(const options& o) {
     return ok;
 }
 
-} // namespace heapd::ctl
+}  // namespace heapd::ctl

@@ -9,8 +9,8 @@
 #include <vector>
 
 #include "formats/analysis/analysis.h"
-#include "formats/hprof/big_endian.h"
 #include "formats/analysis/census.h"
+#include "formats/hprof/big_endian.h"
 #include "formats/hprof/class_table.h"
 #include "formats/hprof/heap_walk.h"
 #include "formats/hprof/hprof_reader.h"
@@ -40,8 +40,8 @@ struct fuzz_visitor : heapd::heap_visitor {
         census->root(r);
     }
     void class_dump(const heapd::class_dump_view& c) {
-        std::uint64_t acc = c.class_id() ^ c.super_id() ^ c.loader_id() ^ c.signers_id() ^
-                            c.protection_domain_id() ^ c.instance_size() ^ c.static_count() ^ c.field_count();
+        std::uint64_t acc = c.class_id() ^ c.super_id() ^ c.loader_id() ^ c.signers_id() ^ c.protection_domain_id() ^
+                            c.instance_size() ^ c.static_count() ^ c.field_count();
         c.for_each_static([&](const heapd::class_dump_view::static_field& s) {
             acc ^= s.name_id ^ s.type;
             for (std::byte b : s.value) acc += static_cast<std::uint8_t>(b);
@@ -66,7 +66,8 @@ struct fuzz_visitor : heapd::heap_visitor {
         census->object_array(v);
     }
     void primitive_array(const heapd::primitive_array_view& v) {
-        if (!v.data.empty()) sink = static_cast<std::uint8_t>(v.data.front()) ^ static_cast<std::uint8_t>(v.data.back());
+        if (!v.data.empty())
+            sink = static_cast<std::uint8_t>(v.data.front()) ^ static_cast<std::uint8_t>(v.data.back());
         census->primitive_array(v);
     }
     void heap_info(const heapd::heap_info_view& h) {
@@ -133,7 +134,7 @@ void analyze(std::span<const std::byte> bytes) {
     sink = back.has_value();
 }
 
-} // namespace
+}  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
     auto bytes = std::as_bytes(std::span<const std::uint8_t>(data, size));

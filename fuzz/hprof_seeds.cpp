@@ -28,12 +28,18 @@ struct bytes_out {
     unsigned id_size = 8;
     std::string b;
 
-    bytes_out& u1(std::uint8_t v) { b.push_back(static_cast<char>(v)); return *this; }
+    bytes_out& u1(std::uint8_t v) {
+        b.push_back(static_cast<char>(v));
+        return *this;
+    }
     bytes_out& u2(std::uint16_t v) { return u1(v >> 8).u1(v & 0xFF); }
     bytes_out& u4(std::uint32_t v) { return u2(v >> 16).u2(v & 0xFFFF); }
     bytes_out& u8(std::uint64_t v) { return u4(v >> 32).u4(v & 0xFFFFFFFF); }
     bytes_out& id(std::uint64_t v) { return id_size == 8 ? u8(v) : u4(static_cast<std::uint32_t>(v)); }
-    bytes_out& raw(std::string_view s) { b.append(s); return *this; }
+    bytes_out& raw(std::string_view s) {
+        b.append(s);
+        return *this;
+    }
 };
 
 // A synthetic dump under construction: header, then top-level records.
@@ -60,9 +66,12 @@ constexpr std::uint8_t all_types[] = {2, 4, 5, 6, 7, 8, 9, 10, 11};
 unsigned value_bytes(std::uint8_t type, unsigned id_size) {
     switch (type) {
     case 2: return id_size;
-    case 4: case 8: return 1;
-    case 5: case 9: return 2;
-    case 6: case 10: return 4;
+    case 4:
+    case 8: return 1;
+    case 5:
+    case 9: return 2;
+    case 6:
+    case 10: return 4;
     default: return 8;
     }
 }
@@ -84,18 +93,26 @@ void class_dump(bytes_out& s, std::uint64_t id, std::uint64_t super, std::uint32
 
 // A small but complete dump: names, classes, frames, traces, threads, every GC root kind,
 // classes with all field types, instances, object and primitive arrays, several segments.
-std::string synthetic_dump(std::string_view version, unsigned id_size, bool android, bool legacy,
-                           bool segments) {
+std::string synthetic_dump(std::string_view version, unsigned id_size, bool android, bool legacy, bool segments) {
     dump_builder d(version, id_size);
     const std::uint64_t heap = id_size == 8 ? 0x7000'0000'0000ull : 0x1000'0000ull;
-    const char* names[] = {"java/lang/Object", "java/lang/String", "java/lang/Class", "[I",
-                           "[Ljava/lang/Object;", "java/lang/Thread", "Demo", "Demo$Inner", "[B",
-                           "java/lang/ClassLoader", "java/lang/Thread$FieldHolder"};
+    const char* names[] = {"java/lang/Object",
+                           "java/lang/String",
+                           "java/lang/Class",
+                           "[I",
+                           "[Ljava/lang/Object;",
+                           "java/lang/Thread",
+                           "Demo",
+                           "Demo$Inner",
+                           "[B",
+                           "java/lang/ClassLoader",
+                           "java/lang/Thread$FieldHolder"};
     constexpr int n_classes = 11;
     for (int i = 0; i < n_classes; ++i) d.utf8(100 + i, names[i]);
-    const char* field_names[] = {"ref", "flag", "ch", "fl", "db", "by", "sh", "value", "lg",
-                                 "count", "main", "Demo.java", "()V", "threadLocalRandomSeed",
-                                 "name", "threadStatus", "daemon", "holder", "coder"};
+    const char* field_names[] = {
+        "ref",   "flag",         "ch",     "fl",     "db",        "by",  "sh",
+        "value", "lg",           "count",  "main",   "Demo.java", "()V", "threadLocalRandomSeed",
+        "name",  "threadStatus", "daemon", "holder", "coder"};
     for (int i = 0; i < 19; ++i) d.utf8(200 + i, field_names[i]);
     for (int i = 0; i < n_classes; ++i) d.load_class(i + 1, heap + 0x1000 * (i + 1), 100 + i);
     // Frames and traces: method main, signature ()V, source Demo.java, line numbers of each kind.
@@ -310,7 +327,7 @@ int peer_seeds(const fs::path& peer, const fs::path& out_dir) {
     return 0;
 }
 
-} // namespace
+}  // namespace
 
 int main(int argc, char** argv) {
     if (argc < 2) {

@@ -10,7 +10,7 @@
 namespace {
 // Keeps the optimizer from dropping reads whose results are otherwise unused.
 volatile std::uint64_t sink;
-} // namespace
+}  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
     std::span<const std::byte> bytes(reinterpret_cast<const std::byte*>(data), size);

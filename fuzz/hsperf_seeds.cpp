@@ -23,10 +23,14 @@ void add_heap(hsperf_builder& b, bool g1) {
         .add_long("sun.os.hrt.ticks", 5000000000, hsperf_builder::units_ticks);
     for (int g = 0; g < 2; ++g) {
         const std::string p = "sun.gc.generation." + std::to_string(g) + ".";
-        b.add_string(p + "name", g == 0 ? "young" : "old").add_long(p + "capacity", 1 << 24).add_long(p + "maxCapacity", 1 << 28);
+        b.add_string(p + "name", g == 0 ? "young" : "old")
+            .add_long(p + "capacity", 1 << 24)
+            .add_long(p + "maxCapacity", 1 << 28);
         for (int s = 0; s < (g == 0 ? 3 : 1); ++s) {
             const std::string q = p + "space." + std::to_string(s) + ".";
-            b.add_string(q + "name", "space").add_long(q + "used", 1000 * (s + 1)).add_long(q + "capacity", 1 << 22)
+            b.add_string(q + "name", "space")
+                .add_long(q + "used", 1000 * (s + 1))
+                .add_long(q + "capacity", 1 << 22)
                 .add_long(q + "maxCapacity", 1 << 28);
         }
     }
@@ -36,7 +40,7 @@ void add_heap(hsperf_builder& b, bool g1) {
     }
 }
 
-} // namespace
+}  // namespace
 
 int main(int argc, char** argv) {
     if (argc != 2) {

@@ -77,7 +77,7 @@ void scan_options(std::string_view text, std::optional<bool>& disabled) {
     }
 }
 
-} // namespace
+}  // namespace
 
 std::optional<std::string_view> perf_string(std::string_view b, std::string_view name) {
     auto perf = hsperf_data::parse(std::as_bytes(std::span(b.data(), b.size())));
@@ -89,8 +89,7 @@ std::optional<std::string_view> perf_string(std::string_view b, std::string_view
 
 std::optional<bool> attach_disabled(const process_info& target) {
     if (auto perf = perf_file(target))
-        if (auto caps = perf_string(*perf, "sun.rt.jvmCapabilities"); caps && !caps->empty())
-            return (*caps)[0] != '1';
+        if (auto caps = perf_string(*perf, "sun.rt.jvmCapabilities"); caps && !caps->empty()) return (*caps)[0] != '1';
     // No hsperfdata (-XX:-UsePerfData, or a private /tmp we cannot read): the options it was given.
     std::string base = "/proc/" + std::to_string(target.pid) + "/";
     auto cmdline = nul_strings(base + "cmdline");
@@ -114,4 +113,4 @@ std::optional<bool> attach_disabled(const process_info& target) {
     return disabled.value_or(false);
 }
 
-} // namespace heapd::attach
+}  // namespace heapd::attach

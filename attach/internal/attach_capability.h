@@ -18,4 +18,4 @@ std::optional<std::string_view> perf_string(std::string_view buffer, std::string
 // nothing could be read (-XX:-UsePerfData and another user's environment, say).
 std::optional<bool> attach_disabled(const process_info& target);
 
-} // namespace heapd::attach
+}  // namespace heapd::attach

@@ -11,14 +11,14 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <utility>
 #include <cstring>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
-#include "base/unique_fd.h"
 #include "base/fd_io.h"
+#include "base/unique_fd.h"
 #include "base/unix_socket.h"
 
 namespace heapd::attach {
@@ -172,7 +172,7 @@ int reap(pid_t child) {
     return status;
 }
 
-} // namespace
+}  // namespace
 
 result<void> run_attach_child(const child_plan& plan, const child_listener& listener) {
     int pipe_fds[2];
@@ -194,8 +194,7 @@ result<void> run_attach_child(const child_plan& plan, const child_listener& list
 
     // The child is never silent for longer than its attach phase or its idle limit; past that (and
     // a margin) it is stuck and gets killed.
-    const std::int64_t silence_limit =
-        std::max(plan.attach_deadline - monotonic_ms(), plan.idle_ms) + 3000;
+    const std::int64_t silence_limit = std::max(plan.attach_deadline - monotonic_ms(), plan.idle_ms) + 3000;
     std::int64_t last_heard = monotonic_ms();
     std::string pending;
     trigger_place trigger = trigger_place::none;
@@ -252,7 +251,8 @@ result<void> run_attach_child(const child_plan& plan, const child_listener& list
                     file = std::move(passed.front());
                     passed.erase(passed.begin());
                 }
-                if (listener.on_file) listener.on_file(file ? file.release() : -1, file || open_errno != 0 ? open_errno : EIO);
+                if (listener.on_file)
+                    listener.on_file(file ? file.release() : -1, file || open_errno != 0 ? open_errno : EIO);
             } else if (type == frame_done) {
                 done = true;
             }
@@ -265,8 +265,7 @@ result<void> run_attach_child(const child_plan& plan, const child_listener& list
     if (trigger != trigger_place::none) remove_trigger(plan.target, plan.names, trigger);
     if (error) return std::unexpected(*error);
     if (killed)
-        return fail(error_code::not_responding,
-                           "the attach helper process got no answer from the JVM and was stopped");
+        return fail(error_code::not_responding, "the attach helper process got no answer from the JVM and was stopped");
     if (!done) {
         std::string how = WIFSIGNALED(status) ? "was killed by signal " + std::to_string(WTERMSIG(status))
                                               : "exited with status " + std::to_string(WEXITSTATUS(status));
@@ -275,4 +274,4 @@ result<void> run_attach_child(const child_plan& plan, const child_listener& list
     return {};
 }
 
-} // namespace heapd::attach
+}  // namespace heapd::attach

@@ -13,9 +13,9 @@
 #include <string>
 #include <string_view>
 
-#include "base/error.h"
 #include "attach/internal/attach_trigger.h"
 #include "attach/internal/listener_protocol.h"
+#include "base/error.h"
 
 namespace heapd::attach {
 
@@ -23,11 +23,11 @@ namespace heapd::attach {
 struct child_plan {
     trigger_target target;
     attach_names names;
-    int mnt_ns_fd = -1;        // the JVM's mount namespace to join, -1 to stay in ours
-    bool switch_ids = false;   // take the JVM's egid/euid (dropping supplementary groups) first
+    int mnt_ns_fd = -1;       // the JVM's mount namespace to join, -1 to stay in ours
+    bool switch_ids = false;  // take the JVM's egid/euid (dropping supplementary groups) first
     uid_t euid = 0;
     gid_t egid = 0;
-    bool may_trigger = true;   // false: a missing socket is an error (refuse_code, refuse_message)
+    bool may_trigger = true;  // false: a missing socket is an error (refuse_code, refuse_message)
     error_code refuse_code = error_code::not_a_jvm;
     std::string refuse_message;
     listener_plan listener;
@@ -52,4 +52,4 @@ struct child_listener {
 // when it fell silent for longer than its own limits allow.
 result<void> run_attach_child(const child_plan& plan, const child_listener& listener);
 
-} // namespace heapd::attach
+}  // namespace heapd::attach

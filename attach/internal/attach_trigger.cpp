@@ -15,9 +15,7 @@
 namespace heapd::attach {
 namespace {
 
-int signal_quit(int pidfd) {
-    return static_cast<int>(::syscall(SYS_pidfd_send_signal, pidfd, SIGQUIT, nullptr, 0));
-}
+int signal_quit(int pidfd) { return static_cast<int>(::syscall(SYS_pidfd_send_signal, pidfd, SIGQUIT, nullptr, 0)); }
 
 // Makes the trigger file in dir unless one the JVM trusts is there already; false (errno kept in
 // error) when neither is possible. A file of the wrong owner is never trusted by the JVM.
@@ -62,7 +60,7 @@ void drop_trigger(const trigger_target& target, const attach_names& names, trigg
     if (events.changed) events.changed(events.context, place);
 }
 
-} // namespace
+}  // namespace
 
 attach_names names_for(pid_t ns_pid) {
     attach_names names;
@@ -96,8 +94,10 @@ bool start_listener(const trigger_target& target, const attach_names& names, std
     if (signal_quit(target.pidfd) != 0) {
         int e = errno;
         drop_trigger(target, names, place, events);
-        set_failure(failure, e == ESRCH ? error_code::no_such_process : e == EPERM ? error_code::permission_denied
-                                                                                     : error_code::io,
+        set_failure(failure,
+                    e == ESRCH   ? error_code::no_such_process
+                    : e == EPERM ? error_code::permission_denied
+                                 : error_code::io,
                     "cannot send SIGQUIT: %s", std::strerror(e));
         return false;
     }
@@ -112,8 +112,7 @@ bool start_listener(const trigger_target& target, const attach_names& names, std
         std::int64_t now = monotonic_ms();
         if (now >= deadline) {
             drop_trigger(target, names, place, events);
-            set_failure(failure, error_code::not_responding,
-                        "no attach listener started within %lld ms of SIGQUIT",
+            set_failure(failure, error_code::not_responding, "no attach listener started within %lld ms of SIGQUIT",
                         static_cast<long long>(now - start));
             return false;
         }
@@ -133,4 +132,4 @@ bool start_listener(const trigger_target& target, const attach_names& names, std
     }
 }
 
-} // namespace heapd::attach
+}  // namespace heapd::attach

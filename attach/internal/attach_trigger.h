@@ -48,4 +48,4 @@ bool start_listener(const trigger_target& target, const attach_names& names, std
 // Removes a trigger file at place (used by the parent when its child died before doing so).
 void remove_trigger(const trigger_target& target, const attach_names& names, trigger_place place);
 
-} // namespace heapd::attach
+}  // namespace heapd::attach

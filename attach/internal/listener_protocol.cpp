@@ -227,7 +227,7 @@ bool exchange(const char* path, std::string_view request, int protocol, std::int
     return ok;
 }
 
-} // namespace
+}  // namespace
 
 result<void> check_request(const attach_request& request) {
     if (request.command.empty()) return fail(error_code::protocol, "no attach operation given");
@@ -303,7 +303,8 @@ bool converse(const char* socket_path, const listener_plan& plan, std::int64_t a
         if (sink.progress && !sink.progress(sink.context)) return false;
     }
     if (plan.protocol == protocol_choice::v2 && version < 2) {
-        set_failure(failure, error_code::protocol, "the JVM does not offer attach protocol v2 (it speaks v%d)", version);
+        set_failure(failure, error_code::protocol, "the JVM does not offer attach protocol v2 (it speaks v%d)",
+                    version);
         return false;
     }
     std::string_view request = plan.v1;
@@ -320,12 +321,11 @@ bool converse(const char* socket_path, const listener_plan& plan, std::int64_t a
         return false;
     }
     listener_failure request_failure;
-    if (!exchange(socket_path, request, protocol, monotonic_ms() + idle_ms, idle_ms, 0, watch, sink,
-                  request_failure)) {
+    if (!exchange(socket_path, request, protocol, monotonic_ms() + idle_ms, idle_ms, 0, watch, sink, request_failure)) {
         failure = request_failure;
         return false;
     }
     return true;
 }
 
-} // namespace heapd::attach
+}  // namespace heapd::attach

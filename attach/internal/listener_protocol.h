@@ -8,8 +8,8 @@
 #include <string>
 #include <string_view>
 
-#include "base/error.h"
 #include "attach/attach_request.h"
+#include "base/error.h"
 
 namespace heapd::attach {
 
@@ -77,4 +77,4 @@ prepared_request prepare(const attach_request& request, const attach_options& op
 bool converse(const char* socket_path, const listener_plan& plan, std::int64_t attach_deadline, std::int64_t idle_ms,
               const progress_watch& watch, const reply_sink& sink, listener_failure& failure);
 
-} // namespace heapd::attach
+}  // namespace heapd::attach

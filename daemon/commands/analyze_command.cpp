@@ -97,11 +97,12 @@ int run_analyze(const analyze_args& a) {
     return damaged ? bad_input : ok;
 }
 
-} // namespace
+}  // namespace
 
 void add_analyze(CLI::App& app, int& status) {
     auto args = std::make_shared<analyze_args>();
-    CLI::App* sub = app.add_subcommand("analyze", "Summary, class histogram, largest objects and threads of a heap dump");
+    CLI::App* sub =
+        app.add_subcommand("analyze", "Summary, class histogram, largest objects and threads of a heap dump");
     sub->add_option("file", args->file, "HPROF file, plain or gzip-compressed")->required();
     sub->add_flag("--json", args->json, "Print JSON for machines (the whole histogram unless --top is given)");
     sub->add_option("--top", args->top, "Rows per table (0: all)")->capture_default_str();
@@ -122,4 +123,4 @@ void add_analyze(CLI::App& app, int& status) {
     });
 }
 
-} // namespace heapd::cmd
+}  // namespace heapd::cmd

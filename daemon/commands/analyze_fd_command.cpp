@@ -40,8 +40,8 @@ void add_analyze_fd(CLI::App& app, int& status) {
     child->callback([c, &status] {
         daemon::install_crash_handler();
         status = daemon::analyze_fd_main(c->name, c->inflate_dir, c->parent, c->object, c->roots, c->max_inflated,
-                                           c->memory);
+                                         c->memory);
     });
 }
 
-} // namespace heapd::cmd
+}  // namespace heapd::cmd

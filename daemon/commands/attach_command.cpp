@@ -76,8 +76,8 @@ int run_dump(pid_t pid, const std::vector<std::string>& args, const attach::atta
     if (!reply) return attach_error_exit(pid, reply.error());
     print_output(reply->reply.output);
     if (reply->written && !reply->staged_path.empty())
-        std::fprintf(stderr, "heapd: the JVM wrote %s in its own filesystem; moved to %s\n",
-                     reply->staged_path.c_str(), reply->path.c_str());
+        std::fprintf(stderr, "heapd: the JVM wrote %s in its own filesystem; moved to %s\n", reply->staged_path.c_str(),
+                     reply->path.c_str());
     if (reply->reply.status != 0) return status_exit(pid, reply->reply.status);
     if (!reply->written) {
         std::fprintf(stderr, "heapd: attach %d: the JVM wrote no dump\n", static_cast<int>(pid));
@@ -128,12 +128,12 @@ int run_attach(const attach_args& a) {
     return status_exit(*pid, reply->status);
 }
 
-} // namespace
+}  // namespace
 
 void add_attach(CLI::App& app, int& status) {
     auto args = std::make_shared<attach_args>();
-    CLI::App* sub = app.add_subcommand(
-        "attach", "Run one attach operation on a JVM (PID COMMAND [ARGS...]) and print its output");
+    CLI::App* sub =
+        app.add_subcommand("attach", "Run one attach operation on a JVM (PID COMMAND [ARGS...]) and print its output");
     sub->add_option("--timeout", args->timeout_seconds,
                     "Seconds to attach, and the longest silence while waiting for the reply")
         ->check(CLI::PositiveNumber)
@@ -155,4 +155,4 @@ void add_attach(CLI::App& app, int& status) {
     });
 }
 
-} // namespace heapd::cmd
+}  // namespace heapd::cmd

@@ -31,4 +31,4 @@ void add_check_config(CLI::App& app, int& status) {
     });
 }
 
-} // namespace heapd::cmd
+}  // namespace heapd::cmd

@@ -41,4 +41,4 @@ void add_attach(CLI::App& app, int& status);
 // `heapd stack PID [--native] [--timeout S] [--json]`: the JVM's thread dump, else native stacks.
 void add_stack(CLI::App& app, int& status);
 
-} // namespace heapd::cmd
+}  // namespace heapd::cmd

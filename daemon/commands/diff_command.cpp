@@ -74,7 +74,7 @@ int run_diff(const diff_args& a) {
     return damaged ? bad_input : ok;
 }
 
-} // namespace
+}  // namespace
 
 void add_diff(CLI::App& app, int& status) {
     auto args = std::make_shared<diff_args>();
@@ -91,4 +91,4 @@ void add_diff(CLI::App& app, int& status) {
     });
 }
 
-} // namespace heapd::cmd
+}  // namespace heapd::cmd

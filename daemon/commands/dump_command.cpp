@@ -43,16 +43,19 @@ int run_dump(const dump_options& o) {
     return spooled ? ok : bad_input;
 }
 
-} // namespace
+}  // namespace
 
 void add_dump(CLI::App& app, int& status) {
     auto o = std::make_shared<dump_options>();
     CLI::App* sub = app.add_subcommand(
         "dump", "OnOutOfMemoryError hook: hand the JVM's dump to heapd (returns at once when the JVM wrote one)");
-    sub->add_option("pid", o->pid, "The JVM's pid (%p in -XX:OnOutOfMemoryError)")->required()->check(CLI::PositiveNumber);
+    sub->add_option("pid", o->pid, "The JVM's pid (%p in -XX:OnOutOfMemoryError)")
+        ->required()
+        ->check(CLI::PositiveNumber);
     sub->add_option("--socket", o->socket, "heapd's socket (default: $HEAPD_SOCKET, else /run/heapd/heapd.sock)");
-    sub->add_option("--spool", o->spool,
-                    "Where to leave the request when heapd is not running (default: $HEAPD_SPOOL, else /var/spool/heapd)");
+    sub->add_option(
+        "--spool", o->spool,
+        "Where to leave the request when heapd is not running (default: $HEAPD_SPOOL, else /var/spool/heapd)");
     sub->add_option("--hold", o->hold,
                     "Seconds the JVM may be held while heapd takes a snapshot of it, when it wrote no dump of its "
                     "own (it was not armed); 0: none, heapd dumps it once the hook returns, if it still runs")
@@ -60,4 +63,4 @@ void add_dump(CLI::App& app, int& status) {
     sub->callback([o, &status] { status = run_dump(*o); });
 }
 
-} // namespace heapd::cmd
+}  // namespace heapd::cmd

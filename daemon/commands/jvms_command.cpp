@@ -12,11 +12,11 @@
 
 #include "attach/jvm_discovery.h"
 #include "daemon/commands/commands.h"
-#include "formats/hsperf/hsperfdata_summary.h"
-#include "formats/report/report_text.h"
 #include "daemon/policy/jvm_facts.h"
 #include "daemon/policy/rule_match.h"
+#include "formats/hsperf/hsperfdata_summary.h"
 #include "formats/report/jvm_table.h"
+#include "formats/report/report_text.h"
 #include "formats/report/text_format.h"
 
 namespace heapd::cmd {
@@ -88,16 +88,18 @@ std::string render_table(const std::vector<daemon::jvm_facts>& rows, std::size_t
         }
         table.push_back(std::move(t));
     }
-    std::string out = text::jvm_table_text({jvm_column::pid, jvm_column::ns_pid, jvm_column::user, jvm_column::where,
-                                            jvm_column::heap_used, jvm_column::heap_max, jvm_column::old_gen,
-                                            jvm_column::gc_time, jvm_column::on_oom, jvm_column::version,
-                                            jvm_column::main_class},
-                                           table);
+    std::string out =
+        text::jvm_table_text({jvm_column::pid, jvm_column::ns_pid, jvm_column::user, jvm_column::where,
+                              jvm_column::heap_used, jvm_column::heap_max, jvm_column::old_gen, jvm_column::gc_time,
+                              jvm_column::on_oom, jvm_column::version, jvm_column::main_class},
+                             table);
     for (const auto& r : rows)
-        if (!r.summary && !r.jvm.perfdata_path.empty()) out += "pid " + std::to_string(r.jvm.pid) + ": " + r.problem + "\n";
+        if (!r.summary && !r.jvm.perfdata_path.empty())
+            out += "pid " + std::to_string(r.jvm.pid) + ": " + r.problem + "\n";
     if (rows.empty()) out += "no JVMs found\n";
     if (unreadable > 0)
-        out += std::to_string(unreadable) + " hsperfdata file(s) of processes this user may not inspect were left out (run as root)\n";
+        out += std::to_string(unreadable) +
+               " hsperfdata file(s) of processes this user may not inspect were left out (run as root)\n";
     return out;
 }
 
@@ -110,14 +112,9 @@ nlohmann::json usage_json(const hsperf_heap_usage& u) {
 
 nlohmann::json row_json(const daemon::jvm_facts& r) {
     const auto& j = r.jvm;
-    nlohmann::json out = {{"pid", j.pid},
-                          {"ns_pid", j.ns_pid},
-                          {"user", j.user},
-                          {"uid", j.uid},
-                          {"container", j.in_container},
-                          {"mount_ns", j.mount_ns},
-                          {"pid_ns", j.pid_ns},
-                          {"perfdata", j.perfdata_path}};
+    nlohmann::json out = {{"pid", j.pid},       {"ns_pid", j.ns_pid},          {"user", j.user},
+                          {"uid", j.uid},       {"container", j.in_container}, {"mount_ns", j.mount_ns},
+                          {"pid_ns", j.pid_ns}, {"perfdata", j.perfdata_path}};
     if (!r.summary) {
         out["error"] = r.problem;
         if (j.perfdata_path.empty()) out["main_class"] = daemon::main_class_of(daemon::command_line_of(j.pid));
@@ -137,14 +134,20 @@ nlohmann::json row_json(const daemon::jvm_facts& r) {
     for (const auto& g : s.generations) {
         nlohmann::json spaces = nlohmann::json::array();
         for (const auto& sp : g.spaces)
-            spaces.push_back({{"name", sp.name}, {"used", sp.used}, {"capacity", sp.capacity}, {"max", sp.max_capacity}});
-        gens.push_back({{"index", g.index}, {"name", g.name}, {"used", g.used()}, {"capacity", g.capacity},
-                        {"max", g.max_capacity}, {"spaces", spaces}});
+            spaces.push_back(
+                {{"name", sp.name}, {"used", sp.used}, {"capacity", sp.capacity}, {"max", sp.max_capacity}});
+        gens.push_back({{"index", g.index},
+                        {"name", g.name},
+                        {"used", g.used()},
+                        {"capacity", g.capacity},
+                        {"max", g.max_capacity},
+                        {"spaces", spaces}});
     }
     out["generations"] = gens;
     nlohmann::json collectors = nlohmann::json::array();
     for (const auto& c : s.collectors)
-        collectors.push_back({{"index", c.index}, {"name", c.name}, {"invocations", c.invocations}, {"time_seconds", c.seconds}});
+        collectors.push_back(
+            {{"index", c.index}, {"name", c.name}, {"invocations", c.invocations}, {"time_seconds", c.seconds}});
     out["gc"] = {{"time_seconds", s.gc_seconds},
                  {"uptime_seconds", s.uptime_seconds},
                  {"time_share", s.gc_time_share ? nlohmann::json(*s.gc_time_share) : nlohmann::json(nullptr)},
@@ -183,7 +186,7 @@ int run_jvms(const jvms_args& a) {
     return ok;
 }
 
-} // namespace
+}  // namespace
 
 void add_jvms(CLI::App& app, int& status) {
     auto args = std::make_shared<jvms_args>();
@@ -192,4 +195,4 @@ void add_jvms(CLI::App& app, int& status) {
     sub->callback([args, &status] { status = run_jvms(*args); });
 }
 
-} // namespace heapd::cmd
+}  // namespace heapd::cmd

@@ -4,8 +4,8 @@
 #include <string>
 
 #include "daemon/commands/commands.h"
-#include "formats/hprof/dump_file.h"
 #include "formats/analysis/object_paths.h"
+#include "formats/hprof/dump_file.h"
 #include "formats/report/report_json.h"
 #include "formats/report/report_text.h"
 
@@ -48,7 +48,7 @@ int run_path(const path_args& a) {
     return ok;
 }
 
-} // namespace
+}  // namespace
 
 void add_path(CLI::App& app, int& status) {
     auto args = std::make_shared<path_args>();
@@ -63,4 +63,4 @@ void add_path(CLI::App& app, int& status) {
     sub->callback([args, &status] { status = run_path(*args); });
 }
 
-} // namespace heapd::cmd
+}  // namespace heapd::cmd

@@ -10,13 +10,13 @@
 #include <memory>
 #include <string>
 
+#include "base/unique_fd.h"
 #include "daemon/commands/commands.h"
-#include "daemon/runtime/crash_handler.h"
 #include "daemon/config/config_file.h"
+#include "daemon/policy/spool.h"
+#include "daemon/runtime/crash_handler.h"
 #include "daemon/runtime/daemon_log.h"
 #include "daemon/server/server.h"
-#include "daemon/policy/spool.h"
-#include "base/unique_fd.h"
 
 namespace heapd::cmd {
 namespace {
@@ -50,7 +50,8 @@ void detach(ready_pipe& p) {
         p.write.reset();
         std::string message;
         char buf[512];
-        for (ssize_t n; (n = ::read(p.read.get(), buf, sizeof buf)) > 0;) message.append(buf, static_cast<std::size_t>(n));
+        for (ssize_t n; (n = ::read(p.read.get(), buf, sizeof buf)) > 0;)
+            message.append(buf, static_cast<std::size_t>(n));
         if (message.size() == 1 && message[0] == '\0') std::exit(ok);
         std::fprintf(stderr, "heapd: %s\n", message.empty() ? "the daemon died while starting" : message.c_str());
         std::exit(cannot_serve);
@@ -68,13 +69,13 @@ void detach(ready_pipe& p) {
 }
 
 // Never inlined: crash reports name it (tests/e2e/crash_handler_test.cpp).
-[[gnu::noinline]] int run_serve(const daemon::heapd_config& config, const std::string& config_path, daemon::server::config_loader reload) {
+[[gnu::noinline]] int run_serve(const daemon::heapd_config& config, const std::string& config_path,
+                                daemon::server::config_loader reload) {
     const daemon::serve_options& o = config.serve;
     ::umask(027);
     ::signal(SIGPIPE, SIG_IGN);
     daemon::install_crash_handler();
-    if (const char* how = std::getenv("HEAPD_TEST_CRASH"); how != nullptr && *how != '\0')
-        daemon::crash_for_test(how);
+    if (const char* how = std::getenv("HEAPD_TEST_CRASH"); how != nullptr && *how != '\0') daemon::crash_for_test(how);
     ready_pipe ready;
     if (!o.foreground) detach(ready);
     auto log = daemon::make_logger(o.foreground);
@@ -123,7 +124,7 @@ daemon::config_overrides given_overrides(const CLI::App& sub, const daemon::serv
     return v;
 }
 
-} // namespace
+}  // namespace
 
 void add_serve(CLI::App& app, int& status) {
     auto o = std::make_shared<daemon::serve_options>();
@@ -134,10 +135,12 @@ void add_serve(CLI::App& app, int& status) {
                         " when it exists; \"\" for none)");
     sub->add_option("--socket", o->socket_path, "Unix socket to listen on")->capture_default_str();
     sub->add_option("--store", o->store_dir, "Directory of dumps, reports and job records")->capture_default_str();
-    sub->add_option("--spool", o->spool_dir, "Directory of dump requests spooled by `heapd dump` while no daemon ran "
-                                             "(default: $HEAPD_SPOOL, else /var/spool/heapd)");
+    sub->add_option("--spool", o->spool_dir,
+                    "Directory of dump requests spooled by `heapd dump` while no daemon ran "
+                    "(default: $HEAPD_SPOOL, else /var/spool/heapd)");
     sub->add_option("--workers", o->workers, "Analyses run at once")->check(CLI::Range(1u, 64u))->capture_default_str();
-    sub->add_flag("--foreground", o->foreground, "Stay in the foreground and log to stderr (else detach and log to syslog)");
+    sub->add_flag("--foreground", o->foreground,
+                  "Stay in the foreground and log to stderr (else detach and log to syslog)");
     sub->add_option("--group", o->group, "Group whose members may act on every dump; stored files belong to it")
         ->capture_default_str();
     sub->add_option("--keep-count", o->retention.max_count, "Dumps kept at most (0: no limit)")->capture_default_str();
@@ -168,7 +171,8 @@ void add_serve(CLI::App& app, int& status) {
         daemon::server::config_loader load = [=] { return daemon::load_config(path, explicit_file, base, overrides); };
         auto config = load();
         if (!config) {
-            for (const daemon::config_error& e : config.error()) std::fprintf(stderr, "heapd: %s\n", e.describe().c_str());
+            for (const daemon::config_error& e : config.error())
+                std::fprintf(stderr, "heapd: %s\n", e.describe().c_str());
             status = bad_input;
             return;
         }
@@ -178,4 +182,4 @@ void add_serve(CLI::App& app, int& status) {
     });
 }
 
-} // namespace heapd::cmd
+}  // namespace heapd::cmd

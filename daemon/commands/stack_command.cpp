@@ -7,8 +7,8 @@
 #include <string>
 
 #include "daemon/commands/commands.h"
-#include "daemon/stacks/native_stacks.h"
 #include "daemon/commands/thread_dump.h"
+#include "daemon/stacks/native_stacks.h"
 
 namespace heapd::cmd {
 namespace {
@@ -64,8 +64,7 @@ std::string frame_line(std::size_t index, const stacks::native_frame& f) {
 
 std::string render_text(const stacks::native_stacks& s, const std::string& fallback_reason) {
     std::string out;
-    if (!fallback_reason.empty())
-        out += "# The JVM did not answer (" + fallback_reason + "): native stacks instead.\n";
+    if (!fallback_reason.empty()) out += "# The JVM did not answer (" + fallback_reason + "): native stacks instead.\n";
     char head[256];
     std::snprintf(head, sizeof head, "Native stacks of process %d (%s): %zu threads, stopped for %.1f ms.\n", s.pid,
                   s.process_name.c_str(), s.threads.size(), s.stopped_for.count() / 1000.0);
@@ -157,7 +156,7 @@ int run_stack(const stack_args& a) {
     return run_native(a, timeout, dump.error().message);
 }
 
-} // namespace
+}  // namespace
 
 void add_stack(CLI::App& app, int& status) {
     auto args = std::make_shared<stack_args>();
@@ -177,4 +176,4 @@ void add_stack(CLI::App& app, int& status) {
     sub->callback([args, &status] { status = run_stack(*args); });
 }
 
-} // namespace heapd::cmd
+}  // namespace heapd::cmd

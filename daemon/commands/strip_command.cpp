@@ -7,10 +7,10 @@
 #include <memory>
 #include <string>
 
+#include "base/atomic_file.h"
 #include "daemon/commands/commands.h"
 #include "formats/hprof/dump_file.h"
 #include "formats/hprof/strip.h"
-#include "base/atomic_file.h"
 
 namespace heapd::cmd {
 namespace {
@@ -41,12 +41,13 @@ int run_strip(const strip_args& a) {
     }
     std::fprintf(stderr, "heapd: wrote %s: %llu primitive arrays zeroed (%llu bytes), %llu strings kept%s\n",
                  a.out.c_str(), static_cast<unsigned long long>(stats->arrays_zeroed),
-                 static_cast<unsigned long long>(stats->bytes_zeroed), static_cast<unsigned long long>(stats->strings_kept),
+                 static_cast<unsigned long long>(stats->bytes_zeroed),
+                 static_cast<unsigned long long>(stats->strings_kept),
                  stats->truncated ? "; the input was cut short, its partial last record left out" : "");
     return ok;
 }
 
-} // namespace
+}  // namespace
 
 void add_strip(CLI::App& app, int& status) {
     auto args = std::make_shared<strip_args>();
@@ -57,4 +58,4 @@ void add_strip(CLI::App& app, int& status) {
     sub->callback([args, &status] { status = run_strip(*args); });
 }
 
-} // namespace heapd::cmd
+}  // namespace heapd::cmd

@@ -11,10 +11,9 @@ std::expected<std::string, error_info> java_thread_dump(pid_t pid, std::chrono::
     auto reply = attach::attach_command(pid, attach::attach_request{"threaddump", {}}, options);
     if (!reply) return std::unexpected(reply.error());
     if (reply->status != 0)
-        return fail(error_code::protocol, "the JVM answered threaddump with status " +
-                                                                      std::to_string(reply->status) + ": " + reply->output);
+        return fail(error_code::protocol,
+                    "the JVM answered threaddump with status " + std::to_string(reply->status) + ": " + reply->output);
     return std::move(reply->output);
 }
 
-} // namespace heapd::cmd
-
+}  // namespace heapd::cmd

@@ -15,4 +15,4 @@ namespace heapd::cmd {
 // handle SIGQUIT is never signalled (error_code::not_a_jvm).
 std::expected<std::string, error_info> java_thread_dump(pid_t pid, std::chrono::milliseconds timeout);
 
-} // namespace heapd::cmd
+}  // namespace heapd::cmd

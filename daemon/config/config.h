@@ -21,28 +21,29 @@ struct serve_options {
     unsigned workers = 1;
     bool foreground = false;
     std::string spool_dir = "/var/spool/heapd";  // dump requests spooled by OOM hooks; "" for none
-    std::string group = "heapd";   // members may act on everything; stored files belong to it
+    std::string group = "heapd";                 // members may act on everything; stored files belong to it
     retention_policy retention;
     std::size_t max_connections = 256;
-    std::size_t max_connections_per_user = 32;  // of one uid outside the heapd group (root's are not counted)
+    std::size_t max_connections_per_user = 32;      // of one uid outside the heapd group (root's are not counted)
     std::chrono::milliseconds idle_timeout{60000};  // a connection with nothing to do is closed after this
-    std::uint64_t analysis_memory = 0;  // an analysis process's memory beyond heapd and the dump; 0: no limit of its own
+    std::uint64_t analysis_memory =
+        0;  // an analysis process's memory beyond heapd and the dump; 0: no limit of its own
     std::chrono::milliseconds shutdown_grace{10000};
 };
 
 // Which JVMs a rule applies to: every condition given must hold (none given: every JVM).
 struct jvm_selector {
-    std::string main_class;               // glob (fnmatch) on the main class or jar, as `jps -l` shows it
-    std::string command;                  // ECMAScript regex searched in the command line and JVM arguments
-    std::optional<std::regex> command_re; // command, compiled
-    std::string user;                     // user name or numeric uid the JVM runs as
-    std::optional<bool> container;        // in a container (true) or on the host (false)
+    std::string main_class;                // glob (fnmatch) on the main class or jar, as `jps -l` shows it
+    std::string command;                   // ECMAScript regex searched in the command line and JVM arguments
+    std::optional<std::regex> command_re;  // command, compiled
+    std::string user;                      // user name or numeric uid the JVM runs as
+    std::optional<bool> container;         // in a container (true) or on the host (false)
 };
 
 // When a rule dumps: on a schedule, on thresholds read from hsperfdata (no attach), or both.
 struct dump_rule {
-    std::string name;                     // unique; dumps it takes have trigger "rule:NAME"
-    int line = 0;                         // where the rule starts in the config file, for messages
+    std::string name;  // unique; dumps it takes have trigger "rule:NAME"
+    int line = 0;      // where the rule starts in the config file, for messages
     jvm_selector select;
     std::optional<std::chrono::seconds> every;  // a dump every so often while the JVM runs
     // Old-generation (or heap) occupancy (used / max, in percent) as collections leave it
@@ -70,7 +71,7 @@ struct oom_options {
 
 // Where and how often the daemon writes its Prometheus metrics.
 struct metrics_options {
-    std::string textfile;                 // node_exporter textfile-collector file; "" for none
+    std::string textfile;  // node_exporter textfile-collector file; "" for none
     std::chrono::seconds interval{30};
 };
 
@@ -83,4 +84,4 @@ struct heapd_config {
     oom_options oom;
 };
 
-} // namespace heapd::daemon
+}  // namespace heapd::daemon

@@ -7,8 +7,8 @@
 #include <cerrno>
 #include <cstring>
 
-#include "daemon/config/config_reader.h"
 #include "base/unique_fd.h"
+#include "daemon/config/config_reader.h"
 
 #ifndef HEAPD_CONFIG_FILE
 #define HEAPD_CONFIG_FILE "/etc/heapd/heapd.toml"
@@ -32,9 +32,9 @@ const toml::table* section(config_reader& r, const toml::table& doc, std::string
 }
 
 void read_daemon(config_reader& r, const toml::table& t, heapd_config& c) {
-    r.only_known_keys(t, "[daemon]", {"socket", "store", "spool", "group", "workers", "poll_interval",
-                                      "max_connections", "max_connections_per_user", "idle_timeout",
-                                      "shutdown_grace", "analysis_memory"});
+    r.only_known_keys(t, "[daemon]",
+                      {"socket", "store", "spool", "group", "workers", "poll_interval", "max_connections",
+                       "max_connections_per_user", "idle_timeout", "shutdown_grace", "analysis_memory"});
     serve_options& s = c.serve;
     read_key(t, "socket", s.socket_path, [&](const toml::node& n) -> std::optional<std::string> {
         auto p = r.path(n, "daemon.socket", false);
@@ -57,30 +57,32 @@ void read_daemon(config_reader& r, const toml::table& t, heapd_config& c) {
     });
     read_key(t, "workers", s.workers, [&](const toml::node& n) { return r.integer(n, "daemon.workers", 1, 64); });
     read_key(t, "max_connections", s.max_connections,
-         [&](const toml::node& n) { return r.integer(n, "daemon.max_connections", 1, 65536); });
+             [&](const toml::node& n) { return r.integer(n, "daemon.max_connections", 1, 65536); });
     read_key(t, "max_connections_per_user", s.max_connections_per_user,
-         [&](const toml::node& n) { return r.integer(n, "daemon.max_connections_per_user", 1, 65536); });
+             [&](const toml::node& n) { return r.integer(n, "daemon.max_connections_per_user", 1, 65536); });
     read_key(t, "idle_timeout", s.idle_timeout,
-         [&](const toml::node& n) { return r.duration(n, "daemon.idle_timeout", 100ms); });
-    read_key(t, "analysis_memory", s.analysis_memory, [&](const toml::node& n) { return r.size(n, "daemon.analysis_memory"); });
+             [&](const toml::node& n) { return r.duration(n, "daemon.idle_timeout", 100ms); });
+    read_key(t, "analysis_memory", s.analysis_memory,
+             [&](const toml::node& n) { return r.size(n, "daemon.analysis_memory"); });
     read_key(t, "shutdown_grace", s.shutdown_grace,
-         [&](const toml::node& n) { return r.duration(n, "daemon.shutdown_grace", 0ms); });
+             [&](const toml::node& n) { return r.duration(n, "daemon.shutdown_grace", 0ms); });
     read_key(t, "poll_interval", c.poll_interval,
-         [&](const toml::node& n) { return r.duration(n, "daemon.poll_interval", 100ms); });
+             [&](const toml::node& n) { return r.duration(n, "daemon.poll_interval", 100ms); });
 }
 
 void read_retention(config_reader& r, const toml::table& t, retention_policy& p) {
     r.only_known_keys(t, "[retention]",
                       {"keep_count", "keep_bytes", "keep_days", "keep_count_per_user", "keep_bytes_per_user"});
     constexpr std::int64_t huge = std::int64_t{1} << 40;
-    read_key(t, "keep_count", p.max_count, [&](const toml::node& n) { return r.integer(n, "retention.keep_count", 0, huge); });
+    read_key(t, "keep_count", p.max_count,
+             [&](const toml::node& n) { return r.integer(n, "retention.keep_count", 0, huge); });
     read_key(t, "keep_bytes", p.max_bytes, [&](const toml::node& n) { return r.size(n, "retention.keep_bytes"); });
     read_key(t, "keep_count_per_user", p.max_count_per_owner,
-         [&](const toml::node& n) { return r.integer(n, "retention.keep_count_per_user", 0, huge); });
+             [&](const toml::node& n) { return r.integer(n, "retention.keep_count_per_user", 0, huge); });
     read_key(t, "keep_bytes_per_user", p.max_bytes_per_owner,
-         [&](const toml::node& n) { return r.size(n, "retention.keep_bytes_per_user"); });
+             [&](const toml::node& n) { return r.size(n, "retention.keep_bytes_per_user"); });
     read_key(t, "keep_days", p.max_age_days,
-         [&](const toml::node& n) { return r.integer(n, "retention.keep_days", 0, 1'000'000); });
+             [&](const toml::node& n) { return r.integer(n, "retention.keep_days", 0, 1'000'000); });
 }
 
 void read_metrics(config_reader& r, const toml::table& t, metrics_options& m) {
@@ -97,7 +99,7 @@ void read_oom(config_reader& r, const toml::table& t, oom_options& o) {
     read_key(t, "recheck", o.recheck, [&](const toml::node& n) { return r.duration(n, "oom.recheck", 1000ms); });
 }
 
-} // namespace
+}  // namespace
 
 std::string config_error::describe() const {
     if (line <= 0) return file + ": " + message;
@@ -110,9 +112,9 @@ config_result parse_config(std::string_view text, const std::string& file, const
     toml::parse_result parsed = toml::parse(text, std::string_view(file));
     if (!parsed) {
         const toml::parse_error& e = parsed.error();
-        return std::unexpected(std::vector<config_error>{{file, static_cast<int>(e.source().begin.line),
-                                                          static_cast<int>(e.source().begin.column),
-                                                          std::string(e.description())}});
+        return std::unexpected(
+            std::vector<config_error>{{file, static_cast<int>(e.source().begin.line),
+                                       static_cast<int>(e.source().begin.column), std::string(e.description())}});
     }
     const toml::table& doc = parsed.table();
     config_reader r(file);
@@ -132,9 +134,7 @@ config_result parse_config(std::string_view text, const std::string& file, const
 }
 
 config_result read_config_file(const std::string& path, const heapd_config& base) {
-    auto cannot = [&](const std::string& why) {
-        return std::unexpected(std::vector<config_error>{{path, 0, 0, why}});
-    };
+    auto cannot = [&](const std::string& why) { return std::unexpected(std::vector<config_error>{{path, 0, 0, why}}); };
     unique_fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
     if (!fd) return cannot(std::string("cannot read: ") + std::strerror(errno));
     struct stat st {};
@@ -182,4 +182,4 @@ config_result load_config(const std::string& path, bool must_exist, const heapd_
     return c;
 }
 
-} // namespace heapd::daemon
+}  // namespace heapd::daemon

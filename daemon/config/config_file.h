@@ -63,4 +63,4 @@ void apply_overrides(heapd_config& config, const config_overrides& overrides);
 config_result load_config(const std::string& path, bool must_exist, const heapd_config& base,
                           const config_overrides& overrides);
 
-} // namespace heapd::daemon
+}  // namespace heapd::daemon

@@ -28,7 +28,7 @@ std::string in_quotes(std::string_view s) { return "\"" + std::string(s) + "\"";
 
 constexpr std::string_view duration_examples = "a duration like \"30s\", \"10m\", \"6h\", \"1d\" or \"1h30m\"";
 
-} // namespace
+}  // namespace
 
 std::string_view type_phrase(toml::node_type t) {
     switch (t) {
@@ -47,7 +47,8 @@ std::string_view type_phrase(toml::node_type t) {
 }
 
 void config_reader::error(const toml::source_region& where, std::string message) {
-    errors_.push_back({file_, static_cast<int>(where.begin.line), static_cast<int>(where.begin.column), std::move(message)});
+    errors_.push_back(
+        {file_, static_cast<int>(where.begin.line), static_cast<int>(where.begin.column), std::move(message)});
 }
 
 void config_reader::only_known_keys(const toml::table& t, std::string_view section,
@@ -81,7 +82,8 @@ std::optional<std::string> config_reader::path(const toml::node& n, const std::s
     if (!s) return std::nullopt;
     if (s->empty() && may_be_empty) return s;
     if (s->empty() || s->front() != '/' || s->find('\0') != std::string::npos) {
-        error(n.source(), what + " must be an absolute path" + (may_be_empty ? " or \"\"" : "") + ", not " + in_quotes(*s));
+        error(n.source(),
+              what + " must be an absolute path" + (may_be_empty ? " or \"\"" : "") + ", not " + in_quotes(*s));
         return std::nullopt;
     }
     return s;
@@ -178,4 +180,4 @@ std::vector<config_error> config_reader::take() {
     return std::move(errors_);
 }
 
-} // namespace heapd::daemon
+}  // namespace heapd::daemon

@@ -32,7 +32,8 @@ public:
     std::optional<std::string> string(const toml::node& n, const std::string& what);
     // An absolute path, or "" when may_be_empty.
     std::optional<std::string> path(const toml::node& n, const std::string& what, bool may_be_empty);
-    std::optional<std::int64_t> integer(const toml::node& n, const std::string& what, std::int64_t min, std::int64_t max);
+    std::optional<std::int64_t> integer(const toml::node& n, const std::string& what, std::int64_t min,
+                                        std::int64_t max);
     std::optional<bool> boolean(const toml::node& n, const std::string& what);
     // A number above 0 and at most 100.
     std::optional<double> percent(const toml::node& n, const std::string& what);
@@ -67,4 +68,4 @@ std::string_view type_phrase(toml::node_type t);
 // The [[rule]] array (rules: the node under the key "rule") into out.
 void read_rules(config_reader& r, const toml::node& rules, std::vector<dump_rule>& out);
 
-} // namespace heapd::daemon
+}  // namespace heapd::daemon

@@ -40,11 +40,15 @@ void read_selector(config_reader& r, const toml::table& t, const std::string& pr
     }
     if (const toml::node* n = t.get("user")) {
         if (const auto* uid = n->as_integer()) {
-            if (uid->get() >= 0 && uid->get() <= 0xfffffffe) s.user = std::to_string(uid->get());
-            else r.error(n->source(), prefix + "user must be a user name or a uid, not " + std::to_string(uid->get()));
+            if (uid->get() >= 0 && uid->get() <= 0xfffffffe)
+                s.user = std::to_string(uid->get());
+            else
+                r.error(n->source(), prefix + "user must be a user name or a uid, not " + std::to_string(uid->get()));
         } else if (auto name = r.string(*n, prefix + "user")) {
-            if (name->empty()) r.error(n->source(), prefix + "user must name a user, not \"\"");
-            else s.user = *name;
+            if (name->empty())
+                r.error(n->source(), prefix + "user must name a user, not \"\"");
+            else
+                s.user = *name;
         }
     }
     if (const toml::node* n = t.get("container"))
@@ -55,9 +59,10 @@ void read_selector(config_reader& r, const toml::table& t, const std::string& pr
 void read_rule(config_reader& r, const toml::table& t, std::map<std::string, int>& names, std::vector<dump_rule>& out) {
     dump_rule rule;
     rule.line = static_cast<int>(t.source().begin.line);
-    r.only_known_keys(t, "[[rule]]", {"name", "main_class", "command", "user", "container", "every", "old_gen_percent",
-                                      "old_gen_collections", "gc_time_percent", "gc_window", "predict_full_within",
-                                      "predict_window", "cooldown", "max_dumps", "live"});
+    r.only_known_keys(
+        t, "[[rule]]",
+        {"name", "main_class", "command", "user", "container", "every", "old_gen_percent", "old_gen_collections",
+         "gc_time_percent", "gc_window", "predict_full_within", "predict_window", "cooldown", "max_dumps", "live"});
     std::string prefix = "the rule at line " + std::to_string(rule.line) + ": ";
     const toml::node* name = t.get("name");
     if (name == nullptr) {
@@ -66,8 +71,8 @@ void read_rule(config_reader& r, const toml::table& t, std::map<std::string, int
         if (!valid_rule_name(*n)) {
             r.error(name->source(), "rule.name must be 1 to 64 letters, digits, '-', '_' or '.', not \"" + *n + "\"");
         } else if (auto [it, fresh] = names.emplace(*n, rule.line); !fresh) {
-            r.error(name->source(), "rule name \"" + *n + "\" is already used by the rule at line " +
-                                        std::to_string(it->second));
+            r.error(name->source(),
+                    "rule name \"" + *n + "\" is already used by the rule at line " + std::to_string(it->second));
         } else {
             rule.name = *n;
             prefix = "rule \"" + *n + "\": ";
@@ -76,19 +81,20 @@ void read_rule(config_reader& r, const toml::table& t, std::map<std::string, int
     read_selector(r, t, prefix, rule.select);
     read_key(t, "every", rule.every, [&](const toml::node& n) { return r.seconds(n, prefix + "every", 1s); });
     read_key(t, "old_gen_percent", rule.old_gen_percent,
-         [&](const toml::node& n) { return r.percent(n, prefix + "old_gen_percent"); });
+             [&](const toml::node& n) { return r.percent(n, prefix + "old_gen_percent"); });
     read_key(t, "old_gen_collections", rule.old_gen_collections,
-         [&](const toml::node& n) { return r.integer(n, prefix + "old_gen_collections", 1, 1'000'000); });
+             [&](const toml::node& n) { return r.integer(n, prefix + "old_gen_collections", 1, 1'000'000); });
     read_key(t, "gc_time_percent", rule.gc_time_percent,
-         [&](const toml::node& n) { return r.percent(n, prefix + "gc_time_percent"); });
-    read_key(t, "gc_window", rule.gc_window, [&](const toml::node& n) { return r.seconds(n, prefix + "gc_window", 1s); });
+             [&](const toml::node& n) { return r.percent(n, prefix + "gc_time_percent"); });
+    read_key(t, "gc_window", rule.gc_window,
+             [&](const toml::node& n) { return r.seconds(n, prefix + "gc_window", 1s); });
     read_key(t, "predict_full_within", rule.predict_full_within,
              [&](const toml::node& n) { return r.seconds(n, prefix + "predict_full_within", 1s); });
     read_key(t, "predict_window", rule.predict_window,
              [&](const toml::node& n) { return r.seconds(n, prefix + "predict_window", 1s); });
     read_key(t, "cooldown", rule.cooldown, [&](const toml::node& n) { return r.seconds(n, prefix + "cooldown", 0s); });
     read_key(t, "max_dumps", rule.max_dumps,
-         [&](const toml::node& n) { return r.integer(n, prefix + "max_dumps", 0, 1'000'000); });
+             [&](const toml::node& n) { return r.integer(n, prefix + "max_dumps", 0, 1'000'000); });
     read_key(t, "live", rule.live, [&](const toml::node& n) { return r.boolean(n, prefix + "live"); });
 
     // Settings of a threshold that is not there are a mistake, not a default.
@@ -104,7 +110,7 @@ void read_rule(config_reader& r, const toml::table& t, std::map<std::string, int
     out.push_back(std::move(rule));
 }
 
-} // namespace
+}  // namespace
 
 void read_rules(config_reader& r, const toml::node& rules, std::vector<dump_rule>& out) {
     const toml::array* a = rules.as_array();
@@ -115,9 +121,12 @@ void read_rules(config_reader& r, const toml::node& rules, std::vector<dump_rule
     }
     std::map<std::string, int> names;
     for (const toml::node& element : *a) {
-        if (const toml::table* t = element.as_table()) read_rule(r, *t, names, out);
-        else r.error(element.source(), "each rule must be a table ([[rule]]), not " + std::string(type_phrase(element.type())));
+        if (const toml::table* t = element.as_table())
+            read_rule(r, *t, names, out);
+        else
+            r.error(element.source(),
+                    "each rule must be a table ([[rule]]), not " + std::string(type_phrase(element.type())));
     }
 }
 
-} // namespace heapd::daemon
+}  // namespace heapd::daemon

@@ -31,9 +31,9 @@ bool same_rule(const dump_rule& a, const dump_rule& b) {
     return a.select.main_class == b.select.main_class && a.select.command == b.select.command &&
            a.select.user == b.select.user && a.select.container == b.select.container && a.every == b.every &&
            a.old_gen_percent == b.old_gen_percent && a.old_gen_collections == b.old_gen_collections &&
-           a.gc_time_percent == b.gc_time_percent && a.gc_window == b.gc_window && a.predict_full_within == b.predict_full_within &&
-           a.predict_window == b.predict_window && a.cooldown == b.cooldown &&
-           a.max_dumps == b.max_dumps && a.live == b.live;
+           a.gc_time_percent == b.gc_time_percent && a.gc_window == b.gc_window &&
+           a.predict_full_within == b.predict_full_within && a.predict_window == b.predict_window &&
+           a.cooldown == b.cooldown && a.max_dumps == b.max_dumps && a.live == b.live;
 }
 
 // Appends "name before -> after" to out when they differ.
@@ -42,7 +42,7 @@ void compare(std::vector<std::string>& out, const char* name, const T& before, c
     if (!(before == after)) out.push_back(std::string(name) + " " + show(before) + " -> " + show(after));
 }
 
-} // namespace
+}  // namespace
 
 std::string describe_selector(const jvm_selector& s) {
     std::vector<std::string> parts;
@@ -61,10 +61,12 @@ std::string describe_triggers(const dump_rule& r) {
     if (r.every) parts.push_back("every " + duration_string(*r.every));
     if (r.old_gen_percent)
         parts.push_back("old gen above " + text::round_percent(*r.old_gen_percent) + " after collections" +
-                        (r.old_gen_collections == 1 ? std::string()
-                                                    : ", " + std::to_string(r.old_gen_collections) + " measurements in a row"));
+                        (r.old_gen_collections == 1
+                             ? std::string()
+                             : ", " + std::to_string(r.old_gen_collections) + " measurements in a row"));
     if (r.gc_time_percent)
-        parts.push_back("GC time above " + text::round_percent(*r.gc_time_percent) + " over " + duration_string(r.gc_window));
+        parts.push_back("GC time above " + text::round_percent(*r.gc_time_percent) + " over " +
+                        duration_string(r.gc_window));
     if (r.predict_full_within)
         parts.push_back("old gen predicted full within " + duration_string(*r.predict_full_within) + " (trend over " +
                         duration_string(r.predict_window) + ")");
@@ -91,13 +93,13 @@ std::vector<std::string> config_summary(const heapd_config& c) {
                   " clients (" + std::to_string(s.max_connections_per_user) + " per user), idle " +
                   duration_string(s.idle_timeout) + ", " + duration_string(s.shutdown_grace) + " to stop" +
                   (s.analysis_memory != 0 ? ", analyses in " + size_string(s.analysis_memory) : std::string()));
-    out.push_back("metrics    " + (c.metrics.textfile.empty() ? std::string("no textfile")
-                                                              : c.metrics.textfile + " every " +
-                                                                    duration_string(c.metrics.interval)));
+    out.push_back("metrics    " + (c.metrics.textfile.empty()
+                                       ? std::string("no textfile")
+                                       : c.metrics.textfile + " every " + duration_string(c.metrics.interval)));
     out.push_back("oom        " + (c.oom.arm ? "arming JVMs whose OnOutOfMemoryError runs heapd, looked for every " +
-                                                       duration_string(c.oom.poll_interval) + ", checked every " +
-                                                       duration_string(c.oom.recheck)
-                                                 : std::string("no arming")));
+                                                   duration_string(c.oom.poll_interval) + ", checked every " +
+                                                   duration_string(c.oom.recheck)
+                                             : std::string("no arming")));
     out.push_back("rules      " + (c.rules.empty() ? std::string("none")
                                                    : std::to_string(c.rules.size()) + ", JVMs read every " +
                                                          duration_string(c.poll_interval)));
@@ -123,7 +125,8 @@ config_changes compare_configs(const heapd_config& running, const heapd_config& 
     compare(out.need_restart, "daemon.workers", a.workers, b.workers, number);
     compare(out.live, "daemon.poll_interval", running.poll_interval, next.poll_interval, duration);
     compare(out.live, "daemon.max_connections", a.max_connections, b.max_connections, number);
-    compare(out.live, "daemon.max_connections_per_user", a.max_connections_per_user, b.max_connections_per_user, number);
+    compare(out.live, "daemon.max_connections_per_user", a.max_connections_per_user, b.max_connections_per_user,
+            number);
     compare(out.live, "daemon.idle_timeout", a.idle_timeout, b.idle_timeout, duration);
     compare(out.live, "daemon.analysis_memory", a.analysis_memory, b.analysis_memory,
             [](std::uint64_t n) { return size_string(n); });
@@ -138,7 +141,8 @@ config_changes compare_configs(const heapd_config& running, const heapd_config& 
     compare(out.live, "retention.keep_days", a.retention.max_age_days, b.retention.max_age_days, number);
     compare(out.live, "metrics.textfile", running.metrics.textfile, next.metrics.textfile, text);
     compare(out.live, "metrics.interval", running.metrics.interval, next.metrics.interval, duration);
-    compare(out.live, "oom.arm", running.oom.arm, next.oom.arm, [](bool v) { return std::string(v ? "true" : "false"); });
+    compare(out.live, "oom.arm", running.oom.arm, next.oom.arm,
+            [](bool v) { return std::string(v ? "true" : "false"); });
     compare(out.live, "oom.poll_interval", running.oom.poll_interval, next.oom.poll_interval, duration);
     compare(out.live, "oom.recheck", running.oom.recheck, next.oom.recheck, duration);
 
@@ -147,8 +151,10 @@ config_changes compare_configs(const heapd_config& running, const heapd_config& 
     std::vector<std::string> added, changed, removed;
     for (const dump_rule& r : next.rules) {
         auto it = before.find(r.name);
-        if (it == before.end()) added.push_back(in_quotes(r.name));
-        else if (!same_rule(*it->second, r)) changed.push_back(in_quotes(r.name));
+        if (it == before.end())
+            added.push_back(in_quotes(r.name));
+        else if (!same_rule(*it->second, r))
+            changed.push_back(in_quotes(r.name));
         if (it != before.end()) before.erase(it);
     }
     for (const auto& [name, rule] : before) removed.push_back(in_quotes(name));
@@ -163,4 +169,4 @@ config_changes compare_configs(const heapd_config& running, const heapd_config& 
     return out;
 }
 
-} // namespace heapd::daemon
+}  // namespace heapd::daemon

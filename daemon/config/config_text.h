@@ -26,4 +26,4 @@ struct config_changes {
 
 config_changes compare_configs(const heapd_config& running, const heapd_config& next);
 
-} // namespace heapd::daemon
+}  // namespace heapd::daemon

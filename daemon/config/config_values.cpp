@@ -34,7 +34,7 @@ bool read_number(std::string_view text, std::size_t& i, std::uint64_t& n, std::u
     return i > start;
 }
 
-} // namespace
+}  // namespace
 
 std::optional<std::chrono::milliseconds> parse_duration(std::string_view text) {
     if (text == "0") return std::chrono::milliseconds(0);
@@ -103,4 +103,4 @@ std::string size_string(std::uint64_t bytes) {
     return std::to_string(bytes) + (unit == 0 ? std::string() : std::string(1, units[unit - 1]));
 }
 
-} // namespace heapd::daemon
+}  // namespace heapd::daemon

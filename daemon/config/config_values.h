@@ -23,4 +23,4 @@ std::string duration_string(std::chrono::milliseconds d);
 // A size in the config file's syntax, exact: "20G", "512M", "1000" (bytes when not a round unit).
 std::string size_string(std::uint64_t bytes);
 
-} // namespace heapd::daemon
+}  // namespace heapd::daemon

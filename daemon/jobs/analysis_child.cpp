@@ -20,11 +20,11 @@
 #include <new>
 #include <vector>
 
-#include "formats/analysis/analysis.h"
-#include "formats/hprof/dump_file.h"
-#include "formats/analysis/object_paths.h"
-#include "formats/report/report_json.h"
 #include "base/unique_fd.h"
+#include "formats/analysis/analysis.h"
+#include "formats/analysis/object_paths.h"
+#include "formats/hprof/dump_file.h"
+#include "formats/report/report_json.h"
 
 extern char** environ;
 
@@ -90,7 +90,7 @@ public:
             } else if (line.starts_with("error ")) {
                 auto space = line.find(' ', 6);
                 failure_ = wire::wire_error{wire::error_kind_from_name(line.substr(6, space - 6)),
-                                         space == std::string::npos ? "" : line.substr(space + 1)};
+                                            space == std::string::npos ? "" : line.substr(space + 1)};
             } else if (line.starts_with("report ")) {
                 report_bytes_ = std::strtoull(line.c_str() + 7, nullptr, 10);
                 if (*report_bytes_ > max_report_bytes) return false;
@@ -110,11 +110,10 @@ private:
     std::optional<wire::wire_error> failure_;
 };
 
-
 // Runs `heapd analyze-fd ARGS --parent PID` on dump_fd and reads what it writes.
 std::expected<std::string, wire::wire_error> run_child(int dump_fd, const child_scratch& scratch,
-                                                    std::vector<std::string> args, const child_watch& watch,
-                                                    const std::string& executable) {
+                                                       std::vector<std::string> args, const child_watch& watch,
+                                                       const std::string& executable) {
     args.insert(args.begin(), {"--inflate-dir", scratch.dir});
     const std::uint64_t memory = analysis_memory.load();
     if (memory != 0) args.insert(args.end(), {"--memory", std::to_string(memory)});
@@ -123,17 +122,19 @@ std::expected<std::string, wire::wire_error> run_child(int dump_fd, const child_
     // in the store's scratch directory itself); unlinked, so it goes with the last descriptor.
     unique_fd scratch_file(unlinked_temp_file(scratch.dir));
     if (!scratch_file)
-        return std::unexpected(wire::wire_error{wire::error_kind::internal, "cannot make a scratch file in " + scratch.dir +
-                                                                             ": " + std::strerror(errno)});
+        return std::unexpected(wire::wire_error{
+            wire::error_kind::internal, "cannot make a scratch file in " + scratch.dir + ": " + std::strerror(errno)});
     int out[2];
     if (::pipe2(out, O_CLOEXEC) != 0)
-        return std::unexpected(wire::wire_error{wire::error_kind::internal, std::string("pipe: ") + std::strerror(errno)});
+        return std::unexpected(
+            wire::wire_error{wire::error_kind::internal, std::string("pipe: ") + std::strerror(errno)});
     unique_fd read_end(out[0]), write_end(out[1]);
     // Above 3, so dup2 to 3 always makes a new descriptor without close-on-exec.
     unique_fd dump(::fcntl(dump_fd, F_DUPFD_CLOEXEC, 10));
     unique_fd scratch_dup(::fcntl(scratch_file.get(), F_DUPFD_CLOEXEC, 10));
     if (!dump || !scratch_dup)
-        return std::unexpected(wire::wire_error{wire::error_kind::internal, std::string("dup: ") + std::strerror(errno)});
+        return std::unexpected(
+            wire::wire_error{wire::error_kind::internal, std::string("dup: ") + std::strerror(errno)});
     posix_spawn_file_actions_t actions;
     posix_spawn_file_actions_init(&actions);
     posix_spawn_file_actions_adddup2(&actions, dump.get(), 3);
@@ -161,8 +162,8 @@ std::expected<std::string, wire::wire_error> run_child(int dump_fd, const child_
     scratch_dup.reset();
     scratch_file.reset();
     if (rc != 0)
-        return std::unexpected(wire::wire_error{wire::error_kind::internal,
-                                             std::string("cannot start the analysis process: ") + std::strerror(rc)});
+        return std::unexpected(wire::wire_error{
+            wire::error_kind::internal, std::string("cannot start the analysis process: ") + std::strerror(rc)});
 
     child_reader reader(watch);
     bool cancelled = false, garbled = false;
@@ -186,7 +187,8 @@ std::expected<std::string, wire::wire_error> run_child(int dump_fd, const child_
     while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {}
     if (cancelled || (watch.cancelled && watch.cancelled()))
         return std::unexpected(wire::wire_error{wire::error_kind::cancelled, "cancelled"});
-    if (garbled) return std::unexpected(wire::wire_error{wire::error_kind::internal, "the analysis process wrote nonsense"});
+    if (garbled)
+        return std::unexpected(wire::wire_error{wire::error_kind::internal, "the analysis process wrote nonsense"});
     if (WIFSIGNALED(status))
         return std::unexpected(wire::wire_error{
             wire::error_kind::failed,
@@ -196,9 +198,9 @@ std::expected<std::string, wire::wire_error> run_child(int dump_fd, const child_
                      : "")});
     if (reader.failure()) return std::unexpected(*reader.failure());
     if (WEXITSTATUS(status) != 0 || !reader.report_complete())
-        return std::unexpected(wire::wire_error{wire::error_kind::internal,
-                                             "the analysis process ended without a report (exit status " +
-                                                 std::to_string(WEXITSTATUS(status)) + ")"});
+        return std::unexpected(wire::wire_error{
+            wire::error_kind::internal,
+            "the analysis process ended without a report (exit status " + std::to_string(WEXITSTATUS(status)) + ")"});
     return reader.take_report();
 }
 
@@ -233,8 +235,8 @@ int analyze_mapped(const dump_file& dumped, const std::string& name, std::option
     if (object) {
         if (!write_out("phase paths\n")) return 1;
         auto paths = find_object_paths(dump->bytes(), *object, roots);
-        if (!paths) return fail_with(wire::error_kind_name(wire::kind_of(paths.error().code)).data(),
-                                     paths.error().describe());
+        if (!paths)
+            return fail_with(wire::error_kind_name(wire::kind_of(paths.error().code)).data(), paths.error().describe());
         paths->file = name;
         std::string text = to_json(*paths).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
         return write_out("report " + std::to_string(text.size()) + "\n") && write_out(text) ? 0 : 1;
@@ -257,20 +259,20 @@ int analyze_mapped(const dump_file& dumped, const std::string& name, std::option
     return write_out("report " + std::to_string(text.size()) + "\n") && write_out(text) ? 0 : 1;
 }
 
-} // namespace
+}  // namespace
 
 void set_analysis_memory(std::uint64_t bytes) { analysis_memory = bytes; }
 
 std::expected<std::string, wire::wire_error> analyze_in_child(int dump_fd, const std::string& name,
-                                                           const child_scratch& scratch, const child_watch& watch,
-                                                           const std::string& executable) {
+                                                              const child_scratch& scratch, const child_watch& watch,
+                                                              const std::string& executable) {
     return run_child(dump_fd, scratch, {"--name", name}, watch, executable);
 }
 
 std::expected<std::string, wire::wire_error> paths_in_child(int dump_fd, const std::string& name,
-                                                         const child_scratch& scratch, std::uint64_t object,
-                                                         unsigned roots, const child_watch& watch,
-                                                         const std::string& executable) {
+                                                            const child_scratch& scratch, std::uint64_t object,
+                                                            unsigned roots, const child_watch& watch,
+                                                            const std::string& executable) {
     return run_child(dump_fd, scratch,
                      {"--name", name, "--object", std::to_string(object), "--roots", std::to_string(roots)}, watch,
                      executable);
@@ -299,7 +301,8 @@ int analyze_fd_main(const std::string& name, const std::string& inflate_dir, pid
     if (memory != 0) {
         const std::uint64_t limit = address_space() + memory;
         const rlimit space{limit, limit};
-        if (::setrlimit(RLIMIT_AS, &space) != 0) return fail_with("internal", std::string("setrlimit: ") + std::strerror(errno));
+        if (::setrlimit(RLIMIT_AS, &space) != 0)
+            return fail_with("internal", std::string("setrlimit: ") + std::strerror(errno));
     }
     try {
         return analyze_mapped(*dump, name, object, roots);
@@ -309,4 +312,4 @@ int analyze_fd_main(const std::string& name, const std::string& inflate_dir, pid
     }
 }
 
-} // namespace heapd::daemon
+}  // namespace heapd::daemon

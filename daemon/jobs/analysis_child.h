@@ -33,9 +33,9 @@ struct child_scratch {
 
 // What the parent hears while the child runs, and how it asks whether to stop.
 struct child_watch {
-    std::function<void(std::uint64_t total)> total;      // the size being analyzed
-    std::function<void(std::string_view phase)> phase;   // a phase starts
-    std::function<bool()> cancelled;                     // polled about every 100 ms
+    std::function<void(std::uint64_t total)> total;     // the size being analyzed
+    std::function<void(std::string_view phase)> phase;  // a phase starts
+    std::function<bool()> cancelled;                    // polled about every 100 ms
 };
 
 // The memory an analysis process may take beyond what it has mapped when it starts (heapd itself
@@ -45,16 +45,16 @@ void set_analysis_memory(std::uint64_t bytes);
 // Runs the analysis of dump_fd in a child (executable: heapd, this very program unless a test says
 // otherwise) and returns the report's JSON text.
 std::expected<std::string, wire::wire_error> analyze_in_child(int dump_fd, const std::string& name,
-                                                           const child_scratch& scratch, const child_watch& watch,
-                                                           const std::string& executable = "/proc/self/exe");
+                                                              const child_scratch& scratch, const child_watch& watch,
+                                                              const std::string& executable = "/proc/self/exe");
 
 // The same for `heapd path`: the shortest paths from GC roots to one object (object_paths.h), as
 // JSON (formats/report/report_json.h) in place of the report; one phase, "paths". Fails with kind
 // not_found when the dump holds no such object.
 std::expected<std::string, wire::wire_error> paths_in_child(int dump_fd, const std::string& name,
-                                                         const child_scratch& scratch, std::uint64_t object,
-                                                         unsigned roots, const child_watch& watch,
-                                                         const std::string& executable = "/proc/self/exe");
+                                                            const child_scratch& scratch, std::uint64_t object,
+                                                            unsigned roots, const child_watch& watch,
+                                                            const std::string& executable = "/proc/self/exe");
 
 // The child's side, `heapd analyze-fd --name NAME --inflate-dir DIR --parent PID [--max-inflated N]
 // [--object ID --roots N]`: analyzes descriptor 3 (or finds the paths to the object) and writes what
@@ -65,4 +65,4 @@ int analyze_fd_main(const std::string& name, const std::string& inflate_dir, pid
                     std::optional<std::uint64_t> object = std::nullopt, unsigned roots = 1,
                     std::optional<std::uint64_t> max_inflated = std::nullopt, std::uint64_t memory = 0);
 
-} // namespace heapd::daemon
+}  // namespace heapd::daemon

@@ -38,7 +38,7 @@ bool starts_gzip(int fd) {
     return ::pread(fd, magic, 2, 0) == 2 && magic[0] == 0x1f && magic[1] == 0x8b;
 }
 
-} // namespace
+}  // namespace
 
 double analysis_share_before(std::string_view phase) {
     double share = 0;
@@ -61,8 +61,7 @@ std::string report_headline(const analysis_report& r) {
         return head + "in " + grouped(most.count) + " " + most.class_name + ", held by " + s.suspect.class_name;
     }
     std::uint64_t objects = r.summary.instances + r.summary.object_arrays + r.summary.primitive_arrays;
-    return "no leak suspect; heap " + human_bytes(r.summary.shallow_bytes) + " in " + grouped(objects) +
-           " objects";
+    return "no leak suspect; heap " + human_bytes(r.summary.shallow_bytes) + " in " + grouped(objects) + " objects";
 }
 
 wire::wire_result<analyzed_report> analyze_for_job(job_context& ctx, store& s, int dump_fd, const std::string& name,
@@ -70,7 +69,8 @@ wire::wire_result<analyzed_report> analyze_for_job(job_context& ctx, store& s, i
     child_watch watch;
     watch.total = [&](std::uint64_t bytes) { total = bytes; };
     watch.phase = [&](std::string_view phase) {
-        ctx.progress(phase, static_cast<std::uint64_t>(analysis_share_before(phase) * static_cast<double>(total)), total);
+        ctx.progress(phase, static_cast<std::uint64_t>(analysis_share_before(phase) * static_cast<double>(total)),
+                     total);
     };
     watch.cancelled = [&] { return ctx.cancelled(); };
     auto text = analyze_in_child(dump_fd, name, {s.tmp_dir(), s.space_left().value_or(0)}, watch, executable);
@@ -107,7 +107,8 @@ job_work make_analyze_work(store& s, analyze_request request) {
         const std::string& text = analyzed->json;
         if (ctx.cancelled()) return std::unexpected(cancelled());
 
-        ctx.progress("save", static_cast<std::uint64_t>(analysis_share_before("save") * static_cast<double>(total)), total);
+        ctx.progress("save", static_cast<std::uint64_t>(analysis_share_before("save") * static_cast<double>(total)),
+                     total);
         if (auto room = s.ensure_space(text.size(), "the report of " + req->name); !room)
             return fail_with(wire::error_kind::no_space, room.error().message);
         entry_metadata meta;
@@ -123,7 +124,8 @@ job_work make_analyze_work(store& s, analyze_request request) {
         meta.headline = report_headline(analyzed->report);
         auto staged = s.stage(meta);
         if (!staged) return fail_with(wire::error_kind::internal, staged.error().message);
-        if (auto w = staged->write("report.json", text); !w) return fail_with(wire::error_kind::internal, w.error().message);
+        if (auto w = staged->write("report.json", text); !w)
+            return fail_with(wire::error_kind::internal, w.error().message);
         auto committed = staged->commit();
         if (!committed) return fail_with(wire::error_kind::internal, committed.error().message);
         ctx.progress("save", total, total);
@@ -131,4 +133,4 @@ job_work make_analyze_work(store& s, analyze_request request) {
     };
 }
 
-} // namespace heapd::daemon
+}  // namespace heapd::daemon

@@ -6,20 +6,20 @@
 #include <string>
 #include <string_view>
 
+#include "base/unique_fd.h"
 #include "daemon/jobs/job_manager.h"
 #include "daemon/store/store.h"
-#include "base/unique_fd.h"
 
 namespace heapd::daemon {
 
 // What to analyze and for whom.
 struct analyze_request {
-    unique_fd fd;                // open for reading, a regular file
-    std::string name;            // the file as the client named it, for people
-    uid_t uid = 0;               // the entry's owner
+    unique_fd fd;      // open for reading, a regular file
+    std::string name;  // the file as the client named it, for people
+    uid_t uid = 0;     // the entry's owner
     gid_t gid = 0;
     std::string trigger = "heapctl report";
-    std::string host;            // this host's name, recorded with the entry
+    std::string host;                           // this host's name, recorded with the entry
     std::string executable = "/proc/self/exe";  // the heapd that runs the analysis process
 };
 
@@ -49,4 +49,4 @@ double analysis_share_before(std::string_view phase);
 // One line on what fills the heap: the top leak suspect, or the heap's size when there is none.
 std::string report_headline(const analysis_report& r);
 
-} // namespace heapd::daemon
+}  // namespace heapd::daemon

@@ -12,13 +12,13 @@
 #include <memory>
 #include <thread>
 
-#include "daemon/jobs/analyze_job.h"
-#include "daemon/policy/oom_arming.h"
 #include "attach/attach_client.h"
 #include "attach/file_copy.h"
 #include "attach/heap_dump.h"
 #include "attach/process_info.h"
 #include "attach/process_snapshot.h"
+#include "daemon/jobs/analyze_job.h"
+#include "daemon/policy/oom_arming.h"
 #include "daemon/store/staging_journal.h"
 #include "formats/report/text_format.h"
 
@@ -48,9 +48,10 @@ std::optional<wire::wire_error> wait_for_jvm(const dump_request& r, job_context&
         if (state && state->stopped()) {
             if (!stopped_since) stopped_since = clock::now();
             if (clock::now() - *stopped_since >= std::chrono::milliseconds(oom_wait_stopped_ms))
-                return wire::wire_error{error_kind::failed, "pid " + std::to_string(r.pid) + " has been stopped (state " +
-                                                           std::string(1, state->state) + ") for " +
-                                                           text::duration_text(oom_wait_stopped_ms) + ": not waited for longer"};
+                return wire::wire_error{error_kind::failed,
+                                        "pid " + std::to_string(r.pid) + " has been stopped (state " +
+                                            std::string(1, state->state) + ") for " +
+                                            text::duration_text(oom_wait_stopped_ms) + ": not waited for longer"};
         } else {
             stopped_since.reset();
         }
@@ -62,11 +63,14 @@ std::optional<wire::wire_error> wait_for_jvm(const dump_request& r, job_context&
         const auto code = answer.error().code;
         if (code == error_code::no_such_process || code == error_code::not_a_jvm ||
             code == error_code::permission_denied || code == error_code::attach_disabled)
-            return wire::wire_error{wire::kind_of(code), "pid " + std::to_string(r.pid) + " never answered after its "
-                                              "OutOfMemoryError hook: " + answer.error().message};
+            return wire::wire_error{wire::kind_of(code), "pid " + std::to_string(r.pid) +
+                                                             " never answered after its "
+                                                             "OutOfMemoryError hook: " +
+                                                             answer.error().message};
         if (clock::now() >= deadline)
             return wire::wire_error{error_kind::failed, "pid " + std::to_string(r.pid) + " did not answer for " +
-                                                    text::duration_text(oom_wait_limit_ms) + ": " + answer.error().message};
+                                                            text::duration_text(oom_wait_limit_ms) + ": " +
+                                                            answer.error().message};
         for (auto until = clock::now() + pause; clock::now() < until;) {
             if (ctx.cancelled()) return wire::wire_error{error_kind::cancelled, "cancelled"};
             std::this_thread::sleep_for(std::chrono::milliseconds(20));
@@ -80,8 +84,8 @@ std::optional<wire::wire_error> wait_for_jvm(const dump_request& r, job_context&
 std::expected<unique_fd, wire::wire_error> scratch_file(store& s) {
     unique_fd fd(::open(s.tmp_dir().c_str(), O_TMPFILE | O_RDWR | O_CLOEXEC, 0600));
     if (!fd || ::fchmod(fd.get(), 0666) != 0)
-        return std::unexpected(wire::wire_error{error_kind::internal, "cannot make a scratch file in " + s.tmp_dir() + ": " +
-                                                                     std::strerror(errno)});
+        return std::unexpected(wire::wire_error{
+            error_kind::internal, "cannot make a scratch file in " + s.tmp_dir() + ": " + std::strerror(errno)});
     return fd;
 }
 
@@ -92,21 +96,23 @@ std::expected<unique_fd, wire::wire_error> snapshot_heap(store& s, const dump_re
     if (!core) return std::unexpected(core.error());
     ctx.progress("snapshot", 0, 0);
     if (auto written = attach::write_core(target, core->get(), std::chrono::seconds(snapshot_limit_s)); !written)
-        return std::unexpected(wire::wire_error{wire::kind_of(written.error().code), "snapshot of pid " + std::to_string(r.pid) +
-                                                                              ": " + written.error().message});
+        return std::unexpected(
+            wire::wire_error{wire::kind_of(written.error().code),
+                             "snapshot of pid " + std::to_string(r.pid) + ": " + written.error().message});
     // The JVM may go now: the hook is told by this phase.
     ctx.progress("convert", 0, 0);
     auto hprof = scratch_file(s);
     if (!hprof) return std::unexpected(hprof.error());
-    if (auto converted = attach::core_to_hprof(target, core->get(), hprof->get(), std::chrono::seconds(conversion_limit_s));
+    if (auto converted =
+            attach::core_to_hprof(target, core->get(), hprof->get(), std::chrono::seconds(conversion_limit_s));
         !converted)
-        return std::unexpected(wire::wire_error{wire::kind_of(converted.error().code), "converting the snapshot of pid " +
-                                                                                std::to_string(r.pid) + ": " +
-                                                                                converted.error().message});
+        return std::unexpected(wire::wire_error{
+            wire::kind_of(converted.error().code),
+            "converting the snapshot of pid " + std::to_string(r.pid) + ": " + converted.error().message});
     return hprof;
 }
 
-} // namespace
+}  // namespace
 
 job_work make_dump_work(store& s, dump_request request) {
     auto req = std::make_shared<dump_request>(std::move(request));
@@ -168,20 +174,20 @@ job_work make_dump_work(store& s, dump_request request) {
             // A dump staged in the JVM's /tmp is copied only when it fits (a sparse file would not).
             auto room = s.space_left();
             if (!room || *room == 0)
-                return failure(error_kind::no_space, room ? "no space left in the store for the heap dump of " + who
-                                                          : room.error().message);
+                return failure(error_kind::no_space,
+                               room ? "no space left in the store for the heap dump of " + who : room.error().message);
             // The staged file's name is noted in the store until the dump is over: a daemon killed
             // with its attach helper meanwhile removes it at its next start.
             const staging_journal journal(s.staging_dir(), s.options().access);
-            attach::dump_options dump{req->live, 0, *room, [&](const std::string& name) {
-                const bool host_tmp = attach::same_filesystem_view(req->pid);
-                (void)journal.note(ctx.id(), {req->pid, req->start_time.value_or(0), host_tmp, name});
-            }};
+            attach::dump_options dump{
+                req->live, 0, *room, [&](const std::string& name) {
+                    const bool host_tmp = attach::same_filesystem_view(req->pid);
+                    (void)journal.note(ctx.id(), {req->pid, req->start_time.value_or(0), host_tmp, name});
+                }};
             auto dumped = attach::dump_heap(req->pid, path, dump, options);
             journal.done(ctx.id());
             if (!dumped) return failure(wire::kind_of(dumped.error().code), dumped.error().message);
-            if (!dumped->written)
-                return failure(error_kind::failed, who + " wrote no dump: " + dumped->reply.output);
+            if (!dumped->written) return failure(error_kind::failed, who + " wrote no dump: " + dumped->reply.output);
         }
         if (auto a = apply_access(path, false, s.options().access); !a)
             return failure(error_kind::internal, a.error().message);
@@ -197,11 +203,12 @@ job_work make_dump_work(store& s, dump_request request) {
         if (ctx.cancelled()) return failure(error_kind::cancelled, "cancelled");
         ctx.progress("save", total, total);
         staged->metadata().headline = report_headline(analyzed->report);
-        if (auto w = staged->write("report.json", analyzed->json); !w) return failure(error_kind::internal, w.error().message);
+        if (auto w = staged->write("report.json", analyzed->json); !w)
+            return failure(error_kind::internal, w.error().message);
         auto committed = staged->commit();
         if (!committed) return failure(error_kind::internal, committed.error().message);
         return committed->id;
     };
 }
 
-} // namespace heapd::daemon
+}  // namespace heapd::daemon

@@ -8,17 +8,17 @@
 #include <optional>
 #include <string>
 
+#include "base/unique_fd.h"
 #include "daemon/jobs/job_manager.h"
 #include "daemon/store/store.h"
-#include "base/unique_fd.h"
 
 namespace heapd::daemon {
 
 // What to dump, why, and for whom.
 struct dump_request {
     pid_t pid = 0;
-    bool live = true;                // only reachable objects (a full GC first)
-    std::string trigger = "request"; // "request", "oom", "spool"
+    bool live = true;                 // only reachable objects (a full GC first)
+    std::string trigger = "request";  // "request", "oom", "spool"
     // The JVM is in its OnOutOfMemoryError hook (at a safepoint, unable to answer): retry attaching
     // with backoff until it answers again or is gone.
     bool wait_for_jvm = false;
@@ -32,9 +32,9 @@ struct dump_request {
     uid_t uid = 0;                   // the entry's owner: the JVM's user
     gid_t gid = 0;
     std::string host;
-    std::string jvm;                 // the JVM's version, when known
-    std::string command_line;        // the JVM's command, when known
-    std::optional<std::uint64_t> start_time;  // the JVM's start time, to notice a reused pid
+    std::string jvm;                            // the JVM's version, when known
+    std::string command_line;                   // the JVM's command, when known
+    std::optional<std::uint64_t> start_time;    // the JVM's start time, to notice a reused pid
     std::string executable = "/proc/self/exe";  // the heapd that runs the analysis process
 };
 
@@ -52,4 +52,4 @@ inline constexpr std::int64_t conversion_limit_s = 1800;
 // entry, analyze it in a child process, keep dump, report and metadata.
 job_work make_dump_work(store& s, dump_request request);
 
-} // namespace heapd::daemon
+}  // namespace heapd::daemon

@@ -7,8 +7,8 @@
 #include <boost/asio/post.hpp>
 
 #include "daemon/runtime/crash_handler.h"
-#include "formats/report/report_text.h"
 #include "daemon/runtime/log_text.h"
+#include "formats/report/report_text.h"
 #include "formats/report/text_format.h"
 
 namespace heapd::daemon {
@@ -22,7 +22,7 @@ std::string pid_text(const job_record& r) {
     return "pid " + std::to_string(r.client_pid) + " (client)";
 }
 
-} // namespace
+}  // namespace
 
 void job_context::progress(std::string_view phase, std::uint64_t done, std::uint64_t total) {
     manager_->progress(id_, phase, done, total);
@@ -162,7 +162,8 @@ void job_manager::run_job(const std::shared_ptr<slot>& s) {
     try {
         outcome = s->work(ctx);
     } catch (const std::exception& e) {
-        outcome = std::unexpected(wire::wire_error{wire::error_kind::internal, std::string("internal error: ") + e.what()});
+        outcome =
+            std::unexpected(wire::wire_error{wire::error_kind::internal, std::string("internal error: ") + e.what()});
     } catch (...) {
         outcome = std::unexpected(wire::wire_error{wire::error_kind::internal, "internal error"});
     }
@@ -291,11 +292,13 @@ bool job_manager::shutdown(std::chrono::milliseconds grace) {
         stopped = idle_.wait_for(lock, grace, [this] { return running_ == 0; });
     }
     for (std::thread& t : threads_) {
-        if (stopped) t.join();
-        else t.detach();
+        if (stopped)
+            t.join();
+        else
+            t.detach();
     }
     threads_.clear();
     return stopped;
 }
 
-} // namespace heapd::daemon
+}  // namespace heapd::daemon

@@ -18,12 +18,12 @@
 #include <thread>
 #include <vector>
 
-#include <boost/asio/io_context.hpp>
 #include <spdlog/logger.h>
+#include <boost/asio/io_context.hpp>
 
-#include "formats/protocol/protocol.h"
 #include "daemon/store/job_record.h"
 #include "daemon/store/store.h"
+#include "formats/protocol/protocol.h"
 
 namespace heapd::daemon {
 
@@ -128,5 +128,4 @@ private:
     job_listener observer_;
 };
 
-
-} // namespace heapd::daemon
+}  // namespace heapd::daemon

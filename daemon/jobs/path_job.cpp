@@ -6,8 +6,8 @@
 #include <cstdio>
 #include <memory>
 
-#include "daemon/jobs/analysis_child.h"
 #include "base/unique_fd.h"
+#include "daemon/jobs/analysis_child.h"
 
 namespace heapd::daemon {
 
@@ -34,8 +34,8 @@ job_work make_path_work(store& s, path_request request) {
         child_watch watch;
         watch.total = [&](std::uint64_t bytes) { total = bytes; };
         watch.cancelled = [&] { return ctx.cancelled(); };
-        auto text = paths_in_child(fd.get(), "dump " + req->entry, {s.tmp_dir(), s.space_left().value_or(0)}, req->object, req->roots, watch,
-                                   req->executable);
+        auto text = paths_in_child(fd.get(), "dump " + req->entry, {s.tmp_dir(), s.space_left().value_or(0)},
+                                   req->object, req->roots, watch, req->executable);
         if (!text) return failure(text.error().kind, text.error().message);
         if (auto kept = s.put_file(req->entry, path_file_name(req->object, req->roots), *text); !kept)
             return failure(wire::error_kind::internal, kept.error().message);
@@ -44,4 +44,4 @@ job_work make_path_work(store& s, path_request request) {
     };
 }
 
-} // namespace heapd::daemon
+}  // namespace heapd::daemon

@@ -12,9 +12,9 @@ namespace heapd::daemon {
 
 // Which object of which stored dump, and how many paths.
 struct path_request {
-    std::string entry;           // a store entry with its dump
-    std::uint64_t object = 0;    // the object's id as reports print it
-    unsigned roots = 1;          // paths from up to this many different GC roots
+    std::string entry;                          // a store entry with its dump
+    std::uint64_t object = 0;                   // the object's id as reports print it
+    unsigned roots = 1;                         // paths from up to this many different GC roots
     std::string executable = "/proc/self/exe";  // the heapd that runs the child process
 };
 
@@ -25,4 +25,4 @@ std::string path_file_name(std::uint64_t object, unsigned roots);
 // (path_file_name); ends with the entry's id.
 job_work make_path_work(store& s, path_request request);
 
-} // namespace heapd::daemon
+}  // namespace heapd::daemon

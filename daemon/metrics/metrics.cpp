@@ -96,7 +96,7 @@ void render_histogram(family& f, std::string_view key, const std::string& value,
     f.sample({{key, value}}, static_cast<double>(h.count), "_count");
 }
 
-} // namespace
+}  // namespace
 
 seconds_histogram seconds_histogram::with_bounds(std::vector<double> bounds) {
     std::sort(bounds.begin(), bounds.end());
@@ -152,11 +152,16 @@ std::string escape_label_value(std::string_view v) {
     while (!v.empty()) {
         const char c = v[0];
         const std::size_t n = utf8_sequence(v);
-        if (n == 0) out += "\xef\xbf\xbd";  // U+FFFD: label values must be UTF-8
-        else if (c == '\\') out += "\\\\";
-        else if (c == '"') out += "\\\"";
-        else if (c == '\n') out += "\\n";
-        else out.append(v.substr(0, n));
+        if (n == 0)
+            out += "\xef\xbf\xbd";  // U+FFFD: label values must be UTF-8
+        else if (c == '\\')
+            out += "\\\\";
+        else if (c == '"')
+            out += "\\\"";
+        else if (c == '\n')
+            out += "\\n";
+        else
+            out.append(v.substr(0, n));
         v.remove_prefix(n == 0 ? 1 : n);
     }
     return out;
@@ -166,9 +171,12 @@ std::string escape_help(std::string_view v) {
     std::string out;
     out.reserve(v.size());
     for (char c : v) {
-        if (c == '\\') out += "\\\\";
-        else if (c == '\n') out += "\\n";
-        else out += c;
+        if (c == '\\')
+            out += "\\\\";
+        else if (c == '\n')
+            out += "\\n";
+        else
+            out += c;
     }
     return out;
 }
@@ -264,11 +272,12 @@ std::string render_metrics(const metrics_snapshot& s) {
             "The share of the JVM's life spent in garbage collection (0 to 1); rate() of "
             "heapd_jvm_gc_seconds_total gives it over a window.",
             [](const jvm_metrics& m) { return m.gc_time_share; });
-    per_jvm(out, j, "heapd_jvm_gc_seconds_total", "counter", "Seconds the JVM spent in garbage collection, all collectors.",
+    per_jvm(out, j, "heapd_jvm_gc_seconds_total", "counter",
+            "Seconds the JVM spent in garbage collection, all collectors.",
             [](const jvm_metrics& m) { return std::optional(m.gc_seconds); });
     per_jvm(out, j, "heapd_jvm_uptime_seconds", "gauge", "Seconds since the JVM started.",
             [](const jvm_metrics& m) { return std::optional(m.uptime_seconds); });
     return out;
 }
 
-} // namespace heapd::daemon
+}  // namespace heapd::daemon

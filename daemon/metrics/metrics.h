@@ -19,7 +19,7 @@ namespace heapd::daemon {
 // One JVM's series: its labels and what its hsperfdata said.
 struct jvm_metrics {
     std::int64_t pid = 0;
-    uid_t uid = 0;               // for who may see it; not a label (user is)
+    uid_t uid = 0;  // for who may see it; not a label (user is)
     std::string main_class;
     std::string user;
     bool in_container = false;
@@ -61,12 +61,12 @@ struct store_usage {
 struct daemon_metrics {
     std::string version;
     unsigned protocol = 0;
-    double start_time_seconds = 0;                        // since the epoch
-    std::map<std::string, std::uint64_t> dumps;           // dumps kept, by trigger
-    std::map<std::string, std::uint64_t> dump_failures;   // dumps that failed, by trigger
-    std::map<std::string, seconds_histogram> analysis;    // analysis durations, by job kind
+    double start_time_seconds = 0;                       // since the epoch
+    std::map<std::string, std::uint64_t> dumps;          // dumps kept, by trigger
+    std::map<std::string, std::uint64_t> dump_failures;  // dumps that failed, by trigger
+    std::map<std::string, seconds_histogram> analysis;   // analysis durations, by job kind
     unsigned jobs_queued = 0, jobs_running = 0;
-    std::vector<store_usage> store;                       // every entry of the store
+    std::vector<store_usage> store;  // every entry of the store
     // JVMs arming is for (oom_armer.h), by state: armed, own_path, not_armed.
     std::map<std::string, std::uint64_t> oom_arming;
 };
@@ -100,4 +100,4 @@ std::string escape_help(std::string_view v);
 // A sample value: integers exactly, others with enough digits to read back the same; NaN, +Inf, -Inf.
 std::string format_value(double v);
 
-} // namespace heapd::daemon
+}  // namespace heapd::daemon

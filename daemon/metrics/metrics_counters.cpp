@@ -12,7 +12,7 @@ bool before_analysis(std::string_view phase) {
     return phase.empty() || phase == "prepare" || phase == "waiting for the JVM" || phase == "dump";
 }
 
-} // namespace
+}  // namespace
 
 metrics_counters::metrics_counters() {
     // Known label values start at zero, so their series exist before the first event.
@@ -20,7 +20,8 @@ metrics_counters::metrics_counters() {
         dumps_[trigger] = 0;
         dump_failures_[trigger] = 0;
     }
-    for (const char* kind : {"dump", "analyse"}) analysis_[kind] = seconds_histogram::with_bounds(analysis_seconds_bounds());
+    for (const char* kind : {"dump", "analyse"})
+        analysis_[kind] = seconds_histogram::with_bounds(analysis_seconds_bounds());
 }
 
 void metrics_counters::job_changed(const job_record& job) {
@@ -44,8 +45,10 @@ void metrics_counters::job_changed(const job_record& job) {
     }
     if (it != analyzing_.end()) analyzing_.erase(it);
     if (job.kind == "dump") {
-        if (job.state == job_state::done) ++dumps_[job.trigger];
-        else if (job.state == job_state::failed) ++dump_failures_[job.trigger];
+        if (job.state == job_state::done)
+            ++dumps_[job.trigger];
+        else if (job.state == job_state::failed)
+            ++dump_failures_[job.trigger];
     }
 }
 
@@ -56,4 +59,4 @@ void metrics_counters::copy_to(daemon_metrics& d) const {
     d.analysis = analysis_;
 }
 
-} // namespace heapd::daemon
+}  // namespace heapd::daemon

@@ -8,8 +8,8 @@
 #include <optional>
 #include <string>
 
-#include "daemon/store/job_record.h"
 #include "daemon/metrics/metrics.h"
+#include "daemon/store/job_record.h"
 
 namespace heapd::daemon {
 
@@ -36,4 +36,4 @@ private:
     std::map<std::uint64_t, analysis_time> analyzing_;  // running jobs, by id
 };
 
-} // namespace heapd::daemon
+}  // namespace heapd::daemon

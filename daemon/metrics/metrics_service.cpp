@@ -7,8 +7,8 @@
 #include "attach/jvm_discovery.h"
 #include "attach/process_info.h"
 #include "base/atomic_file.h"
-#include "formats/protocol/protocol.h"
 #include "daemon/policy/jvm_facts.h"
+#include "formats/protocol/protocol.h"
 
 namespace heapd::daemon {
 namespace {
@@ -18,7 +18,7 @@ constexpr file_access textfile_access{0644, 0755, 0, false};
 
 std::chrono::seconds at_least_a_second(std::chrono::seconds s) { return std::max(s, std::chrono::seconds(1)); }
 
-} // namespace
+}  // namespace
 
 metrics_snapshot gather_metrics(const metrics_sources& sources, spdlog::logger& log) {
     metrics_snapshot s;
@@ -45,7 +45,8 @@ metrics_snapshot gather_metrics(const metrics_sources& sources, spdlog::logger& 
         auto m = jvm_metrics_of(read_jvm_facts(jvm));
         if (!m) continue;
         auto info = sources.watcher ? attach::read_process_info(jvm.pid) : result<attach::process_info>{};
-        if (auto o = sources.watcher && info ? sources.watcher->outlook_of({jvm.pid, info->start_time}) : std::nullopt) {
+        if (auto o =
+                sources.watcher && info ? sources.watcher->outlook_of({jvm.pid, info->start_time}) : std::nullopt) {
             if (o->latest) m->after_gc_occupancy = o->latest->percent() / 100;
             if (o->state == trend_state::rising) m->predicted_full_seconds = o->prediction.seconds_to_full;
         }
@@ -109,8 +110,10 @@ void metrics_service::run() {
         }
         const bool due = writes && clock::now() >= next_write_;
         if (waiting_.empty() && !due) {
-            if (writes) wake_.wait_until(lock, next_write_);
-            else wake_.wait(lock);
+            if (writes)
+                wake_.wait_until(lock, next_write_);
+            else
+                wake_.wait(lock);
             continue;
         }
         auto callers = std::move(waiting_);
@@ -143,4 +146,4 @@ void metrics_service::write_textfile(const std::string& text, const std::string&
     last_error_.clear();
 }
 
-} // namespace heapd::daemon
+}  // namespace heapd::daemon

@@ -12,8 +12,8 @@
 #include <thread>
 #include <vector>
 
-#include <boost/asio/io_context.hpp>
 #include <spdlog/logger.h>
+#include <boost/asio/io_context.hpp>
 
 #include "daemon/config/config.h"
 #include "daemon/jobs/job_manager.h"
@@ -32,7 +32,7 @@ struct metrics_sources {
     std::shared_ptr<metrics_counters> counters;
     std::string version;
     double start_time_seconds = 0;
-    const oom_armer* armer = nullptr;  // the JVMs armed for their OutOfMemoryError, when arming runs
+    const oom_armer* armer = nullptr;       // the JVMs armed for their OutOfMemoryError, when arming runs
     const rule_watcher* watcher = nullptr;  // the JVMs' heap outlooks
 };
 
@@ -80,4 +80,4 @@ private:
     std::thread thread_;
 };
 
-} // namespace heapd::daemon
+}  // namespace heapd::daemon

@@ -29,4 +29,4 @@ wire::json to_json(const heap_outlook& o) {
     return j;
 }
 
-} // namespace heapd::daemon
+}  // namespace heapd::daemon

@@ -30,16 +30,21 @@ std::vector<std::string> nul_separated(const std::string& path) {
 
 // Applies one JVM option to o.
 void apply_oom_option(std::string_view a, oom_settings& o) {
-    if (a == "-XX:+HeapDumpOnOutOfMemoryError") o.heap_dump = true;
-    else if (a == "-XX:-HeapDumpOnOutOfMemoryError") o.heap_dump = false;
-    else if (a == "-XX:+ExitOnOutOfMemoryError") o.exit = true;
-    else if (a == "-XX:+CrashOnOutOfMemoryError") o.crash = true;
-    else if (a.starts_with("-XX:HeapDumpPath=")) o.heap_dump_path = std::string(a.substr(17));
+    if (a == "-XX:+HeapDumpOnOutOfMemoryError")
+        o.heap_dump = true;
+    else if (a == "-XX:-HeapDumpOnOutOfMemoryError")
+        o.heap_dump = false;
+    else if (a == "-XX:+ExitOnOutOfMemoryError")
+        o.exit = true;
+    else if (a == "-XX:+CrashOnOutOfMemoryError")
+        o.crash = true;
+    else if (a.starts_with("-XX:HeapDumpPath="))
+        o.heap_dump_path = std::string(a.substr(17));
     else if (a.starts_with("-XX:OnOutOfMemoryError="))
         o.on_error += (o.on_error.empty() ? "" : "; ") + std::string(a.substr(23));
 }
 
-} // namespace
+}  // namespace
 
 std::vector<std::string> command_line_of(pid_t pid) {
     return nul_separated("/proc/" + std::to_string(pid) + "/cmdline");
@@ -121,8 +126,10 @@ jvm_facts read_jvm_facts(const attach::discovered_jvm& jvm) {
     }
     auto data = hsperf_data::parse(std::as_bytes(std::span(*bytes)));
     auto s = data ? summarize(*data) : std::unexpected(data.error());
-    if (s) f.summary = std::move(*s);
-    else f.problem = jvm.perfdata_path + ": " + s.error().describe();
+    if (s)
+        f.summary = std::move(*s);
+    else
+        f.problem = jvm.perfdata_path + ": " + s.error().describe();
     return f;
 }
 
@@ -133,10 +140,7 @@ result<jvm_facts> find_jvm_facts(pid_t pid) {
 }
 
 wire::json to_json(const jvm_facts& f) {
-    wire::json j = {{"pid", f.jvm.pid},
-                    {"uid", f.jvm.uid},
-                    {"user", f.jvm.user},
-                    {"in_container", f.jvm.in_container}};
+    wire::json j = {{"pid", f.jvm.pid}, {"uid", f.jvm.uid}, {"user", f.jvm.user}, {"in_container", f.jvm.in_container}};
     if (!f.summary) {
         j["problem"] = f.problem;
         // A JVM without hsperfdata: what its command line says.
@@ -162,4 +166,4 @@ wire::json to_json(const jvm_facts& f) {
     return j;
 }
 
-} // namespace heapd::daemon
+}  // namespace heapd::daemon

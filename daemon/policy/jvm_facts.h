@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "base/error.h"
 #include "attach/jvm_discovery.h"
+#include "base/error.h"
 #include "formats/hsperf/hsperfdata_summary.h"
 #include "formats/protocol/protocol.h"
 
@@ -44,4 +44,4 @@ result<jvm_facts> find_jvm_facts(pid_t pid);
 // The row of the `jvms` reply: pid, uid, user, container, main class, version, heap, OOM settings.
 wire::json to_json(const jvm_facts& f);
 
-} // namespace heapd::daemon
+}  // namespace heapd::daemon

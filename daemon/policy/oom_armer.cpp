@@ -24,7 +24,7 @@ const char* state_name(arm_state s) {
     return "?";
 }
 
-} // namespace
+}  // namespace
 
 oom_armer::oom_armer(std::shared_ptr<spdlog::logger> log, std::string socket_path)
     : log_(std::move(log)), socket_path_(std::move(socket_path)), thread_([this] { run(); }) {}
@@ -59,9 +59,12 @@ oom_armer::counts oom_armer::count() const {
     std::lock_guard lock(mutex_);
     counts c;
     for (const auto& [id, e] : jvms_) {
-        if (e.status.state == arm_state::armed) ++c.armed;
-        else if (e.status.state == arm_state::own_path) ++c.own_path;
-        else ++c.not_armed;
+        if (e.status.state == arm_state::armed)
+            ++c.armed;
+        else if (e.status.state == arm_state::own_path)
+            ++c.own_path;
+        else
+            ++c.not_armed;
     }
     return c;
 }
@@ -153,4 +156,4 @@ void oom_armer::poll_once(const oom_options& options) {
     std::erase_if(jvms_, [&](const auto& e) { return !alive.contains(e.first); });
 }
 
-} // namespace heapd::daemon
+}  // namespace heapd::daemon

@@ -10,10 +10,10 @@
 #include <random>
 
 #include "attach/attach_client.h"
-#include "daemon/stacks/proc_files.h"
 #include "attach/attach_session.h"
 #include "base/fd_io.h"
 #include "base/unique_fd.h"
+#include "daemon/stacks/proc_files.h"
 #include "formats/report/report_text.h"
 
 namespace heapd::daemon {
@@ -53,10 +53,12 @@ arm_status not_armed(std::string why) {
     return s;
 }
 
-} // namespace
+}  // namespace
 
 wire::json to_json(const arm_status& s) {
-    const char* state = s.state == arm_state::armed ? "armed" : s.state == arm_state::own_path ? "own_path" : "not_armed";
+    const char* state = s.state == arm_state::armed      ? "armed"
+                        : s.state == arm_state::own_path ? "own_path"
+                                                         : "not_armed";
     return {{"state", state}, {"dump_path", s.dump_path}, {"note", s.why}};
 }
 
@@ -95,7 +97,8 @@ bool is_armed_dump_name(std::string_view name, pid_t ns_pid, std::uint64_t start
 
 bool hook_runs_heapd(const oom_settings& oom) {
     // "heapd dump %p", "/usr/bin/heapd dump %p", in a list with other commands.
-    for (std::size_t at = oom.on_error.find("heapd"); at != std::string::npos; at = oom.on_error.find("heapd", at + 1)) {
+    for (std::size_t at = oom.on_error.find("heapd"); at != std::string::npos;
+         at = oom.on_error.find("heapd", at + 1)) {
         const bool starts = at == 0 || oom.on_error[at - 1] == '/' || oom.on_error[at - 1] == ' ' ||
                             oom.on_error[at - 1] == ';' || oom.on_error[at - 1] == '\'' || oom.on_error[at - 1] == '"';
         const std::string_view rest = std::string_view(oom.on_error).substr(at + 5);
@@ -157,15 +160,15 @@ arm_status arm_jvm(pid_t pid, pid_t ns_pid, std::uint64_t start_time, std::uint6
         auto reply = attach::print_flag(pid, name, options);
         if (!reply) return std::unexpected(reply.error().message);
         auto value = reply->status == 0 ? printed_flag_value(reply->output, name) : std::nullopt;
-        if (!value) return std::unexpected("printflag " + std::string(name) + " answered " +
-                                           std::to_string(reply->status) + ": " + reply->output.substr(0, 200));
+        if (!value)
+            return std::unexpected("printflag " + std::string(name) + " answered " + std::to_string(reply->status) +
+                                   ": " + reply->output.substr(0, 200));
         return *value;
     };
     auto set = [&](std::string_view name, std::string_view value) -> std::optional<std::string> {
         auto reply = attach::set_flag(pid, name, value, options);
         if (!reply) return reply.error().message;
-        if (reply->status != 0)
-            return "setflag " + std::string(name) + " refused: " + reply->output.substr(0, 200);
+        if (reply->status != 0) return "setflag " + std::string(name) + " refused: " + reply->output.substr(0, 200);
         return std::nullopt;
     };
     auto on = read_flag("HeapDumpOnOutOfMemoryError");
@@ -201,8 +204,7 @@ arm_status arm_jvm(pid_t pid, pid_t ns_pid, std::uint64_t start_time, std::uint6
     if (*on == "true")  // dumps into its working directory, as the user asked
         return arm_status{arm_state::own_path, "", "dumps into its working directory", false};
     if (heap_max == 0)  // no hsperfdata: the JVM says it
-        if (auto max = read_flag("MaxHeapSize"))
-            heap_max = std::strtoull(max->c_str(), nullptr, 10);
+        if (auto max = read_flag("MaxHeapSize")) heap_max = std::strtoull(max->c_str(), nullptr, 10);
     auto room = jvm_tmp_space(pid);
     if (!room) return not_armed("cannot tell the free space of its /tmp");
     if (heap_max != 0 && room->free < heap_max)
@@ -222,4 +224,4 @@ arm_status arm_jvm(pid_t pid, pid_t ns_pid, std::uint64_t start_time, std::uint6
     return s;
 }
 
-} // namespace heapd::daemon
+}  // namespace heapd::daemon

@@ -26,9 +26,9 @@ namespace heapd::daemon {
 
 // What arming found or did to one JVM.
 enum class arm_state {
-    armed,        // heapd's HeapDumpPath and HeapDumpOnOutOfMemoryError are set
-    own_path,     // HeapDumpOnOutOfMemoryError is on with the user's own HeapDumpPath (set by heapd or the user)
-    not_armed,    // it could not be armed (why says it)
+    armed,      // heapd's HeapDumpPath and HeapDumpOnOutOfMemoryError are set
+    own_path,   // HeapDumpOnOutOfMemoryError is on with the user's own HeapDumpPath (set by heapd or the user)
+    not_armed,  // it could not be armed (why says it)
 };
 
 // The outcome of arming one JVM.
@@ -72,4 +72,4 @@ bool oom_hook_running(pid_t pid);
 // nullopt when the answer is not about that flag.
 std::optional<std::string> printed_flag_value(std::string_view output, std::string_view name);
 
-} // namespace heapd::daemon
+}  // namespace heapd::daemon

@@ -42,7 +42,7 @@ bool wait_for(int fd, short events, clock::time_point end) {
     }
 }
 
-} // namespace
+}  // namespace
 
 std::string oom_dump_name(const oom_settings& oom, pid_t ns_pid, bool path_is_directory) {
     const std::string file = "java_pid" + std::to_string(ns_pid) + ".hprof";
@@ -81,7 +81,8 @@ std::string find_armed_dump(int dir, pid_t ns_pid, std::uint64_t start_time, uid
 }
 
 void remove_armed_dump(const oom_capture& capture) {
-    if (capture.armed_dir && !capture.armed_name.empty()) ::unlinkat(capture.armed_dir.get(), capture.armed_name.c_str(), 0);
+    if (capture.armed_dir && !capture.armed_name.empty())
+        ::unlinkat(capture.armed_dir.get(), capture.armed_name.c_str(), 0);
 }
 
 oom_capture capture_oom(pid_t pid) {
@@ -124,8 +125,8 @@ oom_capture capture_oom(pid_t pid) {
     // line; a HeapDumpPath alone when heapd turned the dump on).
     if (oom.heap_dump || !oom.heap_dump_path.empty()) {
         struct stat st {};
-        const bool is_dir = !oom.heap_dump_path.empty() && ::stat(seen(oom.heap_dump_path).c_str(), &st) == 0 &&
-                            S_ISDIR(st.st_mode);
+        const bool is_dir =
+            !oom.heap_dump_path.empty() && ::stat(seen(oom.heap_dump_path).c_str(), &st) == 0 && S_ISDIR(st.st_mode);
         const std::string name = oom_dump_name(oom, facts->jvm.ns_pid, is_dir);
         unique_fd fd(::open(seen(name).c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK));
         if (fd && ::fstat(fd.get(), &st) == 0 && S_ISREG(st.st_mode)) {
@@ -160,7 +161,8 @@ result<void> hand_over(const std::string& socket_path, const oom_capture& captur
     unique_fd s(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0));
     if (!s) return fail(error_code::io, std::string("socket: ") + std::strerror(errno));
     if (::connect(s.get(), reinterpret_cast<const sockaddr*>(&addr), sizeof addr) != 0) {
-        if (errno != EAGAIN && errno != EINPROGRESS) return fail(error_code::io, socket_path + ": " + std::strerror(errno));
+        if (errno != EAGAIN && errno != EINPROGRESS)
+            return fail(error_code::io, socket_path + ": " + std::strerror(errno));
         if (!wait_for(s.get(), POLLOUT, end)) return fail(error_code::io, socket_path + ": no answer in time");
         int error = 0;
         socklen_t len = sizeof error;
@@ -212,4 +214,4 @@ std::string hook_socket_path() {
     return env != nullptr && *env != '\0' ? env : "/run/heapd/heapd.sock";
 }
 
-} // namespace heapd::daemon
+}  // namespace heapd::daemon

@@ -12,9 +12,9 @@
 #include <string>
 
 #include "base/error.h"
+#include "base/unique_fd.h"
 #include "formats/hsperf/hsperfdata_summary.h"
 #include "formats/protocol/protocol.h"
-#include "base/unique_fd.h"
 
 namespace heapd::daemon {
 
@@ -60,4 +60,4 @@ result<void> hand_over(const std::string& socket_path, const oom_capture& captur
 // The socket heapd dump uses: $HEAPD_SOCKET, else /run/heapd/heapd.sock.
 std::string hook_socket_path();
 
-} // namespace heapd::daemon
+}  // namespace heapd::daemon

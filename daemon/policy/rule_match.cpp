@@ -29,7 +29,7 @@ bool user_matches(std::string_view wanted, uid_t uid, std::string_view name) {
     return !name.empty() && name == wanted;
 }
 
-} // namespace
+}  // namespace
 
 std::string user_name_of(uid_t uid) {
     long size = ::sysconf(_SC_GETPW_R_SIZE_MAX);
@@ -55,4 +55,4 @@ bool selects(const jvm_selector& s, const attach::discovered_jvm& jvm, const jvm
     return true;
 }
 
-} // namespace heapd::daemon
+}  // namespace heapd::daemon

@@ -29,4 +29,4 @@ std::string user_name_of(uid_t uid);
 bool selects(const jvm_selector& selector, const attach::discovered_jvm& jvm, const jvm_perf_summary& summary,
              std::string_view user_name);
 
-} // namespace heapd::daemon
+}  // namespace heapd::daemon

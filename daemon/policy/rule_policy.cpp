@@ -4,14 +4,12 @@
 #include <cmath>
 #include <cstdio>
 
+#include "daemon/config/config_values.h"
 #include "formats/report/report_text.h"
 #include "formats/report/text_format.h"
-#include "daemon/config/config_values.h"
 
 namespace heapd::daemon {
-namespace {
-
-} // namespace
+namespace {}  // namespace
 
 std::string byte_rate_words(double bytes_per_second) {
     const double per_minute = std::max(0.0, bytes_per_second * 60);
@@ -26,15 +24,16 @@ std::optional<std::string> rule_policy::old_gen_reason(const dump_rule& rule, st
     }
     const unsigned needed = std::max(rule.old_gen_collections, 1u);
     if (st.streak < needed) return std::nullopt;
-    return std::string(measured_space(s.collector)) + " " + text::round_percent(st.last_occupancy) + " full after collections, " +
-           std::to_string(st.streak) + " measurement" + (st.streak == 1 ? "" : "s") + " in a row (threshold " +
-           text::round_percent(*rule.old_gen_percent) + ")";
+    return std::string(measured_space(s.collector)) + " " + text::round_percent(st.last_occupancy) +
+           " full after collections, " + std::to_string(st.streak) + " measurement" + (st.streak == 1 ? "" : "s") +
+           " in a row (threshold " + text::round_percent(*rule.old_gen_percent) + ")";
 }
 
 std::optional<std::string> rule_policy::predict_reason(const dump_rule& rule, const jvm_sample& s) {
     if (!rule.predict_full_within || s.trend == nullptr) return std::nullopt;
     full_prediction p;
-    if (s.trend->predict(static_cast<double>(rule.predict_window.count()), p) != trend_state::rising) return std::nullopt;
+    if (s.trend->predict(static_cast<double>(rule.predict_window.count()), p) != trend_state::rising)
+        return std::nullopt;
     if (p.seconds_to_full > static_cast<double>(rule.predict_full_within->count())) return std::nullopt;
     auto secs = [](double d) { return std::chrono::seconds(std::llround(d)); };
     return std::string(measured_space(s.collector)) + " full in about " + duration_string(secs(p.seconds_to_full)) +
@@ -47,8 +46,10 @@ std::optional<std::string> rule_policy::gc_time_reason(const dump_rule& rule, st
     if (!rule.gc_time_percent || s.hrt_frequency <= 0) return std::nullopt;
     auto& w = st.window;
     if (!w.empty() && (s.hrt_ticks < w.back().hrt_ticks || s.gc_ticks < w.back().gc_ticks)) w.clear();
-    if (!w.empty() && s.hrt_ticks == w.back().hrt_ticks) w.back().gc_ticks = s.gc_ticks;
-    else w.push_back({s.gc_ticks, s.hrt_ticks});
+    if (!w.empty() && s.hrt_ticks == w.back().hrt_ticks)
+        w.back().gc_ticks = s.gc_ticks;
+    else
+        w.push_back({s.gc_ticks, s.hrt_ticks});
     // The latest point at least gc_window (and at least one tick) before the newest; older ones go.
     const double window_ticks =
         std::max(1.0, static_cast<double>(rule.gc_window.count()) * static_cast<double>(s.hrt_frequency));
@@ -138,4 +139,4 @@ std::size_t rule_policy::window_samples() const {
     return n;
 }
 
-} // namespace heapd::daemon
+}  // namespace heapd::daemon

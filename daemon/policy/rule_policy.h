@@ -60,13 +60,13 @@ struct jvm_identity {
 
 // What rules read of one JVM at one poll.
 struct jvm_sample {
-    policy_clock::time_point at;                 // when the daemon read it
+    policy_clock::time_point at;  // when the daemon read it
     collector_family collector = collector_family::unknown;
-    std::optional<after_collection> measured;    // when collections that measure ended since the last poll
-    const heap_trend* trend = nullptr;           // the JVM's measurements so far (valid during observe)
-    std::int64_t gc_ticks = 0;                   // all collectors' time, in hrt ticks
-    std::int64_t hrt_ticks = 0;                  // the JVM's clock
-    std::int64_t hrt_frequency = 0;              // hrt ticks per second; 0 when unknown
+    std::optional<after_collection> measured;  // when collections that measure ended since the last poll
+    const heap_trend* trend = nullptr;         // the JVM's measurements so far (valid during observe)
+    std::int64_t gc_ticks = 0;                 // all collectors' time, in hrt ticks
+    std::int64_t hrt_ticks = 0;                // the JVM's clock
+    std::int64_t hrt_frequency = 0;            // hrt ticks per second; 0 when unknown
 };
 
 // A point of a rule's GC-time window: all collectors' time and the JVM's clock, in hrt ticks.
@@ -108,8 +108,8 @@ private:
         std::optional<policy_clock::time_point> last_dump;     // submitted
         std::optional<policy_clock::time_point> last_attempt;  // submitted or refused
         unsigned dumps = 0;
-        unsigned streak = 0;                          // measurements in a row above the threshold
-        double last_occupancy = 0;                    // percent, at the last measurement
+        unsigned streak = 0;        // measurements in a row above the threshold
+        double last_occupancy = 0;  // percent, at the last measurement
         std::deque<gc_point> window;
     };
     std::optional<std::string> old_gen_reason(const dump_rule& rule, state& st, const jvm_sample& s);
@@ -122,4 +122,4 @@ private:
 // "1.5 MiB/min", "120 KiB/min": a growth rate as rules' reasons write it.
 std::string byte_rate_words(double bytes_per_second);
 
-} // namespace heapd::daemon
+}  // namespace heapd::daemon

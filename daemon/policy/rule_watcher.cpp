@@ -79,8 +79,9 @@ void rule_watcher::probe_zgc(polled_jvm& j) {
     probe.probed = count;
     if (reply && reply->status == 0) j.heap_used_now = zgc_heap_used(reply->output);
     probe.problem = j.heap_used_now ? std::string()
-                    : !reply        ? "ZGC's heap is measured through attach, which failed: " + reply.error().message
-                                    : std::string("ZGC's heap is measured through attach, and GC.heap_info gave no ZHeap figure");
+                    : !reply
+                        ? "ZGC's heap is measured through attach, which failed: " + reply.error().message
+                        : std::string("ZGC's heap is measured through attach, and GC.heap_info gave no ZHeap figure");
 }
 
 rule_watcher::poll_result rule_watcher::poll_jvms() {
@@ -101,8 +102,10 @@ rule_watcher::poll_result rule_watcher::poll_jvms() {
         pj.id = {j.pid, info->start_time};
         jvm_facts facts = read_jvm_facts(j);
         if (facts.gone) continue;
-        if (facts.summary && facts.summary->accessible) pj.summary = std::move(facts.summary);
-        else if (facts.summary) pj.starting = true;
+        if (facts.summary && facts.summary->accessible)
+            pj.summary = std::move(facts.summary);
+        else if (facts.summary)
+            pj.starting = true;
         if (!pj.summary) {
             pj.command_summary = summary_from_command_line(j.pid);
             pj.problem = j.perfdata_path.empty() ? "it publishes no hsperfdata (-XX:-UsePerfData or "
@@ -233,4 +236,4 @@ std::map<jvm_identity, heap_outlook> rule_watcher::outlooks() const {
     return outlooks_;
 }
 
-} // namespace heapd::daemon
+}  // namespace heapd::daemon

@@ -23,17 +23,17 @@
 #include <string>
 #include <vector>
 
+#include <spdlog/logger.h>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/thread_pool.hpp>
-#include <spdlog/logger.h>
 
 #include "attach/jvm_discovery.h"
 #include "daemon/config/config.h"
-#include "formats/protocol/protocol.h"
 #include "daemon/policy/heap_outlook.h"
-#include "daemon/store/job_record.h"
 #include "daemon/policy/rule_policy.h"
+#include "daemon/store/job_record.h"
+#include "formats/protocol/protocol.h"
 
 namespace heapd::daemon {
 
@@ -42,8 +42,7 @@ class rule_watcher {
 public:
     // Asks for a dump of the JVM for rule, on the io_context thread: the job queued, or why not
     // (error_kind::busy when the JVM is being dumped already or too many jobs wait).
-    using dump_function =
-        std::function<wire::wire_result<job_record>(const jvm_identity& jvm, const dump_rule& rule)>;
+    using dump_function = std::function<wire::wire_result<job_record>(const jvm_identity& jvm, const dump_rule& rule)>;
 
     rule_watcher(boost::asio::io_context& io, dump_function dump, std::shared_ptr<spdlog::logger> log);
     ~rule_watcher();
@@ -70,13 +69,13 @@ private:
     struct polled_jvm {
         attach::discovered_jvm jvm;
         jvm_identity id;
-        std::optional<jvm_perf_summary> summary;  // when its hsperfdata could be read
-        std::string problem;                      // why not, or why it is not measured
-        jvm_perf_summary command_summary;         // without hsperfdata: what its command line says
+        std::optional<jvm_perf_summary> summary;    // when its hsperfdata could be read
+        std::string problem;                        // why not, or why it is not measured
+        jvm_perf_summary command_summary;           // without hsperfdata: what its command line says
         std::optional<std::int64_t> heap_used_now;  // ZGC: GC.heap_info's figure, when asked this poll
         bool heap_reading_only = false;             // ... during a cycle: no measurement, a reading
-        bool starting = false;                    // its hsperfdata is not complete yet
-        std::string user_name;                    // of jvm.uid, "" when it has none
+        bool starting = false;                      // its hsperfdata is not complete yet
+        std::string user_name;                      // of jvm.uid, "" when it has none
     };
     // What one poll found.
     struct poll_result {
@@ -120,15 +119,15 @@ private:
         std::string problem;         // why the last one gave no figure
         int unsettled = 0;           // polls since it that found a cycle running
     };
-    std::map<jvm_identity, zgc_probe> probes_;  // sampler thread only
+    std::map<jvm_identity, zgc_probe> probes_;       // sampler thread only
     std::chrono::seconds horizon_ = default_window;  // how long measurements are kept
     mutable std::mutex outlooks_mu_;
     std::map<jvm_identity, heap_outlook> outlooks_;  // guarded by outlooks_mu_
-    std::uint64_t generation_ = 0;  // of the armed timer; a stale expiry is ignored
-    bool polling_ = false;          // a poll runs on the sampler thread
+    std::uint64_t generation_ = 0;                   // of the armed timer; a stale expiry is ignored
+    bool polling_ = false;                           // a poll runs on the sampler thread
     std::uint64_t polls_ = 0;
     std::shared_ptr<int> alive_ = std::make_shared<int>(0);  // polls in flight hold it weakly
     boost::asio::thread_pool sampler_{1};
 };
 
-} // namespace heapd::daemon
+}  // namespace heapd::daemon

@@ -18,7 +18,7 @@ namespace {
 
 constexpr std::size_t max_spool_bytes = 64 * 1024;
 
-} // namespace
+}  // namespace
 
 std::string default_spool_dir() {
     const char* env = std::getenv("HEAPD_SPOOL");
@@ -27,8 +27,8 @@ std::string default_spool_dir() {
 
 result<std::string> spool_request(const std::string& dir, const wire::json& args) {
     std::random_device random;
-    const std::string name = "dump-" + std::to_string(static_cast<long long>(std::time(nullptr))) + "-" +
-                             std::to_string(random()) + ".json";
+    const std::string name =
+        "dump-" + std::to_string(static_cast<long long>(std::time(nullptr))) + "-" + std::to_string(random()) + ".json";
     // Written under a ".tmp-" name the daemon skips, then renamed: it never takes half a request.
     const std::string path = dir + "/" + name;
     auto file = atomic_file::create(path, 0600);
@@ -86,4 +86,4 @@ std::vector<spooled_request> take_spool(const std::string& dir, std::vector<std:
     return out;
 }
 
-} // namespace heapd::daemon
+}  // namespace heapd::daemon

@@ -32,4 +32,4 @@ result<void> make_spool_dir(const std::string& dir);
 // reported in problems); files still being written (.tmp-*) are left alone.
 std::vector<spooled_request> take_spool(const std::string& dir, std::vector<std::string>& problems);
 
-} // namespace heapd::daemon
+}  // namespace heapd::daemon

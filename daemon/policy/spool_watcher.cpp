@@ -37,4 +37,4 @@ void spool_watcher::wait() {
     });
 }
 
-} // namespace heapd::daemon
+}  // namespace heapd::daemon

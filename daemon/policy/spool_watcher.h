@@ -31,4 +31,4 @@ private:
     char buffer_[4096];
 };
 
-} // namespace heapd::daemon
+}  // namespace heapd::daemon

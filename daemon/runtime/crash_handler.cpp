@@ -130,7 +130,7 @@ void on_fatal_signal(int sig, siginfo_t* info, void*) {
     *reinterpret_cast<volatile int*>(address) = 1;
 }
 
-} // namespace
+}  // namespace
 
 alternate_stack::alternate_stack() {
     void* p = ::mmap(nullptr, stack_bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -176,4 +176,4 @@ void install_crash_handler(int extra_fd) {
     std::abort();  // not reached
 }
 
-} // namespace heapd::daemon
+}  // namespace heapd::daemon

@@ -28,4 +28,4 @@ private:
 // "thread" (a bad write on another thread) or anything else (a bad write on this thread).
 [[noreturn]] void crash_for_test(std::string_view how);
 
-} // namespace heapd::daemon
+}  // namespace heapd::daemon

@@ -32,4 +32,4 @@ std::shared_ptr<spdlog::logger> make_logger(bool foreground) {
     return log;
 }
 
-} // namespace heapd::daemon
+}  // namespace heapd::daemon

@@ -10,4 +10,4 @@ namespace heapd::daemon {
 // "heapd" logger: one line per event, with time and level.
 std::shared_ptr<spdlog::logger> make_logger(bool foreground);
 
-} // namespace heapd::daemon
+}  // namespace heapd::daemon

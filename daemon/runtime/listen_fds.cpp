@@ -23,13 +23,14 @@ std::string bound_path(int fd) {
     sockaddr_un addr{};
     socklen_t length = sizeof addr;
     if (::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &length) != 0) return "";
-    const std::size_t path_length = length > offsetof(sockaddr_un, sun_path) ? length - offsetof(sockaddr_un, sun_path) : 0;
+    const std::size_t path_length =
+        length > offsetof(sockaddr_un, sun_path) ? length - offsetof(sockaddr_un, sun_path) : 0;
     if (path_length == 0) return "";
     if (addr.sun_path[0] == '\0') return "@" + std::string(addr.sun_path + 1, path_length - 1);
     return std::string(addr.sun_path, ::strnlen(addr.sun_path, path_length));
 }
 
-} // namespace
+}  // namespace
 
 result<std::optional<inherited_socket>> take_listen_socket() {
     const int n = ::sd_listen_fds(1);
@@ -44,10 +45,11 @@ result<std::optional<inherited_socket>> take_listen_socket() {
     if (!domain || !type || !listening)
         return fail(error_code::bad_value, "socket activation: descriptor 3 is not a socket");
     if (*domain != AF_UNIX || *type != SOCK_STREAM)
-        return fail(error_code::bad_value, "socket activation: descriptor 3 is not a Unix stream socket "
-                                           "(heapd.socket needs ListenStream=/path)");
+        return fail(error_code::bad_value,
+                    "socket activation: descriptor 3 is not a Unix stream socket "
+                    "(heapd.socket needs ListenStream=/path)");
     if (*listening == 0) return fail(error_code::bad_value, "socket activation: descriptor 3 does not listen");
     return inherited_socket{fd, bound_path(fd)};
 }
 
-} // namespace heapd::daemon
+}  // namespace heapd::daemon

@@ -20,4 +20,4 @@ struct inherited_socket {
 // not a listening AF_UNIX stream socket.
 result<std::optional<inherited_socket>> take_listen_socket();
 
-} // namespace heapd::daemon
+}  // namespace heapd::daemon

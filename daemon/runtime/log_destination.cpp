@@ -30,4 +30,4 @@ log_destination choose_log_destination(bool foreground) {
     return foreground ? log_destination::stderr_text : log_destination::syslog;
 }
 
-} // namespace heapd::daemon
+}  // namespace heapd::daemon

@@ -18,4 +18,4 @@ bool stderr_is_journal();
 // detached.
 log_destination choose_log_destination(bool foreground);
 
-} // namespace heapd::daemon
+}  // namespace heapd::daemon

@@ -16,7 +16,7 @@ std::size_t utf8_length(std::string_view s) {
     return n;
 }
 
-} // namespace
+}  // namespace
 
 std::string bounded_text(std::string_view text, std::size_t max) {
     std::string out;
@@ -25,12 +25,18 @@ std::string bounded_text(std::string_view text, std::size_t max) {
         const unsigned char c = static_cast<unsigned char>(text[i]);
         std::string piece;
         std::size_t used = 1;
-        if (c == '\n') piece = "\\n";
-        else if (c == '\r') piece = "\\r";
-        else if (c == '\t') piece = "\\t";
-        else if (c == '\\') piece = "\\\\";
-        else if (c >= 0x20 && c < 0x7f) piece.assign(1, static_cast<char>(c));
-        else if (c >= 0x80 && (used = utf8_length(text.substr(i))) != 0) piece.assign(text.substr(i, used));
+        if (c == '\n')
+            piece = "\\n";
+        else if (c == '\r')
+            piece = "\\r";
+        else if (c == '\t')
+            piece = "\\t";
+        else if (c == '\\')
+            piece = "\\\\";
+        else if (c >= 0x20 && c < 0x7f)
+            piece.assign(1, static_cast<char>(c));
+        else if (c >= 0x80 && (used = utf8_length(text.substr(i))) != 0)
+            piece.assign(text.substr(i, used));
         else {
             char hex[5];
             std::snprintf(hex, sizeof hex, "\\x%02x", c);
@@ -45,4 +51,4 @@ std::string bounded_text(std::string_view text, std::size_t max) {
     return out;
 }
 
-} // namespace heapd::daemon
+}  // namespace heapd::daemon

@@ -15,4 +15,4 @@ std::string bounded_text(std::string_view text, std::size_t max = 512);
 // How much of a failure's message a job record keeps.
 inline constexpr std::size_t max_job_error_bytes = 4096;
 
-} // namespace heapd::daemon
+}  // namespace heapd::daemon

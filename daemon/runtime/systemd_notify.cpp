@@ -21,7 +21,7 @@ std::string one_line(std::string s) {
     return s;
 }
 
-} // namespace
+}  // namespace
 
 service_notifier::service_notifier(boost::asio::io_context& io, std::function<std::string()> status)
     : describe_(std::move(status)), watchdog_timer_(io), status_timer_(io) {
@@ -74,4 +74,4 @@ void service_notifier::refresh_status() {
     });
 }
 
-} // namespace heapd::daemon
+}  // namespace heapd::daemon

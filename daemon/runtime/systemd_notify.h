@@ -38,4 +38,4 @@ private:
     boost::asio::steady_timer watchdog_timer_, status_timer_;
 };
 
-} // namespace heapd::daemon
+}  // namespace heapd::daemon

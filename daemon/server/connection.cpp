@@ -12,24 +12,27 @@
 #include <boost/asio/post.hpp>
 #include <boost/asio/write.hpp>
 
+#include "base/unix_socket.h"
 #include "daemon/server/connection_manager.h"
 #include "daemon/server/handlers/request_handler.h"
-#include "base/unix_socket.h"
 
 namespace heapd::daemon {
 namespace {
 
 constexpr std::size_t read_chunk = 64 * 1024;
-constexpr std::size_t max_pending_fds = 8;           // descriptors received and not yet used
-constexpr std::size_t max_out_bytes = 64u << 20;     // replies queued for a client that does not read
+constexpr std::size_t max_pending_fds = 8;                // descriptors received and not yet used
+constexpr std::size_t max_out_bytes = 64u << 20;          // replies queued for a client that does not read
 constexpr auto stall_timeout = std::chrono::seconds(30);  // to finish a frame once begun
 
-} // namespace
+}  // namespace
 
-connection::connection(socket_type socket, connection_manager& manager, request_handler& handler,
-                       peer_credentials peer)
-    : socket_(std::move(socket)), manager_(manager), handler_(handler), peer_(std::move(peer)),
-      stall_timer_(socket_.get_executor()), idle_timer_(socket_.get_executor()) {}
+connection::connection(socket_type socket, connection_manager& manager, request_handler& handler, peer_credentials peer)
+    : socket_(std::move(socket)),
+      manager_(manager),
+      handler_(handler),
+      peer_(std::move(peer)),
+      stall_timer_(socket_.get_executor()),
+      idle_timer_(socket_.get_executor()) {}
 
 void connection::start(std::chrono::milliseconds idle_timeout) {
     boost::system::error_code ec;
@@ -48,13 +51,13 @@ void connection::watch_idle() {
         if (ec || !self || !self->open()) return;
         const bool waiting_for_us = !self->outstanding_.empty() && self->out_.empty();
         if (self->active_ || waiting_for_us) return self->watch_idle();  // a job it waits for may take long
-        if (!self->out_.empty()) {  // it does not read what it was sent
+        if (!self->out_.empty()) {                                       // it does not read what it was sent
             self->manager_.stop(self);
             return;
         }
         const auto seconds = std::chrono::duration_cast<std::chrono::seconds>(self->idle_timeout_).count();
-        self->send_and_close(wire::make_error(0, wire::error_kind::busy,
-                                              "idle for " + std::to_string(seconds) + " seconds; closing"));
+        self->send_and_close(
+            wire::make_error(0, wire::error_kind::busy, "idle for " + std::to_string(seconds) + " seconds; closing"));
     });
 }
 
@@ -144,8 +147,8 @@ void connection::watch_stall() {
     stall_timer_.async_wait([weak = weak_from_this()](const boost::system::error_code& ec) {
         if (ec) return;
         if (auto self = weak.lock(); self && self->open() && self->parser_.partial())
-            self->send_and_close(wire::make_error(0, wire::error_kind::bad_request,
-                                                  "message not completed within 30 seconds; closing"));
+            self->send_and_close(
+                wire::make_error(0, wire::error_kind::bad_request, "message not completed within 30 seconds; closing"));
     });
 }
 
@@ -157,7 +160,8 @@ void connection::send(const wire::reply& reply) {
     }
     if (stopped_ || close_after_write_) return;
     if (reply.kind != wire::reply_kind::progress)
-        if (auto it = outstanding_.find(reply.id); it != outstanding_.end() && --it->second == 0) outstanding_.erase(it);
+        if (auto it = outstanding_.find(reply.id); it != outstanding_.end() && --it->second == 0)
+            outstanding_.erase(it);
     auto frame = wire::encode_reply(reply);
     if (!frame) {
         std::string message = frame.error().kind == wire::error_kind::too_large
@@ -196,9 +200,11 @@ void connection::write_next() {
                                  }
                                  self->out_bytes_ -= self->out_.front().size();
                                  self->out_.pop_front();
-                                 if (!self->out_.empty()) self->write_next();
-                                 else if (self->close_after_write_) self->manager_.stop(self);
+                                 if (!self->out_.empty())
+                                     self->write_next();
+                                 else if (self->close_after_write_)
+                                     self->manager_.stop(self);
                              });
 }
 
-} // namespace heapd::daemon
+}  // namespace heapd::daemon

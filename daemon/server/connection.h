@@ -13,9 +13,9 @@
 #include <boost/asio/local/stream_protocol.hpp>
 #include <boost/asio/steady_timer.hpp>
 
-#include "formats/protocol/protocol.h"
-#include "daemon/server/peer.h"
 #include "base/unique_fd.h"
+#include "daemon/server/peer.h"
+#include "formats/protocol/protocol.h"
 
 namespace heapd::daemon {
 
@@ -69,7 +69,7 @@ private:
     boost::asio::steady_timer idle_timer_;
     std::chrono::milliseconds idle_timeout_{0};
     std::map<std::uint64_t, unsigned> outstanding_;  // request ids without their final reply yet
-    bool active_ = false;                             // something read or written since the idle timer was set
+    bool active_ = false;                            // something read or written since the idle timer was set
     bool writing_ = false;
     bool close_after_write_ = false;
     bool stopped_ = false;
@@ -77,4 +77,4 @@ private:
 
 using connection_ptr = std::shared_ptr<connection>;
 
-} // namespace heapd::daemon
+}  // namespace heapd::daemon

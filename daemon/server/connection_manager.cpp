@@ -41,4 +41,4 @@ void connection_manager::stop_all() {
     users_ = 0;
 }
 
-} // namespace heapd::daemon
+}  // namespace heapd::daemon

@@ -15,7 +15,7 @@ namespace heapd::daemon {
 // How many connections the daemon takes, and for how long an idle one stays.
 struct connection_limits {
     std::size_t max_total = 256;
-    std::size_t max_per_user = 32;                 // of one uid that is not an admin
+    std::size_t max_per_user = 32;                  // of one uid that is not an admin
     std::chrono::milliseconds idle_timeout{60000};  // no request outstanding and nothing sent or read
 };
 
@@ -42,4 +42,4 @@ private:
     connection_limits limits_;
 };
 
-} // namespace heapd::daemon
+}  // namespace heapd::daemon

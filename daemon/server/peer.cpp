@@ -29,9 +29,8 @@ result<peer_credentials> read_peer(int socket_fd, std::optional<gid_t> admin_gro
         if (errno != ERANGE) break;  // no groups known: only uid and gid count
         groups.resize(glen / sizeof(gid_t) + 1);
     }
-    p.admin = p.uid == 0 ||
-              (admin_group && (p.gid == *admin_group ||
-                               std::find(p.groups.begin(), p.groups.end(), *admin_group) != p.groups.end()));
+    p.admin = p.uid == 0 || (admin_group && (p.gid == *admin_group || std::find(p.groups.begin(), p.groups.end(),
+                                                                                *admin_group) != p.groups.end()));
     return p;
 }
 
@@ -48,4 +47,4 @@ std::optional<gid_t> group_id(const std::string& name) {
     return found->gr_gid;
 }
 
-} // namespace heapd::daemon
+}  // namespace heapd::daemon

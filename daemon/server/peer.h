@@ -38,4 +38,4 @@ result<pid_t> host_pid(const peer_credentials& peer, pid_t pid);
 // The id of a group by name, when it exists.
 std::optional<gid_t> group_id(const std::string& name);
 
-} // namespace heapd::daemon
+}  // namespace heapd::daemon

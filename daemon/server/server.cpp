@@ -11,16 +11,16 @@
 
 #include <boost/asio/post.hpp>
 
+#include "base/unique_fd.h"
 #include "base/unix_socket.h"
-#include "daemon/jobs/analysis_child.h"
-#include "daemon/runtime/listen_fds.h"
 #include "daemon/config/config_text.h"
-#include "daemon/server/peer.h"
+#include "daemon/jobs/analysis_child.h"
 #include "daemon/policy/spool.h"
 #include "daemon/policy/spool_watcher.h"
-#include "daemon/store/staging_journal.h"
+#include "daemon/runtime/listen_fds.h"
 #include "daemon/runtime/log_text.h"
-#include "base/unique_fd.h"
+#include "daemon/server/peer.h"
+#include "daemon/store/staging_journal.h"
 
 namespace heapd::daemon {
 namespace {
@@ -40,11 +40,16 @@ bool someone_listens(const std::string& path) {
     return fd && unix_address(path, addr) && ::connect(fd.get(), reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0;
 }
 
-} // namespace
+}  // namespace
 
 server::server(const serve_options& options, std::shared_ptr<spdlog::logger> log)
-    : options_(options), log_(std::move(log)), signals_(io_), acceptor_(io_), accept_retry_(io_),
-      notifier_(io_, [this] { return status_line(); }), reload_signals_(io_) {
+    : options_(options),
+      log_(std::move(log)),
+      signals_(io_),
+      acceptor_(io_),
+      accept_retry_(io_),
+      notifier_(io_, [this] { return status_line(); }),
+      reload_signals_(io_) {
     connections_.set_limits(connection_limits_for(options_));
     set_analysis_memory(options_.analysis_memory);
 }
@@ -57,8 +62,9 @@ connection_limits server::connection_limits_for(const serve_options& o) const {
     if (::getrlimit(RLIMIT_NOFILE, &files) == 0 && files.rlim_cur != RLIM_INFINITY) {
         const std::size_t fit = files.rlim_cur > 64 + 9 ? static_cast<std::size_t>((files.rlim_cur - 64) / 9) : 1;
         if (limits.max_total > fit) {
-            if (log_) log_->warn("max_connections {} lowered to {}: the limit of open files is {}", limits.max_total,
-                                 fit, static_cast<unsigned long long>(files.rlim_cur));
+            if (log_)
+                log_->warn("max_connections {} lowered to {}: the limit of open files is {}", limits.max_total, fit,
+                           static_cast<unsigned long long>(files.rlim_cur));
             limits.max_total = fit;
         }
     }
@@ -70,7 +76,7 @@ server::~server() {
 }
 
 result<std::unique_ptr<server>> server::open(const heapd_config& config, std::shared_ptr<spdlog::logger> log,
-                                            config_loader reload) {
+                                             config_loader reload) {
     const serve_options& options = config.serve;
     std::unique_ptr<server> s(new server(options, log));
     s->config_ = config;
@@ -123,8 +129,9 @@ result<std::unique_ptr<server>> server::open(const heapd_config& config, std::sh
     s->armer_->configure(config.oom);
     s->handler_->set_armer(s->armer_.get());
     s->handler_->set_watcher(s->rules_.get());
-    metrics_sources sources{*s->store_, *s->jobs_, s->counters_, info.version,
-                            static_cast<double>(info.started_ms) / 1000, s->armer_.get(), s->rules_.get()};
+    metrics_sources sources{
+        *s->store_,      *s->jobs_,      s->counters_, info.version, static_cast<double>(info.started_ms) / 1000,
+        s->armer_.get(), s->rules_.get()};
     s->metrics_ = std::make_unique<metrics_service>(s->io_, sources, config.metrics, log);
     s->handler_->set_metrics(s->metrics_.get());
     s->set_rules(config.rules, config.poll_interval);
@@ -237,8 +244,10 @@ bool server::run() {
     if (!options_.spool_dir.empty()) {
         auto take = [this] { handler_->take_spooled(options_.spool_dir); };
         auto watching = spool_watcher::watch(io_, options_.spool_dir, take);
-        if (watching) spool_watcher_ = std::move(*watching);
-        else log_->warn("spool: {}; spooled requests are taken at the next start only", watching.error().message);
+        if (watching)
+            spool_watcher_ = std::move(*watching);
+        else
+            log_->warn("spool: {}; spooled requests are taken at the next start only", watching.error().message);
         boost::asio::post(io_, take);
     }
     io_.run();
@@ -246,10 +255,13 @@ bool server::run() {
     remove_socket();
     auto counts = jobs_->count();
     if (counts.running > 0) log_->info("waiting for {} running job(s) to stop", counts.running);
-    if (counts.running > 0) notifier_.status("stopping: waiting for " + std::to_string(counts.running) + " running job(s)");
+    if (counts.running > 0)
+        notifier_.status("stopping: waiting for " + std::to_string(counts.running) + " running job(s)");
     bool stopped = jobs_->shutdown(options_.shutdown_grace);
-    if (!stopped) log_->warn("some jobs did not stop in time; their records will say they were interrupted");
-    else log_->info("stopped");
+    if (!stopped)
+        log_->warn("some jobs did not stop in time; their records will say they were interrupted");
+    else
+        log_->info("stopped");
     return stopped;
 }
 
@@ -260,7 +272,7 @@ std::string server::status_line() const {
            std::to_string(counts.queued) + " queued";
 }
 
-} // namespace heapd::daemon
+}  // namespace heapd::daemon
 
 namespace heapd::daemon {
 
@@ -322,4 +334,4 @@ void server::config_changed(const heapd_config& next) {
     metrics_->set_options(config_.metrics);
 }
 
-} // namespace heapd::daemon
+}  // namespace heapd::daemon

@@ -13,25 +13,25 @@
 #include <optional>
 #include <string>
 
+#include <spdlog/logger.h>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/local/stream_protocol.hpp>
 #include <boost/asio/signal_set.hpp>
 #include <boost/asio/steady_timer.hpp>
-#include <spdlog/logger.h>
 
-#include "daemon/server/connection_manager.h"
-#include "daemon/policy/spool_watcher.h"
 #include "base/error.h"
+#include "daemon/config/config.h"
+#include "daemon/config/config_file.h"
 #include "daemon/jobs/job_manager.h"
 #include "daemon/metrics/metrics_counters.h"
 #include "daemon/metrics/metrics_service.h"
-#include "daemon/server/handlers/request_handler.h"
 #include "daemon/policy/oom_armer.h"
 #include "daemon/policy/rule_watcher.h"
-#include "daemon/store/store.h"
-#include "daemon/config/config.h"
+#include "daemon/policy/spool_watcher.h"
 #include "daemon/runtime/systemd_notify.h"
-#include "daemon/config/config_file.h"
+#include "daemon/server/connection_manager.h"
+#include "daemon/server/handlers/request_handler.h"
+#include "daemon/store/store.h"
 
 namespace heapd::daemon {
 
@@ -82,16 +82,16 @@ private:
     std::unique_ptr<store> store_;
     std::unique_ptr<job_manager> jobs_;
     std::unique_ptr<request_handler> handler_;
-    std::unique_ptr<rule_watcher> rules_;  // asks handler_ for dumps: destroyed before it
+    std::unique_ptr<rule_watcher> rules_;         // asks handler_ for dumps: destroyed before it
     std::shared_ptr<metrics_counters> counters_;  // fed by the jobs, also from workers
     std::unique_ptr<oom_armer> armer_;            // read by handler_ and metrics_
     std::unique_ptr<metrics_service> metrics_;    // destroyed before the store and jobs it reads
-    ino_t socket_inode_ = 0;  // the socket file this server made, removed at exit if still there
-    service_notifier notifier_;  // READY, STATUS, STOPPING and WATCHDOG for systemd
-    heapd_config config_;     // the configuration in force; io_context thread only
+    ino_t socket_inode_ = 0;                      // the socket file this server made, removed at exit if still there
+    service_notifier notifier_;                   // READY, STATUS, STOPPING and WATCHDOG for systemd
+    heapd_config config_;                         // the configuration in force; io_context thread only
     config_loader reload_;
     boost::asio::signal_set reload_signals_;
     std::unique_ptr<spool_watcher> spool_watcher_;  // the spool, while serving
 };
 
-} // namespace heapd::daemon
+}  // namespace heapd::daemon

@@ -11,10 +11,10 @@
 #include <csignal>
 #include <cstring>
 
+#include "base/fd_io.h"
 #include "daemon/stacks/native_unwind.h"
 #include "daemon/stacks/proc_files.h"
 #include "daemon/stacks/ptrace_stop.h"
-#include "base/fd_io.h"
 
 namespace heapd::stacks {
 namespace {
@@ -157,8 +157,7 @@ std::string trace_and_unwind(pid_t pid, const native_stack_options& options) {
     // sleep) must not leave the others unread.
     const clock::time_point start = clock::now(), deadline = start + options.timeout;
     process_stop stop;
-    if (auto stopped = stop.stop(pid, start + options.timeout / 2, options); !stopped)
-        return encode(stopped.error());
+    if (auto stopped = stop.stop(pid, start + options.timeout / 2, options); !stopped) return encode(stopped.error());
     native_stacks out;
     out.pid = pid;
     out.process_name = thread_name(pid, pid);
@@ -189,12 +188,12 @@ std::string trace_and_unwind(pid_t pid, const native_stack_options& options) {
     out.exited_threads = stop.exited();
     out.stopped_for = std::chrono::duration_cast<std::chrono::microseconds>(stop.released() - stop.started());
     if (out.threads.empty())
-        return encode(error_info{error_code::no_such_process,
-                                         "process " + std::to_string(pid) + " exited during the capture"});
+        return encode(
+            error_info{error_code::no_such_process, "process " + std::to_string(pid) + " exited during the capture"});
     return encode(out);
 }
 
-} // namespace
+}  // namespace
 
 result<native_stacks> capture_native_stacks(pid_t pid, const native_stack_options& options) {
     auto fail = [](error_code code, std::string message) {
@@ -247,16 +246,15 @@ result<native_stacks> capture_native_stacks(pid_t pid, const native_stack_option
     ::close(fds[0]);
     if (!eof) ::kill(child, SIGKILL);  // never wait for a tracer that may still hold the process
     int status = 0;
-    while (::waitpid(child, &status, 0) < 0 && errno == EINTR) {
-    }
+    while (::waitpid(child, &status, 0) < 0 && errno == EINTR) {}
     if (timed_out)
-        return fail(error_code::timed_out,
-                    "the stacks of process " + std::to_string(pid) + " could not be read within " +
-                        std::to_string(options.timeout.count()) + " ms; the tracer was killed, which released the process");
+        return fail(error_code::timed_out, "the stacks of process " + std::to_string(pid) +
+                                               " could not be read within " + std::to_string(options.timeout.count()) +
+                                               " ms; the tracer was killed, which released the process");
     if (bytes.empty())
-        return fail(error_code::io, "the tracing process ended without a result (status " +
-                                               std::to_string(status) + ")");
+        return fail(error_code::io,
+                    "the tracing process ended without a result (status " + std::to_string(status) + ")");
     return decode(bytes);
 }
 
-} // namespace heapd::stacks
+}  // namespace heapd::stacks

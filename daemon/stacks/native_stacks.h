@@ -19,31 +19,31 @@ namespace heapd::stacks {
 // JIT-compiled and interpreter code of a JVM).
 struct native_frame {
     std::uint64_t ip = 0;
-    std::string symbol;              // demangled function name; empty when unknown
-    std::uint64_t symbol_offset = 0; // ip - start of the function
-    std::string symbol_source;       // "elf" (libunwind) or "perf-map" (/tmp/perf-PID.map); empty if none
-    std::string module;              // mapped file path, "[anon]", "[vdso]", ...; empty if ip is unmapped
-    std::uint64_t module_offset = 0; // offset of ip in the mapped file (file-backed mappings only)
+    std::string symbol;               // demangled function name; empty when unknown
+    std::uint64_t symbol_offset = 0;  // ip - start of the function
+    std::string symbol_source;        // "elf" (libunwind) or "perf-map" (/tmp/perf-PID.map); empty if none
+    std::string module;               // mapped file path, "[anon]", "[vdso]", ...; empty if ip is unmapped
+    std::uint64_t module_offset = 0;  // offset of ip in the mapped file (file-backed mappings only)
 };
 
 // One thread's stack, innermost frame first.
 struct native_thread {
     pid_t tid = 0;
-    std::string name;                // /proc/PID/task/TID/comm
-    char state = '?';                // state letter of /proc/PID/task/TID/stat before it was stopped
-    int pending_signal = 0;          // a signal it was receiving when stopped (delivered again on detach)
+    std::string name;        // /proc/PID/task/TID/comm
+    char state = '?';        // state letter of /proc/PID/task/TID/stat before it was stopped
+    int pending_signal = 0;  // a signal it was receiving when stopped (delivered again on detach)
     std::vector<native_frame> frames;
-    std::string error;               // why the stack is missing or ends early; empty if it unwound to its end
+    std::string error;  // why the stack is missing or ends early; empty if it unwound to its end
 };
 
 // The stacks of one process at one moment.
 struct native_stacks {
     pid_t pid = 0;
-    std::string process_name;        // /proc/PID/comm
-    bool was_stopped = false;        // the process was in a group stop (SIGSTOP) before: it is left stopped
+    std::string process_name;                  // /proc/PID/comm
+    bool was_stopped = false;                  // the process was in a group stop (SIGSTOP) before: it is left stopped
     std::chrono::microseconds stopped_for{0};  // from the first thread stopped to the last one released
     std::vector<native_thread> threads;        // by tid, the main thread first
-    unsigned exited_threads = 0;     // threads listed that exited before they could be stopped
+    unsigned exited_threads = 0;               // threads listed that exited before they could be stopped
 };
 
 // Points during a capture where native_stack_options::stage_hook is called (in the tracing process).
@@ -70,4 +70,4 @@ struct native_stack_options {
 // CAP_SYS_PTRACE, or a stricter policy), already_traced, timed_out or io.
 result<native_stacks> capture_native_stacks(pid_t pid, const native_stack_options& options);
 
-} // namespace heapd::stacks
+}  // namespace heapd::stacks

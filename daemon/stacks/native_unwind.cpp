@@ -71,7 +71,7 @@ struct frame_name {
     std::uint64_t offset = 0;
 };
 
-} // namespace
+}  // namespace
 
 std::vector<mapping> parse_maps(const std::string& text) {
     std::vector<mapping> out;
@@ -149,14 +149,15 @@ std::optional<std::string> read_perf_map(pid_t pid) {
     if (!tmp) return std::nullopt;
     const std::string name = "perf-" + std::to_string(namespace_pid(pid)) + ".map";
     unique_fd fd(::openat(tmp.get(), name.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC));
-    struct stat map {}, process {};
+    struct stat map {
+    }, process{};
     if (!fd || ::fstat(fd.get(), &map) != 0 || !S_ISREG(map.st_mode)) return std::nullopt;
     if (::stat(("/proc/" + std::to_string(pid)).c_str(), &process) != 0) return std::nullopt;
     if (map.st_uid != process.st_uid && map.st_uid != 0) return std::nullopt;
     return read_to_end(fd.get(), max_proc_file_bytes);
 }
 
-} // namespace
+}  // namespace
 
 native_unwinder::native_unwinder(pid_t pid) : state_(std::make_unique<state>()) {
     if (auto maps = read_small_file("/proc/" + std::to_string(pid) + "/maps", max_proc_file_bytes))
@@ -240,4 +241,4 @@ std::vector<native_frame> native_unwinder::unwind(pid_t tid, unsigned max_frames
     return frames;
 }
 
-} // namespace heapd::stacks
+}  // namespace heapd::stacks

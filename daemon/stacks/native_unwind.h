@@ -41,4 +41,4 @@ private:
     std::unique_ptr<state> state_;
 };
 
-} // namespace heapd::stacks
+}  // namespace heapd::stacks

@@ -26,7 +26,8 @@ std::vector<pid_t> list_tasks(pid_t pid) {
 }
 
 char thread_state(pid_t pid, pid_t tid) {
-    auto stat = read_small_file("/proc/" + std::to_string(pid) + "/task/" + std::to_string(tid) + "/stat", max_proc_file_bytes);
+    auto stat =
+        read_small_file("/proc/" + std::to_string(pid) + "/task/" + std::to_string(tid) + "/stat", max_proc_file_bytes);
     if (!stat) return '\0';
     // "tid (comm) S ...": comm may itself hold ')' and spaces, so look after the last ')'.
     auto close = stat->rfind(')');
@@ -35,7 +36,8 @@ char thread_state(pid_t pid, pid_t tid) {
 }
 
 std::string thread_name(pid_t pid, pid_t tid) {
-    auto comm = read_small_file("/proc/" + std::to_string(pid) + "/task/" + std::to_string(tid) + "/comm", max_proc_file_bytes);
+    auto comm =
+        read_small_file("/proc/" + std::to_string(pid) + "/task/" + std::to_string(tid) + "/comm", max_proc_file_bytes);
     if (!comm) return {};
     if (!comm->empty() && comm->back() == '\n') comm->pop_back();
     return *comm;
@@ -69,4 +71,4 @@ pid_t namespace_pid(pid_t pid) {
     return v > 0 ? static_cast<pid_t>(v) : pid;
 }
 
-} // namespace heapd::stacks
+}  // namespace heapd::stacks

@@ -27,4 +27,4 @@ std::string status_field(pid_t pid, const std::string& key);
 // The pid as the process's own pid namespace sees it (last NSpid entry); pid itself if unknown.
 pid_t namespace_pid(pid_t pid);
 
-} // namespace heapd::stacks
+}  // namespace heapd::stacks

@@ -26,9 +26,9 @@ error_info refusal(pid_t pid, int err) {
         return {error_code::already_traced,
                 "process " + std::to_string(pid) + " is already traced by process " + tracer + " (a debugger?)"};
     if (err == EPERM)
-        return {error_code::permission_denied,
-                "may not trace process " + std::to_string(pid) + " (" + std::strerror(err) +
-                    "): run as its user or as root (CAP_SYS_PTRACE)"};
+        return {error_code::permission_denied, "may not trace process " + std::to_string(pid) + " (" +
+                                                   std::strerror(err) +
+                                                   "): run as its user or as root (CAP_SYS_PTRACE)"};
     return {error_code::io, "PTRACE_SEIZE of process " + std::to_string(pid) + ": " + std::strerror(err)};
 }
 
@@ -56,10 +56,10 @@ bool note_event(traced_thread& t, int status) {
 // it would have).
 long detach_signal(const traced_thread& t) { return t.group_stop ? 0 : t.pending_signal; }
 
-} // namespace
+}  // namespace
 
 std::expected<void, error_info> process_stop::stop(pid_t pid, clock::time_point deadline,
-                                                           const native_stack_options& options) {
+                                                   const native_stack_options& options) {
     std::set<pid_t> skipped;  // listed, but exited before they could be seized
     for (;;) {
         std::vector<pid_t> tids = list_tasks(pid);
@@ -133,8 +133,8 @@ void process_stop::wait_for_stops(clock::time_point deadline) {
 }
 
 unsigned process_stop::not_stopped() const {
-    return static_cast<unsigned>(
-        std::count_if(threads_.begin(), threads_.end(), [](const auto& t) { return !t.second.stopped && !t.second.gone; }));
+    return static_cast<unsigned>(std::count_if(threads_.begin(), threads_.end(),
+                                               [](const auto& t) { return !t.second.stopped && !t.second.gone; }));
 }
 
 unsigned process_stop::release() {
@@ -159,10 +159,9 @@ unsigned process_stop::release() {
     }
     // Reap the exit notices of threads that died while traced.
     int status = 0;
-    while (::waitpid(-1, &status, __WALL | WNOHANG) > 0) {
-    }
+    while (::waitpid(-1, &status, __WALL | WNOHANG) > 0) {}
     released_ = clock::now();
     return failed;
 }
 
-} // namespace heapd::stacks
+}  // namespace heapd::stacks

@@ -51,4 +51,4 @@ result<entry_metadata> metadata_from_json(const wire::json& j) {
     return m;
 }
 
-} // namespace heapd::daemon
+}  // namespace heapd::daemon

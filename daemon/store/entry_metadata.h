@@ -14,26 +14,26 @@ namespace heapd::daemon {
 struct entry_metadata {
     std::string id;
     std::int64_t created_ms = 0;
-    uid_t owner_uid = 0;         // who may see it besides root and the heapd group
+    uid_t owner_uid = 0;  // who may see it besides root and the heapd group
     gid_t owner_gid = 0;
-    std::string trigger;         // "heapctl report"; for dumps "request" (heapctl dump) or "oom" (the hook)
-    std::string source;          // "file": analyzed in place from a descriptor, the dump not kept; "dump"
-    std::string file;            // the dump's name as the client gave it
+    std::string trigger;  // "heapctl report"; for dumps "request" (heapctl dump) or "oom" (the hook)
+    std::string source;   // "file": analyzed in place from a descriptor, the dump not kept; "dump"
+    std::string file;     // the dump's name as the client gave it
     std::uint64_t file_bytes = 0;
     std::string host;
-    std::int64_t pid = 0;        // the JVM's, 0 when unknown
+    std::int64_t pid = 0;              // the JVM's, 0 when unknown
     std::uint64_t jvm_start_time = 0;  // the JVM process's start time (clock ticks after boot), 0 when unknown
-    std::string jvm;             // the JVM's version, when known
-    std::string command_line;    // the JVM's command line, when known
-    std::uint64_t job = 0;       // the job that made it
-    bool has_dump = false;       // dump.hprof is in the entry
-    bool has_report = false;     // report.json is in the entry
-    std::string headline;        // one line on what fills the heap (the top leak suspect)
-    std::uint64_t stored_bytes = 0;  // bytes the entry takes on disk (measured, not stored)
+    std::string jvm;                   // the JVM's version, when known
+    std::string command_line;          // the JVM's command line, when known
+    std::uint64_t job = 0;             // the job that made it
+    bool has_dump = false;             // dump.hprof is in the entry
+    bool has_report = false;           // report.json is in the entry
+    std::string headline;              // one line on what fills the heap (the top leak suspect)
+    std::uint64_t stored_bytes = 0;    // bytes the entry takes on disk (measured, not stored)
 };
 
 wire::json to_json(const entry_metadata& m);
 // Fails with corrupt when a required key is missing or has the wrong type.
 result<entry_metadata> metadata_from_json(const wire::json& j);
 
-} // namespace heapd::daemon
+}  // namespace heapd::daemon

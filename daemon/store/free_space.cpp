@@ -28,4 +28,4 @@ result<void> ensure_free_space(const std::string& dir, std::uint64_t need, std::
     return {};
 }
 
-} // namespace heapd::daemon
+}  // namespace heapd::daemon

@@ -20,4 +20,4 @@ result<void> ensure_free_space(const std::string& dir, std::uint64_t need, std::
 std::string no_space_message(const std::string& dir, std::uint64_t need, std::uint64_t free_space,
                              std::uint64_t reserve, std::string_view what);
 
-} // namespace heapd::daemon
+}  // namespace heapd::daemon

@@ -12,7 +12,7 @@ constexpr std::array<std::pair<job_state, std::string_view>, 5> names{{{job_stat
                                                                        {job_state::failed, "failed"},
                                                                        {job_state::cancelled, "cancelled"}}};
 
-} // namespace
+}  // namespace
 
 std::string_view job_state_name(job_state s) {
     for (auto [state, name] : names)
@@ -91,4 +91,4 @@ result<job_record> job_from_json(const wire::json& j) {
     return r;
 }
 
-} // namespace heapd::daemon
+}  // namespace heapd::daemon

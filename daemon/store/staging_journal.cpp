@@ -9,8 +9,8 @@
 namespace heapd::daemon {
 
 result<void> staging_journal::note(std::uint64_t job, const attach::staged_dump& staged) const {
-    wire::json j = {{"pid", staged.pid}, {"start_time", staged.start_time}, {"host_tmp", staged.host_tmp},
-                    {"name", staged.name}};
+    wire::json j = {
+        {"pid", staged.pid}, {"start_time", staged.start_time}, {"host_tmp", staged.host_tmp}, {"name", staged.name}};
     return write_file_atomic(path_of(job), j.dump(), access_);
 }
 
@@ -37,4 +37,4 @@ std::vector<std::string> staging_journal::clean_up() const {
     return removed;
 }
 
-} // namespace heapd::daemon
+}  // namespace heapd::daemon

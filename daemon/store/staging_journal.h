@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "base/atomic_file.h"
 #include "attach/heap_dump.h"
+#include "base/atomic_file.h"
 #include "base/error.h"
 
 namespace heapd::daemon {
@@ -30,4 +30,4 @@ private:
     file_access access_;
 };
 
-} // namespace heapd::daemon
+}  // namespace heapd::daemon

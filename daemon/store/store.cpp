@@ -9,8 +9,8 @@
 #include <ctime>
 #include <filesystem>
 
-#include "formats/report/report_json.h"
 #include "daemon/store/free_space.h"
+#include "formats/report/report_json.h"
 
 namespace heapd::daemon {
 namespace fs = std::filesystem;
@@ -60,7 +60,7 @@ result<entry_metadata> read_entry(const std::string& dir, const std::string& nam
     return meta;
 }
 
-} // namespace
+}  // namespace
 
 bool valid_entry_id(std::string_view id) {
     if (id.empty() || id.size() > 64 || id.front() == '-' || id.front() == '.') return false;
@@ -200,7 +200,7 @@ bool valid_file_name(const std::string& name) {
     return name != "metadata.json" && name != "report.json" && name != "dump.hprof";
 }
 
-} // namespace
+}  // namespace
 
 result<std::string> store::dump_path(const std::string& id) const {
     auto meta = find(id);
@@ -326,4 +326,4 @@ result<std::uint64_t> store::space_left() const {
     return *free_space > options_.reserve_bytes ? *free_space - options_.reserve_bytes : 0;
 }
 
-} // namespace heapd::daemon
+}  // namespace heapd::daemon

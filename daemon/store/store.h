@@ -23,19 +23,19 @@
 #include <vector>
 
 #include "base/atomic_file.h"
-#include "daemon/store/entry_metadata.h"
 #include "base/error.h"
-#include "formats/report/report.h"
+#include "base/unique_fd.h"
+#include "daemon/store/entry_metadata.h"
 #include "daemon/store/job_record.h"
 #include "daemon/store/store_retention.h"
-#include "base/unique_fd.h"
+#include "formats/report/report.h"
 
 namespace heapd::daemon {
 
 // Where the store is and how it writes and keeps things.
 struct store_options {
     std::string root;
-    file_access access;                     // mode and group of everything written
+    file_access access;  // mode and group of everything written
     retention_policy retention;
     std::uint64_t reserve_bytes = 64u << 20;  // free space the free-space guard leaves untouched
 };
@@ -94,7 +94,8 @@ public:
 
     private:
         friend class store;
-        staged_entry(store* s, entry_metadata meta, std::string dir) : store_(s), meta_(std::move(meta)), dir_(std::move(dir)) {}
+        staged_entry(store* s, entry_metadata meta, std::string dir)
+            : store_(s), meta_(std::move(meta)), dir_(std::move(dir)) {}
         store* store_;
         entry_metadata meta_;
         std::string dir_;
@@ -127,4 +128,4 @@ private:
     std::map<std::string, entry_metadata> entries_;
 };
 
-} // namespace heapd::daemon
+}  // namespace heapd::daemon

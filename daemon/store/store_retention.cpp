@@ -12,7 +12,7 @@ struct owner_share {
     std::uint64_t count = 0, bytes = 0;
 };
 
-} // namespace
+}  // namespace
 
 std::vector<std::string> expired_entries(std::vector<entry_metadata> entries, const retention_policy& policy,
                                          std::int64_t now_ms) {
@@ -20,8 +20,8 @@ std::vector<std::string> expired_entries(std::vector<entry_metadata> entries, co
     std::sort(entries.begin(), entries.end(), [](const entry_metadata& a, const entry_metadata& b) {
         return a.created_ms != b.created_ms ? a.created_ms > b.created_ms : a.id > b.id;
     });
-    const std::int64_t max_age_ms = static_cast<std::int64_t>(std::min<std::uint64_t>(policy.max_age_days, 1u << 20)) *
-                                    24 * 3600 * 1000;
+    const std::int64_t max_age_ms =
+        static_cast<std::int64_t>(std::min<std::uint64_t>(policy.max_age_days, 1u << 20)) * 24 * 3600 * 1000;
     std::vector<bool> gone(entries.size(), false);
     std::map<uid_t, owner_share> owners;
     std::uint64_t count = 0, bytes = 0;
@@ -75,8 +75,8 @@ std::vector<std::string> expired_entries(std::vector<entry_metadata> entries, co
         for (auto& [uid, o] : owners) {
             auto i = victim(o, false);
             if (!i) continue;
-            const bool larger = largest == nullptr ||
-                                (over_bytes ? o.bytes > largest->bytes : o.count > largest->count);
+            const bool larger =
+                largest == nullptr || (over_bytes ? o.bytes > largest->bytes : o.count > largest->count);
             if (larger) largest = &o, pick = i;
         }
         if (!pick) break;
@@ -88,4 +88,4 @@ std::vector<std::string> expired_entries(std::vector<entry_metadata> entries, co
     return out;
 }
 
-} // namespace heapd::daemon
+}  // namespace heapd::daemon

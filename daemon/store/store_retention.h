@@ -28,4 +28,4 @@ struct retention_policy {
 std::vector<std::string> expired_entries(std::vector<entry_metadata> entries, const retention_policy& policy,
                                          std::int64_t now_ms);
 
-} // namespace heapd::daemon
+}  // namespace heapd::daemon

@@ -4,26 +4,28 @@
 #include <thread>
 
 #include "formats/analysis/census.h"
-#include "formats/hprof/class_table.h"
-#include "formats/hprof/heap_walk.h"
-#include "formats/hprof/hprof_reader.h"
 #include "formats/analysis/dominator_tree.h"
 #include "formats/analysis/gc_paths.h"
 #include "formats/analysis/leak_suspects.h"
-#include "formats/hprof/legacy_records.h"
 #include "formats/analysis/object_graph.h"
 #include "formats/analysis/retention.h"
-#include "formats/hprof/record_index.h"
 #include "formats/analysis/threads.h"
 #include "formats/analysis/waste.h"
+#include "formats/hprof/class_table.h"
+#include "formats/hprof/heap_walk.h"
+#include "formats/hprof/hprof_reader.h"
+#include "formats/hprof/legacy_records.h"
+#include "formats/hprof/record_index.h"
 
 namespace heapd {
 namespace {
 
 // Adds a problem to the report while it holds fewer than problem_list::max_kept; counts it otherwise.
 void add_problem(analysis_report& r, problem_report p) {
-    if (r.problems.size() < problem_list::max_kept) r.problems.push_back(std::move(p));
-    else ++r.problems_omitted;
+    if (r.problems.size() < problem_list::max_kept)
+        r.problems.push_back(std::move(p));
+    else
+        ++r.problems_omitted;
 }
 
 void add_counts(summary_report& s, const record_index& idx, const census_result& c) {
@@ -56,7 +58,8 @@ void add_legacy(analysis_report& r, const record_index& idx) {
                                              s.allocated_bytes, s.allocated_instances});
                 std::stable_sort(l.alloc_sites.begin(), l.alloc_sites.end(),
                                  [](const auto& a, const auto& b) { return a.live_bytes > b.live_bytes; });
-            } else problem(t.error());
+            } else
+                problem(t.error());
             break;
         case record_tag::cpu_samples:
             if (auto t = decode_cpu_samples(rec)) {
@@ -70,22 +73,24 @@ void add_legacy(analysis_report& r, const record_index& idx) {
                 }
                 std::stable_sort(l.cpu_samples.begin(), l.cpu_samples.end(),
                                  [](const auto& a, const auto& b) { return a.first > b.first; });
-            } else problem(t.error());
+            } else
+                problem(t.error());
             break;
         case record_tag::heap_summary:
             if (auto t = decode_heap_summary(rec)) {
                 l.heap_summary_live = {t->live_bytes, t->live_instances};
                 l.heap_summary_allocated = {t->allocated_bytes, t->allocated_instances};
-            } else problem(t.error());
+            } else
+                problem(t.error());
             break;
         case record_tag::control_settings:
             if (auto t = decode_control_settings(rec)) {
                 l.control_flags = t->flags;
                 l.control_stack_depth = t->stack_depth;
-            } else problem(t.error());
+            } else
+                problem(t.error());
             break;
-        default:
-            break;
+        default: break;
         }
     }
 }
@@ -124,7 +129,7 @@ bool add_retention(analysis_report& r, const record_index& idx, const class_tabl
     return true;
 }
 
-} // namespace
+}  // namespace
 
 result<analysis_report> analyze_dump(std::span<const std::byte> data, const analysis_options& options) {
     auto reader = hprof_reader::parse(data);
@@ -175,4 +180,4 @@ result<analysis_report> analyze_dump(std::span<const std::byte> data, const anal
     return r;
 }
 
-} // namespace heapd
+}  // namespace heapd

@@ -13,14 +13,14 @@ namespace heapd {
 
 // What to analyze and how much to keep.
 struct analysis_options {
-    unsigned top = 20;        // histogram rows kept in the report (0: all)
-    unsigned largest = 20;    // largest objects kept, and the top retainers and classes by retained size
+    unsigned top = 20;                  // histogram rows kept in the report (0: all)
+    unsigned largest = 20;              // largest objects kept, and the top retainers and classes by retained size
     bool all_retained_classes = false;  // keep every class's retained size, not only the largest (for diffs)
-    bool threads = true;      // resolve thread names and states (three extra walks over the heap)
-    bool retained = true;     // build the object graph and dominator tree (see object_graph.h for memory)
-    double suspect_threshold = 0.10;  // leak suspects retain at least this share of the reachable heap
-    bool waste = true;        // the waste report: two more walks over the heap (see waste.h)
-    std::string file_name;    // shown in the report
+    bool threads = true;                // resolve thread names and states (three extra walks over the heap)
+    bool retained = true;               // build the object graph and dominator tree (see object_graph.h for memory)
+    double suspect_threshold = 0.10;    // leak suspects retain at least this share of the reachable heap
+    bool waste = true;                  // the waste report: two more walks over the heap (see waste.h)
+    std::string file_name;              // shown in the report
     // Called once the analysis has read all it reads in bulk from the dump (before the dominator
     // tree): the owner of a mapping may drop its resident pages (mapped_file::release_resident).
     std::function<void()> bulk_reads_done;
@@ -30,11 +30,11 @@ struct analysis_options {
 };
 
 // The phases of a full analysis in the order they run; phases that options turn off are skipped.
-inline constexpr std::string_view analysis_phases[] = {"index", "census", "threads", "waste",
+inline constexpr std::string_view analysis_phases[] = {"index",        "census",     "threads", "waste",
                                                        "object graph", "dominators", "suspects"};
 
 // Analyses an HPROF image held in memory. Fails only when the header is unusable; damage further
 // on becomes problems in the report, which holds everything read before it.
 result<analysis_report> analyze_dump(std::span<const std::byte> data, const analysis_options& options);
 
-} // namespace heapd
+}  // namespace heapd

@@ -9,9 +9,9 @@
 #include <fstream>
 #include <sstream>
 
-#include "formats/report/report_json.h"
 #include "base/atomic_file.h"
 #include "base/unique_fd.h"
+#include "formats/report/report_json.h"
 
 namespace heapd {
 namespace {
@@ -25,7 +25,7 @@ std::uint64_t fnv1a(const unsigned char* p, std::size_t n, std::uint64_t h) {
     return h;
 }
 
-} // namespace
+}  // namespace
 
 result<dump_identity> identify_dump(const std::string& path) {
     unique_fd f(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
@@ -53,8 +53,9 @@ std::string index_path(const std::string& dump_path, const std::string& dir) {
 
 std::string index_options_key(const analysis_options& o) {
     char buf[160];
-    std::snprintf(buf, sizeof buf, "largest=%u classes=%d threads=%d retained=%d waste=%d suspects=%.6f",
-                  o.largest, o.all_retained_classes ? 1 : 0, o.threads ? 1 : 0, o.retained ? 1 : 0, o.waste ? 1 : 0, o.suspect_threshold);
+    std::snprintf(buf, sizeof buf, "largest=%u classes=%d threads=%d retained=%d waste=%d suspects=%.6f", o.largest,
+                  o.all_retained_classes ? 1 : 0, o.threads ? 1 : 0, o.retained ? 1 : 0, o.waste ? 1 : 0,
+                  o.suspect_threshold);
     return buf;
 }
 
@@ -80,10 +81,11 @@ std::optional<analysis_report> load_index(const std::string& index_file, const d
 
 result<void> save_index(const std::string& index_file, const dump_identity& dump, const std::string& options_key,
                         const analysis_report& report) {
-    nlohmann::ordered_json j = {{"version", index_version},
-                                {"dump", {{"size", dump.size}, {"mtime_ns", dump.mtime_ns}, {"edge_hash", dump.edge_hash}}},
-                                {"options", options_key},
-                                {"report", to_json(report)}};
+    nlohmann::ordered_json j = {
+        {"version", index_version},
+        {"dump", {{"size", dump.size}, {"mtime_ns", dump.mtime_ns}, {"edge_hash", dump.edge_hash}}},
+        {"options", options_key},
+        {"report", to_json(report)}};
     std::string text = j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
     // 0600: the report names what the heap holds, as private as the dump.
     auto file = atomic_file::create(index_file, 0600);
@@ -92,4 +94,4 @@ result<void> save_index(const std::string& index_file, const dump_identity& dump
     return file->commit();
 }
 
-} // namespace heapd
+}  // namespace heapd

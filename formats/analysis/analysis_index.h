@@ -8,8 +8,8 @@
 #include <optional>
 #include <string>
 
-#include "formats/analysis/analysis.h"
 #include "base/error.h"
+#include "formats/analysis/analysis.h"
 #include "formats/report/report.h"
 
 namespace heapd {
@@ -42,4 +42,4 @@ std::optional<analysis_report> load_index(const std::string& index_file, const d
 result<void> save_index(const std::string& index_file, const dump_identity& dump, const std::string& options_key,
                         const analysis_report& report);
 
-} // namespace heapd
+}  // namespace heapd

@@ -16,11 +16,10 @@ char descriptor_of(std::uint8_t prim_type) {
     return prim_type < 12 ? codes[prim_type] : 0;
 }
 
-} // namespace
+}  // namespace
 
 heap_census::heap_census(const record_index& idx, class_table& classes, unsigned top_objects)
-    : classes_(&classes), top_(top_objects), id_size_(idx.id_size()),
-      layouts_(candidate_layouts(idx.id_size())) {}
+    : classes_(&classes), top_(top_objects), id_size_(idx.id_size()), layouts_(candidate_layouts(idx.id_size())) {}
 
 std::uint8_t heap_census::tag_of(root_kind k) {
     static constexpr std::uint8_t tags[root_kind_count] = {0xFF, 0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07,
@@ -64,8 +63,7 @@ void heap_census::see_object(std::uint64_t id, std::uint32_t acc, const std::uin
         for (std::size_t c = 0; c < layouts_.size(); ++c) prev_sizes_[c] = array_sizes[c];
 }
 
-void heap_census::offer_big(std::uint64_t id, std::uint32_t acc, std::uint32_t length,
-                            const std::uint64_t* sizes) {
+void heap_census::offer_big(std::uint64_t id, std::uint32_t acc, std::uint32_t length, const std::uint64_t* sizes) {
     if (top_ == 0) return;
     bool wanted = false;  // most arrays are smaller than every list's smallest: leave at once
     for (std::size_t c = 0; c < layouts_.size() && !wanted; ++c)
@@ -177,17 +175,19 @@ census_result heap_census::finish() {
             if (a.class_id == class_class_id) class_object_size = static_cast<std::uint32_t>(size);
             r.instance_sizes.insert(a.class_id, static_cast<std::uint32_t>(size));
             e.shallow_bytes = size * a.instances;
-            for (std::uint64_t id : a.first_ids)
-                candidates.push_back({id, a.class_id, e.class_name, size, 0, false});
+            for (std::uint64_t id : a.first_ids) candidates.push_back({id, a.class_id, e.class_name, size, 0, false});
         } else {
             e.shallow_bytes = a.array_bytes[best];
         }
         r.histogram.push_back(std::move(e));
     }
     for (const class_acc& a : accs_) {
-        if (a.kind == 0) r.instances += a.instances;
-        else if (a.kind == 1) r.object_arrays += a.instances;
-        else r.primitive_arrays += a.instances;
+        if (a.kind == 0)
+            r.instances += a.instances;
+        else if (a.kind == 1)
+            r.object_arrays += a.instances;
+        else
+            r.primitive_arrays += a.instances;
     }
     // Every CLASS_DUMP stands for one java.lang.Class object: its mirror, statics included.
     if (class_class != nullptr && classes_->size() > 0) {
@@ -212,8 +212,8 @@ census_result heap_census::finish() {
 
     for (const big_array& b : big_[best]) {
         const class_acc& a = accs_[b.acc];
-        std::string name = a.kind == 2 ? std::string(primitive_name(a.prim_type)) + "[]"
-                                       : classes_->java_name(a.class_id);
+        std::string name =
+            a.kind == 2 ? std::string(primitive_name(a.prim_type)) + "[]" : classes_->java_name(a.class_id);
         candidates.push_back({b.id, a.class_id, std::move(name), b.bytes, b.length, true});
     }
     std::sort(candidates.begin(), candidates.end(), [](const object_entry& a, const object_entry& b) {
@@ -224,4 +224,4 @@ census_result heap_census::finish() {
     return r;
 }
 
-} // namespace heapd
+}  // namespace heapd

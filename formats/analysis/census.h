@@ -17,9 +17,9 @@ namespace heapd {
 
 // What the histogram pass found.
 struct census_result {
-    std::string layout;               // the inferred object layout, for people
-    std::uint64_t layout_evidence = 0; // adjacent-object pairs that confirmed it
-    bool layout_inferred = false;      // the evidence decided; otherwise the most common was assumed
+    std::string layout;                 // the inferred object layout, for people
+    std::uint64_t layout_evidence = 0;  // adjacent-object pairs that confirmed it
+    bool layout_inferred = false;       // the evidence decided; otherwise the most common was assumed
     std::uint64_t instances = 0;
     std::uint64_t object_arrays = 0;
     std::uint64_t primitive_arrays = 0;
@@ -100,4 +100,4 @@ private:
     std::vector<root_view> thread_roots_;
 };
 
-} // namespace heapd
+}  // namespace heapd

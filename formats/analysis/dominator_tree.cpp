@@ -101,7 +101,7 @@ std::vector<std::uint32_t> semi_nca(const preorder& p, const predecessors& preds
     return idom;
 }
 
-} // namespace
+}  // namespace
 
 dominator_tree dominator_tree::compute(const object_graph& g) {
     dominator_tree t;
@@ -145,4 +145,4 @@ dominator_tree::children_index dominator_tree::children() const {
     return c;
 }
 
-} // namespace heapd
+}  // namespace heapd

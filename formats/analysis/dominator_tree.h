@@ -44,4 +44,4 @@ private:
     std::uint64_t reachable_count_ = 0, reachable_bytes_ = 0, unreachable_bytes_ = 0;
 };
 
-} // namespace heapd
+}  // namespace heapd

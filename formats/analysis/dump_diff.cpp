@@ -53,8 +53,8 @@ int compare(const growth& a, const growth& b) {
 
 diff_side side_of(const analysis_report& r, bool retained) {
     const summary_report& s = r.summary;
-    diff_side d{s.file, s.timestamp_ms, s.layout, add(add(s.instances, s.object_arrays), s.primitive_arrays),
-                s.shallow_bytes, s.classes, 0, 0};
+    diff_side d{s.file,          s.timestamp_ms, s.layout, add(add(s.instances, s.object_arrays), s.primitive_arrays),
+                s.shallow_bytes, s.classes,      0,        0};
     if (retained) {
         d.reachable_objects = r.retention.reachable_objects;
         d.reachable_bytes = r.retention.reachable_bytes;
@@ -80,7 +80,7 @@ void add_notes(diff_report& d, const analysis_report& before, const analysis_rep
     }
 }
 
-} // namespace
+}  // namespace
 
 analysis_options diff_analysis_options(const std::string& file_name, bool retained) {
     analysis_options o;
@@ -136,9 +136,12 @@ diff_report diff_analyses(const analysis_report& before, const analysis_report& 
         e.added = e.instances_before == 0 && e.instances_after > 0;
         e.removed = e.instances_before > 0 && e.instances_after == 0;
         int c = compare(g, none);
-        if (c > 0) grew.emplace_back(g, std::move(e));
-        else if (c < 0) shrank.emplace_back(g, std::move(e));
-        else ++d.unchanged_classes;
+        if (c > 0)
+            grew.emplace_back(g, std::move(e));
+        else if (c < 0)
+            shrank.emplace_back(g, std::move(e));
+        else
+            ++d.unchanged_classes;
     }
     // Names break ties; by_name already holds them in order, so a stable sort keeps it.
     std::stable_sort(grew.begin(), grew.end(),
@@ -156,4 +159,4 @@ diff_report diff_analyses(const analysis_report& before, const analysis_report& 
     return d;
 }
 
-} // namespace heapd
+}  // namespace heapd

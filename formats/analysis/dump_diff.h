@@ -27,4 +27,4 @@ analysis_options diff_analysis_options(const std::string& file_name, bool retain
 // both have them.
 diff_report diff_analyses(const analysis_report& before, const analysis_report& after, unsigned top);
 
-} // namespace heapd
+}  // namespace heapd

@@ -33,7 +33,7 @@ std::uint64_t hash_bytes(const std::byte* p, std::size_t n) {
     return fmix(h ^ fmix(tail ^ (std::uint64_t{n} << 56)));
 }
 
-} // namespace
+}  // namespace
 
 void duplicate_strings::reserve(std::size_t strings) {
     strings_.reserve(strings);
@@ -162,12 +162,14 @@ std::string display_java_string(const primitive_array_view& value, std::uint8_t 
         case '"': out += "\\\""; break;
         case '\\': out += "\\\\"; break;
         default:
-            if (u < 0x20 || u == 0x7F) out += std::string("\\u00") + hex[u >> 4] + hex[u & 15];
-            else out += ch;
+            if (u < 0x20 || u == 0x7F)
+                out += std::string("\\u00") + hex[u >> 4] + hex[u & 15];
+            else
+                out += ch;
         }
     }
     if (chars > max_chars) out += "...";
     return out;
 }
 
-} // namespace heapd
+}  // namespace heapd

@@ -65,4 +65,4 @@ private:
 // and backslashes escaped as in Java source (\n, \t, \", \\, \u0001), "..." appended when cut.
 std::string display_java_string(const primitive_array_view& value, std::uint8_t coder, unsigned max_chars);
 
-} // namespace heapd
+}  // namespace heapd

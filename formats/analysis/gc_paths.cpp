@@ -12,7 +12,7 @@ constexpr std::uint32_t transient_kinds =
     (1u << static_cast<unsigned>(root_kind::java_frame)) | (1u << static_cast<unsigned>(root_kind::native_stack)) |
     (1u << static_cast<unsigned>(root_kind::jni_local)) | (1u << static_cast<unsigned>(root_kind::thread_block));
 
-} // namespace
+}  // namespace
 
 root_paths root_paths::compute(const object_graph& g) {
     root_paths p;
@@ -97,4 +97,4 @@ std::vector<std::vector<std::uint32_t>> paths_from_roots(const object_graph& g, 
     return paths;
 }
 
-} // namespace heapd
+}  // namespace heapd

@@ -34,4 +34,4 @@ private:
 std::vector<std::vector<std::uint32_t>> paths_from_roots(const object_graph& g, std::uint32_t target,
                                                          unsigned max_paths);
 
-} // namespace heapd
+}  // namespace heapd

@@ -94,7 +94,8 @@ struct suspect_finder {
         std::vector<accumulated_class> out;
         for (auto& [name, a] : by) out.push_back(std::move(a));
         std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) {
-            return a.retained_bytes != b.retained_bytes ? a.retained_bytes > b.retained_bytes : a.class_name < b.class_name;
+            return a.retained_bytes != b.retained_bytes ? a.retained_bytes > b.retained_bytes
+                                                        : a.class_name < b.class_name;
         });
         if (out.size() > opt.max_groups) out.resize(opt.max_groups);
         return out;
@@ -185,12 +186,11 @@ struct suspect_finder {
     }
 };
 
-} // namespace
+}  // namespace
 
 std::vector<leak_suspect> find_leak_suspects(const object_graph& g, const dominator_tree& d,
-                                             const dominator_tree::children_index& children,
-                                             const class_table& classes, const root_paths& paths,
-                                             const suspect_options& options) {
+                                             const dominator_tree::children_index& children, const class_table& classes,
+                                             const root_paths& paths, const suspect_options& options) {
     suspect_finder f{g, d, children, classes, paths, options};
     double reachable = static_cast<double>(d.reachable_bytes());
     f.threshold = std::max<std::uint64_t>(1, static_cast<std::uint64_t>(options.threshold * reachable));
@@ -213,4 +213,4 @@ std::vector<leak_suspect> find_leak_suspects(const object_graph& g, const domina
     return out;
 }
 
-} // namespace heapd
+}  // namespace heapd

@@ -8,20 +8,20 @@
 // suspect (at most max_suspects + 1) and a path per suspect.
 #include <vector>
 
-#include "formats/hprof/class_table.h"
 #include "formats/analysis/dominator_tree.h"
 #include "formats/analysis/gc_paths.h"
 #include "formats/analysis/object_graph.h"
+#include "formats/hprof/class_table.h"
 #include "formats/report/report.h"
 
 namespace heapd {
 
 // How suspects are chosen.
 struct suspect_options {
-    double threshold = 0.10;     // share of the reachable bytes a suspect retains at least
-    double most = 0.80;          // a child "keeps most" of its parent above this share
+    double threshold = 0.10;  // share of the reachable bytes a suspect retains at least
+    double most = 0.80;       // a child "keeps most" of its parent above this share
     unsigned max_suspects = 10;
-    unsigned max_groups = 5;     // classes listed per accumulation point
+    unsigned max_groups = 5;  // classes listed per accumulation point
 };
 
 // Suspects by retained bytes, descending. An object suspect is the highest object retaining the
@@ -30,8 +30,7 @@ struct suspect_options {
 // size, stopping at the head of a chain of one class. A class suspect is a class whose instances
 // together retain the threshold outside every object suspect.
 std::vector<leak_suspect> find_leak_suspects(const object_graph& g, const dominator_tree& d,
-                                             const dominator_tree::children_index& children,
-                                             const class_table& classes, const root_paths& paths,
-                                             const suspect_options& options = {});
+                                             const dominator_tree::children_index& children, const class_table& classes,
+                                             const root_paths& paths, const suspect_options& options = {});
 
-} // namespace heapd
+}  // namespace heapd

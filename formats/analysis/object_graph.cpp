@@ -24,7 +24,7 @@ struct graph_builder {
     std::array<std::uint32_t, 12> prim_key{};  // key + 1 per primitive type
     std::uint32_t class_object_key = 0, unknown_key = 0;
     const std::vector<std::uint32_t> no_fields;
-    id_map<std::uint32_t> refs_by_class;        // class id -> index into ref_offsets
+    id_map<std::uint32_t> refs_by_class;  // class id -> index into ref_offsets
     std::vector<std::vector<std::uint32_t>> ref_offsets;
     unsigned threads = 1;
 
@@ -38,10 +38,12 @@ struct graph_builder {
         for (const class_info& c : classes.all()) {
             auto [slot, inserted] = key_by_class.insert(c.id(), 0);
             if (inserted) *slot = add_key(classes.java_name(c.id()));
-            auto [ref_slot, ref_inserted] = refs_by_class.insert(c.id(), static_cast<std::uint32_t>(ref_offsets.size()));
+            auto [ref_slot, ref_inserted] =
+                refs_by_class.insert(c.id(), static_cast<std::uint32_t>(ref_offsets.size()));
             if (ref_inserted) ref_offsets.push_back(compute_reference_fields(c.id()));
         }
-        for (std::uint8_t type = 4; type <= 11; ++type) prim_key[type] = add_key(std::string(primitive_name(type)) + "[]") + 1;
+        for (std::uint8_t type = 4; type <= 11; ++type)
+            prim_key[type] = add_key(std::string(primitive_name(type)) + "[]") + 1;
         const class_info* cc = classes.find_by_name("java.lang.Class");
         class_object_key = cc ? *key_by_class.find(cc->id()) : add_key("java.lang.Class");
         unknown_key = add_key("<unknown class>");
@@ -227,8 +229,9 @@ struct graph_builder {
         }
         sort_nodes();
         // A damaged dump may hold an id twice: the first record in the file keeps it.
-        g.nodes_.erase(std::unique(g.nodes_.begin(), g.nodes_.end(), [](const auto& a, const auto& b) { return a.id == b.id; }),
-                       g.nodes_.end());
+        g.nodes_.erase(
+            std::unique(g.nodes_.begin(), g.nodes_.end(), [](const auto& a, const auto& b) { return a.id == b.id; }),
+            g.nodes_.end());
         g.nodes_.shrink_to_fit();
         build_directory();
         const std::size_t n = g.nodes_.size();
@@ -324,4 +327,4 @@ result<object_graph> object_graph::build(const record_index& idx, const class_ta
     return g;
 }
 
-} // namespace heapd
+}  // namespace heapd

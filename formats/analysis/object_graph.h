@@ -10,9 +10,9 @@
 #include <string>
 #include <vector>
 
+#include "base/error.h"
 #include "formats/analysis/census.h"
 #include "formats/hprof/class_table.h"
-#include "base/error.h"
 #include "formats/hprof/record_index.h"
 
 namespace heapd {
@@ -29,8 +29,8 @@ public:
     static constexpr std::uint32_t no_node = ~std::uint32_t{0};
 
     // Builds the graph. census gives the shallow sizes (it must come from the same dump).
-    static result<object_graph> build(const record_index& idx, const class_table& classes,
-                                      const census_result& census, const graph_options& options = {});
+    static result<object_graph> build(const record_index& idx, const class_table& classes, const census_result& census,
+                                      const graph_options& options = {});
 
     std::uint32_t size() const { return static_cast<std::uint32_t>(nodes_.size()); }
     // The node of an object id, or no_node.
@@ -66,7 +66,7 @@ private:
     std::uint64_t min_id_ = 0;
     unsigned shift_ = 0;
     std::vector<std::uint32_t> key_;
-    std::vector<std::uint32_t> shallow_;      // in units of 8 bytes (sizes are 8-aligned)
+    std::vector<std::uint32_t> shallow_;  // in units of 8 bytes (sizes are 8-aligned)
     std::vector<std::uint64_t> edge_begin_;
     std::vector<std::uint32_t> edges_;
     std::vector<std::uint32_t> roots_;
@@ -74,4 +74,4 @@ private:
     std::vector<std::string> key_names_;
 };
 
-} // namespace heapd
+}  // namespace heapd

@@ -3,13 +3,13 @@
 #include <cstdio>
 
 #include "formats/analysis/census.h"
-#include "formats/hprof/class_table.h"
 #include "formats/analysis/dominator_tree.h"
 #include "formats/analysis/gc_paths.h"
-#include "formats/hprof/heap_walk.h"
-#include "formats/hprof/hprof_reader.h"
 #include "formats/analysis/object_graph.h"
 #include "formats/analysis/path_description.h"
+#include "formats/hprof/class_table.h"
+#include "formats/hprof/heap_walk.h"
+#include "formats/hprof/hprof_reader.h"
 #include "formats/hprof/record_index.h"
 
 namespace heapd {
@@ -42,4 +42,4 @@ result<object_paths_report> find_object_paths(std::span<const std::byte> data, s
     return r;
 }
 
-} // namespace heapd
+}  // namespace heapd

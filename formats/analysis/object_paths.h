@@ -13,4 +13,4 @@ namespace heapd {
 // with field names and array indices. Fails with not_found when the dump holds no such object.
 result<object_paths_report> find_object_paths(std::span<const std::byte> data, std::uint64_t id, unsigned max_paths);
 
-} // namespace heapd
+}  // namespace heapd

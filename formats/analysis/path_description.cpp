@@ -21,10 +21,14 @@ struct reference_finder : heap_visitor {
                 field = "static " + std::string(idx.utf8(s.name_id));
         });
         if (!field.empty()) return;
-        if (c.super_id() == target) field = "superclass";
-        else if (c.loader_id() == target) field = "class loader";
-        else if (c.signers_id() == target) field = "signers";
-        else if (c.protection_domain_id() == target) field = "protection domain";
+        if (c.super_id() == target)
+            field = "superclass";
+        else if (c.loader_id() == target)
+            field = "class loader";
+        else if (c.signers_id() == target)
+            field = "signers";
+        else if (c.protection_domain_id() == target)
+            field = "protection domain";
     }
     void instance(const instance_view& v) {
         const record_index& idx = classes->index();
@@ -52,7 +56,7 @@ struct reference_finder : heap_visitor {
     }
 };
 
-} // namespace
+}  // namespace
 
 std::string node_name(const object_graph& g, const class_table& classes, std::uint32_t node) {
     if (classes.find(g.id(node)) != nullptr) return "class " + classes.java_name(g.id(node));
@@ -91,4 +95,4 @@ gc_path describe_path(const object_graph& g, const class_table& classes, std::sp
     return path;
 }
 
-} // namespace heapd
+}  // namespace heapd

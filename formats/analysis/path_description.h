@@ -4,8 +4,8 @@
 #include <cstdint>
 #include <span>
 
-#include "formats/hprof/class_table.h"
 #include "formats/analysis/object_graph.h"
+#include "formats/hprof/class_table.h"
 #include "formats/report/report.h"
 
 namespace heapd {
@@ -17,4 +17,4 @@ gc_path describe_path(const object_graph& g, const class_table& classes, std::sp
 // The name a report gives a node: "class NAME" for class objects, else its class's name.
 std::string node_name(const object_graph& g, const class_table& classes, std::uint32_t node);
 
-} // namespace heapd
+}  // namespace heapd

@@ -68,7 +68,7 @@ std::vector<retained_class_entry> retained_by_class(const object_graph& g, const
     return out;
 }
 
-} // namespace
+}  // namespace
 
 retention_report summarize_retention(const object_graph& g, const dominator_tree& d,
                                      const dominator_tree::children_index& children, const class_table& classes,
@@ -85,4 +85,4 @@ retention_report summarize_retention(const object_graph& g, const dominator_tree
     return r;
 }
 
-} // namespace heapd
+}  // namespace heapd

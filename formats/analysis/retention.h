@@ -1,8 +1,8 @@
 #pragma once
 // Summaries of a dominator tree for the report: the biggest retainers and retention by class.
-#include "formats/hprof/class_table.h"
 #include "formats/analysis/dominator_tree.h"
 #include "formats/analysis/object_graph.h"
+#include "formats/hprof/class_table.h"
 #include "formats/report/report.h"
 
 namespace heapd {
@@ -15,4 +15,4 @@ retention_report summarize_retention(const object_graph& g, const dominator_tree
                                      const dominator_tree::children_index& children, const class_table& classes,
                                      unsigned top, unsigned class_rows);
 
-} // namespace heapd
+}  // namespace heapd

@@ -14,11 +14,16 @@ std::string format_frame(const record_index& idx, const frame_info& f) {
     if (const loaded_class* c = idx.class_by_serial(f.class_serial)) cls = java_class_name(idx.utf8(c->name_id));
     std::string out = cls + "." + std::string(idx.utf8(f.method_name_id)) + "(";
     std::string_view file = idx.utf8(f.source_file_id);
-    if (f.line == -3) out += "Native Method";
-    else if (f.line == -2) out += file.empty() ? "Compiled method" : std::string(file) + ":compiled";
-    else if (file.empty() || f.line == -1) out += "Unknown Source";
-    else if (f.line > 0) out += std::string(file) + ":" + std::to_string(f.line);
-    else out += file;
+    if (f.line == -3)
+        out += "Native Method";
+    else if (f.line == -2)
+        out += file.empty() ? "Compiled method" : std::string(file) + ":compiled";
+    else if (file.empty() || f.line == -1)
+        out += "Unknown Source";
+    else if (f.line > 0)
+        out += std::string(file) + ":" + std::to_string(f.line);
+    else
+        out += file;
     return out + ")";
 }
 
@@ -58,9 +63,16 @@ void read_thread_objects(const record_index& idx, const class_table& classes, st
     for (auto& t : threads) {
         const located_object* o = objects.find(t.object_id);
         if (o == nullptr || o->tag != 0x21) continue;
-        if (auto name = read_field(classes, o->instance, "name")) { name_of[t.object_id] = *name; next.push_back(*name); }
-        if (auto holder = read_field(classes, o->instance, "holder")) { holder_of[t.object_id] = *holder; next.push_back(*holder); }
-        if (auto status = read_field(classes, o->instance, "threadStatus")) t.state = thread_state_name(static_cast<std::uint32_t>(*status));
+        if (auto name = read_field(classes, o->instance, "name")) {
+            name_of[t.object_id] = *name;
+            next.push_back(*name);
+        }
+        if (auto holder = read_field(classes, o->instance, "holder")) {
+            holder_of[t.object_id] = *holder;
+            next.push_back(*holder);
+        }
+        if (auto status = read_field(classes, o->instance, "threadStatus"))
+            t.state = thread_state_name(static_cast<std::uint32_t>(*status));
         if (auto daemon = read_field(classes, o->instance, "daemon")) t.daemon = *daemon != 0;
     }
     object_locator second(idx, next);
@@ -69,7 +81,8 @@ void read_thread_objects(const record_index& idx, const class_table& classes, st
     for (auto& t : threads) {
         if (auto h = holder_of.find(t.object_id); h != holder_of.end())
             if (const located_object* o = second.find(h->second); o && o->tag == 0x21) {
-                if (auto status = read_field(classes, o->instance, "threadStatus")) t.state = thread_state_name(static_cast<std::uint32_t>(*status));
+                if (auto status = read_field(classes, o->instance, "threadStatus"))
+                    t.state = thread_state_name(static_cast<std::uint32_t>(*status));
                 if (auto daemon = read_field(classes, o->instance, "daemon")) t.daemon = *daemon != 0;
             }
         auto n = name_of.find(t.object_id);
@@ -92,7 +105,7 @@ void read_thread_objects(const record_index& idx, const class_table& classes, st
     }
 }
 
-} // namespace
+}  // namespace
 
 std::vector<thread_entry> collect_threads(const record_index& idx, const class_table& classes,
                                           const std::vector<root_view>& thread_roots) {
@@ -126,4 +139,4 @@ std::vector<thread_entry> collect_threads(const record_index& idx, const class_t
     return threads;
 }
 
-} // namespace heapd
+}  // namespace heapd

@@ -15,8 +15,8 @@ namespace heapd {
 struct thread_entry {
     std::uint32_t serial = 0;
     std::uint64_t object_id = 0;
-    std::string name;               // decoded Thread.name, or the START_THREAD name
-    std::string state;              // java.lang.Thread.State name, "" when unknown
+    std::string name;   // decoded Thread.name, or the START_THREAD name
+    std::string state;  // java.lang.Thread.State name, "" when unknown
     std::optional<bool> daemon;
     std::vector<std::string> frames;  // "java.lang.Object.wait(Object.java:338)", innermost first
 };
@@ -31,4 +31,4 @@ std::string thread_state_name(std::uint32_t status);
 std::vector<thread_entry> collect_threads(const record_index& idx, const class_table& classes,
                                           const std::vector<root_view>& thread_roots);
 
-} // namespace heapd
+}  // namespace heapd

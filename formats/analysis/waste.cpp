@@ -20,9 +20,9 @@ namespace {
 constexpr std::uint32_t none = ~std::uint32_t{0};
 
 // The box classes, in the order the report lists them when their savings tie.
-constexpr std::array<std::string_view, 8> box_names = {"java.lang.Integer", "java.lang.Long",  "java.lang.Short",
-                                                       "java.lang.Byte",    "java.lang.Character",
-                                                       "java.lang.Boolean", "java.lang.Float", "java.lang.Double"};
+constexpr std::array<std::string_view, 8> box_names = {"java.lang.Integer", "java.lang.Long",      "java.lang.Short",
+                                                       "java.lang.Byte",    "java.lang.Character", "java.lang.Boolean",
+                                                       "java.lang.Float",   "java.lang.Double"};
 // The type of each box's value field.
 constexpr std::array<std::uint8_t, 8> box_types = {10, 11, 9, 8, 5, 4, 6, 7};
 
@@ -152,11 +152,14 @@ struct object_pass : heap_visitor {
         if (c == nullptr) return p;
         const std::uint32_t* size = census->instance_sizes.find(class_id);
         p.size = size ? *size : 0;
-        auto typed = [](std::optional<field_slot> s, std::uint8_t type) { return s && s->type == type ? s : std::nullopt; };
+        auto typed = [](std::optional<field_slot> s, std::uint8_t type) {
+            return s && s->type == type ? s : std::nullopt;
+        };
         auto slot = [&](std::string_view name, std::uint8_t type) {
             return typed(classes->find_field(class_id, name), type);
         };
-        auto collection = [&](shape kind, std::string_view base, std::string_view array_field, std::string_view size_field) {
+        auto collection = [&](shape kind, std::string_view base, std::string_view array_field,
+                              std::string_view size_field) {
             auto a = typed(inherited_field(*classes, class_id, base, array_field, id_size), 2);
             auto b = typed(inherited_field(*classes, class_id, base, size_field, id_size),
                            kind == shape::concurrent_map ? 11 : 10);
@@ -189,9 +192,12 @@ struct object_pass : heap_visitor {
         }
         constexpr std::string_view chm = "java.util.concurrent.ConcurrentHashMap", hash_map = "java.util.HashMap",
                                    array_list = "java.util.ArrayList";
-        if (classes->is_a(class_id, chm)) collection(shape::concurrent_map, chm, "table", "baseCount");
-        else if (classes->is_a(class_id, hash_map)) collection(shape::hash_map, hash_map, "table", "size");
-        else if (classes->is_a(class_id, array_list)) collection(shape::array_list, array_list, "elementData", "size");
+        if (classes->is_a(class_id, chm))
+            collection(shape::concurrent_map, chm, "table", "baseCount");
+        else if (classes->is_a(class_id, hash_map))
+            collection(shape::hash_map, hash_map, "table", "size");
+        else if (classes->is_a(class_id, array_list))
+            collection(shape::array_list, array_list, "elementData", "size");
         return p;
     }
 
@@ -232,8 +238,8 @@ struct object_pass : heap_visitor {
             auto size = read_slot(v, p.b, id_size);
             if (!size) return;
             // size is an int, baseCount a long; both are signed in Java.
-            std::int64_t n = p.kind == shape::concurrent_map ? static_cast<std::int64_t>(*size)
-                                                             : static_cast<std::int32_t>(*size);
+            std::int64_t n =
+                p.kind == shape::concurrent_map ? static_cast<std::int64_t>(*size) : static_cast<std::int32_t>(*size);
             std::uint32_t t = none;
             if (*a != 0) {
                 auto [slot, inserted] = table_of.insert(*a, static_cast<std::uint32_t>(tables.size()));
@@ -315,7 +321,7 @@ void find_collection_waste(object_pass& o, const class_table& classes, const vm_
     });
 }
 
-} // namespace
+}  // namespace
 
 waste_report find_waste(const record_index& idx, const class_table& classes, const census_result& census,
                         unsigned top) {
@@ -366,4 +372,4 @@ waste_report find_waste(const record_index& idx, const class_table& classes, con
     return r;
 }
 
-} // namespace heapd
+}  // namespace heapd

@@ -40,7 +40,6 @@ namespace heapd {
 
 // Finds the waste of an indexed dump whose census has run; keeps the top duplicate-string groups
 // by saving (0: all) and every collection, box and array type row.
-waste_report find_waste(const record_index& idx, const class_table& classes, const census_result& census,
-                        unsigned top);
+waste_report find_waste(const record_index& idx, const class_table& classes, const census_result& census, unsigned top);
 
-} // namespace heapd
+}  // namespace heapd

@@ -22,10 +22,14 @@ enum class basic_type : std::uint8_t {
 inline unsigned value_size(std::uint8_t type, unsigned id_size) {
     switch (type) {
     case 2: return id_size;
-    case 4: case 8: return 1;
-    case 5: case 9: return 2;
-    case 6: case 10: return 4;
-    case 7: case 11: return 8;
+    case 4:
+    case 8: return 1;
+    case 5:
+    case 9: return 2;
+    case 6:
+    case 10: return 4;
+    case 7:
+    case 11: return 8;
     default: return 0;
     }
 }
@@ -48,4 +52,4 @@ inline std::string_view primitive_name(std::uint8_t type) {
     }
 }
 
-} // namespace heapd
+}  // namespace heapd

@@ -20,8 +20,6 @@ inline std::uint32_t u4(const std::byte* p) { return load<std::uint32_t>(p); }
 inline std::uint64_t u8(const std::byte* p) { return load<std::uint64_t>(p); }
 
 // An object identifier of 4 or 8 bytes, widened to 64 bits.
-inline std::uint64_t id(const std::byte* p, unsigned id_size) {
-    return id_size == 8 ? u8(p) : u4(p);
-}
+inline std::uint64_t id(const std::byte* p, unsigned id_size) { return id_size == 8 ? u8(p) : u4(p); }
 
-} // namespace heapd::be
+}  // namespace heapd::be

@@ -6,7 +6,7 @@ namespace heapd {
 namespace {
 // Deeper super chains than this are taken as a cycle in a damaged dump.
 constexpr int max_class_depth = 4096;
-}
+}  // namespace
 
 void class_table::add(const class_dump_view& dump) {
     auto [slot, inserted] = by_id_.insert(dump.class_id(), static_cast<std::uint32_t>(classes_.size()));
@@ -59,4 +59,4 @@ std::string class_table::java_name(std::uint64_t class_id) const {
     return java_class_name(raw);
 }
 
-} // namespace heapd
+}  // namespace heapd

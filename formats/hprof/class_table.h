@@ -15,7 +15,7 @@ namespace heapd {
 // One class: its CLASS_DUMP view (fields are decoded from it on demand) and its name.
 struct class_info {
     class_dump_view dump;
-    std::string_view raw_name;     // as written in LOAD_CLASS, e.g. "java/util/HashMap$Node"
+    std::string_view raw_name;  // as written in LOAD_CLASS, e.g. "java/util/HashMap$Node"
     std::uint64_t id() const { return dump.class_id(); }
     std::uint64_t super_id() const { return dump.super_id(); }
 };
@@ -52,4 +52,4 @@ private:
     id_map<std::uint32_t> by_id_;
 };
 
-} // namespace heapd
+}  // namespace heapd

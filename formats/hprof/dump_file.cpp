@@ -37,8 +37,9 @@ result<void> inflate_to(std::span<const std::byte> in, int fd, const std::string
         std::size_t produced = out.size() - z.avail_out;
         written += produced;
         if (max && written > *max) {
-            outcome = fail(error_code::unsupported, name + " inflates to more than " + std::to_string(*max) +
-                                                        " bytes, the room it is given: refused", pos);
+            outcome = fail(
+                error_code::unsupported,
+                name + " inflates to more than " + std::to_string(*max) + " bytes, the room it is given: refused", pos);
             break;
         }
         if (produced > 0 && !write_all(fd, out.data(), produced)) {
@@ -63,11 +64,12 @@ result<void> inflate_to(std::span<const std::byte> in, int fd, const std::string
         }
     }
     inflateEnd(&z);
-    if (outcome && in_member) warning = "gzip stream of " + name + " ends before its last member does: the dump was cut short";
+    if (outcome && in_member)
+        warning = "gzip stream of " + name + " ends before its last member does: the dump was cut short";
     return outcome;
 }
 
-} // namespace
+}  // namespace
 
 int unlinked_temp_file(const std::string& dir) {
     int fd = ::open(dir.c_str(), O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
@@ -122,4 +124,4 @@ result<dump_file> dump_file::from_fd(int fd, const std::string& name, const dump
     return d;
 }
 
-} // namespace heapd
+}  // namespace heapd

@@ -52,4 +52,4 @@ int unlinked_temp_file(const std::string& dir);
 // True when the bytes start with the gzip magic.
 bool is_gzip(std::span<const std::byte> bytes);
 
-} // namespace heapd
+}  // namespace heapd

@@ -34,9 +34,9 @@ const char* heap_tag_name(std::uint8_t tag) {
 
 const char* root_kind_name(root_kind k) {
     static constexpr const char* names[root_kind_count] = {
-        "unknown", "jni_global", "jni_local", "java_frame", "native_stack", "sticky_class",
-        "thread_block", "monitor_used", "thread_object", "interned_string", "finalizing",
-        "debugger", "reference_cleanup", "vm_internal", "jni_monitor", "unreachable"};
+        "unknown",           "jni_global",   "jni_local",     "java_frame",      "native_stack", "sticky_class",
+        "thread_block",      "monitor_used", "thread_object", "interned_string", "finalizing",   "debugger",
+        "reference_cleanup", "vm_internal",  "jni_monitor",   "unreachable"};
     return names[static_cast<unsigned>(k)];
 }
 
@@ -53,4 +53,4 @@ result<void> heap_walk_error(std::uint8_t tag, std::uint64_t offset, bool overru
     return fail(error_code::bad_value, std::string(name) + " sub-record holds an invalid basic type", offset);
 }
 
-} // namespace heapd
+}  // namespace heapd

@@ -3,9 +3,9 @@
 #include <cstdint>
 #include <span>
 
+#include "base/error.h"
 #include "formats/hprof/basic_type.h"
 #include "formats/hprof/big_endian.h"
-#include "base/error.h"
 
 namespace heapd {
 
@@ -24,15 +24,15 @@ enum class heap_tag : std::uint8_t {
     instance_dump = 0x21,
     object_array_dump = 0x22,
     primitive_array_dump = 0x23,
-    root_interned_string = 0x89,      // Android
-    root_finalizing = 0x8A,           // Android
-    root_debugger = 0x8B,             // Android
-    root_reference_cleanup = 0x8C,    // Android
-    root_vm_internal = 0x8D,          // Android
-    root_jni_monitor = 0x8E,          // Android
-    root_unreachable = 0x90,          // Android
-    primitive_array_nodata = 0xC3,    // Android
-    heap_dump_info = 0xFE,            // Android
+    root_interned_string = 0x89,    // Android
+    root_finalizing = 0x8A,         // Android
+    root_debugger = 0x8B,           // Android
+    root_reference_cleanup = 0x8C,  // Android
+    root_vm_internal = 0x8D,        // Android
+    root_jni_monitor = 0x8E,        // Android
+    root_unreachable = 0x90,        // Android
+    primitive_array_nodata = 0xC3,  // Android
+    heap_dump_info = 0xFE,          // Android
 };
 
 // The sub-record's documented name, or nullptr for an unknown tag.
@@ -40,9 +40,22 @@ const char* heap_tag_name(std::uint8_t tag);
 
 // GC root kinds, dense, for counting; root_kind_count is their number.
 enum class root_kind : std::uint8_t {
-    unknown, jni_global, jni_local, java_frame, native_stack, sticky_class, thread_block,
-    monitor_used, thread_object, interned_string, finalizing, debugger, reference_cleanup,
-    vm_internal, jni_monitor, unreachable,
+    unknown,
+    jni_global,
+    jni_local,
+    java_frame,
+    native_stack,
+    sticky_class,
+    thread_block,
+    monitor_used,
+    thread_object,
+    interned_string,
+    finalizing,
+    debugger,
+    reference_cleanup,
+    vm_internal,
+    jni_monitor,
+    unreachable,
 };
 inline constexpr unsigned root_kind_count = 16;
 const char* root_kind_name(root_kind k);
@@ -62,8 +75,8 @@ struct class_dump_view {
     std::span<const std::byte> rec;  // the whole sub-record, tag included
     std::uint64_t offset;
     unsigned id_size;
-    std::uint32_t statics_at;        // offset in rec of the statics count
-    std::uint32_t fields_at;         // offset in rec of the instance field count
+    std::uint32_t statics_at;  // offset in rec of the statics count
+    std::uint32_t fields_at;   // offset in rec of the instance field count
 
     std::uint64_t class_id() const { return be::id(rec.data() + 1, id_size); }
     std::uint64_t super_id() const { return be::id(rec.data() + 5 + id_size, id_size); }
@@ -86,9 +99,11 @@ struct class_dump_view {
         std::uint8_t type;
     };
     // Calls f(static_field) for each static, in dump order.
-    template <class F> void for_each_static(F&& f) const;
+    template <class F>
+    void for_each_static(F&& f) const;
     // Calls f(field) for each declared instance field, in dump order.
-    template <class F> void for_each_field(F&& f) const;
+    template <class F>
+    void for_each_field(F&& f) const;
 };
 
 // An INSTANCE_DUMP record; data holds field values, this class first, then its supers.
@@ -167,6 +182,6 @@ void class_dump_view::for_each_field(F&& f) const {
     }
 }
 
-} // namespace heapd
+}  // namespace heapd
 
 #include "formats/hprof/heap_walk.inl"

@@ -36,15 +36,33 @@ result<void> visit_record_at(const record_index& idx, std::uint64_t offset, V& v
         V* inner;
         bool seen = false;
         bool done() const { return seen; }
-        void root(const root_view& r) { seen = true; inner->root(r); }
-        void class_dump(const class_dump_view& c) { seen = true; inner->class_dump(c); }
-        void instance(const instance_view& o) { seen = true; inner->instance(o); }
-        void object_array(const object_array_view& a) { seen = true; inner->object_array(a); }
-        void primitive_array(const primitive_array_view& a) { seen = true; inner->primitive_array(a); }
-        void heap_info(const heap_info_view& h) { seen = true; inner->heap_info(h); }
+        void root(const root_view& r) {
+            seen = true;
+            inner->root(r);
+        }
+        void class_dump(const class_dump_view& c) {
+            seen = true;
+            inner->class_dump(c);
+        }
+        void instance(const instance_view& o) {
+            seen = true;
+            inner->instance(o);
+        }
+        void object_array(const object_array_view& a) {
+            seen = true;
+            inner->object_array(a);
+        }
+        void primitive_array(const primitive_array_view& a) {
+            seen = true;
+            inner->primitive_array(a);
+        }
+        void heap_info(const heap_info_view& h) {
+            seen = true;
+            inner->heap_info(h);
+        }
     };
     one w{&v};
     return walk_heap_body(rec.body.subspan(offset - rec.body_offset), offset, idx.id_size(), w);
 }
 
-} // namespace heapd
+}  // namespace heapd

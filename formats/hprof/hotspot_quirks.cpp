@@ -8,10 +8,10 @@ namespace {
 constexpr std::uint8_t t_object = 2, t_boolean = 4, t_byte = 8, t_short = 9, t_int = 10, t_long = 11;
 
 constexpr injected_field string_fields[] = {{"flags", t_byte}};
-constexpr injected_field class_fields[] = {{"klass", t_long, true}, {"array_klass", t_long, true},
-                                           {"oop_size", t_int}, {"static_oop_field_count", t_int},
-                                           {"protection_domain", t_object}, {"signers", t_object},
-                                           {"source_file", t_object}};
+constexpr injected_field class_fields[] = {
+    {"klass", t_long, true},           {"array_klass", t_long, true},   {"oop_size", t_int},
+    {"static_oop_field_count", t_int}, {"protection_domain", t_object}, {"signers", t_object},
+    {"source_file", t_object}};
 constexpr injected_field loader_fields[] = {{"loader_data", t_long, true}};
 constexpr injected_field resolved_method_fields[] = {{"vmholder", t_object}, {"vmtarget", t_long, true}};
 constexpr injected_field member_name_fields[] = {{"vmindex", t_long, true}};
@@ -53,7 +53,7 @@ const contended_entry contended_table[] = {
     {"java/util/concurrent/Exchanger$Node", &whole_class},
 };
 
-} // namespace
+}  // namespace
 
 std::span<const injected_field> injected_fields(std::string_view class_name) {
     for (const auto& e : injected_table)
@@ -67,4 +67,4 @@ const contended_info* contended_layout(std::string_view class_name) {
     return nullptr;
 }
 
-} // namespace heapd
+}  // namespace heapd

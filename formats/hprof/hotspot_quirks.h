@@ -29,4 +29,4 @@ const contended_info* contended_layout(std::string_view class_name);
 // Bytes of padding HotSpot puts around contended fields (ContendedPaddingWidth).
 inline constexpr std::uint32_t contended_padding = 128;
 
-} // namespace heapd
+}  // namespace heapd

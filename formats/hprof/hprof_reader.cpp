@@ -32,22 +32,19 @@ result<hprof_reader> hprof_reader::parse(std::span<const std::byte> data) {
     if (data.size() < prefix.size() || std::memcmp(chars, prefix.data(), prefix.size()) != 0)
         return fail(error_code::bad_magic, "not an HPROF file: it does not start with \"JAVA PROFILE \"", 0);
     const void* nul = std::memchr(chars, 0, std::min<std::size_t>(data.size(), 64));
-    if (nul == nullptr)
-        return fail(error_code::bad_magic, "HPROF format string is not terminated within 64 bytes", 0);
+    if (nul == nullptr) return fail(error_code::bad_magic, "HPROF format string is not terminated within 64 bytes", 0);
     std::size_t format_len = static_cast<const char*>(nul) - chars;
     std::string_view format(chars, format_len);
     if (format != "JAVA PROFILE 1.0.1" && format != "JAVA PROFILE 1.0.2" && format != "JAVA PROFILE 1.0.3")
         return fail(error_code::bad_header, "unsupported HPROF version \"" + std::string(format) + "\"", 0);
     std::uint64_t pos = format_len + 1;
-    if (data.size() < pos + 12)
-        return fail(error_code::out_of_bounds, "HPROF header is cut short", pos);
+    if (data.size() < pos + 12) return fail(error_code::out_of_bounds, "HPROF header is cut short", pos);
     hprof_reader r;
     r.data_ = data;
     r.header_.format = format;
     std::uint32_t id_size = be::u4(data.data() + pos);
     if (id_size != 4 && id_size != 8)
-        return fail(error_code::bad_header,
-                    "identifier size " + std::to_string(id_size) + " is not 4 or 8", pos);
+        return fail(error_code::bad_header, "identifier size " + std::to_string(id_size) + " is not 4 or 8", pos);
     r.header_.id_size = id_size;
     r.header_.timestamp_ms = be::u8(data.data() + pos + 4);
     r.header_.header_bytes = pos + 12;
@@ -78,4 +75,4 @@ result<std::optional<hprof_record>> hprof_reader::cursor::next() {
     return std::optional<hprof_record>(rec);
 }
 
-} // namespace heapd
+}  // namespace heapd

@@ -32,8 +32,8 @@ const char* record_tag_name(std::uint8_t tag);
 
 // Facts from the file header.
 struct hprof_header {
-    std::string_view format;     // e.g. "JAVA PROFILE 1.0.2"
-    unsigned id_size = 0;        // 4 or 8
+    std::string_view format;  // e.g. "JAVA PROFILE 1.0.2"
+    unsigned id_size = 0;     // 4 or 8
     std::uint64_t timestamp_ms = 0;
     std::uint64_t header_bytes = 0;
 };
@@ -42,10 +42,10 @@ struct hprof_header {
 struct hprof_record {
     std::uint8_t tag = 0;
     std::uint32_t time_delta = 0;
-    std::uint64_t offset = 0;      // file offset of the record header
-    std::uint64_t body_offset = 0; // file offset of the body
+    std::uint64_t offset = 0;       // file offset of the record header
+    std::uint64_t body_offset = 0;  // file offset of the body
     std::span<const std::byte> body;
-    bool truncated = false;        // the declared length ran past the end of the file
+    bool truncated = false;  // the declared length ran past the end of the file
 };
 
 // Parses the header of an HPROF image held in memory and walks its records without copying.
@@ -77,4 +77,4 @@ private:
     hprof_header header_;
 };
 
-} // namespace heapd
+}  // namespace heapd

@@ -21,9 +21,7 @@ public:
             if (keys_[i] == empty_key) return nullptr;
         }
     }
-    V* find(std::uint64_t key) {
-        return const_cast<V*>(static_cast<const id_map*>(this)->find(key));
-    }
+    V* find(std::uint64_t key) { return const_cast<V*>(static_cast<const id_map*>(this)->find(key)); }
 
     // Inserts key with value if absent; returns the stored value and whether it was inserted.
     std::pair<V*, bool> insert(std::uint64_t key, const V& value) {
@@ -48,7 +46,8 @@ public:
     std::size_t size() const { return size_ + (has_empty_key_ ? 1 : 0); }
 
     // Calls f(key, value) for every entry, in no particular order.
-    template <class F> void for_each(F&& f) const {
+    template <class F>
+    void for_each(F&& f) const {
         for (std::size_t i = 0; i < keys_.size(); ++i)
             if (keys_[i] != empty_key) f(keys_[i], values_[i]);
         if (has_empty_key_) f(empty_key, empty_key_value_);
@@ -80,4 +79,4 @@ private:
     unsigned shift_ = 64;
 };
 
-} // namespace heapd
+}  // namespace heapd

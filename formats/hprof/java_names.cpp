@@ -26,12 +26,11 @@ std::string dotted(std::string_view s) {
     for (char& c : out)
         if (c == '/') c = '.';
     // Hidden classes are written "Name+0x..." internally and "Name/0x..." by the JVM.
-    if (auto plus = out.rfind('+'); plus != std::string::npos && out.compare(plus + 1, 2, "0x") == 0)
-        out[plus] = '/';
+    if (auto plus = out.rfind('+'); plus != std::string::npos && out.compare(plus + 1, 2, "0x") == 0) out[plus] = '/';
     return out;
 }
 
-} // namespace
+}  // namespace
 
 std::string java_class_name(std::string_view internal) {
     std::size_t dims = 0;
@@ -65,4 +64,4 @@ std::string hex_id(std::uint64_t v) {
     return buf;
 }
 
-} // namespace heapd
+}  // namespace heapd

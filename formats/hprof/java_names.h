@@ -15,4 +15,4 @@ bool same_class_name(std::string_view internal, std::string_view java_name);
 // "0x" followed by lowercase hex digits of v.
 std::string hex_id(std::uint64_t v);
 
-} // namespace heapd
+}  // namespace heapd

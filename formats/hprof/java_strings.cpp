@@ -41,7 +41,7 @@ std::string utf16_to_utf8(std::size_t n, Unit unit) {
     return out;
 }
 
-} // namespace
+}  // namespace
 
 std::string decode_java_string(const primitive_array_view& value, std::uint8_t coder, std::size_t max_chars) {
     const std::byte* p = value.data.data();
@@ -65,8 +65,7 @@ std::string decode_java_string(const primitive_array_view& value, std::uint8_t c
     });
 }
 
-std::optional<std::uint64_t> read_field(const class_table& classes, const instance_view& obj,
-                                        std::string_view field) {
+std::optional<std::uint64_t> read_field(const class_table& classes, const instance_view& obj, std::string_view field) {
     auto slot = classes.find_field(obj.class_id, field);
     if (!slot) return std::nullopt;
     unsigned size = value_size(slot->type, classes.index().id_size());
@@ -89,4 +88,4 @@ std::optional<string_fields> read_string_fields(const class_table& classes, cons
     return f;
 }
 
-} // namespace heapd
+}  // namespace heapd

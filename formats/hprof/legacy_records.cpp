@@ -14,7 +14,7 @@ std::unexpected<error_info> too_short(const hprof_record& rec) {
                 rec.offset);
 }
 
-} // namespace
+}  // namespace
 
 result<alloc_sites_table> decode_alloc_sites(const hprof_record& rec, const record_index& idx) {
     constexpr std::size_t head = 34, site = 25;
@@ -40,9 +40,12 @@ result<alloc_sites_table> decode_alloc_sites(const hprof_record& rec, const reco
         a.live_instances = be::u4(s + 13);
         a.allocated_bytes = be::u4(s + 17);
         a.allocated_instances = be::u4(s + 21);
-        if (const loaded_class* c = idx.class_by_serial(class_serial)) a.class_name = java_class_name(idx.utf8(c->name_id));
-        else if (is_primitive(a.array_type)) a.class_name = std::string(primitive_name(a.array_type)) + "[]";
-        else a.class_name = "<class serial " + std::to_string(class_serial) + ">";
+        if (const loaded_class* c = idx.class_by_serial(class_serial))
+            a.class_name = java_class_name(idx.utf8(c->name_id));
+        else if (is_primitive(a.array_type))
+            a.class_name = std::string(primitive_name(a.array_type)) + "[]";
+        else
+            a.class_name = "<class serial " + std::to_string(class_serial) + ">";
         t.sites.push_back(std::move(a));
     }
     return t;
@@ -71,4 +74,4 @@ result<control_settings_info> decode_control_settings(const hprof_record& rec) {
     return control_settings_info{be::u4(p), be::u2(p + 4)};
 }
 
-} // namespace heapd
+}  // namespace heapd

@@ -51,4 +51,4 @@ result<cpu_samples_table> decode_cpu_samples(const hprof_record& rec);
 result<heap_summary_info> decode_heap_summary(const hprof_record& rec);
 result<control_settings_info> decode_control_settings(const hprof_record& rec);
 
-} // namespace heapd
+}  // namespace heapd

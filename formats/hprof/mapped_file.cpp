@@ -32,9 +32,7 @@ result<mapped_file> mapped_file::from_fd(int fd, const std::string& name) {
 }
 
 mapped_file::mapped_file(mapped_file&& other) noexcept
-    : data_(std::exchange(other.data_, nullptr)),
-      size_(std::exchange(other.size_, 0)),
-      name_(std::move(other.name_)) {}
+    : data_(std::exchange(other.data_, nullptr)), size_(std::exchange(other.size_, 0)), name_(std::move(other.name_)) {}
 
 mapped_file& mapped_file::operator=(mapped_file&& other) noexcept {
     if (this != &other) {
@@ -59,4 +57,4 @@ void mapped_file::release_resident() const {
     if (data_ != nullptr) ::madvise(const_cast<std::byte*>(data_), size_, MADV_DONTNEED);
 }
 
-} // namespace heapd
+}  // namespace heapd

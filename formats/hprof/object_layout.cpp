@@ -58,8 +58,10 @@ struct layout_blocks {
     std::vector<std::pair<std::uint32_t, std::uint32_t>> merged() const {
         std::vector<std::pair<std::uint32_t, std::uint32_t>> out;
         for (auto h : holes) {
-            if (!out.empty() && out.back().first + out.back().second == h.first) out.back().second += h.second;
-            else out.push_back(h);
+            if (!out.empty() && out.back().first + out.back().second == h.first)
+                out.back().second += h.second;
+            else
+                out.push_back(h);
         }
         return out;
     }
@@ -73,7 +75,7 @@ void sort_for_layout(std::vector<field_to_place>& fields) {
     });
 }
 
-} // namespace
+}  // namespace
 
 std::span<const vm_layout> candidate_layouts(unsigned id_size) {
     if (id_size == 4) return layouts_32;
@@ -95,8 +97,10 @@ const layout_model::shape& layout_model::shape_of(std::uint64_t class_id) {
         if (c != nullptr && std::find(chain.begin(), chain.end(), c) != chain.end()) break;
     }
     shape current;
-    if (base != nullptr) current = *base;
-    else current.end = layout_.header_size;
+    if (base != nullptr)
+        current = *base;
+    else
+        current.end = layout_.header_size;
     bool has_fields = base != nullptr && base->end > layout_.header_size;
     const record_index& names = classes_->index();
     for (auto it = chain.rbegin(); it != chain.rend(); ++it) {
@@ -107,7 +111,8 @@ const layout_model::shape& layout_model::shape_of(std::uint64_t class_id) {
         if (!current.contended) blocks.holes = current.holes;
         // The dumper lists a class's fields in reverse declaration order.
         std::vector<std::pair<std::string_view, std::uint8_t>> declared;
-        c.dump.for_each_field([&](const class_dump_view::field& f) { declared.emplace_back(names.utf8(f.name_id), f.type); });
+        c.dump.for_each_field(
+            [&](const class_dump_view::field& f) { declared.emplace_back(names.utf8(f.name_id), f.type); });
         std::reverse(declared.begin(), declared.end());
         for (const injected_field& f : injected_fields(c.raw_name))
             declared.emplace_back(f.name, f.intptr ? (layout_.word_size == 8 ? 11 : 10) : f.type);
@@ -116,8 +121,8 @@ const layout_model::shape& layout_model::shape_of(std::uint64_t class_id) {
         for (auto [name, type] : declared) {
             field_to_place f{type == 2 ? layout_.oop_size : value_size(type, 8), type == 2};
             bool in_group = contended != nullptr &&
-                            (contended->whole_class ||
-                             std::find(contended->fields.begin(), contended->fields.end(), name) != contended->fields.end());
+                            (contended->whole_class || std::find(contended->fields.begin(), contended->fields.end(),
+                                                                 name) != contended->fields.end());
             (in_group ? padded : regular).push_back(f);
         }
         sort_for_layout(regular);
@@ -158,12 +163,14 @@ std::uint32_t layout_model::mirror_size(std::uint64_t class_id, std::uint32_t cl
     c->dump.for_each_static([&](const class_dump_view::static_field& f) {
         std::string_view name = names.utf8(f.name_id);
         if (name == "<resolved_references>" || name == "<init_lock>") return;
-        if (f.type == 2) end += layout_.oop_size;
-        else prims.push_back(value_size(f.type, 8));
+        if (f.type == 2)
+            end += layout_.oop_size;
+        else
+            prims.push_back(value_size(f.type, 8));
     });
     std::sort(prims.begin(), prims.end(), std::greater<>());
     for (std::uint32_t s : prims) end = align_up(end, s) + s;
     return static_cast<std::uint32_t>(align_up(end, object_alignment));
 }
 
-} // namespace heapd
+}  // namespace heapd

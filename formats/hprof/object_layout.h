@@ -12,12 +12,12 @@ namespace heapd {
 
 // One way a HotSpot VM lays out objects; a dump does not say which, so the census infers it.
 struct vm_layout {
-    std::string_view name;           // for people: "64-bit, compressed oops"
-    unsigned oop_size;               // bytes of a reference field or array element
-    unsigned header_size;            // bytes before the first instance field
-    unsigned word_size;              // HeapWordSize: 8 on 64-bit, 4 on 32-bit
-    unsigned array_base;             // offset of the first element
-    unsigned wide_array_base;        // the same for long[] and double[] (aligned to 8 on 32-bit)
+    std::string_view name;     // for people: "64-bit, compressed oops"
+    unsigned oop_size;         // bytes of a reference field or array element
+    unsigned header_size;      // bytes before the first instance field
+    unsigned word_size;        // HeapWordSize: 8 on 64-bit, 4 on 32-bit
+    unsigned array_base;       // offset of the first element
+    unsigned wide_array_base;  // the same for long[] and double[] (aligned to 8 on 32-bit)
 };
 
 // The layouts a dump with this identifier size can come from, most common first.
@@ -61,4 +61,4 @@ private:
     std::vector<shape> shapes_;
 };
 
-} // namespace heapd
+}  // namespace heapd

@@ -14,17 +14,26 @@ struct locate_visitor : heap_visitor {
         return s ? &(*found)[*s] : nullptr;
     }
     void instance(const instance_view& v) {
-        if (auto* o = want(v.id)) { o->tag = 0x21; o->instance = v; }
+        if (auto* o = want(v.id)) {
+            o->tag = 0x21;
+            o->instance = v;
+        }
     }
     void object_array(const object_array_view& v) {
-        if (auto* o = want(v.id)) { o->tag = 0x22; o->object_array = v; }
+        if (auto* o = want(v.id)) {
+            o->tag = 0x22;
+            o->object_array = v;
+        }
     }
     void primitive_array(const primitive_array_view& v) {
-        if (auto* o = want(v.id)) { o->tag = 0x23; o->primitive_array = v; }
+        if (auto* o = want(v.id)) {
+            o->tag = 0x23;
+            o->primitive_array = v;
+        }
     }
 };
 
-} // namespace
+}  // namespace
 
 object_locator::object_locator(const record_index& idx, std::span<const std::uint64_t> ids) {
     for (std::uint64_t id : ids) {
@@ -44,4 +53,4 @@ const located_object* object_locator::find(std::uint64_t id) const {
     return &found_[*s];
 }
 
-} // namespace heapd
+}  // namespace heapd

@@ -31,4 +31,4 @@ private:
     std::vector<located_object> found_;
 };
 
-} // namespace heapd
+}  // namespace heapd

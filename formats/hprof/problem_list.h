@@ -17,8 +17,10 @@ public:
     static constexpr std::size_t max_kept = 100;
 
     void add(error_info e) {
-        if (kept_.size() < max_kept) kept_.push_back(std::move(e));
-        else ++omitted_;
+        if (kept_.size() < max_kept)
+            kept_.push_back(std::move(e));
+        else
+            ++omitted_;
     }
     const std::vector<error_info>& kept() const { return kept_; }
     std::uint64_t omitted() const { return omitted_; }
@@ -29,4 +31,4 @@ private:
     std::uint64_t omitted_ = 0;
 };
 
-} // namespace heapd
+}  // namespace heapd

@@ -12,11 +12,28 @@ class body_reader {
 public:
     body_reader(const hprof_record& rec, unsigned id_size) : rec_(rec), id_size_(id_size) {}
     bool has(std::size_t n) const { return rec_.body.size() - pos_ >= n; }
-    std::uint32_t u4() { auto v = be::u4(at()); pos_ += 4; return v; }
-    std::uint16_t u2() { auto v = be::u2(at()); pos_ += 2; return v; }
-    std::uint64_t id() { auto v = be::id(at(), id_size_); pos_ += id_size_; return v; }
+    std::uint32_t u4() {
+        auto v = be::u4(at());
+        pos_ += 4;
+        return v;
+    }
+    std::uint16_t u2() {
+        auto v = be::u2(at());
+        pos_ += 2;
+        return v;
+    }
+    std::uint64_t id() {
+        auto v = be::id(at(), id_size_);
+        pos_ += id_size_;
+        return v;
+    }
     std::span<const std::byte> rest() const { return rec_.body.subspan(pos_); }
-    std::span<const std::byte> take(std::size_t n) { auto s = rec_.body.subspan(pos_, n); pos_ += n; return s; }
+    std::span<const std::byte> take(std::size_t n) {
+        auto s = rec_.body.subspan(pos_, n);
+        pos_ += n;
+        return s;
+    }
+
 private:
     const std::byte* at() const { return rec_.body.data() + pos_; }
     const hprof_record& rec_;
@@ -25,11 +42,11 @@ private:
 };
 
 error_info short_record(const hprof_record& rec) {
-    return {error_code::bad_value,
-            std::string(record_tag_name(rec.tag)) + " record is shorter than its fields", rec.offset};
+    return {error_code::bad_value, std::string(record_tag_name(rec.tag)) + " record is shorter than its fields",
+            rec.offset};
 }
 
-} // namespace
+}  // namespace
 
 record_index record_index::build(const hprof_reader& reader) {
     record_index idx;
@@ -48,9 +65,9 @@ record_index record_index::build(const hprof_reader& reader) {
             idx.truncated_ = true;
             const char* name = record_tag_name(rec.tag);
             idx.problems_.add({error_code::out_of_bounds,
-                                     std::string("file ends inside a ") + (name ? name : "record") +
-                                         " record: the dump was cut short; showing what was read before the cut",
-                                     rec.offset});
+                               std::string("file ends inside a ") + (name ? name : "record") +
+                                   " record: the dump was cut short; showing what was read before the cut",
+                               rec.offset});
         }
         idx.add(rec);
     }
@@ -63,14 +80,20 @@ void record_index::add(const hprof_record& rec) {
     const unsigned id = id_size_;
     switch (static_cast<record_tag>(rec.tag)) {
     case record_tag::utf8: {
-        if (!r.has(id)) { problems_.add(short_record(rec)); return; }
+        if (!r.has(id)) {
+            problems_.add(short_record(rec));
+            return;
+        }
         std::uint64_t sid = r.id();
         auto text = r.rest();
         utf8_.insert(sid, {reinterpret_cast<const char*>(text.data()), text.size()});
         return;
     }
     case record_tag::load_class: {
-        if (!r.has(8 + 2 * id)) { problems_.add(short_record(rec)); return; }
+        if (!r.has(8 + 2 * id)) {
+            problems_.add(short_record(rec));
+            return;
+        }
         loaded_class c;
         c.serial = r.u4();
         c.class_id = r.id();
@@ -82,7 +105,10 @@ void record_index::add(const hprof_record& rec) {
         return;
     }
     case record_tag::frame: {
-        if (!r.has(8 + 4 * id)) { problems_.add(short_record(rec)); return; }
+        if (!r.has(8 + 4 * id)) {
+            problems_.add(short_record(rec));
+            return;
+        }
         std::uint64_t fid = r.id();
         frame_info f;
         f.method_name_id = r.id();
@@ -94,19 +120,28 @@ void record_index::add(const hprof_record& rec) {
         return;
     }
     case record_tag::trace: {
-        if (!r.has(12)) { problems_.add(short_record(rec)); return; }
+        if (!r.has(12)) {
+            problems_.add(short_record(rec));
+            return;
+        }
         trace_info t;
         t.serial = r.u4();
         t.thread_serial = r.u4();
         std::uint32_t n = r.u4();
-        if (!r.has(std::size_t{n} * id)) { problems_.add(short_record(rec)); return; }
+        if (!r.has(std::size_t{n} * id)) {
+            problems_.add(short_record(rec));
+            return;
+        }
         t.frame_ids = r.take(std::size_t{n} * id);
         trace_by_serial_.insert(t.serial, static_cast<std::uint32_t>(traces_.size()));
         traces_.push_back(t);
         return;
     }
     case record_tag::start_thread: {
-        if (!r.has(8 + 4 * id)) { problems_.add(short_record(rec)); return; }
+        if (!r.has(8 + 4 * id)) {
+            problems_.add(short_record(rec));
+            return;
+        }
         started_thread t;
         t.serial = r.u4();
         t.object_id = r.id();
@@ -118,26 +153,21 @@ void record_index::add(const hprof_record& rec) {
         return;
     }
     case record_tag::heap_dump:
-    case record_tag::heap_dump_segment:
-        heap_records_.push_back(rec);
-        return;
+    case record_tag::heap_dump_segment: heap_records_.push_back(rec); return;
     case record_tag::alloc_sites:
     case record_tag::heap_summary:
     case record_tag::cpu_samples:
-    case record_tag::control_settings:
-        legacy_records_.push_back(rec);
-        return;
+    case record_tag::control_settings: legacy_records_.push_back(rec); return;
     case record_tag::unload_class:
     case record_tag::end_thread:
-    case record_tag::heap_dump_end:
-        return;
+    case record_tag::heap_dump_end: return;
     }
     char hex[8];
     std::snprintf(hex, sizeof hex, "0x%02X", rec.tag);
     problems_.add({error_code::unknown_tag,
-                         std::string("unknown top-level record tag ") + hex + " skipped (" +
-                             std::to_string(rec.body.size()) + " bytes)",
-                         rec.offset});
+                   std::string("unknown top-level record tag ") + hex + " skipped (" + std::to_string(rec.body.size()) +
+                       " bytes)",
+                   rec.offset});
 }
 
 std::string_view record_index::utf8(std::uint64_t id) const {
@@ -155,4 +185,4 @@ const trace_info* record_index::trace(std::uint32_t serial) const {
     return i ? &traces_[*i] : nullptr;
 }
 
-} // namespace heapd
+}  // namespace heapd

@@ -100,4 +100,4 @@ private:
     bool truncated_ = false;
 };
 
-} // namespace heapd
+}  // namespace heapd

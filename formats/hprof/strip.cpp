@@ -5,12 +5,12 @@
 #include <cerrno>
 #include <vector>
 
+#include "base/fd_io.h"
 #include "formats/hprof/class_table.h"
 #include "formats/hprof/heap_walk.h"
 #include "formats/hprof/hprof_reader.h"
 #include "formats/hprof/java_strings.h"
 #include "formats/hprof/record_index.h"
-#include "base/fd_io.h"
 
 namespace heapd {
 namespace {
@@ -55,7 +55,7 @@ result<void> write_out(int fd, const std::byte* p, std::size_t n) {
     return {};
 }
 
-} // namespace
+}  // namespace
 
 result<strip_stats> strip_dump(std::span<const std::byte> dump, int out_fd, const strip_options& options) {
     auto reader = hprof_reader::parse(dump);
@@ -115,4 +115,4 @@ result<strip_stats> strip_dump(std::span<const std::byte> dump, int out_fd, cons
     return stats;
 }
 
-} // namespace heapd
+}  // namespace heapd

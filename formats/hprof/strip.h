@@ -27,4 +27,4 @@ struct strip_stats {
 // dump is copied up to its last whole sub-record.
 result<strip_stats> strip_dump(std::span<const std::byte> dump, int out_fd, const strip_options& options);
 
-} // namespace heapd
+}  // namespace heapd

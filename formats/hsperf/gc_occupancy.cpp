@@ -18,7 +18,7 @@ std::int64_t all_invocations(const jvm_perf_summary& s) {
     return n;
 }
 
-} // namespace
+}  // namespace
 
 collector_family family_of(const jvm_perf_summary& s) {
     if (s.gc_policy == "GarbageFirst") return collector_family::g1;
@@ -54,14 +54,15 @@ double after_collection::percent() const {
 std::optional<after_collection> occupancy_tracker::feed(const jvm_perf_summary& s, double at,
                                                         std::optional<std::int64_t> heap_used_now) {
     const collector_family family = family_of(s);
-    const bool generational = family == collector_family::serial || family == collector_family::parallel ||
-                              family == collector_family::g1;
+    const bool generational =
+        family == collector_family::serial || family == collector_family::parallel || family == collector_family::g1;
     // Collectors 0 and 1 are young and full for the generational collectors; the rest is "other".
     const std::int64_t young = generational ? invocations(s, 0) : 0;
     const std::int64_t full = generational ? invocations(s, 1) : 0;
     const std::int64_t other = all_invocations(s) - young - full;
     const std::int64_t used = s.old_gen ? s.old_gen->used : 0;
-    const std::int64_t max = s.old_gen ? (s.old_gen->max_capacity > 0 ? s.old_gen->max_capacity : s.old_gen->capacity) : 0;
+    const std::int64_t max =
+        s.old_gen ? (s.old_gen->max_capacity > 0 ? s.old_gen->max_capacity : s.old_gen->capacity) : 0;
 
     const bool same = started_ && family == family_ && young >= young_ && full >= full_ && other >= other_;
     const std::int64_t new_young = same ? young - young_ : 0, new_full = same ? full - full_ : 0,
@@ -127,4 +128,4 @@ std::optional<std::int64_t> zgc_heap_used(std::string_view heap_info) {
     }
 }
 
-} // namespace heapd
+}  // namespace heapd

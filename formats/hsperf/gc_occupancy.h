@@ -19,11 +19,11 @@
 // there), so the value read is the one the last pause left. Shenandoah updates the heap's used
 // bytes as the application allocates: the value read at the first look after a cycle holds what
 // was allocated since it ended, an upper bound of what the cycle left (the daemon also adds every
-// poll's figure to the heap trend, heap_trend.h, whose floor keeps what later cycles confirm). ZGC (JDK 17) updates them
-// only at its pauses, before relocation frees what the cycle collected, so its hsperfdata shows the
-// heap about as full as it was when the cycle started; the heap's used bytes after a cycle come
-// from GC.heap_info through attach instead ("ZHeap used 30M, ..."), asked once a cycle has ended
-// (the caller's part: feed takes the figure and measures when a cycle ended since the last one).
+// poll's figure to the heap trend, heap_trend.h, whose floor keeps what later cycles confirm). ZGC (JDK 17) updates
+// them only at its pauses, before relocation frees what the cycle collected, so its hsperfdata shows the heap about as
+// full as it was when the cycle started; the heap's used bytes after a cycle come from GC.heap_info through attach
+// instead ("ZHeap used 30M, ..."), asked once a cycle has ended (the caller's part: feed takes the figure and measures
+// when a cycle ended since the last one).
 //
 // Serial and Parallel free the old generation's garbage only in full collections, which they run
 // when it is full: after a young collection the old generation holds everything promoted since the
@@ -51,11 +51,11 @@ std::string_view measured_space(collector_family f);
 
 // One measurement: the old generation (or heap) as the latest collection left it.
 struct after_collection {
-    double at = 0;                // seconds, on the clock of whoever fed the summary
-    std::int64_t used = 0;        // bytes
-    std::int64_t max = 0;         // bytes it may grow to
-    std::int64_t collections = 0; // collections since the previous summary fed
-    bool full = false;            // a full collection among them (Serial, Parallel, G1): nothing dead was left
+    double at = 0;                 // seconds, on the clock of whoever fed the summary
+    std::int64_t used = 0;         // bytes
+    std::int64_t max = 0;          // bytes it may grow to
+    std::int64_t collections = 0;  // collections since the previous summary fed
+    bool full = false;             // a full collection among them (Serial, Parallel, G1): nothing dead was left
     // used / max in percent (0 when max is unknown).
     double percent() const;
 };
@@ -92,4 +92,4 @@ private:
 // (" ZHeap           used 30M, capacity 64M, max capacity 64M"), nothing when it has no such line.
 std::optional<std::int64_t> zgc_heap_used(std::string_view heap_info);
 
-} // namespace heapd
+}  // namespace heapd

@@ -20,7 +20,8 @@ trend_state heap_trend::predict(double window_seconds, full_prediction& out) con
     if (end == points_.begin()) return trend_state::learning;
     const after_collection& newest = *std::prev(end);
     const double now = newest.at;
-    auto first = std::find_if(points_.begin(), end, [&](const after_collection& p) { return p.at >= now - window_seconds; });
+    auto first =
+        std::find_if(points_.begin(), end, [&](const after_collection& p) { return p.at >= now - window_seconds; });
     const auto n = static_cast<std::size_t>(end - first);
     if (n < min_points || now - first->at < window_seconds / 2) return trend_state::learning;
 
@@ -46,7 +47,8 @@ trend_state heap_trend::predict(double window_seconds, full_prediction& out) con
     }
     // Each third must hold a measurement.
     for (std::size_t k = 0; k < 3; ++k) {
-        const double from = start + span * static_cast<double>(k) / 3, to = start + span * static_cast<double>(k + 1) / 3;
+        const double from = start + span * static_cast<double>(k) / 3,
+                     to = start + span * static_cast<double>(k + 1) / 3;
         if (std::none_of(first, end, [&](const after_collection& p) { return p.at >= from && p.at <= to; }))
             return trend_state::learning;
     }
@@ -81,4 +83,4 @@ trend_state heap_trend::predict(double window_seconds, full_prediction& out) con
     return trend_state::rising;
 }
 
-} // namespace heapd
+}  // namespace heapd

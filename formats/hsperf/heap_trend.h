@@ -79,4 +79,4 @@ void thin_evenly(std::deque<T>& items, std::size_t limit, Position position) {
     }
 }
 
-} // namespace heapd
+}  // namespace heapd

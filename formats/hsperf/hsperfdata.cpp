@@ -30,8 +30,8 @@ std::string hex(std::uint64_t v) {
 }
 
 // Decodes and checks the entry at pos; limit is the end of the used part of the file.
-result<hsperf_entry> read_entry(std::span<const std::byte> bytes, std::uint64_t pos, std::uint64_t limit,
-                                bool le, std::uint32_t index) {
+result<hsperf_entry> read_entry(std::span<const std::byte> bytes, std::uint64_t pos, std::uint64_t limit, bool le,
+                                std::uint32_t index) {
     auto which = [index] { return "hsperfdata entry " + std::to_string(index); };  // built only on failure
     if (pos + hsperf_entry::header_size > limit)
         return fail(error_code::out_of_bounds, which() + ": header runs past the used bytes", pos);
@@ -41,11 +41,16 @@ result<hsperf_entry> read_entry(std::span<const std::byte> bytes, std::uint64_t 
     const std::int32_t vector_length = load<std::int32_t>(h + 8, le);
     const char type = static_cast<char>(h[12]);
     const std::int32_t data_offset = load<std::int32_t>(h + 16, le);
-    if (length < static_cast<std::int32_t>(hsperf_entry::header_size) || pos + static_cast<std::uint64_t>(length) > limit)
-        return fail(error_code::out_of_bounds, which() + ": length " + std::to_string(length) + " runs past the used bytes or below its header", pos);
+    if (length < static_cast<std::int32_t>(hsperf_entry::header_size) ||
+        pos + static_cast<std::uint64_t>(length) > limit)
+        return fail(error_code::out_of_bounds,
+                    which() + ": length " + std::to_string(length) + " runs past the used bytes or below its header",
+                    pos);
     const auto len = static_cast<std::uint64_t>(length);
-    if (name_offset < static_cast<std::int32_t>(hsperf_entry::header_size) || static_cast<std::uint64_t>(name_offset) >= len)
-        return fail(error_code::out_of_bounds, which() + ": name offset " + std::to_string(name_offset) + " outside the entry", pos);
+    if (name_offset < static_cast<std::int32_t>(hsperf_entry::header_size) ||
+        static_cast<std::uint64_t>(name_offset) >= len)
+        return fail(error_code::out_of_bounds,
+                    which() + ": name offset " + std::to_string(name_offset) + " outside the entry", pos);
     const char* name_begin = reinterpret_cast<const char*>(h + name_offset);
     const auto name_room = static_cast<std::size_t>(len - static_cast<std::uint64_t>(name_offset));
     const void* nul = std::memchr(name_begin, 0, name_room);
@@ -54,12 +59,15 @@ result<hsperf_entry> read_entry(std::span<const std::byte> bytes, std::uint64_t 
     if (name.empty()) return fail(error_code::bad_value, which() + ": empty name", pos);
     const std::size_t element = hsperf_type_size(type);
     if (element == 0)
-        return fail(error_code::bad_value, which() + " (" + std::string(name) + "): unknown data type " +
-                    hex(static_cast<unsigned char>(type)), pos);
+        return fail(
+            error_code::bad_value,
+            which() + " (" + std::string(name) + "): unknown data type " + hex(static_cast<unsigned char>(type)), pos);
     if (vector_length < 0)
         return fail(error_code::bad_value, which() + " (" + std::string(name) + "): negative vector length", pos);
-    if (data_offset < static_cast<std::int32_t>(hsperf_entry::header_size) || static_cast<std::uint64_t>(data_offset) > len)
-        return fail(error_code::out_of_bounds, which() + " (" + std::string(name) + "): data offset outside the entry", pos);
+    if (data_offset < static_cast<std::int32_t>(hsperf_entry::header_size) ||
+        static_cast<std::uint64_t>(data_offset) > len)
+        return fail(error_code::out_of_bounds, which() + " (" + std::string(name) + "): data offset outside the entry",
+                    pos);
     const std::uint64_t count = vector_length == 0 ? 1 : static_cast<std::uint64_t>(vector_length);
     const std::uint64_t data_size = count * element;  // below 2^31 * 8: no overflow
     if (static_cast<std::uint64_t>(data_offset) + data_size > len)
@@ -73,19 +81,24 @@ result<hsperf_entry> read_entry(std::span<const std::byte> bytes, std::uint64_t 
     e.units = static_cast<std::uint8_t>(h[14]);
     e.variability = static_cast<std::uint8_t>(h[15]);
     e.vector_length = static_cast<std::uint32_t>(vector_length);
-    e.data = bytes.subspan(static_cast<std::size_t>(pos) + static_cast<std::size_t>(data_offset), static_cast<std::size_t>(data_size));
+    e.data = bytes.subspan(static_cast<std::size_t>(pos) + static_cast<std::size_t>(data_offset),
+                           static_cast<std::size_t>(data_size));
     e.little_endian = le;
     return e;
 }
 
-} // namespace
+}  // namespace
 
 std::size_t hsperf_type_size(char type) {
     switch (type) {
-    case 'B': case 'Z': return 1;
-    case 'C': case 'S': return 2;
-    case 'I': case 'F': return 4;
-    case 'J': case 'D': return 8;
+    case 'B':
+    case 'Z': return 1;
+    case 'C':
+    case 'S': return 2;
+    case 'I':
+    case 'F': return 4;
+    case 'J':
+    case 'D': return 8;
     default: return 0;
     }
 }
@@ -132,20 +145,27 @@ std::span<const hsperf_entry> hsperf_snapshot::with_prefix(std::string_view pref
 
 result<hsperf_data> hsperf_data::parse(std::span<const std::byte> bytes) {
     if (bytes.size() < hsperf_prologue::size)
-        return fail(error_code::out_of_bounds, "hsperfdata of " + std::to_string(bytes.size()) +
-                    " bytes is shorter than its 32-byte prologue", 0);
+        return fail(error_code::out_of_bounds,
+                    "hsperfdata of " + std::to_string(bytes.size()) + " bytes is shorter than its 32-byte prologue", 0);
     if (std::memcmp(bytes.data(), magic, sizeof magic) != 0)
-        return fail(error_code::bad_magic, "not an hsperfdata file (magic " + hex(load<std::uint32_t>(bytes.data(), false)) + ")", 0);
+        return fail(error_code::bad_magic,
+                    "not an hsperfdata file (magic " + hex(load<std::uint32_t>(bytes.data(), false)) + ")", 0);
     const auto order = static_cast<std::uint8_t>(bytes[4]);
-    if (order > 1) return fail(error_code::bad_header, "hsperfdata byte order " + std::to_string(order) + " is neither 0 nor 1", 4);
+    if (order > 1)
+        return fail(error_code::bad_header, "hsperfdata byte order " + std::to_string(order) + " is neither 0 nor 1",
+                    4);
     hsperf_data data(bytes);
     hsperf_prologue p = data.prologue();
     if (p.major != 2)
-        return fail(error_code::unsupported, "hsperfdata version " + std::to_string(p.major) + "." +
-                    std::to_string(p.minor) + " (this reader knows 2.x)", 5);
+        return fail(error_code::unsupported,
+                    "hsperfdata version " + std::to_string(p.major) + "." + std::to_string(p.minor) +
+                        " (this reader knows 2.x)",
+                    5);
     if (p.entry_offset < hsperf_prologue::size || p.entry_offset > bytes.size())
-        return fail(error_code::out_of_bounds, "hsperfdata entry offset " + std::to_string(p.entry_offset) +
-                    " outside the file of " + std::to_string(bytes.size()) + " bytes", 24);
+        return fail(error_code::out_of_bounds,
+                    "hsperfdata entry offset " + std::to_string(p.entry_offset) + " outside the file of " +
+                        std::to_string(bytes.size()) + " bytes",
+                    24);
     return data;
 }
 
@@ -167,11 +187,15 @@ hsperf_prologue hsperf_data::prologue() const {
 result<std::vector<hsperf_entry>> hsperf_data::read_entries(bool& complete) const {
     const hsperf_prologue p = prologue();
     if (p.used > bytes_.size())
-        return fail(error_code::out_of_bounds, "hsperfdata claims " + std::to_string(p.used) + " bytes used of a file of " +
-                    std::to_string(bytes_.size()), 8);
+        return fail(
+            error_code::out_of_bounds,
+            "hsperfdata claims " + std::to_string(p.used) + " bytes used of a file of " + std::to_string(bytes_.size()),
+            8);
     if (p.entry_offset < hsperf_prologue::size || p.entry_offset > p.used)
-        return fail(error_code::out_of_bounds, "hsperfdata entry offset " + std::to_string(p.entry_offset) +
-                    " outside the " + std::to_string(p.used) + " bytes used", 24);
+        return fail(error_code::out_of_bounds,
+                    "hsperfdata entry offset " + std::to_string(p.entry_offset) + " outside the " +
+                        std::to_string(p.used) + " bytes used",
+                    24);
     const std::uint64_t limit = p.used;
     std::vector<hsperf_entry> out;
     out.reserve(std::min<std::size_t>(p.num_entries, (limit - p.entry_offset) / hsperf_entry::header_size));
@@ -204,4 +228,4 @@ result<hsperf_snapshot> hsperf_data::snapshot() const {
     return hsperf_snapshot(std::move(*list), complete);
 }
 
-} // namespace heapd
+}  // namespace heapd

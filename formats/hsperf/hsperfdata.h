@@ -31,26 +31,26 @@ struct hsperf_prologue {
     static constexpr std::size_t size = 32;
     bool little_endian = false;
     std::uint8_t major = 0, minor = 0;
-    bool accessible = false;        // 0 while the JVM is still creating its counters
-    std::uint32_t used = 0;         // bytes of the file in use, prologue included
-    std::uint32_t overflow = 0;     // bytes the JVM wanted beyond the file (counters it dropped)
+    bool accessible = false;     // 0 while the JVM is still creating its counters
+    std::uint32_t used = 0;      // bytes of the file in use, prologue included
+    std::uint32_t overflow = 0;  // bytes the JVM wanted beyond the file (counters it dropped)
     std::int64_t mod_time_stamp = 0;
-    std::uint32_t entry_offset = 0; // file offset of the first entry
+    std::uint32_t entry_offset = 0;  // file offset of the first entry
     std::uint32_t num_entries = 0;
 };
 
 // One counter: views into the file; its value is read when asked for (the JVM updates it in place).
 struct hsperf_entry {
     static constexpr std::size_t header_size = 20;
-    std::uint64_t offset = 0;        // file offset of the entry header
-    std::uint32_t length = 0;        // bytes of the entry, header, name and data included
-    std::string_view name;           // "sun.gc.generation.0.space.0.used"
-    char type = 0;                   // Java type letter: 'J' long, 'B' byte (strings are B vectors), ...
-    std::uint8_t flags = 0;          // bit 0: a supported (public) counter
-    std::uint8_t units = 0;          // an hsperf_units value (others are kept as found)
-    std::uint8_t variability = 0;    // an hsperf_variability value
-    std::uint32_t vector_length = 0; // 0 for a scalar
-    std::span<const std::byte> data; // the value's bytes
+    std::uint64_t offset = 0;         // file offset of the entry header
+    std::uint32_t length = 0;         // bytes of the entry, header, name and data included
+    std::string_view name;            // "sun.gc.generation.0.space.0.used"
+    char type = 0;                    // Java type letter: 'J' long, 'B' byte (strings are B vectors), ...
+    std::uint8_t flags = 0;           // bit 0: a supported (public) counter
+    std::uint8_t units = 0;           // an hsperf_units value (others are kept as found)
+    std::uint8_t variability = 0;     // an hsperf_variability value
+    std::uint32_t vector_length = 0;  // 0 for a scalar
+    std::span<const std::byte> data;  // the value's bytes
     bool little_endian = false;
 
     // The value of a scalar long ('J'); nothing for other types.
@@ -111,4 +111,4 @@ private:
 // The size in bytes of one element of a Java type letter ('J' 8, 'B' 1, ...), 0 for unknown letters.
 std::size_t hsperf_type_size(char type);
 
-} // namespace heapd
+}  // namespace heapd

@@ -39,19 +39,26 @@ std::vector<hsperf_generation> read_generations(const hsperf_snapshot& s) {
         auto [gi, field] = *g;
         hsperf_generation& gen = gens[gi];
         gen.index = gi;
-        if (field == "name") gen.name = text(e);
-        else if (field == "capacity") gen.capacity = number(e);
-        else if (field == "maxCapacity") gen.max_capacity = number(e);
+        if (field == "name")
+            gen.name = text(e);
+        else if (field == "capacity")
+            gen.capacity = number(e);
+        else if (field == "maxCapacity")
+            gen.max_capacity = number(e);
         else if (field.starts_with("space.")) {
             auto sp = indexed(field.substr(6));
             if (!sp) continue;
             auto [si, sfield] = *sp;
             hsperf_space& space = spaces[{gi, si}];
             space.index = si;
-            if (sfield == "name") space.name = text(e);
-            else if (sfield == "used") space.used = number(e);
-            else if (sfield == "capacity") space.capacity = number(e);
-            else if (sfield == "maxCapacity") space.max_capacity = number(e);
+            if (sfield == "name")
+                space.name = text(e);
+            else if (sfield == "used")
+                space.used = number(e);
+            else if (sfield == "capacity")
+                space.capacity = number(e);
+            else if (sfield == "maxCapacity")
+                space.max_capacity = number(e);
         }
     }
     for (auto& [key, space] : spaces) gens[key.first].spaces.push_back(std::move(space));
@@ -72,9 +79,12 @@ std::vector<hsperf_collector> read_collectors(const hsperf_snapshot& s) {
         auto [ci, field] = *c;
         hsperf_collector& col = found[ci];
         col.index = ci;
-        if (field == "name") col.name = text(e);
-        else if (field == "invocations") col.invocations = number(e);
-        else if (field == "time") col.ticks = number(e);
+        if (field == "name")
+            col.name = text(e);
+        else if (field == "invocations")
+            col.invocations = number(e);
+        else if (field == "time")
+            col.ticks = number(e);
     }
     std::vector<hsperf_collector> out;
     for (auto& [index, col] : found) out.push_back(std::move(col));
@@ -98,7 +108,8 @@ std::vector<std::string_view> words(std::string_view s) {
 // A boolean flag's setting in one word: "-XX:+Name", "-XX:-Name", "+Name", "Name=true", ...
 std::optional<bool> bool_setting(std::string_view word, std::string_view flag) {
     if (word.starts_with("-XX:")) word.remove_prefix(4);
-    if (word.size() == flag.size() + 1 && (word[0] == '+' || word[0] == '-') && word.substr(1) == flag) return word[0] == '+';
+    if (word.size() == flag.size() + 1 && (word[0] == '+' || word[0] == '-') && word.substr(1) == flag)
+        return word[0] == '+';
     if (word.starts_with(flag) && word.size() > flag.size() && word[flag.size()] == '=') {
         std::string_view v = word.substr(flag.size() + 1);
         if (v == "true" || v == "1") return true;
@@ -109,9 +120,9 @@ std::optional<bool> bool_setting(std::string_view word, std::string_view flag) {
 
 // Where a value that started at from ends: at the next " -X", " -D", " --", agent or assertion option.
 std::size_t value_end(std::string_view args, std::size_t from) {
-    static constexpr std::string_view starts[] = {" -X", " -D", " --", " -javaagent:", " -agentlib:", " -agentpath:",
-                                                  " -verbose", " -ea", " -da", " -esa", " -dsa",
-                                                  " -enableassertions", " -disableassertions", " -Xbootclasspath"};
+    static constexpr std::string_view starts[] = {
+        " -X",  " -D",  " --",   " -javaagent:", " -agentlib:",        " -agentpath:",        " -verbose",
+        " -ea", " -da", " -esa", " -dsa",        " -enableassertions", " -disableassertions", " -Xbootclasspath"};
     std::size_t end = args.size();
     for (auto s : starts) end = std::min(end, args.find(s, from));
     return end;
@@ -124,8 +135,8 @@ std::vector<std::string> values_of(std::string_view args, std::string_view flag,
     std::size_t pos = 0;
     while ((pos = args.find(flag, pos)) != std::string_view::npos) {
         std::size_t after = pos + flag.size();
-        bool starts_word = pos == 0 || args[pos - 1] == ' ' || (pos >= 4 && args.substr(pos - 4, 4) == "-XX:" &&
-                                                               (pos == 4 || args[pos - 5] == ' '));
+        bool starts_word = pos == 0 || args[pos - 1] == ' ' ||
+                           (pos >= 4 && args.substr(pos - 4, 4) == "-XX:" && (pos == 4 || args[pos - 5] == ' '));
         if (starts_word && after < args.size() && args[after] == '=') {
             std::size_t end = flags_file ? std::min(args.size(), args.find(' ', after)) : value_end(args, after + 1);
             out.emplace_back(args.substr(after + 1, end - after - 1));
@@ -137,7 +148,7 @@ std::vector<std::string> values_of(std::string_view args, std::string_view flag,
     return out;
 }
 
-} // namespace
+}  // namespace
 
 std::int64_t hsperf_generation::used() const {
     std::int64_t sum = 0;
@@ -205,7 +216,8 @@ jvm_perf_summary summarize(const hsperf_snapshot& s, bool accessible) {
     for (const auto& g : r.generations) {
         r.heap.used = add(r.heap.used, g.used());
         r.heap.capacity = add(r.heap.capacity, g.capacity);
-        r.heap.max_capacity = shared_max ? std::max(r.heap.max_capacity, g.max_capacity) : add(r.heap.max_capacity, g.max_capacity);
+        r.heap.max_capacity =
+            shared_max ? std::max(r.heap.max_capacity, g.max_capacity) : add(r.heap.max_capacity, g.max_capacity);
         if (g.index == 1) r.old_gen = hsperf_heap_usage{g.used(), g.capacity, g.max_capacity};
     }
     if (shared_max && r.old_gen) r.heap.max_capacity = r.old_gen->max_capacity;
@@ -220,4 +232,4 @@ result<jvm_perf_summary> summarize(const hsperf_data& data) {
     return summarize(*snap, accessible);
 }
 
-} // namespace heapd
+}  // namespace heapd

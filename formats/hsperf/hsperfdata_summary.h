@@ -31,10 +31,10 @@ struct hsperf_generation {
 // One collector (sun.gc.collector.N): how often it ran and for how long.
 struct hsperf_collector {
     int index = 0;
-    std::string name;              // "G1 young collection pauses"
+    std::string name;  // "G1 young collection pauses"
     std::int64_t invocations = 0;
-    std::int64_t ticks = 0;        // time in sun.os.hrt.ticks
-    double seconds = 0;            // ticks / sun.os.hrt.frequency
+    std::int64_t ticks = 0;  // time in sun.os.hrt.ticks
+    double seconds = 0;      // ticks / sun.os.hrt.frequency
 };
 
 // Used, committed and maximum bytes of the heap or of a part of it.
@@ -46,36 +46,36 @@ struct hsperf_heap_usage {
 
 // The JVM's out-of-memory settings as its arguments give them.
 struct oom_settings {
-    bool heap_dump = false;        // -XX:+HeapDumpOnOutOfMemoryError
-    std::string heap_dump_path;    // -XX:HeapDumpPath=
-    std::string on_error;          // -XX:OnOutOfMemoryError= (several joined with "; ")
-    bool exit = false;             // -XX:+ExitOnOutOfMemoryError
-    bool crash = false;            // -XX:+CrashOnOutOfMemoryError
+    bool heap_dump = false;      // -XX:+HeapDumpOnOutOfMemoryError
+    std::string heap_dump_path;  // -XX:HeapDumpPath=
+    std::string on_error;        // -XX:OnOutOfMemoryError= (several joined with "; ")
+    bool exit = false;           // -XX:+ExitOnOutOfMemoryError
+    bool crash = false;          // -XX:+CrashOnOutOfMemoryError
     bool any() const { return heap_dump || !on_error.empty() || exit || crash; }
 };
 
 // The typed summary of one hsperfdata snapshot; strings are copies, so it outlives the file.
 struct jvm_perf_summary {
-    bool accessible = false;       // the JVM had finished creating its counters
-    bool complete = true;          // no entry was being added as the file was read
-    std::string command;           // sun.rt.javaCommand: main class (or jar) and its arguments
-    std::string main_class;        // the command's first word, as `jps -l` prints it
-    std::string vm_version;        // java.vm.version
-    std::string vm_flags;          // java.rt.vmFlags: the flags file's settings
-    std::string vm_args;           // java.rt.vmArgs: the JVM's arguments
-    std::string gc_policy;         // sun.gc.policy.name: "GarbageFirst", "ParScav:MSC", "Copy:MSC"
-    std::string last_cause;        // sun.gc.lastCause: "G1 Evacuation Pause", "No GC"
+    bool accessible = false;  // the JVM had finished creating its counters
+    bool complete = true;     // no entry was being added as the file was read
+    std::string command;      // sun.rt.javaCommand: main class (or jar) and its arguments
+    std::string main_class;   // the command's first word, as `jps -l` prints it
+    std::string vm_version;   // java.vm.version
+    std::string vm_flags;     // java.rt.vmFlags: the flags file's settings
+    std::string vm_args;      // java.rt.vmArgs: the JVM's arguments
+    std::string gc_policy;    // sun.gc.policy.name: "GarbageFirst", "ParScav:MSC", "Copy:MSC"
+    std::string last_cause;   // sun.gc.lastCause: "G1 Evacuation Pause", "No GC"
     std::vector<hsperf_generation> generations;
     std::vector<hsperf_collector> collectors;
-    hsperf_heap_usage heap;                  // all generations
-    std::optional<hsperf_heap_usage> old_gen; // generation 1 (the whole heap for ZGC and Shenandoah)
-    std::int64_t hrt_frequency = 0;          // ticks per second
-    std::int64_t hrt_ticks = 0;              // ticks since the JVM started, sampled by the JVM
-    std::int64_t create_vm_begin_ms = 0;     // sun.rt.createVmBeginTime, ms since the epoch
-    std::int64_t gc_ticks = 0;               // all collectors' time
+    hsperf_heap_usage heap;                    // all generations
+    std::optional<hsperf_heap_usage> old_gen;  // generation 1 (the whole heap for ZGC and Shenandoah)
+    std::int64_t hrt_frequency = 0;            // ticks per second
+    std::int64_t hrt_ticks = 0;                // ticks since the JVM started, sampled by the JVM
+    std::int64_t create_vm_begin_ms = 0;       // sun.rt.createVmBeginTime, ms since the epoch
+    std::int64_t gc_ticks = 0;                 // all collectors' time
     double gc_seconds = 0;
     double uptime_seconds = 0;
-    std::optional<double> gc_time_share;     // gc_ticks / hrt_ticks
+    std::optional<double> gc_time_share;  // gc_ticks / hrt_ticks
     oom_settings oom;
 };
 
@@ -89,4 +89,4 @@ result<jvm_perf_summary> summarize(const hsperf_data& data);
 // value runs up to the next argument that starts like a JVM option (" -X", " -D", " --", ...).
 oom_settings parse_oom_settings(std::string_view vm_flags, std::string_view vm_args);
 
-} // namespace heapd
+}  // namespace heapd

@@ -26,4 +26,4 @@ error_kind kind_of(error_code code) {
     return error_kind::internal;
 }
 
-} // namespace heapd::wire
+}  // namespace heapd::wire

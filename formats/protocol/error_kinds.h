@@ -13,4 +13,4 @@ namespace heapd::wire {
 // JVM that does not answer or refuses attach, a process another tracer holds, a timeout).
 error_kind kind_of(error_code code);
 
-} // namespace heapd::wire
+}  // namespace heapd::wire

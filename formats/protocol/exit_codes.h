@@ -8,8 +8,8 @@ namespace heapd::exits {
 // An exit status.
 enum exit_code : int {
     ok = 0,
-    usage = 1,              // bad command line
-    bad_input = 2,          // the file cannot be opened or is not a heap dump heapd can read
+    usage = 1,      // bad command line
+    bad_input = 2,  // the file cannot be opened or is not a heap dump heapd can read
     // heapctl
     no_daemon = 3,          // heapd is not running or cannot be reached
     denied = 4,             // heapd refused: the dump or job belongs to another user
@@ -17,10 +17,10 @@ enum exit_code : int {
     failed = 6,             // the job failed or was cancelled, no space, busy, or another refusal
     protocol_mismatch = 7,  // heapd speaks another protocol version, or replied nonsense
     // heapd serve
-    cannot_serve = 3,       // the daemon could not start serving
+    cannot_serve = 3,  // the daemon could not start serving
     // heapd attach
-    jvm_failed = 3,         // the JVM answered with a failure status
-    attach_failed = 4,      // attaching failed (the message names the error code)
+    jvm_failed = 3,     // the JVM answered with a failure status
+    attach_failed = 4,  // attaching failed (the message names the error code)
 };
 
 // heapctl's exit status for an error reply of the daemon.
@@ -35,4 +35,4 @@ inline exit_code exit_for(wire::error_kind kind) {
     }
 }
 
-} // namespace heapd::exits
+}  // namespace heapd::exits

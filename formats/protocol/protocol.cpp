@@ -63,7 +63,8 @@ wire_result<json> parse_envelope(std::string_view payload, std::uint64_t& id, st
                              std::to_string(protocol_version) + ")",
                          id);
     auto t = j.find("type");
-    if (t == j.end() || !t->is_string()) return wire_fail(error_kind::bad_request, "\"type\" is missing or not a string", id);
+    if (t == j.end() || !t->is_string())
+        return wire_fail(error_kind::bad_request, "\"type\" is missing or not a string", id);
     type = t->get<std::string>();
     if (type.empty() || type.size() > max_type_length)
         return wire_fail(error_kind::bad_request, "\"type\" is empty or too long", id);
@@ -88,7 +89,7 @@ wire_result<progress_event> read_progress(const json& p) {
     return e;
 }
 
-} // namespace
+}  // namespace
 
 std::string_view error_kind_name(error_kind kind) {
     for (const auto& [k, name] : kind_names)
@@ -135,8 +136,9 @@ wire_result<std::string> encode_frame(const json& payload, std::uint32_t max_byt
         return wire_fail(error_kind::internal, "message cannot be encoded");
     }
     if (text.size() > max_bytes)
-        return wire_fail(error_kind::too_large, "message of " + std::to_string(text.size()) + " bytes exceeds the limit of " +
-                                                    std::to_string(max_bytes) + " bytes");
+        return wire_fail(error_kind::too_large, "message of " + std::to_string(text.size()) +
+                                                    " bytes exceeds the limit of " + std::to_string(max_bytes) +
+                                                    " bytes");
     const auto n = static_cast<std::uint32_t>(text.size());
     std::string frame;
     frame.reserve(frame_header_bytes + text.size());
@@ -164,7 +166,9 @@ wire_result<std::string> encode_reply(const reply& r, std::uint32_t max_bytes) {
         break;
     case reply_kind::progress:
         j["type"] = "progress";
-        j["progress"] = {{"job", r.progress.job}, {"phase", r.progress.phase}, {"done", r.progress.done},
+        j["progress"] = {{"job", r.progress.job},
+                         {"phase", r.progress.phase},
+                         {"done", r.progress.done},
                          {"total", r.progress.total}};
         break;
     }
@@ -250,8 +254,7 @@ wire_result<void> frame_parser::feed(std::span<const std::byte> bytes) {
 std::optional<std::string> frame_parser::next() {
     if (failed_ || buffer_.size() - pos_ < frame_header_bytes) return std::nullopt;
     std::uint32_t n = 0;
-    for (std::size_t i = 0; i < frame_header_bytes; ++i)
-        n = (n << 8) | static_cast<unsigned char>(buffer_[pos_ + i]);
+    for (std::size_t i = 0; i < frame_header_bytes; ++i) n = (n << 8) | static_cast<unsigned char>(buffer_[pos_ + i]);
     if (buffer_.size() - pos_ - frame_header_bytes < n) return std::nullopt;
     std::string payload = buffer_.substr(pos_ + frame_header_bytes, n);
     pos_ += frame_header_bytes + n;
@@ -290,16 +293,22 @@ unsigned json_depth(std::string_view text) {
     bool in_string = false, escaped = false;
     for (char c : text) {
         if (in_string) {
-            if (escaped) escaped = false;
-            else if (c == '\\') escaped = true;
-            else if (c == '"') in_string = false;
+            if (escaped)
+                escaped = false;
+            else if (c == '\\')
+                escaped = true;
+            else if (c == '"')
+                in_string = false;
             continue;
         }
-        if (c == '"') in_string = true;
-        else if (c == '[' || c == '{') deepest = std::max(deepest, ++depth);
-        else if ((c == ']' || c == '}') && depth > 0) --depth;
+        if (c == '"')
+            in_string = true;
+        else if (c == '[' || c == '{')
+            deepest = std::max(deepest, ++depth);
+        else if ((c == ']' || c == '}') && depth > 0)
+            --depth;
     }
     return deepest;
 }
 
-} // namespace heapd::wire
+}  // namespace heapd::wire

@@ -136,4 +136,4 @@ wire_result<bool> arg_bool(const json& args, std::string_view key, bool fallback
 // The deepest nesting of arrays and objects in a JSON text (strings skipped), without parsing it.
 unsigned json_depth(std::string_view text);
 
-} // namespace heapd::wire
+}  // namespace heapd::wire

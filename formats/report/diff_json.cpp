@@ -5,9 +5,8 @@ namespace heapd {
 namespace {
 
 nlohmann::ordered_json diff_side_json(const diff_side& s, bool retained) {
-    nlohmann::ordered_json j = {{"file", s.file},       {"timestamp_ms", s.timestamp_ms},
-                                {"layout", s.layout},   {"objects", s.objects},
-                                {"shallow_bytes", s.shallow_bytes}, {"classes", s.classes}};
+    nlohmann::ordered_json j = {{"file", s.file},       {"timestamp_ms", s.timestamp_ms},   {"layout", s.layout},
+                                {"objects", s.objects}, {"shallow_bytes", s.shallow_bytes}, {"classes", s.classes}};
     if (retained) {
         j["reachable_objects"] = s.reachable_objects;
         j["reachable_bytes"] = s.reachable_bytes;
@@ -19,7 +18,9 @@ nlohmann::ordered_json class_diff_json(const std::vector<class_diff_entry>& rows
     nlohmann::ordered_json out = nlohmann::ordered_json::array();
     for (const class_diff_entry& e : rows) {
         nlohmann::ordered_json j = {{"class", e.class_name},
-                                    {"status", e.added ? "new" : e.removed ? "gone" : "changed"},
+                                    {"status", e.added     ? "new"
+                                               : e.removed ? "gone"
+                                                           : "changed"},
                                     {"instances_before", e.instances_before},
                                     {"instances_after", e.instances_after},
                                     {"instances_delta", e.instances_delta},
@@ -71,7 +72,7 @@ std::vector<class_diff_entry> class_diff_from_json(const nlohmann::ordered_json&
     return out;
 }
 
-} // namespace
+}  // namespace
 
 result<diff_report> diff_from_json(const nlohmann::ordered_json& j) {
     diff_report r;
@@ -103,4 +104,4 @@ nlohmann::ordered_json to_json(const diff_report& r) {
             {"notes", r.notes}};
 }
 
-} // namespace heapd
+}  // namespace heapd

@@ -8,9 +8,9 @@
 namespace heapd {
 namespace {
 
+using text::clock_text;
 using text::fmt;
 using text::rows;
-using text::clock_text;
 
 // |d| without overflow, INT64_MIN included.
 std::uint64_t magnitude(std::int64_t d) {
@@ -70,11 +70,14 @@ void diff_rows(std::string& out, const char* title, const char* order, const std
         out += fmt("  %4u %12s %12s %11s %11s %11s  %s%s\n", i + 1, signed_count(e.instances_delta).c_str(),
                    grouped(e.instances_after).c_str(), signed_bytes(e.shallow_delta).c_str(),
                    human_bytes(e.shallow_after).c_str(), retained ? signed_bytes(e.retained_delta).c_str() : "",
-                   e.class_name.c_str(), e.added ? " (new)" : e.removed ? " (gone)" : "");
+                   e.class_name.c_str(),
+                   e.added     ? " (new)"
+                   : e.removed ? " (gone)"
+                               : "");
     }
 }
 
-} // namespace
+}  // namespace
 
 std::string render_text(const diff_report& r, const text_options& options) {
     std::string out;
@@ -88,8 +91,8 @@ std::string render_text(const diff_report& r, const text_options& options) {
     } else {
         const class_diff_entry& g = r.grew.front();
         out += "\nGrew most: " + g.class_name + (g.added ? " (new)" : "") + "\n  " + signed_count(g.instances_delta) +
-               " instances (" + percent(g.instances_before, g.instances_after) + "), " +
-               signed_bytes(g.shallow_delta) + " shallow (" + percent(g.shallow_before, g.shallow_after) + ")";
+               " instances (" + percent(g.instances_before, g.instances_after) + "), " + signed_bytes(g.shallow_delta) +
+               " shallow (" + percent(g.shallow_before, g.shallow_after) + ")";
         if (r.retained)
             out += ", " + signed_bytes(g.retained_delta) + " retained (" +
                    percent(g.retained_before, g.retained_after) + ")";
@@ -101,4 +104,4 @@ std::string render_text(const diff_report& r, const text_options& options) {
     return out;
 }
 
-} // namespace heapd
+}  // namespace heapd

@@ -8,36 +8,36 @@ namespace {
 
 const char* header_of(jvm_column c) {
     switch (c) {
-        case jvm_column::pid: return "PID";
-        case jvm_column::ns_pid: return "NSPID";
-        case jvm_column::user: return "USER";
-        case jvm_column::where: return "WHERE";
-        case jvm_column::heap_used: return "HEAP USED";
-        case jvm_column::heap_max: return "HEAP MAX";
-        case jvm_column::old_gen: return "OLD GEN";
-        case jvm_column::after_gc: return "AFTER GC";
-        case jvm_column::gc_time: return "GC TIME";
-        case jvm_column::on_oom: return "ON OOM";
-        case jvm_column::version: return "VERSION";
-        case jvm_column::main_class: return "MAIN CLASS";
+    case jvm_column::pid: return "PID";
+    case jvm_column::ns_pid: return "NSPID";
+    case jvm_column::user: return "USER";
+    case jvm_column::where: return "WHERE";
+    case jvm_column::heap_used: return "HEAP USED";
+    case jvm_column::heap_max: return "HEAP MAX";
+    case jvm_column::old_gen: return "OLD GEN";
+    case jvm_column::after_gc: return "AFTER GC";
+    case jvm_column::gc_time: return "GC TIME";
+    case jvm_column::on_oom: return "ON OOM";
+    case jvm_column::version: return "VERSION";
+    case jvm_column::main_class: return "MAIN CLASS";
     }
     return "?";
 }
 
 std::string cell_of(const jvm_table_row& r, jvm_column c) {
     switch (c) {
-        case jvm_column::pid: return std::to_string(r.pid);
-        case jvm_column::ns_pid: return r.ns_pid;
-        case jvm_column::user: return r.user;
-        case jvm_column::where: return r.where;
-        case jvm_column::heap_used: return r.heap_used;
-        case jvm_column::heap_max: return r.heap_max;
-        case jvm_column::old_gen: return r.old_gen;
-        case jvm_column::after_gc: return r.after_gc;
-        case jvm_column::gc_time: return r.gc_time;
-        case jvm_column::on_oom: return r.on_oom;
-        case jvm_column::version: return r.version;
-        case jvm_column::main_class: return r.main_class;
+    case jvm_column::pid: return std::to_string(r.pid);
+    case jvm_column::ns_pid: return r.ns_pid;
+    case jvm_column::user: return r.user;
+    case jvm_column::where: return r.where;
+    case jvm_column::heap_used: return r.heap_used;
+    case jvm_column::heap_max: return r.heap_max;
+    case jvm_column::old_gen: return r.old_gen;
+    case jvm_column::after_gc: return r.after_gc;
+    case jvm_column::gc_time: return r.gc_time;
+    case jvm_column::on_oom: return r.on_oom;
+    case jvm_column::version: return r.version;
+    case jvm_column::main_class: return r.main_class;
     }
     return "?";
 }
@@ -45,7 +45,7 @@ std::string cell_of(const jvm_table_row& r, jvm_column c) {
 // pid_max is at most 2^22 (4194304): seven digits.
 constexpr std::size_t pid_width = 7;
 
-} // namespace
+}  // namespace
 
 std::string jvm_table_text(const std::vector<jvm_column>& columns, const std::vector<jvm_table_row>& rows) {
     if (rows.empty() || columns.empty()) return {};
@@ -75,4 +75,4 @@ std::string jvm_table_text(const std::vector<jvm_column>& columns, const std::ve
     return out;
 }
 
-} // namespace heapd::text
+}  // namespace heapd::text

@@ -7,7 +7,20 @@
 namespace heapd::text {
 
 // A column of the JVM table, in the order they are printed.
-enum class jvm_column { pid, ns_pid, user, where, heap_used, heap_max, old_gen, after_gc, gc_time, on_oom, version, main_class };
+enum class jvm_column {
+    pid,
+    ns_pid,
+    user,
+    where,
+    heap_used,
+    heap_max,
+    old_gen,
+    after_gc,
+    gc_time,
+    on_oom,
+    version,
+    main_class
+};
 
 // One JVM as the table shows it: each cell already text ("-" for nothing to show), pid as a number.
 struct jvm_table_row {
@@ -19,4 +32,4 @@ struct jvm_table_row {
 // PID right-aligned in seven characters as ps(1) prints it, the last column unpadded. Nothing for no rows.
 std::string jvm_table_text(const std::vector<jvm_column>& columns, const std::vector<jvm_table_row>& rows);
 
-} // namespace heapd::text
+}  // namespace heapd::text

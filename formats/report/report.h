@@ -42,7 +42,7 @@ struct summary_report {
     std::string format;
     unsigned id_size = 0;
     std::uint64_t timestamp_ms = 0;
-    std::string layout;  // the VM's object layout that sizes are computed for
+    std::string layout;            // the VM's object layout that sizes are computed for
     bool layout_inferred = false;  // true when object addresses confirmed it, false when assumed
     std::uint64_t instances = 0, object_arrays = 0, primitive_arrays = 0, classes = 0;
     std::uint64_t shallow_bytes = 0;
@@ -63,14 +63,12 @@ struct legacy_report {
     std::uint64_t sites_total_live_bytes = 0, sites_total_live_instances = 0;
     std::vector<alloc_site_report> alloc_sites;  // by live bytes, descending
     std::uint64_t cpu_total_samples = 0;
-    std::vector<std::pair<std::uint64_t, std::string>> cpu_samples;  // (samples, top frame), descending
+    std::vector<std::pair<std::uint64_t, std::string>> cpu_samples;            // (samples, top frame), descending
     std::optional<std::pair<std::uint64_t, std::uint64_t>> heap_summary_live;  // (bytes, instances)
     std::optional<std::pair<std::uint64_t, std::uint64_t>> heap_summary_allocated;
     std::optional<std::uint32_t> control_flags;
     std::optional<std::uint32_t> control_stack_depth;
-    bool empty() const {
-        return alloc_sites.empty() && cpu_samples.empty() && !heap_summary_live && !control_flags;
-    }
+    bool empty() const { return alloc_sites.empty() && cpu_samples.empty() && !heap_summary_live && !control_flags; }
 };
 
 // An object that keeps others alive, with what it retains.
@@ -90,9 +88,9 @@ struct retained_class_entry {
 // One object on a path from a GC root, and how it holds the next one.
 struct path_step {
     std::uint64_t id = 0;
-    std::string class_name;  // "class NAME" for class objects
-    bool is_class = false;   // a class object (its statics hold the next step)
-    std::string field;       // instance or static field name, or "[i]" for an array element; "" at the end
+    std::string class_name;    // "class NAME" for class objects
+    bool is_class = false;     // a class object (its statics hold the next step)
+    std::string field;         // instance or static field name, or "[i]" for an array element; "" at the end
     std::uint64_t repeat = 1;  // a run of steps of the same class through the same field (a chain)
 };
 
@@ -123,16 +121,16 @@ struct accumulated_class {
 
 // An object, or the instances of a class, retaining a large share of the reachable heap.
 struct leak_suspect {
-    bool is_class = false;         // instances of one class together, no single one large
-    dominator_entry suspect;       // the object (for a class: its biggest instance)
-    std::uint64_t instances = 0;   // for a class: its instances counted
+    bool is_class = false;        // instances of one class together, no single one large
+    dominator_entry suspect;      // the object (for a class: its biggest instance)
+    std::uint64_t instances = 0;  // for a class: its instances counted
     std::uint64_t retained_bytes = 0;
-    double share = 0;              // of the reachable bytes
-    dominator_entry accumulation;  // where the memory accumulates (below the suspect)
-    std::uint64_t chain_length = 0;             // > 1: the accumulation point heads a chain of its class
-    std::vector<accumulated_class> accumulated; // the accumulation point's children by class
-    std::vector<accumulated_class> held_by;     // for a class: its instances' dominators by class
-    gc_path path;                               // from a GC root to the accumulation point
+    double share = 0;                            // of the reachable bytes
+    dominator_entry accumulation;                // where the memory accumulates (below the suspect)
+    std::uint64_t chain_length = 0;              // > 1: the accumulation point heads a chain of its class
+    std::vector<accumulated_class> accumulated;  // the accumulation point's children by class
+    std::vector<accumulated_class> held_by;      // for a class: its instances' dominators by class
+    gc_path path;                                // from a GC root to the accumulation point
 };
 
 // The dominator tree's findings: biggest retainers, retention by class, and reachability.
@@ -140,10 +138,10 @@ struct retention_report {
     bool computed = false;
     std::uint64_t reachable_objects = 0, reachable_bytes = 0;
     std::uint64_t unreachable_objects = 0, unreachable_bytes = 0;
-    std::vector<dominator_entry> dominators;               // by retained bytes, descending
-    std::vector<retained_class_entry> retained_by_class;   // by retained bytes, descending
-    double suspect_threshold = 0;                           // share of the reachable bytes
-    std::vector<leak_suspect> leak_suspects;                // by retained bytes, descending
+    std::vector<dominator_entry> dominators;              // by retained bytes, descending
+    std::vector<retained_class_entry> retained_by_class;  // by retained bytes, descending
+    double suspect_threshold = 0;                         // share of the reachable bytes
+    std::vector<leak_suspect> leak_suspects;              // by retained bytes, descending
 };
 
 // Something in the dump that could not be read; truncation is expected of dying JVMs.
@@ -210,7 +208,7 @@ struct analysis_report {
     waste_report waste;
 };
 
-} // namespace heapd
+}  // namespace heapd
 
 namespace heapd {
 
@@ -238,11 +236,11 @@ struct diff_side {
 // `heapd diff`: what changed per class between an earlier and a later dump, biggest growth first.
 struct diff_report {
     diff_side before, after;
-    bool retained = false;  // retained sizes were computed for both dumps
+    bool retained = false;                 // retained sizes were computed for both dumps
     std::vector<class_diff_entry> grew;    // by growth, largest first (see formats/analysis/dump_diff.h)
     std::vector<class_diff_entry> shrank;  // by shrinkage, largest first
     std::uint64_t grew_classes = 0, shrank_classes = 0, unchanged_classes = 0;  // before any cut to top
     std::vector<std::string> notes;  // why the two dumps may not compare well
 };
 
-} // namespace heapd
+}  // namespace heapd

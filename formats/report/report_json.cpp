@@ -24,11 +24,15 @@ json legacy_json(const legacy_report& l) {
     if (!l.alloc_sites.empty()) {
         json sites = json::array();
         for (const auto& s : l.alloc_sites)
-            sites.push_back({{"class", s.class_name}, {"trace", s.trace_serial}, {"live_bytes", s.live_bytes},
-                             {"live_instances", s.live_instances}, {"allocated_bytes", s.allocated_bytes},
+            sites.push_back({{"class", s.class_name},
+                             {"trace", s.trace_serial},
+                             {"live_bytes", s.live_bytes},
+                             {"live_instances", s.live_instances},
+                             {"allocated_bytes", s.allocated_bytes},
                              {"allocated_instances", s.allocated_instances}});
         j["alloc_sites"] = {{"total_live_bytes", l.sites_total_live_bytes},
-                            {"total_live_instances", l.sites_total_live_instances}, {"sites", sites}};
+                            {"total_live_instances", l.sites_total_live_instances},
+                            {"sites", sites}};
     }
     if (!l.cpu_samples.empty()) {
         json traces = json::array();
@@ -36,17 +40,18 @@ json legacy_json(const legacy_report& l) {
         j["cpu_samples"] = {{"total", l.cpu_total_samples}, {"traces", traces}};
     }
     if (l.heap_summary_live)
-        j["heap_summary"] = {{"live_bytes", l.heap_summary_live->first}, {"live_instances", l.heap_summary_live->second},
+        j["heap_summary"] = {{"live_bytes", l.heap_summary_live->first},
+                             {"live_instances", l.heap_summary_live->second},
                              {"allocated_bytes", l.heap_summary_allocated->first},
                              {"allocated_instances", l.heap_summary_allocated->second}};
-    if (l.control_flags)
-        j["control_settings"] = {{"flags", *l.control_flags}, {"stack_depth", *l.control_stack_depth}};
+    if (l.control_flags) j["control_settings"] = {{"flags", *l.control_flags}, {"stack_depth", *l.control_stack_depth}};
     return j;
 }
 
 json groups_json(const std::vector<accumulated_class>& groups) {
     json a = json::array();
-    for (const auto& g : groups) a.push_back({{"class", g.class_name}, {"count", g.count}, {"retained_bytes", g.retained_bytes}});
+    for (const auto& g : groups)
+        a.push_back({{"class", g.class_name}, {"count", g.count}, {"retained_bytes", g.retained_bytes}});
     return a;
 }
 
@@ -59,12 +64,15 @@ std::vector<accumulated_class> groups_from_json(const json& a) {
 }
 
 json entry_json(const dominator_entry& d) {
-    return {{"id", d.id}, {"class", d.class_name}, {"shallow_bytes", d.shallow_bytes}, {"retained_bytes", d.retained_bytes}};
+    return {{"id", d.id},
+            {"class", d.class_name},
+            {"shallow_bytes", d.shallow_bytes},
+            {"retained_bytes", d.retained_bytes}};
 }
 
 dominator_entry entry_from_json(const json& d) {
-    return {d.at("id").get<std::uint64_t>(), d.at("class").get<std::string>(), d.at("shallow_bytes").get<std::uint64_t>(),
-            d.at("retained_bytes").get<std::uint64_t>()};
+    return {d.at("id").get<std::uint64_t>(), d.at("class").get<std::string>(),
+            d.at("shallow_bytes").get<std::uint64_t>(), d.at("retained_bytes").get<std::uint64_t>()};
 }
 
 json suspects_json(const retention_report& t) {
@@ -96,8 +104,8 @@ gc_path path_from_json(const json& j) {
     p.root_kinds = j.at("root_kinds").get<std::vector<std::string>>();
     p.length = j.at("length").get<std::uint64_t>();
     for (const json& s : j.at("steps"))
-        p.steps.push_back({s.at("id").get<std::uint64_t>(), s.at("class").get<std::string>(), s.value("is_class", false),
-                           s.value("field", ""), s.value("repeat", std::uint64_t{1})});
+        p.steps.push_back({s.at("id").get<std::uint64_t>(), s.at("class").get<std::string>(),
+                           s.value("is_class", false), s.value("field", ""), s.value("repeat", std::uint64_t{1})});
     return p;
 }
 
@@ -131,10 +139,10 @@ void legacy_from_json(const json& j, legacy_report& l) {
         l.sites_total_live_bytes = a.at("total_live_bytes").get<std::uint64_t>();
         l.sites_total_live_instances = a.at("total_live_instances").get<std::uint64_t>();
         for (const json& s : a.at("sites"))
-            l.alloc_sites.push_back({s.at("class").get<std::string>(), s.at("trace").get<std::uint32_t>(),
-                                     s.at("live_bytes").get<std::uint64_t>(), s.at("live_instances").get<std::uint64_t>(),
-                                     s.at("allocated_bytes").get<std::uint64_t>(),
-                                     s.at("allocated_instances").get<std::uint64_t>()});
+            l.alloc_sites.push_back(
+                {s.at("class").get<std::string>(), s.at("trace").get<std::uint32_t>(),
+                 s.at("live_bytes").get<std::uint64_t>(), s.at("live_instances").get<std::uint64_t>(),
+                 s.at("allocated_bytes").get<std::uint64_t>(), s.at("allocated_instances").get<std::uint64_t>()});
     }
     if (j.contains("cpu_samples")) {
         l.cpu_total_samples = j.at("cpu_samples").at("total").get<std::uint64_t>();
@@ -156,17 +164,28 @@ void legacy_from_json(const json& j, legacy_report& l) {
 json waste_json(const waste_report& w) {
     json top = json::array(), collections = json::array(), boxed = json::array(), zeros = json::array();
     for (const auto& d : w.duplicate_strings_top)
-        top.push_back({{"content", d.content}, {"length", d.length}, {"copies", d.copies}, {"saving_bytes", d.saving_bytes}});
+        top.push_back(
+            {{"content", d.content}, {"length", d.length}, {"copies", d.copies}, {"saving_bytes", d.saving_bytes}});
     for (const auto& c : w.collections)
-        collections.push_back({{"class", c.class_name}, {"count", c.count}, {"empty", c.empty}, {"sparse", c.sparse},
+        collections.push_back({{"class", c.class_name},
+                               {"count", c.count},
+                               {"empty", c.empty},
+                               {"sparse", c.sparse},
                                {"saving_bytes", c.saving_bytes}});
     for (const auto& b : w.boxed)
-        boxed.push_back({{"class", b.class_name}, {"count", b.count}, {"bytes", b.bytes},
-                         {"distinct_values", b.distinct_values}, {"saving_bytes", b.saving_bytes}});
-    for (const auto& z : w.zero_arrays) zeros.push_back({{"class", z.class_name}, {"count", z.count}, {"bytes", z.bytes}});
+        boxed.push_back({{"class", b.class_name},
+                         {"count", b.count},
+                         {"bytes", b.bytes},
+                         {"distinct_values", b.distinct_values},
+                         {"saving_bytes", b.saving_bytes}});
+    for (const auto& z : w.zero_arrays)
+        zeros.push_back({{"class", z.class_name}, {"count", z.count}, {"bytes", z.bytes}});
     return {{"saving_bytes", w.saving_bytes},
-            {"duplicate_strings", {{"groups", w.duplicate_string_groups}, {"strings", w.duplicate_strings},
-                                   {"saving_bytes", w.duplicate_string_saving}, {"top", top}}},
+            {"duplicate_strings",
+             {{"groups", w.duplicate_string_groups},
+              {"strings", w.duplicate_strings},
+              {"saving_bytes", w.duplicate_string_saving},
+              {"top", top}}},
             {"collections", {{"saving_bytes", w.collection_saving}, {"classes", collections}}},
             {"boxed", {{"saving_bytes", w.boxed_saving}, {"classes", boxed}}},
             {"zero_arrays", {{"saving_bytes", w.zero_array_saving}, {"types", zeros}}}};
@@ -181,22 +200,22 @@ void waste_from_json(const json& j, waste_report& w) {
     w.duplicate_strings = u64(d, "strings");
     w.duplicate_string_saving = u64(d, "saving_bytes");
     for (const json& e : d.at("top"))
-        w.duplicate_strings_top.push_back({e.at("content").get<std::string>(), u64(e, "length"), u64(e, "copies"),
-                                           u64(e, "saving_bytes")});
+        w.duplicate_strings_top.push_back(
+            {e.at("content").get<std::string>(), u64(e, "length"), u64(e, "copies"), u64(e, "saving_bytes")});
     w.collection_saving = u64(j.at("collections"), "saving_bytes");
     for (const json& e : j.at("collections").at("classes"))
         w.collections.push_back({e.at("class").get<std::string>(), u64(e, "count"), u64(e, "empty"), u64(e, "sparse"),
                                  u64(e, "saving_bytes")});
     w.boxed_saving = u64(j.at("boxed"), "saving_bytes");
     for (const json& e : j.at("boxed").at("classes"))
-        w.boxed.push_back({e.at("class").get<std::string>(), u64(e, "count"), u64(e, "bytes"), u64(e, "distinct_values"),
-                           u64(e, "saving_bytes")});
+        w.boxed.push_back({e.at("class").get<std::string>(), u64(e, "count"), u64(e, "bytes"),
+                           u64(e, "distinct_values"), u64(e, "saving_bytes")});
     w.zero_array_saving = u64(j.at("zero_arrays"), "saving_bytes");
     for (const json& e : j.at("zero_arrays").at("types"))
         w.zero_arrays.push_back({e.at("class").get<std::string>(), u64(e, "count"), u64(e, "bytes")});
 }
 
-} // namespace
+}  // namespace
 
 nlohmann::ordered_json to_json(const analysis_report& r) {
     const summary_report& s = r.summary;
@@ -217,7 +236,9 @@ nlohmann::ordered_json to_json(const analysis_report& r) {
                     {"gc_roots", pairs_object(s.gc_roots)}};
     json histogram = json::array();
     for (const auto& e : r.histogram)
-        histogram.push_back({{"class", e.class_name}, {"class_id", e.class_id}, {"instances", e.instances},
+        histogram.push_back({{"class", e.class_name},
+                             {"class_id", e.class_id},
+                             {"instances", e.instances},
                              {"shallow_bytes", e.shallow_bytes}});
     json largest = json::array();
     for (const auto& o : r.largest_objects) {
@@ -236,7 +257,9 @@ nlohmann::ordered_json to_json(const analysis_report& r) {
     json problems = json::array();
     json dominators = json::array(), by_class = json::array();
     for (const auto& d : r.retention.dominators)
-        dominators.push_back({{"id", d.id}, {"class", d.class_name}, {"shallow_bytes", d.shallow_bytes},
+        dominators.push_back({{"id", d.id},
+                              {"class", d.class_name},
+                              {"shallow_bytes", d.shallow_bytes},
                               {"retained_bytes", d.retained_bytes}});
     for (const auto& c : r.retention.retained_by_class)
         by_class.push_back({{"class", c.class_name}, {"retained_bytes", c.retained_bytes}});
@@ -275,9 +298,12 @@ json path_json(const gc_path& path) {
 json to_json(const object_paths_report& r) {
     json paths = json::array();
     for (const gc_path& p : r.paths) paths.push_back(path_json(p));
-    return {{"file", r.file},           {"id", r.id},
-            {"class", r.class_name},    {"shallow_bytes", r.shallow_bytes},
-            {"retained_bytes", r.retained_bytes}, {"reachable", r.reachable},
+    return {{"file", r.file},
+            {"id", r.id},
+            {"class", r.class_name},
+            {"shallow_bytes", r.shallow_bytes},
+            {"retained_bytes", r.retained_bytes},
+            {"reachable", r.reachable},
             {"paths", paths}};
 }
 
@@ -342,9 +368,11 @@ result<analysis_report> report_from_json(const nlohmann::ordered_json& j) {
             t.unreachable_bytes = reach.at("unreachable_bytes").get<std::uint64_t>();
             for (const json& d : j.at("dominators"))
                 t.dominators.push_back({d.at("id").get<std::uint64_t>(), d.at("class").get<std::string>(),
-                                        d.at("shallow_bytes").get<std::uint64_t>(), d.at("retained_bytes").get<std::uint64_t>()});
+                                        d.at("shallow_bytes").get<std::uint64_t>(),
+                                        d.at("retained_bytes").get<std::uint64_t>()});
             for (const json& c : j.at("retained_by_class"))
-                t.retained_by_class.push_back({c.at("class").get<std::string>(), c.at("retained_bytes").get<std::uint64_t>()});
+                t.retained_by_class.push_back(
+                    {c.at("class").get<std::string>(), c.at("retained_bytes").get<std::uint64_t>()});
             if (j.contains("leak_suspects")) suspects_from_json(j.at("leak_suspects"), t);
         }
         if (j.contains("problems"))
@@ -358,4 +386,4 @@ result<analysis_report> report_from_json(const nlohmann::ordered_json& j) {
     }
 }
 
-} // namespace heapd
+}  // namespace heapd

@@ -30,4 +30,4 @@ nlohmann::ordered_json to_json(const diff_report& r);
 // Reads a diff back; fails with bad_value when a required key is missing or of the wrong type.
 result<diff_report> diff_from_json(const nlohmann::ordered_json& j);
 
-} // namespace heapd
+}  // namespace heapd

@@ -176,7 +176,8 @@ void wrapped_list(std::string& out, const std::string& indent, const std::string
 std::string groups_text(const std::vector<accumulated_class>& groups) {
     std::string s;
     for (const auto& a : groups)
-        s += (s.empty() ? "" : ", ") + grouped(a.count) + " " + a.class_name + " (" + human_bytes(a.retained_bytes) + ")";
+        s += (s.empty() ? "" : ", ") + grouped(a.count) + " " + a.class_name + " (" + human_bytes(a.retained_bytes) +
+             ")";
     return s;
 }
 
@@ -232,7 +233,8 @@ void waste(std::string& out, const analysis_report& r, unsigned top) {
         out += fmt("  %-17s %9s  ", what, human_bytes(bytes).c_str()) + detail + "\n";
     };
     line("Duplicate strings", w.duplicate_string_saving,
-         grouped(w.duplicate_strings) + " Strings in " + grouped(w.duplicate_string_groups) + " groups of equal contents");
+         grouped(w.duplicate_strings) + " Strings in " + grouped(w.duplicate_string_groups) +
+             " groups of equal contents");
     line("Collections", w.collection_saving,
          grouped(empty) + " empty, " + grouped(sparse) + " sparse of " + grouped(collections) + " maps and lists");
     line("Boxed primitives", w.boxed_saving, grouped(boxes) + " boxes of " + grouped(distinct) + " distinct values");
@@ -252,7 +254,8 @@ void waste(std::string& out, const analysis_report& r, unsigned top) {
         for (unsigned i = 0; i < n; ++i) {
             const collection_waste_entry& c = w.collections[i];
             out += fmt("  %4u %9s %9s %9s %9s  ", i + 1, grouped(c.count).c_str(), grouped(c.empty).c_str(),
-                       grouped(c.sparse).c_str(), human_bytes(c.saving_bytes).c_str()) + c.class_name + "\n";
+                       grouped(c.sparse).c_str(), human_bytes(c.saving_bytes).c_str()) +
+                   c.class_name + "\n";
         }
     }
     if (!w.boxed.empty()) {
@@ -261,7 +264,8 @@ void waste(std::string& out, const analysis_report& r, unsigned top) {
         for (unsigned i = 0; i < w.boxed.size(); ++i) {
             const boxed_waste_entry& b = w.boxed[i];
             out += fmt("  %4u %9s %9s %9s %9s  ", i + 1, grouped(b.count).c_str(), human_bytes(b.bytes).c_str(),
-                       grouped(b.distinct_values).c_str(), human_bytes(b.saving_bytes).c_str()) + b.class_name + "\n";
+                       grouped(b.distinct_values).c_str(), human_bytes(b.saving_bytes).c_str()) +
+                   b.class_name + "\n";
         }
     }
     if (!w.zero_arrays.empty()) {
@@ -294,8 +298,9 @@ void legacy(std::string& out, const analysis_report& r, unsigned top) {
     if (l.empty()) return;
     out += "\nProfiler records (old hprof agent)\n";
     if (l.control_flags)
-        out += fmt("  Control settings: allocation traces %s, CPU sampling %s, stack depth %u\n",
-                   (*l.control_flags & 1) ? "on" : "off", (*l.control_flags & 2) ? "on" : "off", *l.control_stack_depth);
+        out +=
+            fmt("  Control settings: allocation traces %s, CPU sampling %s, stack depth %u\n",
+                (*l.control_flags & 1) ? "on" : "off", (*l.control_flags & 2) ? "on" : "off", *l.control_stack_depth);
     if (l.heap_summary_live)
         out += fmt("  Heap summary: %llu live bytes in %llu instances; %llu bytes in %llu instances allocated\n",
                    static_cast<unsigned long long>(l.heap_summary_live->first),
@@ -333,7 +338,7 @@ void legacy(std::string& out, const analysis_report& r, unsigned top) {
     }
 }
 
-} // namespace
+}  // namespace
 
 std::string grouped(std::uint64_t v) {
     std::string digits = std::to_string(v), out;
@@ -349,8 +354,9 @@ std::string render_text(const object_paths_report& r) {
                       human_bytes(r.shallow_bytes) + " shallow, " + human_bytes(r.retained_bytes) + " retained\n";
     if (!r.file.empty()) out += "  in " + r.file + "\n";
     if (!r.reachable) {
-        out += "  unreachable: no chain of strong references from a GC root leads to it "
-               "(garbage, or held only through weak, soft or phantom references)\n";
+        out +=
+            "  unreachable: no chain of strong references from a GC root leads to it "
+            "(garbage, or held only through weak, soft or phantom references)\n";
         return out;
     }
     unsigned i = 0;
@@ -426,4 +432,4 @@ std::string render_text(const analysis_report& r, const text_options& options) {
     return out;
 }
 
-} // namespace heapd
+}  // namespace heapd

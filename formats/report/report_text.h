@@ -10,12 +10,19 @@ namespace heapd {
 struct text_options {
     // Which parts after the header: all by default; `heapctl histo` and `threads` pick one.
     enum section : unsigned {
-        suspects = 1, retention = 2, histogram = 4, largest = 8, waste = 16, threads = 32, legacy = 64, all = 127
+        suspects = 1,
+        retention = 2,
+        histogram = 4,
+        largest = 8,
+        waste = 16,
+        threads = 32,
+        legacy = 64,
+        all = 127
     };
-    unsigned top = 20;           // rows per table (0: all)
-    unsigned max_frames = 32;    // frames shown per thread (0: all)
-    unsigned sections = all;     // a set of section bits
-    std::string title = {};      // the first line; "heapd analyze: FILE" when empty
+    unsigned top = 20;         // rows per table (0: all)
+    unsigned max_frames = 32;  // frames shown per thread (0: all)
+    unsigned sections = all;   // a set of section bits
+    std::string title = {};    // the first line; "heapd analyze: FILE" when empty
 };
 
 // The whole report as text, lines under 100 columns where the data allows.
@@ -41,4 +48,4 @@ std::string human_bytes(std::uint64_t bytes);
 // "2026-11-21 08:37:12 UTC" for milliseconds since the epoch.
 std::string utc_time(std::uint64_t ms);
 
-} // namespace heapd
+}  // namespace heapd

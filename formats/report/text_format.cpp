@@ -26,4 +26,4 @@ std::string round_percent(double percent) {
     return fmt(r == std::floor(r) ? "%.0f%%" : "%.1f%%", r);
 }
 
-} // namespace heapd::text
+}  // namespace heapd::text

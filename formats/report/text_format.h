@@ -32,4 +32,4 @@ std::string percent_text(double percent, int decimals);
 // A percentage as people write it: 93 -> "93%", 90.44 -> "90.4%".
 std::string round_percent(double percent);
 
-} // namespace heapd::text
+}  // namespace heapd::text

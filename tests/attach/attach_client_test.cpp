@@ -113,8 +113,8 @@ TEST(attach_client, loads_a_java_agent) {
     ASSERT_TRUE(jvm.ready());
     scratch_dir dir;
     std::ofstream(dir.file("manifest.txt")) << "Agent-Class: AttachAgent\n";
-    auto jar = run_command({"jar", "cfm", dir.file("agent.jar"), dir.file("manifest.txt"), "-C", test_classes_dir(),
-                            "AttachAgent.class"});
+    auto jar = run_command(
+        {"jar", "cfm", dir.file("agent.jar"), dir.file("manifest.txt"), "-C", test_classes_dir(), "AttachAgent.class"});
     ASSERT_EQ(jar.exit_code, 0) << jar.err;
     auto loaded = attach::load_agent(jvm.pid(), "instrument", false, dir.file("agent.jar") + "=hello");
     ASSERT_TRUE(loaded) << loaded.error().message;
@@ -150,5 +150,5 @@ TEST(attach_client, a_jvm_of_another_user_from_root) {
     EXPECT_EQ(st.st_uid, user.uid());
 }
 
-} // namespace
-} // namespace heapd::test
+}  // namespace
+}  // namespace heapd::test

@@ -12,8 +12,8 @@
 #include <thread>
 
 #include "attach/attach_client.h"
-#include "attach/process_info.h"
 #include "attach/attach_test_util.h"
+#include "attach/process_info.h"
 #include "support/isolated_jvm.h"
 #include "support/jvm_process.h"
 
@@ -236,5 +236,5 @@ TEST(attach_session, another_users_jvm_is_refused_to_a_non_root_caller) {
     EXPECT_EQ(trigger_files(jvm.pid()), std::vector<std::string>{});
 }
 
-} // namespace
-} // namespace heapd::test
+}  // namespace
+}  // namespace heapd::test

@@ -3,7 +3,6 @@
 // and the children of a process (an -XX:OnOutOfMemoryError command).
 #include <dirent.h>
 #include <signal.h>
-#include <unistd.h>
 #include <sys/types.h>
 #include <unistd.h>
 
@@ -34,9 +33,7 @@ inline std::vector<std::string> trigger_files(pid_t jvm) {
 // Seconds since a start.
 struct stopwatch {
     std::chrono::steady_clock::time_point start = std::chrono::steady_clock::now();
-    double seconds() const {
-        return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    }
+    double seconds() const { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(); }
 };
 
 // The direct children of every thread of pid.
@@ -62,4 +59,4 @@ inline void kill_descendants(pid_t pid) {
     }
 }
 
-} // namespace heapd::test
+}  // namespace heapd::test

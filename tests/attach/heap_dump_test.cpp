@@ -9,8 +9,8 @@
 #include <fstream>
 
 #include "attach/attach_client.h"
-#include "attach/heap_dump.h"
 #include "attach/attach_test_util.h"
+#include "attach/heap_dump.h"
 #include "support/isolated_jvm.h"
 #include "support/jvm_process.h"
 
@@ -81,7 +81,7 @@ TEST(heap_dump, out_of_a_container_and_removed_there) {
     EXPECT_NE(r->reply.output.find(r->staged_path), std::string::npos) << r->reply.output;
     EXPECT_EQ(head(out.file("container.hprof"), 18), "JAVA PROFILE 1.0.2");
     EXPECT_FALSE(std::filesystem::exists(proc + "/root" + r->staged_path));  // removed in the container
-    EXPECT_EQ(mount_namespace("/proc/self"), our_namespace);  // only the helper process moved
+    EXPECT_EQ(mount_namespace("/proc/self"), our_namespace);                 // only the helper process moved
     EXPECT_EQ(trigger_files(jvm.pid()), std::vector<std::string>{});
 }
 
@@ -105,5 +105,5 @@ TEST(heap_dump, of_another_users_jvm_owned_by_the_caller) {
     EXPECT_EQ(trigger_files(jvm.pid()), std::vector<std::string>{});
 }
 
-} // namespace
-} // namespace heapd::test
+}  // namespace
+}  // namespace heapd::test

@@ -189,8 +189,9 @@ TEST(jvm_discovery, leaves_out_a_jvm_killed_with_sigkill) {
     ASSERT_NE(find_pid(discover(), jvm.pid()), nullptr);
     ASSERT_EQ(::kill(jvm.pid(), SIGKILL), 0);
     // Dead but not yet reaped (the guard reaps it): a zombie keeps its pid and has no mappings.
-    for (int i = 0; i < 100 && fs::exists("/proc/" + std::to_string(jvm.pid()) + "/maps") &&
-                    test::run_command({"grep", "-q", "hsperfdata", "/proc/" + std::to_string(jvm.pid()) + "/maps"}).exit_code == 0;
+    for (int i = 0;
+         i < 100 && fs::exists("/proc/" + std::to_string(jvm.pid()) + "/maps") &&
+         test::run_command({"grep", "-q", "hsperfdata", "/proc/" + std::to_string(jvm.pid()) + "/maps"}).exit_code == 0;
          ++i)
         ::usleep(50000);
     EXPECT_TRUE(fs::exists(file));  // the JVM had no chance to remove it
@@ -230,7 +231,8 @@ TEST(jvm_discovery, agrees_with_jps) {
     // Other JVMs on the machine may come and go: compare those present throughout.
     for (const auto& [pid, main] : theirs) {
         if (find_pid(before, pid) || find_pid(after, pid)) continue;
-        EXPECT_FALSE(fs::exists("/proc/" + std::to_string(pid))) << "jps lists " << pid << " " << main << ", heapd does not";
+        EXPECT_FALSE(fs::exists("/proc/" + std::to_string(pid)))
+            << "jps lists " << pid << " " << main << ", heapd does not";
     }
     for (const auto& j : before.jvms) {
         if (!find_pid(after, j.pid)) continue;
@@ -242,5 +244,5 @@ TEST(jvm_discovery, agrees_with_jps) {
     EXPECT_NE(find_pid(after, c.pid()), nullptr);
 }
 
-} // namespace
-} // namespace heapd::attach
+}  // namespace
+}  // namespace heapd::attach

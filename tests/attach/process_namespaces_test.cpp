@@ -148,5 +148,5 @@ TEST(process_namespaces, a_mount_namespace_is_reached_through_a_process_in_it) {
     EXPECT_EQ(gone.error().code, error_code::no_such_process);
 }
 
-} // namespace
-} // namespace heapd::test
+}  // namespace
+}  // namespace heapd::test

@@ -53,5 +53,5 @@ TEST(fd_io, read_small_file_reads_proc_files_and_follows_no_link) {
     EXPECT_FALSE(read_small_file(dir.file("missing"), 100));
 }
 
-} // namespace
-} // namespace heapd
+}  // namespace
+}  // namespace heapd

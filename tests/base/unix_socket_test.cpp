@@ -2,8 +2,8 @@
 // descriptor sent with bytes arrives with them and opens the same file.
 #include "base/unix_socket.h"
 
-#include <gtest/gtest.h>
 #include <fcntl.h>
+#include <gtest/gtest.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -40,7 +40,8 @@ TEST(unix_socket, a_descriptor_travels_with_its_bytes) {
     ASSERT_EQ(receive_with_fds(b.get(), buffer, sizeof buffer, 0, passed, 4), 4);
     ASSERT_EQ(passed.size(), 1u);
     EXPECT_EQ(std::string(buffer, 4), "with");
-    struct stat one {}, two {};
+    struct stat one {
+    }, two{};
     ASSERT_EQ(::fstat(file.get(), &one), 0);
     ASSERT_EQ(::fstat(passed[0].get(), &two), 0);
     EXPECT_EQ(one.st_ino, two.st_ino);
@@ -95,5 +96,5 @@ TEST(unix_socket, a_send_on_a_closed_peer_fails_without_a_signal) {
     EXPECT_EQ(errno, EPIPE);
 }
 
-} // namespace
-} // namespace heapd
+}  // namespace
+}  // namespace heapd

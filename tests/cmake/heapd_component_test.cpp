@@ -41,7 +41,8 @@ std::vector<component> read_layering() {
         all.push_back(std::move(c));
     }
     // Longest folder first: daemon/server/handlers/x.h belongs to daemon/server, never to daemon.
-    std::sort(all.begin(), all.end(), [](const component& a, const component& b) { return a.dir.size() > b.dir.size(); });
+    std::sort(all.begin(), all.end(),
+              [](const component& a, const component& b) { return a.dir.size() > b.dir.size(); });
     return all;
 }
 
@@ -137,7 +138,7 @@ heapd::test::command_result compile_include(const std::string& header, const std
     return run_command(argv);
 }
 
-} // namespace
+}  // namespace
 
 TEST(layering, every_component_is_declared) {
     const auto all = read_layering();

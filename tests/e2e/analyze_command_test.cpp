@@ -19,7 +19,7 @@ using histogram = std::map<std::string, std::pair<std::uint64_t, std::uint64_t>>
 
 // "[Ljava.lang.Object;" -> "java.lang.Object[]", "[B" -> "byte[]": jcmd's names in source form.
 std::string source_name(std::string n) {
-    static const std::map<char, std::string> prim = {{'Z', "boolean"}, {'C', "char"}, {'F', "float"}, {'D', "double"},
+    static const std::map<char, std::string> prim = {{'Z', "boolean"}, {'C', "char"},  {'F', "float"}, {'D', "double"},
                                                      {'B', "byte"},    {'S', "short"}, {'I', "int"},   {'J', "long"}};
     std::size_t dims = 0;
     while (dims < n.size() && n[dims] == '[') ++dims;
@@ -138,8 +138,8 @@ TEST(analyze_command, gzip_dump_reads_like_the_plain_one) {
     histogram jcmd = stable_dump(jvm, dir.file("heap.hprof.gz"), {"-gz=1"});
     std::ifstream gz(dir.file("heap.hprof.gz"), std::ios::binary);
     ASSERT_EQ(gz.get(), 0x1f);  // really compressed
-    auto r = run_command({heapd_binary(), "analyze", "--json", "--top", "0", "--inflate-dir", dir.path(),
-                          dir.file("heap.hprof.gz")});
+    auto r = run_command(
+        {heapd_binary(), "analyze", "--json", "--top", "0", "--inflate-dir", dir.path(), dir.file("heap.hprof.gz")});
     ASSERT_EQ(r.exit_code, 0) << r.err;
     EXPECT_EQ(differences(jcmd, ours(nlohmann::json::parse(r.out))), "");
     // The inflated copy was an unlinked temporary: nothing but the analysis index is left beside the dump.
@@ -164,7 +164,8 @@ TEST(analyze_command, threads_match_the_jvm) {
     EXPECT_EQ(by_name[worker].at("daemon"), true);
     EXPECT_EQ(by_name["main"].at("daemon"), false);
     bool idles = false;
-    for (const auto& f : by_name["main"].at("frames")) idles = idles || f.get<std::string>().starts_with("Demo.idle(Demo.java:");
+    for (const auto& f : by_name["main"].at("frames"))
+        idles = idles || f.get<std::string>().starts_with("Demo.idle(Demo.java:");
     EXPECT_TRUE(idles) << by_name["main"].dump();
     // Every thread we name is one jcmd Thread.print shows, in the same state.
     for (const auto& [name, t] : by_name) {
@@ -240,5 +241,5 @@ TEST(analyze_command, a_second_analysis_reads_the_index_until_the_dump_changes) 
     EXPECT_EQ(std::distance(std::filesystem::directory_iterator(dir.path()), {}), 2);
 }
 
-} // namespace
-} // namespace heapd::test
+}  // namespace
+}  // namespace heapd::test

@@ -11,8 +11,8 @@
 #include <fstream>
 #include <sstream>
 
-#include <boost/asio/io_context.hpp>
 #include <spdlog/sinks/ostream_sink.h>
+#include <boost/asio/io_context.hpp>
 
 #include "support/jvm_process.h"
 #include "support/shaped_heap.h"
@@ -125,7 +125,8 @@ TEST(analyze_job, a_compressed_dump_is_inflated_in_the_store_scratch_and_nothing
 
 TEST(analyze_job, progress_shares_grow_to_one) {
     double last = -1;
-    for (const char* phase : {"open", "index", "census", "threads", "waste", "object graph", "dominators", "suspects", "save"}) {
+    for (const char* phase :
+         {"open", "index", "census", "threads", "waste", "object graph", "dominators", "suspects", "save"}) {
         double share = analysis_share_before(phase);
         EXPECT_GT(share, last) << phase;
         EXPECT_LT(share, 1.0) << phase;
@@ -133,5 +134,5 @@ TEST(analyze_job, progress_shares_grow_to_one) {
     }
 }
 
-} // namespace
-} // namespace heapd::daemon
+}  // namespace
+}  // namespace heapd::daemon

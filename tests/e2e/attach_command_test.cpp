@@ -49,8 +49,10 @@ std::vector<std::string> frames_of(const std::string& dump, const std::string& t
     std::istringstream in(dump);
     bool inside = false;
     for (std::string line; std::getline(in, line);) {
-        if (line.starts_with("\"")) inside = line.starts_with("\"" + thread + "\"");
-        else if (inside && line.starts_with("\t")) frames.push_back(line.substr(0, line.find("<0x")));
+        if (line.starts_with("\""))
+            inside = line.starts_with("\"" + thread + "\"");
+        else if (inside && line.starts_with("\t"))
+            frames.push_back(line.substr(0, line.find("<0x")));
     }
     return frames;
 }
@@ -95,7 +97,8 @@ TEST(attach_command, threaddump_matches_jattach_and_jcmd) {
     EXPECT_EQ(names, thread_names(jcmd.out));
     auto main_frames = frames_of(ours.out, "main");
     ASSERT_FALSE(main_frames.empty());
-    EXPECT_TRUE(std::ranges::any_of(main_frames, [](const std::string& f) { return contains(f, "AttachTarget.main"); }));
+    EXPECT_TRUE(
+        std::ranges::any_of(main_frames, [](const std::string& f) { return contains(f, "AttachTarget.main"); }));
     EXPECT_EQ(main_frames, frames_of(jattach.out, "main"));
     EXPECT_EQ(main_frames, frames_of(jcmd.out, "main"));
 }
@@ -190,9 +193,13 @@ TEST(attach_command, a_non_root_caller_attaches_its_own_jvm) {
     ASSERT_TRUE(user.ok());
     isolated_jvm jvm(java_main{"AttachTarget"}, {"-Xmx64m"}, {}, isolation{&user, false, {}});
     ASSERT_TRUE(jvm.ready());
-    std::vector<std::string> as_user = {"setpriv", "--reuid=" + std::to_string(user.uid()),
-                                        "--regid=" + std::to_string(user.gid()), "--clear-groups", heapd_binary(),
-                                        "attach", std::to_string(jvm.pid())};
+    std::vector<std::string> as_user = {"setpriv",
+                                        "--reuid=" + std::to_string(user.uid()),
+                                        "--regid=" + std::to_string(user.gid()),
+                                        "--clear-groups",
+                                        heapd_binary(),
+                                        "attach",
+                                        std::to_string(jvm.pid())};
     auto as = [&](std::vector<std::string> args) {
         std::vector<std::string> argv = as_user;
         argv.insert(argv.end(), args.begin(), args.end());
@@ -239,5 +246,5 @@ TEST(attach_command, exit_statuses) {
     EXPECT_TRUE(contains(stopped.err, "not_responding")) << stopped.err;
 }
 
-} // namespace
-} // namespace heapd::test
+}  // namespace
+}  // namespace heapd::test

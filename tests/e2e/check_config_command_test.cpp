@@ -30,20 +30,23 @@ TEST(check_config_command, a_valid_file_is_summed_up_rule_by_rule) {
                            "gc_time_percent = 50\ngc_window = \"2m\"\nmax_dumps = 1\n";
     auto r = run_command({heapd_binary(), "check-config", file});
     EXPECT_EQ(r.exit_code, 0) << r.err;
-    EXPECT_EQ(r.out, file + ": valid\n"
-                            "  socket     /run/heapd/heapd.sock\n"
-                            "  store      /var/lib/heapd, at most 50 dumps, at most 20G, for 30 days, each user at most 20 dumps\n"
-                            "  spool      /var/spool/heapd\n"
-                            "  group      heapd\n"
-                            "  workers    2, at most 256 clients (32 per user), idle 1m, 10s to stop\n"
-                            "  metrics    /var/lib/node/heapd.prom every 30s\n"
-                            "  oom        arming JVMs whose OnOutOfMemoryError runs heapd, looked for every 2s, checked "
-                            "every 1m\n"
-                            "  rules      1, JVMs read every 5s\n"
-                            "  rule \"spiral\" (line 7)\n"
-                            "    JVMs     main class com.example.*\n"
-                            "    when     GC time above 50% over 2m\n"
-                            "    limits   cooldown 1h, at most 1 dump per JVM, live objects only\n");
+    EXPECT_EQ(
+        r.out,
+        file +
+            ": valid\n"
+            "  socket     /run/heapd/heapd.sock\n"
+            "  store      /var/lib/heapd, at most 50 dumps, at most 20G, for 30 days, each user at most 20 dumps\n"
+            "  spool      /var/spool/heapd\n"
+            "  group      heapd\n"
+            "  workers    2, at most 256 clients (32 per user), idle 1m, 10s to stop\n"
+            "  metrics    /var/lib/node/heapd.prom every 30s\n"
+            "  oom        arming JVMs whose OnOutOfMemoryError runs heapd, looked for every 2s, checked "
+            "every 1m\n"
+            "  rules      1, JVMs read every 5s\n"
+            "  rule \"spiral\" (line 7)\n"
+            "    JVMs     main class com.example.*\n"
+            "    when     GC time above 50% over 2m\n"
+            "    limits   cooldown 1h, at most 1 dump per JVM, live objects only\n");
 }
 
 TEST(check_config_command, errors_are_listed_one_a_line_and_exit_2) {
@@ -53,9 +56,11 @@ TEST(check_config_command, errors_are_listed_one_a_line_and_exit_2) {
     auto r = run_command({heapd_binary(), "check-config", file});
     EXPECT_EQ(r.exit_code, 2);
     EXPECT_EQ(r.out, "");
-    EXPECT_EQ(r.err, file + ":2:1: unknown key \"keep_cout\" in [retention] (did you mean \"keep_count\"?)\n" +
-                         file + ":3:13: retention.keep_days must be from 0 to 1000000, not -1\n" + file +
-                         ":4:1: rule \"x\": no trigger: give every, old_gen_percent, gc_time_percent or predict_full_within\n");
+    EXPECT_EQ(
+        r.err,
+        file + ":2:1: unknown key \"keep_cout\" in [retention] (did you mean \"keep_count\"?)\n" + file +
+            ":3:13: retention.keep_days must be from 0 to 1000000, not -1\n" + file +
+            ":4:1: rule \"x\": no trigger: give every, old_gen_percent, gc_time_percent or predict_full_within\n");
     std::ofstream(file) << "[daemon\n";
     auto syntax = run_command({heapd_binary(), "check-config", file});
     EXPECT_EQ(syntax.exit_code, 2);
@@ -69,5 +74,5 @@ TEST(check_config_command, a_missing_file_is_an_error) {
     EXPECT_EQ(r.err, dir.file("none.toml") + ": cannot read: No such file or directory\n");
 }
 
-} // namespace
-} // namespace heapd::test
+}  // namespace
+}  // namespace heapd::test

@@ -72,5 +72,5 @@ TEST(crash_handler, without_the_variable_nothing_crashes) {
     EXPECT_NE(r.err.find("longer than 107 bytes"), std::string::npos) << r.err;
 }
 
-} // namespace
-} // namespace heapd::test
+}  // namespace
+}  // namespace heapd::test

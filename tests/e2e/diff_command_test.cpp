@@ -40,8 +40,9 @@ protected:
         dir_ = nullptr;
     }
     static command_result diff(std::vector<std::string> extra) {
-        std::vector<std::string> argv = {heapd_binary(), "diff", dir_->file("before.hprof"),
-                                         dir_->file("after.hprof.gz"), "--inflate-dir", dir_->path()};
+        std::vector<std::string> argv = {
+            heapd_binary(),  "diff",      dir_->file("before.hprof"), dir_->file("after.hprof.gz"),
+            "--inflate-dir", dir_->path()};
         argv.insert(argv.end(), extra.begin(), extra.end());
         return run_command(argv);
     }
@@ -143,5 +144,5 @@ TEST(diff_command, missing_or_invalid_files_exit_2_with_the_reason) {
     EXPECT_TRUE(text.out.empty());
 }
 
-} // namespace
-} // namespace heapd::test
+}  // namespace
+}  // namespace heapd::test

@@ -97,5 +97,5 @@ TEST(dump_job, a_dump_that_would_not_fit_is_refused_before_it_starts) {
     EXPECT_FALSE(std::filesystem::exists("/tmp/.java_pid" + std::to_string(jvm.pid())));
 }
 
-} // namespace
-} // namespace heapd::test
+}  // namespace
+}  // namespace heapd::test

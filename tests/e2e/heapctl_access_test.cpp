@@ -62,10 +62,12 @@ TEST(heapctl_access, another_user_sees_and_touches_only_their_own) {
     ASSERT_TRUE(d.ready()) << d.log();
     shared_dir files;
 
-    auto mine = heapctl_as(nullptr, d.socket(), {"report", "--top", "3", copy_dump(files, "root.hprof", std::filesystem::perms(0600))});
+    auto mine = heapctl_as(nullptr, d.socket(),
+                           {"report", "--top", "3", copy_dump(files, "root.hprof", std::filesystem::perms(0600))});
     ASSERT_EQ(mine.exit_code, 0) << mine.err;
     const std::string root_id = kept_id(mine.out);
-    auto theirs = heapctl_as(&other, d.socket(), {"report", "--top", "3", copy_dump(files, "shared.hprof", std::filesystem::perms(0644))});
+    auto theirs = heapctl_as(&other, d.socket(),
+                             {"report", "--top", "3", copy_dump(files, "shared.hprof", std::filesystem::perms(0644))});
     ASSERT_EQ(theirs.exit_code, 0) << theirs.err;
     const std::string other_id = kept_id(theirs.out);
     ASSERT_FALSE(root_id.empty() || other_id.empty());
@@ -162,5 +164,5 @@ TEST(heapctl_access, usage_errors_exit_1_and_help_exits_0) {
     EXPECT_NE(run_command({heapctl_binary(), "--version"}).out.find("protocol 1"), std::string::npos);
 }
 
-} // namespace
-} // namespace heapd::test
+}  // namespace
+}  // namespace heapd::test

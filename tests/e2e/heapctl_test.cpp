@@ -55,8 +55,8 @@ TEST(heapctl, reports_a_real_dump_with_the_leak_and_its_path_first) {
     const std::string& out = r.out;
     // Summary, then the suspects with their paths, then dominators, histogram, waste, threads.
     std::vector<std::size_t> at;
-    for (const char* section : {"heapd analyze: " , "\nLeak suspects", "\nBiggest retainers", "\nClass histogram",
-                                "\nWaste", "\nThreads"}) {
+    for (const char* section :
+         {"heapd analyze: ", "\nLeak suspects", "\nBiggest retainers", "\nClass histogram", "\nWaste", "\nThreads"}) {
         at.push_back(out.find(section));
         ASSERT_NE(at.back(), std::string::npos) << section << "\n" << out;
     }
@@ -175,5 +175,5 @@ TEST(heapctl, draws_a_progress_bar_on_a_terminal_and_none_when_piped) {
     EXPECT_TRUE(piped.err.empty()) << piped.err;
 }
 
-} // namespace
-} // namespace heapd::test
+}  // namespace
+}  // namespace heapd::test

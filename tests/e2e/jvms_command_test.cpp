@@ -52,7 +52,8 @@ std::map<pid_t, std::string> jps() {
 
 TEST(jvms_command, lists_jvms_of_users_and_containers_as_jps_does) {
     demo_jvm mine({"-XX:+HeapDumpOnOutOfMemoryError", "-XX:HeapDumpPath=/var/tmp/heapd-test-dumps",
-                   "-XX:+ExitOnOutOfMemoryError"}, {"10"});
+                   "-XX:+ExitOnOutOfMemoryError"},
+                  {"10"});
     temp_user user;
     ASSERT_TRUE(user.ok());
     isolated_jvm theirs(java_main{"Demo"}, {}, {"10"}, {&user, false});
@@ -113,8 +114,9 @@ TEST(jvms_command, lists_jvms_of_users_and_containers_as_jps_does) {
     }
 
     // Run by the other user: its own JVM, and a count of the files it may not inspect.
-    auto as_user = run_command({"setpriv", "--reuid=" + std::to_string(user.uid()), "--regid=" + std::to_string(user.gid()),
-                                "--clear-groups", heapd_binary(), "jvms", "--json"});
+    auto as_user =
+        run_command({"setpriv", "--reuid=" + std::to_string(user.uid()), "--regid=" + std::to_string(user.gid()),
+                     "--clear-groups", heapd_binary(), "jvms", "--json"});
     ASSERT_EQ(as_user.exit_code, 0) << as_user.err;
     auto limited = nlohmann::json::parse(as_user.out);
     EXPECT_NE(row_of(limited, theirs.pid()), nullptr) << as_user.out;
@@ -153,7 +155,10 @@ TEST(jvms_command, leaves_out_a_stale_file) {
     // Removes the stale copy whatever happens.
     struct remove_file {
         std::string path;
-        ~remove_file() { std::error_code ec; fs::remove(path, ec); }
+        ~remove_file() {
+            std::error_code ec;
+            fs::remove(path, ec);
+        }
     } guard{stale};
     ASSERT_TRUE(fs::copy_file(real, stale));
     auto doc = jvms_json();
@@ -161,7 +166,6 @@ TEST(jvms_command, leaves_out_a_stale_file) {
     EXPECT_EQ(row_of(doc, child), nullptr);
     for (const auto& row : doc.at("jvms")) EXPECT_NE(row.at("perfdata"), stale);
 }
-
 
 TEST(jvms_command, agrees_with_jstat) {
     demo_jvm jvm({"-Xmx128m", "-XX:+UseParallelGC"}, {"3000"});
@@ -182,7 +186,8 @@ TEST(jvms_command, agrees_with_jstat) {
         << used << " KB by jstat, " << a->at("heap") << " .. " << b->at("heap");
     EXPECT_TRUE(within(js.at("OU"), kb(a->at("old_gen").at("used")), kb(b->at("old_gen").at("used")), 0.06));
     EXPECT_TRUE(within(js.at("OC"), kb(a->at("old_gen").at("capacity")), kb(b->at("old_gen").at("capacity")), 0.06));
-    EXPECT_TRUE(within(js.at("GCT"), a->at("gc").at("time_seconds").get<double>(), b->at("gc").at("time_seconds").get<double>(), 0.0011));
+    EXPECT_TRUE(within(js.at("GCT"), a->at("gc").at("time_seconds").get<double>(),
+                       b->at("gc").at("time_seconds").get<double>(), 0.0011));
     EXPECT_GE(js.at("FGC"), 1);
     EXPECT_TRUE(within(js.at("FGC"), a->at("gc").at("collectors").at(1).at("invocations").get<double>(),
                        b->at("gc").at("collectors").at(1).at("invocations").get<double>(), 0));
@@ -193,5 +198,5 @@ TEST(jvms_command, agrees_with_jstat) {
     EXPECT_EQ(b->at("gc").at("last_cause"), "Diagnostic Command");
 }
 
-} // namespace
-} // namespace heapd::test
+}  // namespace
+}  // namespace heapd::test

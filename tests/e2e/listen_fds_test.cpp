@@ -59,8 +59,9 @@ TEST(listen_fds, serves_the_socket_it_was_passed_and_leaves_it_in_place) {
 
 // heapd serve, as passed the descriptors a launcher made, with a store in dir; what it printed.
 command_result serve_with(const shared_dir& dir, std::vector<std::string> launcher) {
-    for (const std::string& a : {heapd_binary(), std::string("serve"), std::string("--foreground"), std::string("--socket"),
-                                 dir.file("heapd.sock"), std::string("--store"), dir.file("store")})
+    for (const std::string& a :
+         {heapd_binary(), std::string("serve"), std::string("--foreground"), std::string("--socket"),
+          dir.file("heapd.sock"), std::string("--store"), dir.file("store")})
         launcher.push_back(a);
     launcher.insert(launcher.begin(), {"timeout", "60"});
     return run_command(launcher);
@@ -87,7 +88,8 @@ TEST(listen_fds, a_datagram_socket_is_refused_with_a_reason) {
     ::close(fd);
     run.join();
     EXPECT_EQ(r.exit_code, 3) << r.err;
-    EXPECT_NE(r.err.find("cannot serve: socket activation: descriptor 3 is not a Unix stream socket"), std::string::npos)
+    EXPECT_NE(r.err.find("cannot serve: socket activation: descriptor 3 is not a Unix stream socket"),
+              std::string::npos)
         << r.err;
 }
 
@@ -109,5 +111,5 @@ TEST(listen_fds, variables_naming_another_process_are_ignored_and_heapd_binds_it
     EXPECT_EQ(inode_of(d.socket()), 0u);  // its own socket, removed
 }
 
-} // namespace
-} // namespace heapd::test
+}  // namespace
+}  // namespace heapd::test

@@ -38,12 +38,16 @@ class journal_stream_env {
 public:
     explicit journal_stream_env(const char* value) {
         if (const char* old = std::getenv("JOURNAL_STREAM")) old_ = old;
-        if (value != nullptr) ::setenv("JOURNAL_STREAM", value, 1);
-        else ::unsetenv("JOURNAL_STREAM");
+        if (value != nullptr)
+            ::setenv("JOURNAL_STREAM", value, 1);
+        else
+            ::unsetenv("JOURNAL_STREAM");
     }
     ~journal_stream_env() {
-        if (old_.empty()) ::unsetenv("JOURNAL_STREAM");
-        else ::setenv("JOURNAL_STREAM", old_.c_str(), 1);
+        if (old_.empty())
+            ::unsetenv("JOURNAL_STREAM");
+        else
+            ::setenv("JOURNAL_STREAM", old_.c_str(), 1);
     }
 
 private:
@@ -143,5 +147,5 @@ TEST(log_destination, under_systemd_heapd_logs_to_the_journal_with_priorities) {
     EXPECT_EQ(d.log().find("serving on"), std::string::npos) << d.log();
 }
 
-} // namespace
-} // namespace heapd::test
+}  // namespace
+}  // namespace heapd::test

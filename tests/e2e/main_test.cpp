@@ -32,5 +32,5 @@ TEST(main, bad_input_exits_2_with_the_reason) {
     EXPECT_NE(gz.err.find("gzip"), std::string::npos) << gz.err;
 }
 
-} // namespace
-} // namespace heapd::test
+}  // namespace
+}  // namespace heapd::test

@@ -4,8 +4,8 @@
 // and the JVM exits. The JVM wrote its dump before its hook ran, the hook handed it over, and the
 // report names the leak. No thread dump in the JVM's output. Also: the names and the hook's search
 // for the armed dump, unit by unit.
-#include <gtest/gtest.h>
 #include <fcntl.h>
+#include <gtest/gtest.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -70,7 +70,8 @@ TEST(oom_arming, reads_printflag_answers_and_recognises_the_hook) {
         o.on_error = on_error;
         return daemon::hook_runs_heapd(o);
     };
-    for (const char* yes : {"heapd dump %p", "/usr/local/bin/heapd dump %p --socket /run/x.sock", "date > /tmp/t; heapd dump %p"})
+    for (const char* yes :
+         {"heapd dump %p", "/usr/local/bin/heapd dump %p --socket /run/x.sock", "date > /tmp/t; heapd dump %p"})
         EXPECT_TRUE(runs_heapd(yes)) << yes;
     for (const char* no : {"kill -9 %p", "/opt/myheapd dump %p", "heapdump.sh %p"}) EXPECT_FALSE(runs_heapd(no)) << no;
     // A hook that names a socket is for the daemon listening there only.
@@ -101,8 +102,8 @@ TEST(oom_arming, the_hook_finds_the_newest_armed_dump_of_its_jvm_only) {
     };
     const std::string base = "heapd-oom-7-99-00000000000000aa.hprof";
     make(base, 30, 0);
-    make(base + ".1", 20, 0);                            // the JVM's second dump: newer
-    make("heapd-oom-7-98-00000000000000bb.hprof", 1, 0);  // an earlier JVM with the same pid
+    make(base + ".1", 20, 0);                                 // the JVM's second dump: newer
+    make("heapd-oom-7-98-00000000000000bb.hprof", 1, 0);      // an earlier JVM with the same pid
     make("heapd-oom-7-99-00000000000000cc.hprof", 2, 65534);  // another user's, newest
     make("java_pid7.hprof", 0, 0);
     fs::create_symlink(dir.file(base), dir.file("heapd-oom-7-99-00000000000000dd.hprof"));  // a link
@@ -170,9 +171,7 @@ void run_exiting_jvm(const std::vector<std::string>& extra, bool restart) {
     expect_quiet_output(file_text(dir.file("jvm.out")));
 }
 
-TEST(oom_arming, a_jvm_whose_main_thread_dies_of_its_oom_is_reported_after_it_exits) {
-    run_exiting_jvm({}, false);
-}
+TEST(oom_arming, a_jvm_whose_main_thread_dies_of_its_oom_is_reported_after_it_exits) { run_exiting_jvm({}, false); }
 
 TEST(oom_arming, a_jvm_with_exit_on_out_of_memory_error_is_reported) {
     run_exiting_jvm({"-XX:+ExitOnOutOfMemoryError"}, false);
@@ -180,12 +179,11 @@ TEST(oom_arming, a_jvm_with_exit_on_out_of_memory_error_is_reported) {
 
 // The JVM crashes on purpose after its hook (hs_err file, no core): its dump was written before.
 TEST(oom_arming, a_jvm_with_crash_on_out_of_memory_error_is_reported) {
-    run_exiting_jvm({"-XX:+CrashOnOutOfMemoryError", "-XX:ErrorFile=DIR/hs_err.log", "-XX:-CreateCoredumpOnCrash"}, false);
+    run_exiting_jvm({"-XX:+CrashOnOutOfMemoryError", "-XX:ErrorFile=DIR/hs_err.log", "-XX:-CreateCoredumpOnCrash"},
+                    false);
 }
 
-TEST(oom_arming, a_daemon_restarted_between_the_arming_and_the_oom_knows_the_jvm_armed) {
-    run_exiting_jvm({}, true);
-}
+TEST(oom_arming, a_daemon_restarted_between_the_arming_and_the_oom_knows_the_jvm_armed) { run_exiting_jvm({}, true); }
 
 // A JVM without an hsperfdata file (-XX:+PerfDisableSharedMem, as Cassandra ships it) is found by
 // its libjvm.so and SIGQUIT handler, armed from what its command line says, and reported.
@@ -260,8 +258,9 @@ TEST(oom_arming, a_jvm_whose_tmp_has_no_room_for_its_heap_is_not_armed_and_says_
     EXPECT_NE(note.find("less than its heap may hold (64.0 MiB)"), std::string::npos) << note;
     auto listed = run_heapctl(d, {"jvms"});
     EXPECT_NE(listed.out.find("oom-NOT"), std::string::npos) << listed.out;
-    EXPECT_NE(listed.out.find("pid " + std::to_string(jvm.pid()) + " is not armed for its OutOfMemoryError: its /tmp has"),
-              std::string::npos)
+    EXPECT_NE(
+        listed.out.find("pid " + std::to_string(jvm.pid()) + " is not armed for its OutOfMemoryError: its /tmp has"),
+        std::string::npos)
         << listed.out;
 }
 
@@ -397,12 +396,14 @@ TEST(oom_arming, another_users_jvm_and_a_container_jvm_are_armed_and_reported) {
         EXPECT_EQ(job["owner_uid"], owner.uid());
         expect_leak_report(d, jvm.pid(), "OomExit", &owner);
         // The dump is gone from the JVM's /tmp.
-        if (!container) EXPECT_FALSE(fs::exists(armed_path));
+        if (!container) {
+            EXPECT_FALSE(fs::exists(armed_path));
+        }
         // The next round expects one dump.
         for (const json& e : json::parse(run_heapctl(d, {"dumps", "--json"}).out))
             run_heapctl(d, {"rm", e["id"].get<std::string>()});
     }
 }
 
-} // namespace
-} // namespace heapd::test
+}  // namespace
+}  // namespace heapd::test

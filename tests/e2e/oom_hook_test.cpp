@@ -71,8 +71,8 @@ TEST(oom_hook, a_jvm_in_its_hook_is_not_signalled) {
     scratch_dir dir;
     // The hook holds the JVM 6 s after handing over: the daemon's attempts fall inside it.
     demo_jvm jvm(java_main{"OomLeak"},
-                 {"-Xmx64m",
-                  hook_flag(d, dir.path(), dir.file("unused-spool"), unarmed_hook(dir.path()), "--hold 0") + ";sleep 6"},
+                 {"-Xmx64m", hook_flag(d, dir.path(), dir.file("unused-spool"), unarmed_hook(dir.path()), "--hold 0") +
+                                 ";sleep 6"},
                  {"600"}, dir.file("jvm.out"));
     ASSERT_TRUE(jvm.ready());
     ASSERT_GE(hook_ms(dir.path()), 0);
@@ -183,8 +183,8 @@ TEST(oom_hook, a_container_jvm_named_by_its_pid_in_the_container_is_dumped) {
     ASSERT_TRUE(d.ready()) << d.log();
     shared_dir work;
     isolated_jvm jvm(java_main{"OomLeak"},
-                     {"-Xmx64m", hook_flag(d, work.path(), work.file("unused-spool"), unarmed_hook(work.path()))}, {"600"},
-                     isolation{nullptr, true, work.path(), {d.dir(), work.path()}});
+                     {"-Xmx64m", hook_flag(d, work.path(), work.file("unused-spool"), unarmed_hook(work.path()))},
+                     {"600"}, isolation{nullptr, true, work.path(), {d.dir(), work.path()}});
     ASSERT_TRUE(jvm.ready());
     ASSERT_EQ(jvm.ns_pid(), 1);
     const double ms = hook_ms(work.path());
@@ -231,5 +231,5 @@ TEST(oom_hook, a_container_jvms_spooled_request_is_handled_through_its_namespace
     EXPECT_TRUE(fs::is_empty(spool.path()));
 }
 
-} // namespace
-} // namespace heapd::test
+}  // namespace
+}  // namespace heapd::test

@@ -49,8 +49,9 @@ TEST_F(sessions_dump, the_leak_suspect_names_the_static_list_and_the_path_to_it)
     EXPECT_EQ(s.at("accumulated")[0].at("class"), "Sessions$Session");
     EXPECT_EQ(s.at("accumulated")[0].at("count"), 20000);
     std::string path = s.at("path").at("text");
-    EXPECT_NE(path.find("class Sessions (static LEAK) \u2192 java.util.ArrayList.elementData \u2192 java.lang.Object[]"),
-              std::string::npos)
+    EXPECT_NE(
+        path.find("class Sessions (static LEAK) \u2192 java.util.ArrayList.elementData \u2192 java.lang.Object[]"),
+        std::string::npos)
         << path;
     const auto& steps = s.at("path").at("steps");
     ASSERT_GE(steps.size(), 3u);
@@ -89,7 +90,8 @@ TEST_F(sessions_dump, path_gives_shortest_paths_from_different_roots) {
     std::snprintf(hex, sizeof hex, "0x%llx", static_cast<unsigned long long>(array));
     auto text = run_command({heapd_binary(), "path", dump(), hex});
     EXPECT_EQ(text.exit_code, 0) << text.err;
-    EXPECT_NE(text.out.find("java.util.ArrayList.elementData \u2192 java.lang.Object[]"), std::string::npos) << text.out;
+    EXPECT_NE(text.out.find("java.util.ArrayList.elementData \u2192 java.lang.Object[]"), std::string::npos)
+        << text.out;
 }
 
 TEST_F(sessions_dump, path_refuses_bad_ids) {
@@ -100,5 +102,5 @@ TEST_F(sessions_dump, path_refuses_bad_ids) {
     EXPECT_EQ(run_command({heapd_binary(), "path", dir_->file("absent.hprof"), "0x8"}).exit_code, 2);
 }
 
-} // namespace
-} // namespace heapd::test
+}  // namespace
+}  // namespace heapd::test

@@ -105,7 +105,8 @@ TEST(query_requests, diff_growth_and_paths_of_a_leaking_jvm) {
     EXPECT_EQ(paths["id"], array);
     EXPECT_TRUE(paths["reachable"].get<bool>());
     EXPECT_EQ(paths["paths"].size(), 2u);
-    EXPECT_EQ(json::parse(run_heapctl(d, {"jobs", "--json"}).out).size(), jobs_before) << "asked again: answered from the entry";
+    EXPECT_EQ(json::parse(run_heapctl(d, {"jobs", "--json"}).out).size(), jobs_before)
+        << "asked again: answered from the entry";
 
     auto missing = run_heapctl(d, {"path", newer, "0x1"});
     EXPECT_EQ(missing.exit_code, 5) << missing.out << missing.err;
@@ -139,5 +140,5 @@ TEST(query_requests, a_path_needs_a_kept_dump) {
     EXPECT_EQ(nothing.exit_code, 5) << nothing.err;
 }
 
-} // namespace
-} // namespace heapd::test
+}  // namespace
+}  // namespace heapd::test

@@ -15,10 +15,10 @@
 
 #include "formats/analysis/census.h"
 #include "formats/analysis/dominator_tree.h"
+#include "formats/analysis/object_graph.h"
 #include "formats/hprof/dump_file.h"
 #include "formats/hprof/heap_walk.h"
 #include "formats/hprof/hprof_reader.h"
-#include "formats/analysis/object_graph.h"
 #include "formats/hprof/object_locator.h"
 #include "support/jvm_process.h"
 
@@ -73,12 +73,14 @@ struct shapes_heap {
         require(c != nullptr, "no class Shapes in the dump");
         std::map<std::string, std::uint32_t> out;
         c->dump.for_each_static([&](const class_dump_view::static_field& s) {
-            if (s.type == 2) out[std::string(idx.utf8(s.name_id))] = graph.node_of(be::id(s.value.data(), idx.id_size()));
+            if (s.type == 2)
+                out[std::string(idx.utf8(s.name_id))] = graph.node_of(be::id(s.value.data(), idx.id_size()));
         });
         return out;
     }
     std::uint32_t at(const std::string& static_name) const {
-        require(statics.count(static_name) && statics.at(static_name) != none, "Shapes." + static_name + " is not in the dump");
+        require(statics.count(static_name) && statics.at(static_name) != none,
+                "Shapes." + static_name + " is not in the dump");
         return statics.at(static_name);
     }
     const std::string& class_of(std::uint32_t n) const { return graph.key_name(graph.class_key(n)); }
@@ -123,8 +125,8 @@ struct shapes_heap {
 };
 
 nlohmann::json analyze(const std::string& file) {
-    auto r = test::run_command({test::heapd_binary(), "analyze", "--json", "--no-threads", "--top",
-                                std::to_string(top_n), file});
+    auto r = test::run_command(
+        {test::heapd_binary(), "analyze", "--json", "--no-threads", "--top", std::to_string(top_n), file});
     require(r.exit_code == 0, "heapd analyze failed: " + r.err);
     return nlohmann::json::parse(r.out);
 }
@@ -155,9 +157,12 @@ vv_report visualvm(const std::string& file) {
             continue;
         }
         vv_object o{std::stoull(word), 0, 0, {}};
-        require(static_cast<bool>(in >> o.retained >> o.shallow >> o.class_name), "bad RetainedSizes output at " + word);
-        if (after_top) out.all.emplace(o.id, std::move(o));
-        else out.top.push_back(std::move(o));
+        require(static_cast<bool>(in >> o.retained >> o.shallow >> o.class_name),
+                "bad RetainedSizes output at " + word);
+        if (after_top)
+            out.all.emplace(o.id, std::move(o));
+        else
+            out.top.push_back(std::move(o));
     }
     require(out.top.size() == top_n && !out.all.empty(), "RetainedSizes printed too little");
     return out;
@@ -209,7 +214,8 @@ TEST(retention, shapes_retain_what_they_hold) {
     std::uint64_t all_sessions = 0;
     for (std::uint32_t s : sessions) {
         const std::uint32_t id = h.ref(s, "java.lang.String");
-        const std::uint64_t expect = h.shallow(s) + h.shallow(h.ref(s, "byte[]")) + h.shallow(id) + h.shallow(h.ref(id, "byte[]"));
+        const std::uint64_t expect =
+            h.shallow(s) + h.shallow(h.ref(s, "byte[]")) + h.shallow(id) + h.shallow(h.ref(id, "byte[]"));
         EXPECT_EQ(h.retained(s), expect) << "session " << h.graph.id(s);
         EXPECT_EQ(h.dom.idom(s), elements);
         all_sessions += h.retained(s);
@@ -228,7 +234,8 @@ TEST(retention, shapes_retain_what_they_hold) {
         std::vector<std::uint32_t> nodes = h.refs(table, "java.util.HashMap$Node");
         for (std::size_t i = 0; i < nodes.size(); ++i) {
             const std::uint32_t n = nodes[i];
-            for (std::uint32_t chained : h.refs(n, "java.util.HashMap$Node")) nodes.push_back(chained);  // a bucket's list
+            for (std::uint32_t chained : h.refs(n, "java.util.HashMap$Node"))
+                nodes.push_back(chained);  // a bucket's list
             expect += h.shallow(n) + h.retained(h.ref(n, "java.lang.String"));
             const std::uint32_t value = h.ref(n, "byte[]");
             EXPECT_EQ(h.dom.idom(value), h.shapes_class) << name << ": a shared value is retained below class Shapes";
@@ -402,16 +409,15 @@ TEST(retention, matches_visualvm_object_for_object) {
     // Shallow sizes of instances differ only for the classes HotSpot adds fields to that the
     // dump does not list (JDK 17: Class, ClassLoader, Module, MemberName, ResolvedMethodName,
     // CallSiteContext) and for Thread's @Contended padding; by the same amount for every instance.
-    const std::set<std::string> injected = {"java.lang.Class",
-                                            "java.lang.Module",
-                                            "java.lang.invoke.MemberName",
+    const std::set<std::string> injected = {"java.lang.Class", "java.lang.Module", "java.lang.invoke.MemberName",
                                             "java.lang.invoke.ResolvedMethodName",
                                             "java.lang.invoke.MethodHandleNatives$CallSiteContext"};
     std::map<std::string, std::set<std::int64_t>> shallow_differences;  // class -> ours - VisualVM
     for (const auto& [id, o] : vv.all) {
         const std::uint32_t n = h.graph.node_of(id);
         if (n == none || h.classes.find(id) != nullptr || h.shallow(n) == o.shallow) continue;
-        shallow_differences[o.class_name].insert(static_cast<std::int64_t>(h.shallow(n)) - static_cast<std::int64_t>(o.shallow));
+        shallow_differences[o.class_name].insert(static_cast<std::int64_t>(h.shallow(n)) -
+                                                 static_cast<std::int64_t>(o.shallow));
     }
     EXPECT_FALSE(shallow_differences.empty());  // Thread and Module are always there
     for (const auto& [name, deltas] : shallow_differences) {
@@ -425,5 +431,5 @@ TEST(retention, matches_visualvm_object_for_object) {
     }
 }
 
-} // namespace
-} // namespace heapd
+}  // namespace
+}  // namespace heapd

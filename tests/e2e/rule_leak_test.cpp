@@ -100,7 +100,8 @@ TEST_P(rule_leak, the_rules_dump_a_leaking_jvm_before_its_error_and_the_predicti
     std::cout << "out of memory at " << oom_ms << " ms; dumps finished at " << jobs[0]["finished_ms"] << " and "
               << jobs[1]["finished_ms"] << "\n";
     EXPECT_NE(log.find("rule leak-coming: dumping pid " + std::to_string(leak.pid()) + " (SlowLeak) as job "),
-              std::string::npos) << log;
+              std::string::npos)
+        << log;
     EXPECT_NE(log.find("full after collections, 2 measurements in a row (threshold 60%)"), std::string::npos) << log;
 }
 
@@ -112,5 +113,5 @@ INSTANTIATE_TEST_SUITE_P(collectors, rule_leak,
                              return name.substr(0, name.size() - 2);             // without "GC"
                          });
 
-} // namespace
-} // namespace heapd::test
+}  // namespace
+}  // namespace heapd::test

@@ -48,7 +48,8 @@ file_state state_of(const std::string& path) {
 std::vector<std::string> links_under(const std::string& root) {
     std::vector<std::string> found;
     std::error_code ec;
-    for (auto it = fs::recursive_directory_iterator(root, ec); it != fs::recursive_directory_iterator(); it.increment(ec))
+    for (auto it = fs::recursive_directory_iterator(root, ec); it != fs::recursive_directory_iterator();
+         it.increment(ec))
         if (it->is_symlink(ec)) found.push_back(it->path());
     return found;
 }
@@ -76,7 +77,8 @@ TEST(serve_attack, a_jvm_owner_swapping_the_staged_dump_for_a_link_reaches_nothi
                                   << r.out;
         ASSERT_EQ(state_of(secret), before) << "attempt " << attempt << " changed the root-only file\n"
                                             << r.out << r.err << d.log();
-        EXPECT_EQ(r.out.find("java.lang."), std::string::npos) << "attempt " << attempt << " reported the file:\n" << r.out;
+        EXPECT_EQ(r.out.find("java.lang."), std::string::npos) << "attempt " << attempt << " reported the file:\n"
+                                                               << r.out;
     }
     EXPECT_EQ(json::parse(run_heapctl(d, {"dumps", "--json"}).out).size(), 0u);
     EXPECT_EQ(links_under(d.store()), std::vector<std::string>{});
@@ -85,7 +87,8 @@ TEST(serve_attack, a_jvm_owner_swapping_the_staged_dump_for_a_link_reaches_nothi
     for (const json& job : json::parse(run_heapctl(d, {"jobs", "--json"}).out)) {
         const std::string error = job.value("error", "");
         EXPECT_TRUE(error.find("Too many levels of symbolic links") != std::string::npos ||
-                    error.find("not taken") != std::string::npos || error.find("not an HPROF file") != std::string::npos)
+                    error.find("not taken") != std::string::npos ||
+                    error.find("not an HPROF file") != std::string::npos)
             << error;
     }
 }
@@ -130,8 +133,14 @@ TEST(serve_attack, adopting_a_file_as_another_users_jvm_is_refused_whatever_star
         int fd = ::open(mine.c_str(), O_RDONLY | O_CLOEXEC);
         ASSERT_GE(fd, 0);
         auto r = request_as(attacker, d.socket(),
-                            {1, "dump", {{"pid", jvm.pid()}, {"adopt", true}, {"wait", true}, {"trigger", "oom"},
-                                         {"start_time", claimed}, {"dump_path", "/tmp/java_pid1.hprof"}}},
+                            {1,
+                             "dump",
+                             {{"pid", jvm.pid()},
+                              {"adopt", true},
+                              {"wait", true},
+                              {"trigger", "oom"},
+                              {"start_time", claimed},
+                              {"dump_path", "/tmp/java_pid1.hprof"}}},
                             fd);
         ::close(fd);
         ASSERT_TRUE(r.has_value()) << "start time " << claimed;
@@ -210,8 +219,9 @@ TEST(serve_attack, a_dump_staged_when_the_daemon_and_its_helper_were_killed_is_r
     // The JVM finishes its dump into the staged name; nobody is left to take it.
     bool answers = false;
     for (int i = 0; i < 120 && !answers; ++i) {
-        auto jcmd = run_command({"setpriv", "--reuid=" + std::to_string(owner.uid()), "--regid=" + std::to_string(owner.gid()),
-                                 "--clear-groups", "jcmd", std::to_string(jvm.pid()), "VM.version"});
+        auto jcmd =
+            run_command({"setpriv", "--reuid=" + std::to_string(owner.uid()), "--regid=" + std::to_string(owner.gid()),
+                         "--clear-groups", "jcmd", std::to_string(jvm.pid()), "VM.version"});
         answers = jcmd.exit_code == 0;
         if (!answers) std::this_thread::sleep_for(std::chrono::milliseconds(500));
     }
@@ -222,5 +232,5 @@ TEST(serve_attack, a_dump_staged_when_the_daemon_and_its_helper_were_killed_is_r
     EXPECT_NE(d.log().find("staged by the last run"), std::string::npos) << d.log();
 }
 
-} // namespace
-} // namespace heapd::test
+}  // namespace
+}  // namespace heapd::test

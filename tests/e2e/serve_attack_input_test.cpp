@@ -68,8 +68,10 @@ TEST(serve_attack, a_gzip_bomb_is_refused_once_it_outgrows_the_store_and_leaves_
     ASSERT_TRUE(d.ready()) << d.log();
     shared_dir files;
     const std::string bomb = files.file("bomb.hprof.gz");
-    auto made = run_command({"sh", "-c", "{ printf 'JAVA PROFILE 1.0.2\\000\\000\\000\\000\\010'; head -c 8 /dev/zero; "
-                                         "head -c 1G /dev/zero; } | gzip -1 > " + bomb});
+    auto made = run_command({"sh", "-c",
+                             "{ printf 'JAVA PROFILE 1.0.2\\000\\000\\000\\000\\010'; head -c 8 /dev/zero; "
+                             "head -c 1G /dev/zero; } | gzip -1 > " +
+                                 bomb});
     ASSERT_EQ(made.exit_code, 0) << made.err;
     ASSERT_LT(fs::file_size(bomb), 8u << 20);
     ASSERT_EQ(::chown(bomb.c_str(), attacker.uid(), attacker.gid()), 0);
@@ -77,8 +79,8 @@ TEST(serve_attack, a_gzip_bomb_is_refused_once_it_outgrows_the_store_and_leaves_
     EXPECT_NE(r.exit_code, 0) << r.out;
     EXPECT_NE(r.err.find("inflates to more than"), std::string::npos) << r.err;
     // Nothing of it is left in the store's file system.
-    auto df = run_command({"nsenter", "--mount=/proc/" + std::to_string(d.pid()) + "/ns/mnt", "df", "-B1",
-                           "--output=used", d.store()});
+    auto df = run_command(
+        {"nsenter", "--mount=/proc/" + std::to_string(d.pid()) + "/ns/mnt", "df", "-B1", "--output=used", d.store()});
     ASSERT_EQ(df.exit_code, 0) << df.err;
     const std::uint64_t used = std::stoull(df.out.substr(df.out.find('\n') + 1));
     EXPECT_LT(used, std::uint64_t{4} << 20) << df.out;
@@ -129,5 +131,5 @@ TEST(serve_attack, an_analysis_beyond_its_memory_limit_fails_with_the_reason_and
     EXPECT_EQ(run_heapctl(d, {"status"}).exit_code, 0);
 }
 
-} // namespace
-} // namespace heapd::test
+}  // namespace
+}  // namespace heapd::test

@@ -133,9 +133,9 @@ TEST(serve_attack, an_oom_hook_refused_during_a_lockout_is_spooled_and_taken_by_
     connection_holder hog(owner, d.socket(), 40, false, false);
     ASSERT_GT(hog.taken(), 0);
     std::this_thread::sleep_for(std::chrono::milliseconds(300));  // the daemon has taken 32 and refused the rest
-    auto hook = run_command({"setpriv", "--reuid=" + std::to_string(owner.uid()), "--regid=" + std::to_string(owner.gid()),
-                             "--clear-groups", heapd_binary(), "dump", std::to_string(jvm.pid()), "--socket",
-                             d.socket(), "--spool", spool});
+    auto hook = run_command({"setpriv", "--reuid=" + std::to_string(owner.uid()),
+                             "--regid=" + std::to_string(owner.gid()), "--clear-groups", heapd_binary(), "dump",
+                             std::to_string(jvm.pid()), "--socket", d.socket(), "--spool", spool});
     EXPECT_EQ(hook.exit_code, 0) << hook.out << hook.err;
     // The running daemon takes the spooled request at once and dumps the JVM.
     bool dumped = false;
@@ -158,8 +158,9 @@ TEST(serve_attack, a_stopped_jvm_in_its_oom_hook_holds_a_worker_for_30_seconds_a
     ASSERT_TRUE(d.ready()) << d.log();
     ASSERT_EQ(::kill(jvm.pid(), SIGSTOP), 0);
     const auto start = std::chrono::steady_clock::now();
-    auto r = request_as(owner, d.socket(),
-                        {1, "dump", {{"pid", jvm.pid()}, {"in_oom_hook", true}, {"trigger", "oom"}, {"wait", true}}}, -1);
+    auto r =
+        request_as(owner, d.socket(),
+                   {1, "dump", {{"pid", jvm.pid()}, {"in_oom_hook", true}, {"trigger", "oom"}, {"wait", true}}}, -1);
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     ::kill(jvm.pid(), SIGCONT);
     ASSERT_TRUE(r.has_value());
@@ -237,5 +238,5 @@ TEST(serve_attack, status_is_answered_while_one_connection_pipelines_reads_of_a_
     for (int i = answered; i < 8; ++i) EXPECT_TRUE(pipeline.read_reply(std::chrono::seconds(120)).has_value());
 }
 
-} // namespace
-} // namespace heapd::test
+}  // namespace
+}  // namespace heapd::test

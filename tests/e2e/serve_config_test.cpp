@@ -20,7 +20,6 @@ using wire::reply_kind;
 
 const std::string peer_dump = std::string(HEAPD_PEER_DATA) + "/hprof-64.bin";
 
-
 bool start_analysis(raw_client& c, const std::string& path, std::uint64_t id = 1) {
     int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
     bool sent = fd >= 0 && c.send_request({id, "analyse", {{"name", path}, {"wait", true}}}, fd);
@@ -75,8 +74,9 @@ TEST(serve_config, the_file_is_read_and_options_given_override_it) {
     shared_dir dir;
     const std::string file = dir.file("heapd.toml");
     // The socket and store in the file are overridden by the test's --socket and --store.
-    write(file, "[daemon]\nsocket = \"/nonexistent/heapd.sock\"\nstore = \"/nonexistent/store\"\nworkers = 2\n"
-                "[retention]\nkeep_count = 2\n");
+    write(file,
+          "[daemon]\nsocket = \"/nonexistent/heapd.sock\"\nstore = \"/nonexistent/store\"\nworkers = 2\n"
+          "[retention]\nkeep_count = 2\n");
     serve_process d({"--config", file});
     ASSERT_TRUE(d.ready()) << d.log();
     EXPECT_NE(d.log().find("configuration: " + file), std::string::npos) << d.log();
@@ -97,8 +97,8 @@ TEST(serve_config, the_file_is_read_and_options_given_override_it) {
 
 TEST(serve_config, a_missing_or_invalid_file_named_on_the_command_line_stops_it_before_it_serves) {
     shared_dir dir;
-    const std::vector<std::string> base = {heapd_binary(), "serve", "--foreground", "--socket", dir.file("s.sock"),
-                                           "--store", dir.file("store")};
+    const std::vector<std::string> base = {heapd_binary(),     "serve",   "--foreground",   "--socket",
+                                           dir.file("s.sock"), "--store", dir.file("store")};
     auto with = [&](const std::string& config) {
         auto argv = base;
         argv.insert(argv.end(), {"--config", config});
@@ -203,10 +203,10 @@ TEST(serve_config, rules_and_metrics_come_from_the_file_and_change_on_sighup) {
     demo_jvm jvm(java_main{"Sessions"}, {"-Xmx128m", "-D" + marker + "=1"}, {"1000"});
     ASSERT_TRUE(jvm.ready());
     const std::string file = dir.file("heapd.toml"), prom = dir.file("heapd.prom");
-    const std::string rule = "[[rule]]\nname = \"tick\"\ncommand = \"" + marker +
-                             "\"\nevery = \"1s\"\ncooldown = \"1s\"\n";
-    write(file, "[daemon]\npoll_interval = \"200ms\"\n[metrics]\ntextfile = \"" + prom +
-                    "\"\ninterval = \"1s\"\n" + rule + "max_dumps = 1\n");
+    const std::string rule =
+        "[[rule]]\nname = \"tick\"\ncommand = \"" + marker + "\"\nevery = \"1s\"\ncooldown = \"1s\"\n";
+    write(file, "[daemon]\npoll_interval = \"200ms\"\n[metrics]\ntextfile = \"" + prom + "\"\ninterval = \"1s\"\n" +
+                    rule + "max_dumps = 1\n");
     serve_process d({"--config", file});
     ASSERT_TRUE(d.ready()) << d.log();
 
@@ -230,8 +230,8 @@ TEST(serve_config, rules_and_metrics_come_from_the_file_and_change_on_sighup) {
     EXPECT_EQ(counted, 1) << d.log();
 
     // A higher cap on SIGHUP: the rule, keeping its name and its count, dumps once more.
-    write(file, "[daemon]\npoll_interval = \"200ms\"\n[metrics]\ntextfile = \"" + prom +
-                    "\"\ninterval = \"1s\"\n" + rule + "max_dumps = 2\n");
+    write(file, "[daemon]\npoll_interval = \"200ms\"\n[metrics]\ntextfile = \"" + prom + "\"\ninterval = \"1s\"\n" +
+                    rule + "max_dumps = 2\n");
     ASSERT_EQ(::kill(d.pid(), SIGHUP), 0);
     ASSERT_TRUE(log_shows(d, "configuration reloaded")) << d.log();
     dumps = dumps_when(d, 2);
@@ -252,5 +252,5 @@ TEST(serve_config, rules_and_metrics_come_from_the_file_and_change_on_sighup) {
     EXPECT_EQ(d.stop(), 0);
 }
 
-} // namespace
-} // namespace heapd::test
+}  // namespace
+}  // namespace heapd::test

@@ -159,5 +159,5 @@ TEST(serve_dump, heapctl_in_a_container_names_its_jvms_by_their_pids_there) {
     EXPECT_EQ(host_pid.exit_code, 5) << host_pid.out << host_pid.err;
 }
 
-} // namespace
-} // namespace heapd::test
+}  // namespace
+}  // namespace heapd::test

@@ -22,7 +22,6 @@ using wire::reply_kind;
 
 const std::string peer_dump = std::string(HEAPD_PEER_DATA) + "/hprof-64.bin";
 
-
 // Sends an analysis of path on c (wait or not); true when sent.
 bool start_analysis(raw_client& c, const std::string& path, bool wait, std::uint64_t id = 1) {
     int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
@@ -278,5 +277,5 @@ TEST(serve_jobs, a_file_cut_short_while_it_is_analyzed_fails_its_job_only) {
     EXPECT_EQ(d.stop(SIGTERM), 0) << d.log();
 }
 
-} // namespace
-} // namespace heapd::test
+}  // namespace
+}  // namespace heapd::test

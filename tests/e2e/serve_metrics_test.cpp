@@ -48,7 +48,6 @@ std::string slurp(const std::string& path) {
     return s.str();
 }
 
-
 // The JVM's series of a family: its one sample with that pid.
 std::optional<double> jvm_value(const prom_exposition& e, const std::string& name, pid_t pid) {
     return e.value(name, {{"pid", std::to_string(pid)}});
@@ -62,8 +61,8 @@ TEST(serve_metrics, heapctl_metrics_shows_a_jvm_and_counts_a_dump_and_its_analys
     const pid_t pid = jvm.pid();
 
     auto e = metrics_of(d);
-    const labels mine = {{"pid", std::to_string(pid)}, {"main_class", "Sessions"}, {"user", "root"},
-                         {"container", "false"}};
+    const labels mine = {
+        {"pid", std::to_string(pid)}, {"main_class", "Sessions"}, {"user", "root"}, {"container", "false"}};
     auto used = e.value("heapd_jvm_heap_used_bytes", mine);
     auto max = e.value("heapd_jvm_heap_max_bytes", mine);
     ASSERT_TRUE(used && max) << "no series of pid " << pid;
@@ -207,5 +206,5 @@ TEST(serve_metrics, a_user_who_is_not_an_admin_sees_only_their_own_jvms) {
               true);
 }
 
-} // namespace
-} // namespace heapd::test
+}  // namespace
+}  // namespace heapd::test

@@ -5,8 +5,8 @@
 // runs as another user, on the host or inside a container (attach as the JVM's user, setns into
 // its mount namespace, the dump copied out of its /tmp and removed there), stores it with the
 // store's group and analyzes it.
-#include <gtest/gtest.h>
 #include <grp.h>
+#include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/stat.h>
 
@@ -49,8 +49,8 @@ bool unit_has_line(const std::string& wanted) {
 
 // Numbers of capabilities (linux/capability.h) the unit may name.
 const std::map<std::string, int> capability_numbers = {
-    {"CAP_CHOWN", 0},      {"CAP_DAC_OVERRIDE", 1}, {"CAP_DAC_READ_SEARCH", 2}, {"CAP_FOWNER", 3},
-    {"CAP_KILL", 5},       {"CAP_SETGID", 6},       {"CAP_SETUID", 7},          {"CAP_SYS_CHROOT", 18},
+    {"CAP_CHOWN", 0},       {"CAP_DAC_OVERRIDE", 1}, {"CAP_DAC_READ_SEARCH", 2}, {"CAP_FOWNER", 3},
+    {"CAP_KILL", 5},        {"CAP_SETGID", 6},       {"CAP_SETUID", 7},          {"CAP_SYS_CHROOT", 18},
     {"CAP_SYS_PTRACE", 19}, {"CAP_SYS_ADMIN", 21}};
 
 // A field of /proc/PID/status, e.g. "CapEff" (hexadecimal for capabilities).
@@ -123,7 +123,8 @@ void dumps_another_users_jvm(bool read_only_system, bool container) {
     EXPECT_EQ(status_field(d.pid(), "NoNewPrivs"), "1");
     if (read_only_system) {
         // Nothing but its own directory is writable for it.
-        auto w = run_command({"nsenter", "--mount=/proc/" + std::to_string(d.pid()) + "/ns/mnt", "touch", "/tmp/heapd-ro-probe"});
+        auto w = run_command(
+            {"nsenter", "--mount=/proc/" + std::to_string(d.pid()) + "/ns/mnt", "touch", "/tmp/heapd-ro-probe"});
         EXPECT_NE(w.exit_code, 0);
         EXPECT_NE(w.err.find("Read-only file system"), std::string::npos) << w.err;
     }
@@ -164,5 +165,5 @@ TEST(service_hardening, with_a_read_only_system_it_dumps_another_users_jvm_in_a_
     dumps_another_users_jvm(true, true);
 }
 
-} // namespace
-} // namespace heapd::test
+}  // namespace
+}  // namespace heapd::test

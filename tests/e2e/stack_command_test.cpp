@@ -213,8 +213,9 @@ TEST(stack_command, process_we_may_not_trace) {
     as_user.user = &user;
     isolated_jvm own(java_main{"Demo"}, {"-Xmx64m"}, {}, as_user);
     ASSERT_TRUE(own.ready());
-    auto mine = run_command({"setpriv", "--reuid=" + std::to_string(user.uid()), "--regid=" + std::to_string(user.gid()),
-                             "--clear-groups", heapd_binary(), "stack", std::to_string(own.pid()), "--native"});
+    auto mine =
+        run_command({"setpriv", "--reuid=" + std::to_string(user.uid()), "--regid=" + std::to_string(user.gid()),
+                     "--clear-groups", heapd_binary(), "stack", std::to_string(own.pid()), "--native"});
     EXPECT_EQ(mine.exit_code, 0) << mine.err;
     EXPECT_NE(mine.out.find("\"VM Thread\" tid "), std::string::npos) << mine.out;
     EXPECT_TRUE(untraced(own.pid()));
@@ -240,5 +241,5 @@ TEST(stack_command, usage_errors_exit_1) {
     EXPECT_EQ(heapd_stack({"1", "--timeout", "0"}).exit_code, 1);
 }
 
-} // namespace
-} // namespace heapd::test
+}  // namespace
+}  // namespace heapd::test

@@ -50,8 +50,10 @@ TEST(strip_command, keeps_shapes_and_drops_contents) {
     EXPECT_LT(stripped * 10, plain * 6) << "gzip: original " << plain << " B, stripped " << stripped << " B";
     // Dumps hold secrets: the copies are readable by their owner only.
     for (const auto& f : {out, kept})
-        EXPECT_EQ(std::filesystem::status(f).permissions() & (std::filesystem::perms::group_all | std::filesystem::perms::others_all),
-                  std::filesystem::perms::none) << f;
+        EXPECT_EQ(std::filesystem::status(f).permissions() &
+                      (std::filesystem::perms::group_all | std::filesystem::perms::others_all),
+                  std::filesystem::perms::none)
+            << f;
 }
 
 TEST(strip_command, refuses_input_it_cannot_read) {
@@ -63,5 +65,5 @@ TEST(strip_command, refuses_input_it_cannot_read) {
     EXPECT_EQ(std::distance(std::filesystem::directory_iterator(dir.path()), {}), 1);  // no temp file left
 }
 
-} // namespace
-} // namespace heapd::test
+}  // namespace
+}  // namespace heapd::test

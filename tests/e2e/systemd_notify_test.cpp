@@ -70,5 +70,5 @@ TEST(systemd_notify, no_pings_when_the_watchdog_is_meant_for_another_process) {
     EXPECT_EQ(count_with(all, "WATCHDOG=1"), 0u);
 }
 
-} // namespace
-} // namespace heapd::test
+}  // namespace
+}  // namespace heapd::test

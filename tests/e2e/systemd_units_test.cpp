@@ -30,9 +30,7 @@ std::string read_text(const std::string& path) {
 // A prefix holding what `cmake --install` put there.
 class installed {
 public:
-    installed() {
-        result_ = run_command({HEAPD_CMAKE, "--install", HEAPD_BINARY_DIR, "--prefix", dir_.file("usr")});
-    }
+    installed() { result_ = run_command({HEAPD_CMAKE, "--install", HEAPD_BINARY_DIR, "--prefix", dir_.file("usr")}); }
     const command_result& result() const { return result_; }
     std::string prefix() const { return dir_.file("usr"); }
     std::string unit(const std::string& name) const { return prefix() + "/lib/systemd/system/" + name; }
@@ -60,9 +58,9 @@ TEST(systemd_units, install_puts_binaries_units_and_system_files_where_a_package
     installed i;
     ASSERT_EQ(i.result().exit_code, 0) << i.result().out << i.result().err;
     const auto files = files_under(i.prefix());
-    for (const char* expected : {"bin/heapd", "bin/heapctl", "lib/systemd/system/heapd.service",
-                                 "lib/systemd/system/heapd.socket", "lib/tmpfiles.d/heapd.conf",
-                                 "lib/sysusers.d/heapd.conf"})
+    for (const char* expected :
+         {"bin/heapd", "bin/heapctl", "lib/systemd/system/heapd.service", "lib/systemd/system/heapd.socket",
+          "lib/tmpfiles.d/heapd.conf", "lib/sysusers.d/heapd.conf"})
         EXPECT_TRUE(files.count(expected)) << expected << " not installed; got:\n" << i.result().out;
     EXPECT_EQ(::access((i.prefix() + "/bin/heapd").c_str(), X_OK), 0);
     EXPECT_EQ(::access((i.prefix() + "/bin/heapctl").c_str(), X_OK), 0);
@@ -115,24 +113,43 @@ TEST(systemd_units, the_service_is_hardened_and_keeps_only_the_capabilities_atta
         EXPECT_TRUE(set.count(name)) << name;
         return set[name] == true;
     };
-    for (const char* on : {"NoNewPrivileges=", "ProtectSystem=", "NotifyAccess=", "ProtectKernelModules=",
-                           "ProtectControlGroups=", "CapabilityBoundingSet=~CAP_SYS_MODULE",
-                           "CapabilityBoundingSet=~CAP_SYS_RAWIO", "CapabilityBoundingSet=~CAP_NET_ADMIN",
-                           "CapabilityBoundingSet=~CAP_SYS_TIME", "CapabilityBoundingSet=~CAP_MKNOD",
-                           "CapabilityBoundingSet=~CAP_BPF", "CapabilityBoundingSet=~CAP_SYS_BOOT",
-                           "CapabilityBoundingSet=~CAP_(CHOWN|FSETID|SETFCAP)", "PrivateNetwork=", "IPAddressDeny=",
-                           "RestrictAddressFamilies=~AF_(INET|INET6)", "RestrictAddressFamilies=~AF_NETLINK",
-                           "ProtectKernelTunables=", "ProtectHostname=", "PrivateDevices=", "PrivateMounts=",
-                           "ProcSubset=", "MemoryDenyWriteExecute=", "SystemCallFilter=~@mount",
-                           "SystemCallFilter=~@module", "SystemCallFilter=~@reboot", "RestrictNamespaces=~user",
-                           "RestrictNamespaces=~net", "RestrictNamespaces=~pid", "UMask="})
+    for (const char* on : {"NoNewPrivileges=",
+                           "ProtectSystem=",
+                           "NotifyAccess=",
+                           "ProtectKernelModules=",
+                           "ProtectControlGroups=",
+                           "CapabilityBoundingSet=~CAP_SYS_MODULE",
+                           "CapabilityBoundingSet=~CAP_SYS_RAWIO",
+                           "CapabilityBoundingSet=~CAP_NET_ADMIN",
+                           "CapabilityBoundingSet=~CAP_SYS_TIME",
+                           "CapabilityBoundingSet=~CAP_MKNOD",
+                           "CapabilityBoundingSet=~CAP_BPF",
+                           "CapabilityBoundingSet=~CAP_SYS_BOOT",
+                           "CapabilityBoundingSet=~CAP_(CHOWN|FSETID|SETFCAP)",
+                           "PrivateNetwork=",
+                           "IPAddressDeny=",
+                           "RestrictAddressFamilies=~AF_(INET|INET6)",
+                           "RestrictAddressFamilies=~AF_NETLINK",
+                           "ProtectKernelTunables=",
+                           "ProtectHostname=",
+                           "PrivateDevices=",
+                           "PrivateMounts=",
+                           "ProcSubset=",
+                           "MemoryDenyWriteExecute=",
+                           "SystemCallFilter=~@mount",
+                           "SystemCallFilter=~@module",
+                           "SystemCallFilter=~@reboot",
+                           "RestrictNamespaces=~user",
+                           "RestrictNamespaces=~net",
+                           "RestrictNamespaces=~pid",
+                           "UMask="})
         EXPECT_TRUE(restricted(on)) << on;
     // What attach, ptrace and setns need stays; and the JVMs' /tmp is the real one.
-    for (const char* off : {"PrivateTmp=", "CapabilityBoundingSet=~CAP_SYS_PTRACE", "CapabilityBoundingSet=~CAP_SYS_ADMIN",
-                            "CapabilityBoundingSet=~CAP_KILL", "CapabilityBoundingSet=~CAP_SYS_CHROOT",
-                            "CapabilityBoundingSet=~CAP_SET(UID|GID|PCAP)",
-                            "CapabilityBoundingSet=~CAP_(DAC_*|FOWNER|IPC_OWNER)", "RestrictNamespaces=~mnt",
-                            "SystemCallFilter=~@privileged", "SystemCallFilter=~@debug", "ProtectProc="})
+    for (const char* off :
+         {"PrivateTmp=", "CapabilityBoundingSet=~CAP_SYS_PTRACE", "CapabilityBoundingSet=~CAP_SYS_ADMIN",
+          "CapabilityBoundingSet=~CAP_KILL", "CapabilityBoundingSet=~CAP_SYS_CHROOT",
+          "CapabilityBoundingSet=~CAP_SET(UID|GID|PCAP)", "CapabilityBoundingSet=~CAP_(DAC_*|FOWNER|IPC_OWNER)",
+          "RestrictNamespaces=~mnt", "SystemCallFilter=~@privileged", "SystemCallFilter=~@debug", "ProtectProc="})
         EXPECT_FALSE(restricted(off)) << off;
     // The exposure systemd gives it (6.7 before this hardening; every point left is explained in the unit).
     auto text = run_command({"systemd-analyze", "security", "--offline=yes", i.unit("heapd.service")});
@@ -174,7 +191,8 @@ TEST(systemd_units, sysusers_and_tmpfiles_make_the_group_and_directories_in_a_ro
         if (line.starts_with("heapd:")) heapd_gid = static_cast<gid_t>(std::stoul(line.substr(line.find(':', 6) + 1)));
     ASSERT_NE(heapd_gid, static_cast<gid_t>(-1)) << read_text(i.root() + "/etc/group");
 
-    auto tmp = run_command({"systemd-tmpfiles", "--root=" + i.root(), "--create", i.prefix() + "/lib/tmpfiles.d/heapd.conf"});
+    auto tmp =
+        run_command({"systemd-tmpfiles", "--root=" + i.root(), "--create", i.prefix() + "/lib/tmpfiles.d/heapd.conf"});
     ASSERT_EQ(tmp.exit_code, 0) << tmp.err;
     struct expected {
         std::string dir;
@@ -192,5 +210,5 @@ TEST(systemd_units, sysusers_and_tmpfiles_make_the_group_and_directories_in_a_ro
     }
 }
 
-} // namespace
-} // namespace heapd::test
+}  // namespace
+}  // namespace heapd::test

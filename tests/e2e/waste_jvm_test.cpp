@@ -8,8 +8,8 @@
 
 #include "formats/analysis/analysis.h"
 #include "formats/hprof/dump_file.h"
-#include "support/row_lookup.h"
 #include "support/jvm_process.h"
+#include "support/row_lookup.h"
 
 namespace heapd {
 namespace {
@@ -105,7 +105,10 @@ TEST_F(waste_jvm, finds_the_known_waste_of_a_real_jvm) {
     EXPECT_GE(w.duplicate_string_saving, latin->saving_bytes + shared->saving_bytes + utf16->saving_bytes);
 
     // Collections: each shape in a class of its own, so its row is exact.
-    struct want { const char* name; std::uint64_t count, empty, sparse, saving; };
+    struct want {
+        const char* name;
+        std::uint64_t count, empty, sparse, saving;
+    };
     const want rows[] = {
         {"Waste$EmptyMap", 400, 400, 0, 400 * ref_array_size(16)},
         {"Waste$SparseMap", 300, 0, 300, 300 * (ref_array_size(256) - ref_array_size(4))},
@@ -135,7 +138,10 @@ TEST_F(waste_jvm, finds_the_known_waste_of_a_real_jvm) {
     EXPECT_EQ(collection(w, "java.util.HashSet"), nullptr);
 
     // Boxes: the program's values are a lower bound; bytes agree with the histogram.
-    struct want_box { const char* name; std::uint64_t count, distinct; };
+    struct want_box {
+        const char* name;
+        std::uint64_t count, distinct;
+    };
     for (const want_box& b : {want_box{"java.lang.Long", 5000, 100}, want_box{"java.lang.Integer", 3000, 10},
                               want_box{"java.lang.Double", 1000, 1}}) {
         SCOPED_TRACE(b.name);
@@ -192,5 +198,5 @@ TEST_F(waste_jvm, heapd_analyze_prints_the_waste_unless_told_not_to) {
     EXPECT_FALSE(nlohmann::json::parse(off_json.out).contains("waste"));
 }
 
-} // namespace
-} // namespace heapd
+}  // namespace
+}  // namespace heapd

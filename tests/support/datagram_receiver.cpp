@@ -88,4 +88,4 @@ bool datagram_receiver::wait_for(const std::function<bool(const std::vector<data
     }
 }
 
-} // namespace heapd::test
+}  // namespace heapd::test

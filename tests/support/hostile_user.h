@@ -98,7 +98,8 @@ public:
         std::error_code ec;
         for (const auto& e : std::filesystem::directory_iterator(tmp_, ec)) {
             const std::string name = e.path().filename().string();
-            if (name.starts_with(staged) || name == ".java_pid" + std::to_string(ns_pid_)) std::filesystem::remove(e.path(), ec);
+            if (name.starts_with(staged) || name == ".java_pid" + std::to_string(ns_pid_))
+                std::filesystem::remove(e.path(), ec);
         }
     }
     bool ok() const { return ok_; }
@@ -175,7 +176,7 @@ private:
 
 // A request sent as user on a connection of its own, with a descriptor passed along; the reply.
 inline std::optional<wire::reply> request_as(const temp_user& user, const std::string& socket, const wire::request& r,
-                                      int pass_fd) {
+                                             int pass_fd) {
     int out[2];
     if (::pipe(out) != 0) return std::nullopt;
     pid_t child = ::fork();
@@ -195,7 +196,8 @@ inline std::optional<wire::reply> request_as(const temp_user& user, const std::s
     ::close(out[1]);
     wire::frame_parser parser{std::uint32_t{1} << 24};
     char buffer[4096];
-    for (ssize_t n; (n = ::read(out[0], buffer, sizeof buffer)) > 0;) (void)parser.feed(std::string_view(buffer, static_cast<std::size_t>(n)));
+    for (ssize_t n; (n = ::read(out[0], buffer, sizeof buffer)) > 0;)
+        (void)parser.feed(std::string_view(buffer, static_cast<std::size_t>(n)));
     ::close(out[0]);
     ::waitpid(child, nullptr, 0);
     auto frame = parser.next();
@@ -262,8 +264,8 @@ private:
 inline std::size_t open_descriptors(pid_t pid) {
     std::size_t n = 0;
     std::error_code ec;
-    for (auto it = std::filesystem::directory_iterator("/proc/" + std::to_string(pid) + "/fd", ec); it != std::filesystem::directory_iterator();
-         it.increment(ec))
+    for (auto it = std::filesystem::directory_iterator("/proc/" + std::to_string(pid) + "/fd", ec);
+         it != std::filesystem::directory_iterator(); it.increment(ec))
         ++n;
     return n;
 }
@@ -295,4 +297,4 @@ struct hostile_jvm {
     hostile_listener listener;
 };
 
-} // namespace heapd::test
+}  // namespace heapd::test

@@ -24,8 +24,10 @@ void put_u8(byte_vector& out, std::uint64_t v) {
 }
 
 void put_id(byte_vector& out, std::uint64_t v, unsigned id_size) {
-    if (id_size == 8) put_u8(out, v);
-    else put_u4(out, static_cast<std::uint32_t>(v));
+    if (id_size == 8)
+        put_u8(out, v);
+    else
+        put_u4(out, static_cast<std::uint32_t>(v));
 }
 
 void put_bytes(byte_vector& out, std::span<const std::byte> bytes) {
@@ -39,10 +41,14 @@ void put_text(byte_vector& out, std::string_view text) {
 unsigned type_size(std::uint8_t type, unsigned id_size) {
     switch (type) {
     case 2: return id_size;
-    case 4: case 8: return 1;
-    case 5: case 9: return 2;
-    case 6: case 10: return 4;
-    case 7: case 11: return 8;
+    case 4:
+    case 8: return 1;
+    case 5:
+    case 9: return 2;
+    case 6:
+    case 10: return 4;
+    case 7:
+    case 11: return 8;
     default: return 0;
     }
 }
@@ -73,8 +79,7 @@ hprof_builder& hprof_builder::raw_record(std::uint8_t tag, std::span<const std::
     return raw_record(tag, static_cast<std::uint32_t>(body.size()), body);
 }
 
-hprof_builder& hprof_builder::raw_record(std::uint8_t tag, std::uint32_t length,
-                                         std::span<const std::byte> body) {
+hprof_builder& hprof_builder::raw_record(std::uint8_t tag, std::uint32_t length, std::span<const std::byte> body) {
     record_header(tag, length);
     put_bytes(out_, body);
     return *this;
@@ -87,8 +92,8 @@ hprof_builder& hprof_builder::utf8(std::uint64_t id, std::string_view text) {
     return raw_record(0x01, body);
 }
 
-hprof_builder& hprof_builder::load_class(std::uint32_t serial, std::uint64_t class_id,
-                                         std::uint32_t trace_serial, std::uint64_t name_id) {
+hprof_builder& hprof_builder::load_class(std::uint32_t serial, std::uint64_t class_id, std::uint32_t trace_serial,
+                                         std::uint64_t name_id) {
     byte_vector body;
     put_u4(body, serial);
     test::put_id(body, class_id, id_size_);
@@ -103,12 +108,10 @@ hprof_builder& hprof_builder::unload_class(std::uint32_t serial) {
     return raw_record(0x03, body);
 }
 
-hprof_builder& hprof_builder::frame(std::uint64_t frame_id, std::uint64_t method_name_id,
-                                    std::uint64_t signature_id, std::uint64_t source_file_id,
-                                    std::uint32_t class_serial, std::int32_t line) {
+hprof_builder& hprof_builder::frame(std::uint64_t frame_id, std::uint64_t method_name_id, std::uint64_t signature_id,
+                                    std::uint64_t source_file_id, std::uint32_t class_serial, std::int32_t line) {
     byte_vector body;
-    for (std::uint64_t id : {frame_id, method_name_id, signature_id, source_file_id})
-        test::put_id(body, id, id_size_);
+    for (std::uint64_t id : {frame_id, method_name_id, signature_id, source_file_id}) test::put_id(body, id, id_size_);
     put_u4(body, class_serial);
     put_u4(body, static_cast<std::uint32_t>(line));
     return raw_record(0x04, body);
@@ -129,9 +132,9 @@ hprof_builder& hprof_builder::trace(std::uint32_t serial, std::uint32_t thread_s
     return raw_record(0x05, body);
 }
 
-hprof_builder& hprof_builder::start_thread(std::uint32_t serial, std::uint64_t object_id,
-                                           std::uint32_t trace_serial, std::uint64_t name_id,
-                                           std::uint64_t group_name_id, std::uint64_t parent_group_name_id) {
+hprof_builder& hprof_builder::start_thread(std::uint32_t serial, std::uint64_t object_id, std::uint32_t trace_serial,
+                                           std::uint64_t name_id, std::uint64_t group_name_id,
+                                           std::uint64_t parent_group_name_id) {
     byte_vector body;
     put_u4(body, serial);
     test::put_id(body, object_id, id_size_);
@@ -249,9 +252,8 @@ hprof_builder& hprof_builder::class_dump(const class_spec& s) {
     return *this;
 }
 
-hprof_builder& hprof_builder::class_dump(std::uint64_t class_id, std::uint64_t super_id,
-                                         std::vector<field_decl> fields, std::vector<static_decl> statics,
-                                         std::uint32_t instance_size) {
+hprof_builder& hprof_builder::class_dump(std::uint64_t class_id, std::uint64_t super_id, std::vector<field_decl> fields,
+                                         std::vector<static_decl> statics, std::uint32_t instance_size) {
     class_spec s;
     s.class_id = class_id;
     s.super_id = super_id;
@@ -261,8 +263,8 @@ hprof_builder& hprof_builder::class_dump(std::uint64_t class_id, std::uint64_t s
     return class_dump(s);
 }
 
-hprof_builder& hprof_builder::instance(std::uint64_t id, std::uint64_t class_id,
-                                       std::span<const std::byte> field_bytes, std::uint32_t trace_serial) {
+hprof_builder& hprof_builder::instance(std::uint64_t id, std::uint64_t class_id, std::span<const std::byte> field_bytes,
+                                       std::uint32_t trace_serial) {
     put_u1(out_, 0x21);
     put_id(id);
     put_u4(out_, trace_serial);
@@ -321,4 +323,4 @@ hprof_builder& hprof_builder::raw_subrecord(std::span<const std::byte> bytes) {
     return *this;
 }
 
-} // namespace heapd::test
+}  // namespace heapd::test

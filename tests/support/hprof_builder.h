@@ -26,11 +26,26 @@ void put_text(byte_vector& out, std::string_view text);
 class values {
 public:
     explicit values(unsigned id_size = 8) : id_size_(id_size) {}
-    values& u1(std::uint8_t v) { put_u1(out_, v); return *this; }
-    values& u2(std::uint16_t v) { put_u2(out_, v); return *this; }
-    values& u4(std::uint32_t v) { put_u4(out_, v); return *this; }
-    values& u8(std::uint64_t v) { put_u8(out_, v); return *this; }
-    values& id(std::uint64_t v) { put_id(out_, v, id_size_); return *this; }
+    values& u1(std::uint8_t v) {
+        put_u1(out_, v);
+        return *this;
+    }
+    values& u2(std::uint16_t v) {
+        put_u2(out_, v);
+        return *this;
+    }
+    values& u4(std::uint32_t v) {
+        put_u4(out_, v);
+        return *this;
+    }
+    values& u8(std::uint64_t v) {
+        put_u8(out_, v);
+        return *this;
+    }
+    values& id(std::uint64_t v) {
+        put_id(out_, v, id_size_);
+        return *this;
+    }
     const byte_vector& bytes() const { return out_; }
     operator byte_vector() const { return out_; }
 
@@ -90,7 +105,10 @@ public:
     bool write_to(const std::string& path) const;
 
     // Top-level records. time_delta is written as 0 unless set_time_delta() changed it.
-    hprof_builder& set_time_delta(std::uint32_t delta) { time_delta_ = delta; return *this; }
+    hprof_builder& set_time_delta(std::uint32_t delta) {
+        time_delta_ = delta;
+        return *this;
+    }
     hprof_builder& raw_record(std::uint8_t tag, std::span<const std::byte> body);
     // A record header declaring length bytes followed by body (which may be shorter or longer).
     hprof_builder& raw_record(std::uint8_t tag, std::uint32_t length, std::span<const std::byte> body);
@@ -102,15 +120,13 @@ public:
                          std::uint64_t source_file_id, std::uint32_t class_serial, std::int32_t line);
     hprof_builder& trace(std::uint32_t serial, std::uint32_t thread_serial,
                          std::initializer_list<std::uint64_t> frame_ids);
-    hprof_builder& trace(std::uint32_t serial, std::uint32_t thread_serial,
-                         std::span<const std::uint64_t> frame_ids);
+    hprof_builder& trace(std::uint32_t serial, std::uint32_t thread_serial, std::span<const std::uint64_t> frame_ids);
     hprof_builder& start_thread(std::uint32_t serial, std::uint64_t object_id, std::uint32_t trace_serial,
-                                std::uint64_t name_id, std::uint64_t group_name_id,
-                                std::uint64_t parent_group_name_id);
+                                std::uint64_t name_id, std::uint64_t group_name_id, std::uint64_t parent_group_name_id);
     hprof_builder& end_thread(std::uint32_t serial);
     hprof_builder& alloc_sites(std::span<const std::byte> body) { return raw_record(0x06, body); }
-    hprof_builder& heap_summary(std::uint32_t live_bytes, std::uint32_t live_instances,
-                                std::uint64_t allocated_bytes, std::uint64_t allocated_instances);
+    hprof_builder& heap_summary(std::uint32_t live_bytes, std::uint32_t live_instances, std::uint64_t allocated_bytes,
+                                std::uint64_t allocated_instances);
     // CPU_SAMPLES: total, then (samples, trace serial) pairs.
     hprof_builder& cpu_samples(std::uint32_t total,
                                std::initializer_list<std::pair<std::uint32_t, std::uint32_t>> traces);
@@ -159,8 +175,8 @@ public:
                             std::uint32_t trace_serial = 0);
     hprof_builder& object_array(std::uint64_t id, std::uint64_t class_id, std::span<const std::uint64_t> elements,
                                 std::uint32_t trace_serial = 0);
-    hprof_builder& object_array(std::uint64_t id, std::uint64_t class_id,
-                                std::initializer_list<std::uint64_t> elements, std::uint32_t trace_serial = 0) {
+    hprof_builder& object_array(std::uint64_t id, std::uint64_t class_id, std::initializer_list<std::uint64_t> elements,
+                                std::uint32_t trace_serial = 0) {
         return object_array(id, class_id, std::span<const std::uint64_t>(elements.begin(), elements.size()),
                             trace_serial);
     }
@@ -192,4 +208,4 @@ private:
 // Element size in bytes of a basic type for this identifier size (object: id_size).
 unsigned type_size(std::uint8_t type, unsigned id_size);
 
-} // namespace heapd::test
+}  // namespace heapd::test

@@ -13,7 +13,7 @@ void put(std::vector<std::byte>& out, std::size_t at, std::uint64_t v, int size,
     }
 }
 
-} // namespace
+}  // namespace
 
 hsperf_builder::hsperf_builder(bool little_endian, std::size_t file_size)
     : little_endian_(little_endian), file_size_(file_size) {}
@@ -29,7 +29,7 @@ void hsperf_builder::add_entry(const std::string& name, char type, std::uint8_t 
     if (size % element != 0) size += element - size % element;  // data aligned to its element size
     const std::size_t data_offset = size;
     size += data.size();
-    size = (size + 7) & ~std::size_t{7};                         // entries in units of 8 bytes
+    size = (size + 7) & ~std::size_t{7};  // entries in units of 8 bytes
     const std::size_t at = entries_.size();
     offsets_.push_back(at);
     entries_.resize(at + size);
@@ -72,11 +72,11 @@ std::vector<std::byte> hsperf_builder::build() const {
     out[5] = static_cast<std::byte>(major_);
     out[6] = static_cast<std::byte>(minor_);
     out[7] = static_cast<std::byte>(accessible_ ? 1 : 0);
-    put(out, 8, used(), 4, little_endian_);                  // used
-    put(out, 12, 0, 4, little_endian_);                      // overflow
-    put(out, 16, 1234567, 8, little_endian_);                // modification time stamp
-    put(out, 24, 32, 4, little_endian_);                     // entry offset
-    put(out, 28, offsets_.size(), 4, little_endian_);        // entries
+    put(out, 8, used(), 4, little_endian_);            // used
+    put(out, 12, 0, 4, little_endian_);                // overflow
+    put(out, 16, 1234567, 8, little_endian_);          // modification time stamp
+    put(out, 24, 32, 4, little_endian_);               // entry offset
+    put(out, 28, offsets_.size(), 4, little_endian_);  // entries
     for (std::size_t i = 0; i < entries_.size(); ++i) out[32 + i] = entries_[i];
     return out;
 }
@@ -88,4 +88,4 @@ void hsperf_builder::write(const std::string& path) const {
     if (!f) throw std::runtime_error("cannot write " + path);
 }
 
-} // namespace heapd::test
+}  // namespace heapd::test

@@ -10,8 +10,8 @@ namespace heapd::test {
 // Builds one hsperfdata file: a prologue, then entries with HotSpot's padding and alignment.
 class hsperf_builder {
 public:
-    static constexpr std::uint8_t units_none = 1, units_bytes = 2, units_ticks = 3, units_events = 4,
-                                  units_string = 5, units_hertz = 6;
+    static constexpr std::uint8_t units_none = 1, units_bytes = 2, units_ticks = 3, units_events = 4, units_string = 5,
+                                  units_hertz = 6;
     static constexpr std::uint8_t constant = 1, monotonic = 2, variable = 3;
 
     explicit hsperf_builder(bool little_endian = true, std::size_t file_size = 32768);
@@ -22,8 +22,15 @@ public:
     // A string: a byte vector of vector_length (default: the text and its NUL), NUL-padded.
     hsperf_builder& add_string(const std::string& name, const std::string& value, std::uint32_t vector_length = 0,
                                std::uint8_t variability = constant);
-    hsperf_builder& accessible(bool on) { accessible_ = on; return *this; }
-    hsperf_builder& version(std::uint8_t major, std::uint8_t minor) { major_ = major; minor_ = minor; return *this; }
+    hsperf_builder& accessible(bool on) {
+        accessible_ = on;
+        return *this;
+    }
+    hsperf_builder& version(std::uint8_t major, std::uint8_t minor) {
+        major_ = major;
+        minor_ = minor;
+        return *this;
+    }
 
     // The file: prologue, entries, zeros up to file_size (or just the used bytes if that is larger).
     std::vector<std::byte> build() const;
@@ -44,8 +51,8 @@ private:
     std::size_t file_size_;
     bool accessible_ = true;
     std::uint8_t major_ = 2, minor_ = 0;
-    std::vector<std::byte> entries_;   // the entries area, starting at file offset 32
-    std::vector<std::size_t> offsets_; // each entry's offset within entries_
+    std::vector<std::byte> entries_;    // the entries area, starting at file offset 32
+    std::vector<std::size_t> offsets_;  // each entry's offset within entries_
 };
 
-} // namespace heapd::test
+}  // namespace heapd::test

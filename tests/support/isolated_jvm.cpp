@@ -30,7 +30,7 @@ std::string shell_quote(const std::string& s) {
     return out + "'";
 }
 
-} // namespace
+}  // namespace
 
 temp_user::temp_user() {
     static int counter = 0;
@@ -93,7 +93,8 @@ isolated_jvm::isolated_jvm(const java_main& main_class, const std::vector<std::s
         const std::string size = how.tmp_size.empty() ? "" : ",size=" + how.tmp_size;
         script += "mount -t tmpfs -o mode=1777" + size + " tmpfs /tmp && " + bind + "exec";
         for (const auto& a : java) script += " " + shell_quote(a);
-        argv = {"unshare", "--mount", "--pid", "--fork", "--mount-proc", "--propagation", "private", "sh", "-c", script};
+        argv = {"unshare",       "--mount", "--pid", "--fork", "--mount-proc",
+                "--propagation", "private", "sh",    "-c",     script};
     }
     auto started = start_until_ready(argv, how.workdir);
     launcher_ = started.pid;
@@ -117,4 +118,4 @@ isolated_jvm::~isolated_jvm() {
     ::waitpid(launcher_, nullptr, 0);
 }
 
-} // namespace heapd::test
+}  // namespace heapd::test

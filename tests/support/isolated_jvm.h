@@ -1,8 +1,8 @@
 #pragma once
 // Test JVMs the way fleets run them: as another user, and inside a container (own mount and pid
 // namespaces with a private tmpfs /tmp), with guards that remove every user and process they made.
-#include <string>
 #include <sys/types.h>
+#include <string>
 #include <vector>
 
 #include "support/jvm_process.h"
@@ -64,4 +64,4 @@ private:
 // The pids of pid in each pid namespace it belongs to, outermost first (NSpid of /proc/PID/status).
 std::vector<pid_t> ns_pids(pid_t pid);
 
-} // namespace heapd::test
+}  // namespace heapd::test

@@ -8,16 +8,16 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <cstdio>
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
-#include <sstream>
-#include <thread>
 #include <mutex>
+#include <sstream>
 #include <stdexcept>
+#include <thread>
 
 namespace heapd::test {
 namespace {
@@ -129,7 +129,8 @@ started_process start_until_ready(const std::vector<std::string>& argv, const st
     int out[2];
     if (::pipe2(out, O_CLOEXEC) != 0) return p;
     int file = -1;
-    if (!stdout_file.empty() && (file = ::open(stdout_file.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644)) < 0)
+    if (!stdout_file.empty() &&
+        (file = ::open(stdout_file.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644)) < 0)
         return p;
     p.pid = ::fork();
     if (p.pid == 0) {
@@ -232,4 +233,4 @@ scratch_dir::~scratch_dir() {
     std::filesystem::remove_all(path_, ec);
 }
 
-} // namespace heapd::test
+}  // namespace heapd::test

@@ -1,8 +1,8 @@
 #pragma once
 // Test helpers that run real programs: a demo JVM started and stopped by the test, and commands.
+#include <sys/types.h>
 #include <map>
 #include <string>
-#include <sys/types.h>
 #include <vector>
 
 namespace heapd::test {
@@ -52,7 +52,8 @@ struct java_main {
     std::string name;
 };
 
-// A JVM running tests/java/Demo.java or another program of tests/java (compiled once per build into the build tree); killed on destruction.
+// A JVM running tests/java/Demo.java or another program of tests/java (compiled once per build into the build tree);
+// killed on destruction.
 class demo_jvm {
 public:
     // Starts `java <jvm_flags> Demo <args>` and waits (up to 60 s) until it prints "ready".
@@ -89,4 +90,4 @@ private:
     std::string path_;
 };
 
-} // namespace heapd::test
+}  // namespace heapd::test

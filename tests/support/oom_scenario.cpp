@@ -23,7 +23,7 @@ long long read_number(const std::string& path) {
     return v;
 }
 
-} // namespace
+}  // namespace
 
 std::string hook_flag(const serve_process& d, const std::string& dir, const std::string& spool, const std::string& hook,
                       const std::string& options) {
@@ -40,7 +40,8 @@ std::string unarmed_hook(const std::string& dir) {
 }
 
 double hook_ms(const std::string& dir) {
-    for (int i = 0; i < 1200 && !fs::exists(dir + "/t1"); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    for (int i = 0; i < 1200 && !fs::exists(dir + "/t1"); ++i)
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
     std::this_thread::sleep_for(std::chrono::milliseconds(50));  // t1 complete
     long long t0 = read_number(dir + "/t0"), t1 = read_number(dir + "/t1");
     return t0 > 0 && t1 >= t0 ? static_cast<double>(t1 - t0) / 1e6 : -1;
@@ -95,4 +96,4 @@ std::string file_text(const std::string& path) {
     return std::string(std::istreambuf_iterator<char>(in), {});
 }
 
-} // namespace heapd::test
+}  // namespace heapd::test

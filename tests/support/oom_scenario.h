@@ -39,4 +39,4 @@ std::string expect_leak_report(const serve_process& d, pid_t pid, const std::str
 // The whole of a small text file ("" when there is none).
 std::string file_text(const std::string& path);
 
-} // namespace heapd::test
+}  // namespace heapd::test

@@ -28,7 +28,7 @@ std::string java_home() {
     return ec ? "/usr/lib/jvm/default-java" : javac.parent_path().parent_path().string();
 }
 
-} // namespace
+}  // namespace
 
 std::vector<pid_t> task_ids(pid_t pid) {
     std::vector<pid_t> out;
@@ -88,8 +88,9 @@ void stopped_process::resume() {
 std::string build_native_spin_library(const std::string& dir, std::string& error) {
     std::string home = java_home();
     std::string out = dir + "/libnative_spin.so";
-    auto r = run_command({"gcc", "-shared", "-fPIC", "-O0", "-g", "-I" + home + "/include", "-I" + home + "/include/linux",
-                          "-o", out, std::string(HEAPD_SOURCE_DIR) + "/tests/java/native_spin.c"});
+    auto r =
+        run_command({"gcc", "-shared", "-fPIC", "-O0", "-g", "-I" + home + "/include", "-I" + home + "/include/linux",
+                     "-o", out, std::string(HEAPD_SOURCE_DIR) + "/tests/java/native_spin.c"});
     if (r.exit_code != 0) {
         error = r.err;
         return {};
@@ -97,4 +98,4 @@ std::string build_native_spin_library(const std::string& dir, std::string& error
     return out;
 }
 
-} // namespace heapd::test
+}  // namespace heapd::test

@@ -1,8 +1,8 @@
 #pragma once
 // Test helpers that look at a live process from outside (its threads' states, names and tracers),
 // and build the JNI library of tests/java/NativeSpin.java.
-#include <string>
 #include <sys/types.h>
+#include <string>
 #include <vector>
 
 namespace heapd::test {
@@ -41,4 +41,4 @@ private:
 // returns its path, or "" with the compiler's message in error.
 std::string build_native_spin_library(const std::string& dir, std::string& error);
 
-} // namespace heapd::test
+}  // namespace heapd::test

@@ -39,10 +39,14 @@ std::optional<std::string> unescape(std::string_view s, bool quotes) {
             continue;
         }
         if (++i == s.size()) return std::nullopt;
-        if (s[i] == '\\') out += '\\';
-        else if (s[i] == 'n') out += '\n';
-        else if (s[i] == '"' && quotes) out += '"';
-        else return std::nullopt;
+        if (s[i] == '\\')
+            out += '\\';
+        else if (s[i] == 'n')
+            out += '\n';
+        else if (s[i] == '"' && quotes)
+            out += '"';
+        else
+            return std::nullopt;
     }
     return out;
 }
@@ -137,7 +141,7 @@ std::string check_histogram(const prom_family& f) {
     return "";
 }
 
-} // namespace
+}  // namespace
 
 std::vector<const prom_sample*> prom_exposition::find(const std::string& name,
                                                       const std::map<std::string, std::string>& labels) const {
@@ -201,7 +205,8 @@ std::expected<prom_exposition, std::string> parse_prometheus_text(std::string_vi
                 f.help = *h;
             } else {
                 if (!f.type.empty()) return bad("TYPE twice");
-                if (what != "counter" && what != "gauge" && what != "histogram" && what != "summary" && what != "untyped")
+                if (what != "counter" && what != "gauge" && what != "histogram" && what != "summary" &&
+                    what != "untyped")
                     return bad("an unknown type");
                 f.type = std::string(what);
                 if (f.type == "counter" && !name.ends_with("_total")) return bad("a counter not named _total");
@@ -254,4 +259,4 @@ std::string promtool_check(const std::string& text) {
     return "promtool exit " + std::to_string(r.exit_code) + ": " + r.out + r.err;
 }
 
-} // namespace heapd::test
+}  // namespace heapd::test

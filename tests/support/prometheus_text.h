@@ -29,7 +29,8 @@ struct prom_family {
 struct prom_exposition {
     std::map<std::string, prom_family> families;
     // Samples named name whose labels include every one of labels.
-    std::vector<const prom_sample*> find(const std::string& name, const std::map<std::string, std::string>& labels = {}) const;
+    std::vector<const prom_sample*> find(const std::string& name,
+                                         const std::map<std::string, std::string>& labels = {}) const;
     // The value of the one sample named name with those labels (nothing when none or several match).
     std::optional<double> value(const std::string& name, const std::map<std::string, std::string>& labels = {}) const;
 };
@@ -41,4 +42,4 @@ std::expected<prom_exposition, std::string> parse_prometheus_text(std::string_vi
 // complaint (or why it could not run) otherwise.
 std::string promtool_check(const std::string& text);
 
-} // namespace heapd::test
+}  // namespace heapd::test

@@ -12,4 +12,4 @@ const Row* find_row(const std::vector<Row>& rows, Field Row::*member, std::strin
     return nullptr;
 }
 
-} // namespace heapd::test
+}  // namespace heapd::test

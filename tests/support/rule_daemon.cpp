@@ -94,7 +94,7 @@ daemon::jvm_selector selector(const std::string& main_class, const std::string& 
     return s;
 }
 
-} // namespace heapd::test
+}  // namespace heapd::test
 
 // The test program, or the daemon's analysis child when a dump job runs it (heapd analyze-fd).
 int main(int argc, char** argv) {
@@ -103,9 +103,12 @@ int main(int argc, char** argv) {
         pid_t parent = 0;
         for (int i = 2; i + 1 < argc; i += 2) {
             std::string_view key = argv[i];
-            if (key == "--name") name = argv[i + 1];
-            else if (key == "--inflate-dir") inflate_dir = argv[i + 1];
-            else if (key == "--parent") parent = static_cast<pid_t>(std::stol(argv[i + 1]));
+            if (key == "--name")
+                name = argv[i + 1];
+            else if (key == "--inflate-dir")
+                inflate_dir = argv[i + 1];
+            else if (key == "--parent")
+                parent = static_cast<pid_t>(std::stol(argv[i + 1]));
         }
         return heapd::daemon::analyze_fd_main(name, inflate_dir, parent);
     }

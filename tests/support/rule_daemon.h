@@ -50,4 +50,4 @@ std::string regex_quote(const std::string& s);
 // (compiled here).
 daemon::jvm_selector selector(const std::string& main_class, const std::string& command);
 
-} // namespace heapd::test
+}  // namespace heapd::test

@@ -53,7 +53,8 @@ bool has_temp_files(const std::string& root) {
 std::vector<std::string> small_store_launcher(const std::string& size) {
     const std::string script =
         "for a; do [ \"$prev\" = --store ] && store=$a; prev=$a; done; "
-        "mkdir -p \"$store\" && mount -t tmpfs -o size=" + size + ",mode=0750 tmpfs \"$store\" && exec \"$@\"";
+        "mkdir -p \"$store\" && mount -t tmpfs -o size=" +
+        size + ",mode=0750 tmpfs \"$store\" && exec \"$@\"";
     return {"unshare", "--mount", "--propagation", "private", "sh", "-c", script, "sh"};
 }
 
@@ -148,8 +149,10 @@ raw_client::raw_client(const std::string& socket_path) {
     sockaddr_un addr{};
     addr.sun_family = AF_UNIX;
     socket_path.copy(addr.sun_path, sizeof addr.sun_path - 1);
-    if (fd >= 0 && ::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0) fd_ = fd;
-    else if (fd >= 0) ::close(fd);
+    if (fd >= 0 && ::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0)
+        fd_ = fd;
+    else if (fd >= 0)
+        ::close(fd);
 }
 
 raw_client::~raw_client() { close(); }
@@ -246,4 +249,4 @@ bool write_big_dump(const std::string& path, unsigned items) {
     return b.write_to(path);
 }
 
-} // namespace heapd::test
+}  // namespace heapd::test

@@ -108,4 +108,4 @@ const std::string& big_dump();
 // with its own byte[16], in buckets of 1,000, so the whole heap is one leak suspect.
 bool write_big_dump(const std::string& path, unsigned items);
 
-} // namespace heapd::test
+}  // namespace heapd::test

@@ -6,7 +6,9 @@
 namespace heapd::test {
 
 analyzed::analyzed(const hprof_builder& b, bool instances_reference_their_class)
-    : idx(record_index::build(*hprof_reader::parse(b.span()))), classes(idx), census(run_census()),
+    : idx(record_index::build(*hprof_reader::parse(b.span()))),
+      classes(idx),
+      census(run_census()),
       graph(*object_graph::build(idx, classes, census, {instances_reference_their_class})),
       dom(dominator_tree::compute(graph)) {}
 
@@ -19,18 +21,36 @@ census_result analyzed::run_census() {
 shaped_heap::shaped_heap(unsigned session_count, unsigned payload_bytes, unsigned chain, unsigned blob_count,
                          unsigned blob_bytes) {
     constexpr std::uint8_t t_object = 2, t_int = 10, t_long = 11, t_byte = 8;
-    const std::pair<std::uint64_t, const char*> names[] = {
-        {object_class, "java/lang/Object"}, {list_class, "java/util/ArrayList"}, {holder_class, "Holder"},
-        {session_class, "Holder$Session"},  {node_class, "Holder$Node"},        {blob_class, "Blob"},
-        {array_class, "[Ljava/lang/Object;"}, {base_class, "Base"},           {derived_class, "Derived"},
-        {reference_class, "java/lang/ref/Reference"}, {weak_class, "java/lang/ref/WeakReference"}};
+    const std::pair<std::uint64_t, const char*> names[] = {{object_class, "java/lang/Object"},
+                                                           {list_class, "java/util/ArrayList"},
+                                                           {holder_class, "Holder"},
+                                                           {session_class, "Holder$Session"},
+                                                           {node_class, "Holder$Node"},
+                                                           {blob_class, "Blob"},
+                                                           {array_class, "[Ljava/lang/Object;"},
+                                                           {base_class, "Base"},
+                                                           {derived_class, "Derived"},
+                                                           {reference_class, "java/lang/ref/Reference"},
+                                                           {weak_class, "java/lang/ref/WeakReference"}};
     std::uint32_t serial = 1;
     for (auto [id, name] : names) {
         b.utf8(0x900 + serial, name).load_class(serial, id, 0, 0x900 + serial);
         ++serial;
     }
-    enum : std::uint64_t { n_size = 0x801, n_elements, n_leak, n_chain, n_user, n_payload, n_next, n_value,
-                           n_data, n_owner, n_extra, n_referent };
+    enum : std::uint64_t {
+        n_size = 0x801,
+        n_elements,
+        n_leak,
+        n_chain,
+        n_user,
+        n_payload,
+        n_next,
+        n_value,
+        n_data,
+        n_owner,
+        n_extra,
+        n_referent
+    };
     b.utf8(n_size, "size").utf8(n_elements, "elementData").utf8(n_leak, "LEAK").utf8(n_chain, "CHAIN");
     b.utf8(n_user, "user").utf8(n_payload, "payload").utf8(n_next, "next").utf8(n_value, "value");
     b.utf8(n_data, "data").utf8(n_owner, "owner").utf8(n_extra, "extra").utf8(n_referent, "referent");
@@ -45,8 +65,9 @@ shaped_heap::shaped_heap(unsigned session_count, unsigned payload_bytes, unsigne
     b.begin_segment();
     b.class_dump(object_class, 0, {});
     b.class_dump(list_class, object_class, {{n_size, t_int}, {n_elements, t_object}});
-    b.class_dump(holder_class, object_class, {},
-                 {{n_leak, t_object, values(8).id(list_id)}, {n_chain, t_object, values(8).id(nodes.empty() ? 0 : nodes[0])}});
+    b.class_dump(
+        holder_class, object_class, {},
+        {{n_leak, t_object, values(8).id(list_id)}, {n_chain, t_object, values(8).id(nodes.empty() ? 0 : nodes[0])}});
     b.class_dump(session_class, object_class, {{n_user, t_object}, {n_payload, t_object}});
     b.class_dump(node_class, object_class, {{n_next, t_object}, {n_value, t_long}});
     b.class_dump(blob_class, object_class, {{n_data, t_object}});
@@ -81,4 +102,4 @@ shaped_heap::shaped_heap(unsigned session_count, unsigned payload_bytes, unsigne
     b.end_segment();
 }
 
-} // namespace heapd::test
+}  // namespace heapd::test

@@ -5,9 +5,9 @@
 #include <vector>
 
 #include "formats/analysis/census.h"
-#include "formats/hprof/class_table.h"
 #include "formats/analysis/dominator_tree.h"
 #include "formats/analysis/object_graph.h"
+#include "formats/hprof/class_table.h"
 #include "formats/hprof/record_index.h"
 #include "support/hprof_builder.h"
 
@@ -34,9 +34,9 @@ private:
 // to an otherwise unreferenced byte[].
 struct shaped_heap {
     static constexpr std::uint64_t object_class = 0x100, list_class = 0x101, holder_class = 0x102,
-                                   session_class = 0x103, node_class = 0x104, blob_class = 0x105,
-                                   array_class = 0x106, base_class = 0x107, derived_class = 0x108,
-                                   reference_class = 0x109, weak_class = 0x10A;
+                                   session_class = 0x103, node_class = 0x104, blob_class = 0x105, array_class = 0x106,
+                                   base_class = 0x107, derived_class = 0x108, reference_class = 0x109,
+                                   weak_class = 0x10A;
     static constexpr std::uint64_t list_id = 0x20000, elements_id = 0x20100, derived_id = 0x20200,
                                    derived_held_id = 0x20300, weak_id = 0x20400, weak_referent_id = 0x20500;
     hprof_builder b{8};
@@ -46,4 +46,4 @@ struct shaped_heap {
                 unsigned blob_count = 200, unsigned blob_bytes = 400);
 };
 
-} // namespace heapd::test
+}  // namespace heapd::test

@@ -5,15 +5,15 @@
 #include <filesystem>
 
 #include "attach/jvm_discovery.h"
-#include "formats/protocol/error_kinds.h"
 #include "attach/owner_removal.h"
 #include "attach/process_info.h"
 #include "attach/process_namespaces.h"
 #include "daemon/policy/jvm_facts.h"
 #include "daemon/policy/oom_arming.h"
+#include "daemon/policy/spool.h"
 #include "daemon/runtime/log_text.h"
 #include "daemon/server/handlers/request_handler.h"
-#include "daemon/policy/spool.h"
+#include "formats/protocol/error_kinds.h"
 
 namespace heapd::daemon {
 namespace {
@@ -53,7 +53,7 @@ void remove_armed_name(const std::string& path, const wire::json& args, const st
     if (dir) attach::remove_as_owner(dir.get(), name, st.st_uid, st.st_gid);
 }
 
-} // namespace
+}  // namespace
 
 void request_handler::jvms(const wire::request& r, const connection_ptr& c) {
     auto found = attach::discover_jvms();
@@ -89,9 +89,11 @@ wire::wire_result<dump_request> request_handler::prepare_dump(const wire::json& 
     auto start_time = wire::arg_uint(args, "start_time", 0);
     auto snapshot = wire::arg_bool(args, "snapshot", false);
     if (!pid || !live || !trigger || !oom || !adopt_name || !jvm_version || !command || !start_time || !snapshot)
-        return wire::wire_fail(error_kind::bad_request, "dump: a missing or mistyped argument (pid, live, trigger, "
-                                                        "in_oom_hook, dump_path, jvm, command, start_time, snapshot)");
-    if (*pid == 0 || *pid > 0x3fffffff) return wire::wire_fail(error_kind::bad_request, "dump: pid must be a process id");
+        return wire::wire_fail(error_kind::bad_request,
+                               "dump: a missing or mistyped argument (pid, live, trigger, "
+                               "in_oom_hook, dump_path, jvm, command, start_time, snapshot)");
+    if (*pid == 0 || *pid > 0x3fffffff)
+        return wire::wire_fail(error_kind::bad_request, "dump: pid must be a process id");
     if (*trigger != "request" && *trigger != "oom")
         return wire::wire_fail(error_kind::bad_request, "dump: trigger is request or oom");
     // A client in a container (the hook of a JVM in it) names the JVM by its pid there.
@@ -165,7 +167,8 @@ wire::wire_result<job_record> request_handler::submit_dump(dump_request d, const
                                                            job_listener waiting) {
     const pid_t target = d.pid;
     const std::string who = "pid " + std::to_string(target);
-    if (dumping_.contains(target)) return wire::wire_fail(error_kind::busy, "a dump of " + who + " is already under way");
+    if (dumping_.contains(target))
+        return wire::wire_fail(error_kind::busy, "a dump of " + who + " is already under way");
     if (jobs_.count().queued >= info_.max_queued)
         return wire::wire_fail(error_kind::busy,
                                "too many jobs waiting (" + std::to_string(info_.max_queued) + "); try again later");
@@ -198,8 +201,9 @@ void request_handler::dump(const wire::request& r, const connection_ptr& c) {
     if (*adopt) {
         fd = c->take_fd();
         if (!fd)
-            return c->send(wire::make_error(r.id, error_kind::bad_request,
-                                            "dump: adopt needs the dump's descriptor, passed with the request (SCM_RIGHTS)"));
+            return c->send(
+                wire::make_error(r.id, error_kind::bad_request,
+                                 "dump: adopt needs the dump's descriptor, passed with the request (SCM_RIGHTS)"));
     }
     auto d = prepare_dump(r.args, c->peer(), std::move(fd));
     if (!d) return c->send(wire::make_error(r.id, d.error().kind, d.error().message));
@@ -228,15 +232,18 @@ void request_handler::take_spooled(const std::string& spool_dir) {
             if (opened && ::fstat(opened.get(), &st) == 0 && (p.admin || st.st_uid == p.uid)) {
                 fd = std::move(opened);
                 remove_armed_name(path, s.args, st);
-            } else problems.push_back(s.path + ": the JVM's dump " + path + " cannot be adopted for uid " +
-                                    std::to_string(p.uid) + "; dumping the JVM if it still runs");
+            } else
+                problems.push_back(s.path + ": the JVM's dump " + path + " cannot be adopted for uid " +
+                                   std::to_string(p.uid) + "; dumping the JVM if it still runs");
         }
         auto d = prepare_dump(s.args, p, std::move(fd));
         auto job = d ? submit_dump(std::move(*d), p, {}) : std::unexpected(d.error());
-        if (job) log_->info("spooled request {}: job {}", bounded_text(s.path), job->id);
-        else log_->warn("spooled request {}: {}", bounded_text(s.path), bounded_text(job.error().message));
+        if (job)
+            log_->info("spooled request {}: job {}", bounded_text(s.path), job->id);
+        else
+            log_->warn("spooled request {}: {}", bounded_text(s.path), bounded_text(job.error().message));
     }
     for (const std::string& p : problems) log_->warn("spool: {}", bounded_text(p));
 }
 
-} // namespace heapd::daemon
+}  // namespace heapd::daemon

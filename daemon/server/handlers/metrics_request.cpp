@@ -15,9 +15,10 @@ void request_handler::metrics(const wire::request& r, const connection_ptr& c) {
     metrics_->gather([weak, id = r.id, peer](metrics_service::snapshot_ptr snapshot) {
         auto conn = weak.lock();
         if (!conn || !conn->open()) return;
-        const std::string text = peer.admin ? render_metrics(*snapshot) : render_metrics(visible_to(*snapshot, peer.uid));
+        const std::string text =
+            peer.admin ? render_metrics(*snapshot) : render_metrics(visible_to(*snapshot, peer.uid));
         conn->send(wire::make_result(id, {{"content_type", metrics_content_type}, {"text", text}}));
     });
 }
 
-} // namespace heapd::daemon
+}  // namespace heapd::daemon

@@ -4,11 +4,11 @@
 #include <cstdio>
 
 #include "attach/process_info.h"
-#include "formats/protocol/error_kinds.h"
-#include "formats/analysis/dump_diff.h"
-#include "formats/report/report_json.h"
 #include "daemon/jobs/path_job.h"
 #include "daemon/server/handlers/request_handler.h"
+#include "formats/analysis/dump_diff.h"
+#include "formats/protocol/error_kinds.h"
+#include "formats/report/report_json.h"
 
 namespace heapd::daemon {
 namespace {
@@ -30,7 +30,7 @@ bool same_jvm(const entry_metadata& a, const entry_metadata& b) {
     return a.jvm_start_time != 0 && a.jvm_start_time == b.jvm_start_time;
 }
 
-} // namespace
+}  // namespace
 
 std::vector<entry_metadata> request_handler::dumps_of(std::int64_t named, const peer_credentials& p) const {
     std::vector<entry_metadata> out;
@@ -50,7 +50,8 @@ std::vector<entry_metadata> request_handler::dumps_of(std::int64_t named, const 
 
 std::optional<entry_metadata> request_handler::previous_dump(const entry_metadata& m, const peer_credentials& p) const {
     for (entry_metadata& e : store_.entries())  // newest first
-        if (e.id != m.id && e.created_ms <= m.created_ms && same_jvm(e, m) && e.has_report && may_access(p, e.owner_uid))
+        if (e.id != m.id && e.created_ms <= m.created_ms && same_jvm(e, m) && e.has_report &&
+            may_access(p, e.owner_uid))
             return std::move(e);
     return std::nullopt;
 }
@@ -94,11 +95,9 @@ void request_handler::diff(const wire::request& r, const connection_ptr& c) {
     }
     auto old_report = store_.load_report(before->id);
     auto new_report = old_report ? store_.load_report(after->id) : std::unexpected(old_report.error());
-    if (!new_report)
-        return send_error(c, r.id,
-                          wire::kind_of(new_report.error().code),
-                          new_report.error().message);
-    diff_report d = diff_analyses(*old_report, *new_report, static_cast<unsigned>(std::min<std::uint64_t>(*top, 1u << 30)));
+    if (!new_report) return send_error(c, r.id, wire::kind_of(new_report.error().code), new_report.error().message);
+    diff_report d =
+        diff_analyses(*old_report, *new_report, static_cast<unsigned>(std::min<std::uint64_t>(*top, 1u << 30)));
     c->send(wire::make_result(r.id, {{"before", to_json(*before)}, {"after", to_json(*after)}, {"diff", to_json(d)}}));
 }
 
@@ -109,7 +108,8 @@ void request_handler::path(const wire::request& r, const connection_ptr& c) {
     auto roots = wire::arg_uint(r.args, "roots", 1);
     auto wait = wire::arg_bool(r.args, "wait", true);
     if (!pid || !id || !object || !roots || !wait)
-        return send_error(c, r.id, error_kind::bad_request, "path: pid, dump, object, roots or wait is missing or mistyped");
+        return send_error(c, r.id, error_kind::bad_request,
+                          "path: pid, dump, object, roots or wait is missing or mistyped");
     if (*roots < 1 || *roots > 1000) return send_error(c, r.id, error_kind::bad_request, "path: roots is 1 to 1000");
     const peer_credentials& peer = c->peer();
     if (*pid != 0) {
@@ -123,14 +123,16 @@ void request_handler::path(const wire::request& r, const connection_ptr& c) {
         return send_error(c, r.id, error_kind::permission_denied, "dump " + *id + " belongs to another user");
     if (!meta->has_dump)
         return send_error(c, r.id, error_kind::not_found,
-                          "dump " + *id + " keeps no dump file (a client's file was analyzed in place): use "
-                          "heapd path FILE OBJECT_ID on that file");
+                          "dump " + *id +
+                              " keeps no dump file (a client's file was analyzed in place): use "
+                              "heapd path FILE OBJECT_ID on that file");
     const unsigned n = static_cast<unsigned>(*roots);
     const std::string file = path_file_name(*object, n);
     // Asked before: the answer is kept in the entry.
     if (auto kept = store_.get_file(*id, file, max_paths_bytes)) {
         auto j = wire::json::parse(*kept, nullptr, false);
-        if (!j.is_discarded()) return c->send(wire::make_result(r.id, {{"dump", to_json(*meta)}, {"paths", std::move(j)}}));
+        if (!j.is_discarded())
+            return c->send(wire::make_result(r.id, {{"dump", to_json(*meta)}, {"paths", std::move(j)}}));
     }
     if (jobs_.count().queued >= info_.max_queued)
         return send_error(c, r.id, error_kind::busy,
@@ -162,8 +164,10 @@ void request_handler::path(const wire::request& r, const connection_ptr& c) {
             auto kept = store_.get_file(job.entry, file, max_paths_bytes);
             auto j = kept ? wire::json::parse(*kept, nullptr, false) : wire::json();
             if (!m || !kept || j.is_discarded())
-                return send_error(conn, request_id, error_kind::internal, "the answer of job " + std::to_string(job.id) + " is gone");
-            conn->send(wire::make_result(request_id, {{"job", to_json(job, now_ms())}, {"dump", to_json(*m)}, {"paths", std::move(j)}}));
+                return send_error(conn, request_id, error_kind::internal,
+                                  "the answer of job " + std::to_string(job.id) + " is gone");
+            conn->send(wire::make_result(
+                request_id, {{"job", to_json(job, now_ms())}, {"dump", to_json(*m)}, {"paths", std::move(j)}}));
         };
     }
     job_record job = jobs_.submit(spec, make_path_work(store_, {*id, *object, n}), std::move(listener));
@@ -171,4 +175,4 @@ void request_handler::path(const wire::request& r, const connection_ptr& c) {
     if (!*wait) c->send(wire::make_result(r.id, {{"job", to_json(job, now_ms())}}));
 }
 
-} // namespace heapd::daemon
+}  // namespace heapd::daemon

@@ -28,7 +28,7 @@ std::optional<T> argument(const wire::wire_result<T>& v, const wire::request& r,
     return std::nullopt;
 }
 
-} // namespace
+}  // namespace
 
 wire::json report_for_client(analysis_report r, unsigned top) {
     if (top != 0 && r.histogram.size() > top) r.histogram.resize(top);
@@ -47,19 +47,32 @@ request_handler::request_handler(daemon_info info, store& s, job_manager& jobs, 
     : info_(std::move(info)), store_(s), jobs_(jobs), log_(std::move(log)) {}
 
 void request_handler::handle(const wire::request& r, const connection_ptr& c) {
-    if (r.type == "status") status(r, c);
-    else if (r.type == "jobs") jobs(r, c);
-    else if (r.type == "analyse") analyze(r, c);
-    else if (r.type == "report") boost::asio::post(readers_, [this, r, c] { report(r, c); });
-    else if (r.type == "dumps") dumps(r, c);
-    else if (r.type == "rm") remove(r, c);
-    else if (r.type == "cancel") cancel(r, c);
-    else if (r.type == "dump") dump(r, c);
-    else if (r.type == "jvms") boost::asio::post(readers_, [this, r, c] { jvms(r, c); });
-    else if (r.type == "diff") boost::asio::post(readers_, [this, r, c] { diff(r, c); });
-    else if (r.type == "path") path(r, c);
-    else if (r.type == "metrics") metrics(r, c);
-    else send_error(c, r.id, error_kind::unknown_type, "unknown request type \"" + r.type + "\"");
+    if (r.type == "status")
+        status(r, c);
+    else if (r.type == "jobs")
+        jobs(r, c);
+    else if (r.type == "analyse")
+        analyze(r, c);
+    else if (r.type == "report")
+        boost::asio::post(readers_, [this, r, c] { report(r, c); });
+    else if (r.type == "dumps")
+        dumps(r, c);
+    else if (r.type == "rm")
+        remove(r, c);
+    else if (r.type == "cancel")
+        cancel(r, c);
+    else if (r.type == "dump")
+        dump(r, c);
+    else if (r.type == "jvms")
+        boost::asio::post(readers_, [this, r, c] { jvms(r, c); });
+    else if (r.type == "diff")
+        boost::asio::post(readers_, [this, r, c] { diff(r, c); });
+    else if (r.type == "path")
+        path(r, c);
+    else if (r.type == "metrics")
+        metrics(r, c);
+    else
+        send_error(c, r.id, error_kind::unknown_type, "unknown request type \"" + r.type + "\"");
 }
 
 void request_handler::status(const wire::request& r, const connection_ptr& c) {
@@ -72,17 +85,16 @@ void request_handler::status(const wire::request& r, const connection_ptr& c) {
         }
     auto counts = jobs_.count();
     const std::int64_t now = now_ms();
-    c->send(wire::make_result(
-        r.id, {{"version", info_.version},
-               {"protocol", wire::protocol_version},
-               {"pid", info_.pid},
-               {"host", info_.host},
-               {"uptime_ms", now - info_.started_ms},
-               {"socket", info_.socket_path},
-               {"store", {{"path", store_.root()}, {"dumps", dumps}, {"bytes", bytes}}},
-               {"workers", jobs_.workers()},
-               {"jobs", {{"queued", counts.queued}, {"running", counts.running}}},
-               {"you", {{"uid", p.uid}, {"gid", p.gid}, {"admin", p.admin}}}}));
+    c->send(wire::make_result(r.id, {{"version", info_.version},
+                                     {"protocol", wire::protocol_version},
+                                     {"pid", info_.pid},
+                                     {"host", info_.host},
+                                     {"uptime_ms", now - info_.started_ms},
+                                     {"socket", info_.socket_path},
+                                     {"store", {{"path", store_.root()}, {"dumps", dumps}, {"bytes", bytes}}},
+                                     {"workers", jobs_.workers()},
+                                     {"jobs", {{"queued", counts.queued}, {"running", counts.running}}},
+                                     {"you", {{"uid", p.uid}, {"gid", p.gid}, {"admin", p.admin}}}}));
 }
 
 void request_handler::jobs(const wire::request& r, const connection_ptr& c) {
@@ -101,7 +113,7 @@ void request_handler::analyze(const wire::request& r, const connection_ptr& c) {
     if (!name || !wait || !top) return;
     if (!fd)
         return send_error(c, r.id, error_kind::bad_request,
-                    "analyse needs the dump's file descriptor, passed with the request (SCM_RIGHTS)");
+                          "analyse needs the dump's file descriptor, passed with the request (SCM_RIGHTS)");
     if (name->empty() || name->size() > max_name_bytes)
         return send_error(c, r.id, error_kind::bad_request, "the dump's name is empty or too long");
     struct stat st {};
@@ -112,7 +124,7 @@ void request_handler::analyze(const wire::request& r, const connection_ptr& c) {
         return send_error(c, r.id, error_kind::bad_input, *name + ": the descriptor is not open for reading");
     if (jobs_.count().queued >= info_.max_queued)
         return send_error(c, r.id, error_kind::busy,
-                    "too many jobs waiting (" + std::to_string(info_.max_queued) + "); try again later");
+                          "too many jobs waiting (" + std::to_string(info_.max_queued) + "); try again later");
 
     const peer_credentials& p = c->peer();
     job_record spec;
@@ -134,11 +146,12 @@ void request_handler::analyze(const wire::request& r, const connection_ptr& c) {
 job_listener request_handler::waiting_listener(std::uint64_t request_id, std::uint64_t top, const connection_ptr& c) {
     // Progress events while it runs, then the result; nothing once the client is gone.
     std::weak_ptr<connection> weak = c;
-    return [this, weak, request_id, top = static_cast<unsigned>(std::min<std::uint64_t>(top, 1u << 30))](
-               const job_record& job) {
+    return [this, weak, request_id,
+            top = static_cast<unsigned>(std::min<std::uint64_t>(top, 1u << 30))](const job_record& job) {
         auto conn = weak.lock();
         if (!conn || !conn->open()) return;
-        if (job.final()) boost::asio::post(readers_, [this, job, request_id, top, conn] { job_ended(job, request_id, top, conn); });
+        if (job.final())
+            boost::asio::post(readers_, [this, job, request_id, top, conn] { job_ended(job, request_id, top, conn); });
         else if (job.state == job_state::running && !job.phase.empty())
             conn->send(wire::make_progress(request_id, {job.id, job.phase, job.done, job.total}));
     };
@@ -156,7 +169,7 @@ void request_handler::job_ended(const job_record& job, std::uint64_t request_id,
     auto report = store_.load_report(job.entry);
     if (!meta || !report)
         return send_error(c, request_id, error_kind::internal,
-                    prefix + (report ? "its dump was removed" : report.error().message));
+                          prefix + (report ? "its dump was removed" : report.error().message));
     wire::json result = {{"job", to_json(job, now_ms())}, {"dump", to_json(*meta)}};
     if (auto growth = growth_since_previous(*meta, *report, c->peer())) result["growth"] = std::move(*growth);
     result["report"] = report_for_client(std::move(*report), top);
@@ -166,15 +179,15 @@ void request_handler::job_ended(const job_record& job, std::uint64_t request_id,
 void request_handler::report(const wire::request& r, const connection_ptr& c) {
     auto pid = argument(wire::arg_uint(r.args, "pid", 0), r, c);
     if (!pid) return;
-    auto id = argument(wire::arg_string(r.args, "dump", *pid != 0 ? std::optional<std::string>("") : std::nullopt), r, c);
+    auto id =
+        argument(wire::arg_string(r.args, "dump", *pid != 0 ? std::optional<std::string>("") : std::nullopt), r, c);
     auto top = argument(wire::arg_uint(r.args, "top", 0), r, c);
     if (!id || !top) return;
     if (*pid != 0) {
         // The latest dump of that JVM the caller may see.
         auto dumps = dumps_of(static_cast<std::int64_t>(std::min<std::uint64_t>(*pid, 1u << 31)), c->peer());
         if (!dumps.empty()) *id = dumps.front().id;
-        if (id->empty())
-            return send_error(c, r.id, error_kind::not_found, "no dump of pid " + std::to_string(*pid));
+        if (id->empty()) return send_error(c, r.id, error_kind::not_found, "no dump of pid " + std::to_string(*pid));
     }
     auto meta = valid_entry_id(*id) ? store_.find(*id) : std::nullopt;
     if (!meta) return send_error(c, r.id, error_kind::not_found, "no dump " + *id);
@@ -183,12 +196,12 @@ void request_handler::report(const wire::request& r, const connection_ptr& c) {
     auto report = store_.load_report(*id);
     if (!report) {
         log_->error("dump {}: {}", *id, report.error().message);
-        return send_error(c, r.id, wire::kind_of(report.error().code),
-                    report.error().message);
+        return send_error(c, r.id, wire::kind_of(report.error().code), report.error().message);
     }
     wire::json result = {{"dump", to_json(*meta)}};
     if (auto growth = growth_since_previous(*meta, *report, c->peer())) result["growth"] = std::move(*growth);
-    result["report"] = report_for_client(std::move(*report), static_cast<unsigned>(std::min<std::uint64_t>(*top, 1u << 30)));
+    result["report"] =
+        report_for_client(std::move(*report), static_cast<unsigned>(std::min<std::uint64_t>(*top, 1u << 30)));
     c->send(wire::make_result(r.id, std::move(result)));
 }
 
@@ -207,8 +220,7 @@ void request_handler::remove(const wire::request& r, const connection_ptr& c) {
     if (!may_access(c->peer(), meta->owner_uid))
         return send_error(c, r.id, error_kind::permission_denied, "dump " + *id + " belongs to another user");
     if (auto removed = store_.remove(*id); !removed)
-        return send_error(c, r.id, wire::kind_of(removed.error().code),
-                    removed.error().message);
+        return send_error(c, r.id, wire::kind_of(removed.error().code), removed.error().message);
     log_->info("dump {} removed by uid {}", *id, c->peer().uid);
     c->send(wire::make_result(r.id, {{"removed", *id}}));
 }
@@ -219,13 +231,15 @@ void request_handler::cancel(const wire::request& r, const connection_ptr& c) {
     auto job = jobs_.find(*id);
     if (!job) return send_error(c, r.id, error_kind::not_found, "no job " + std::to_string(*id));
     if (!may_access(c->peer(), job->owner_uid))
-        return send_error(c, r.id, error_kind::permission_denied, "job " + std::to_string(*id) + " belongs to another user");
+        return send_error(c, r.id, error_kind::permission_denied,
+                          "job " + std::to_string(*id) + " belongs to another user");
     if (job->final())
-        return send_error(c, r.id, error_kind::bad_request,
-                    "job " + std::to_string(*id) + " has already ended (" + std::string(job_state_name(job->state)) + ")");
+        return send_error(
+            c, r.id, error_kind::bad_request,
+            "job " + std::to_string(*id) + " has already ended (" + std::string(job_state_name(job->state)) + ")");
     auto after = jobs_.cancel(*id);
     log_->info("job {} cancel asked by uid {}", *id, c->peer().uid);
     c->send(wire::make_result(r.id, {{"job", to_json(after ? *after : *job, now_ms())}}));
 }
 
-} // namespace heapd::daemon
+}  // namespace heapd::daemon

@@ -1,6 +1,6 @@
 #pragma once
-// Answers requests: status, jobs, analyze, report, dumps, rm, cancel, dump, jvms, diff, path, metrics. Runs on the io_context thread
-// and never blocks on analysis work, which goes to the job manager's workers. Who may do what is
+// Answers requests: status, jobs, analyze, report, dumps, rm, cancel, dump, jvms, diff, path, metrics. Runs on the
+// io_context thread and never blocks on analysis work, which goes to the job manager's workers. Who may do what is
 // decided here from the connection's peer credentials (peer.h).
 #include <sys/types.h>
 
@@ -12,17 +12,17 @@
 #include <string>
 #include <vector>
 
-#include <boost/asio/thread_pool.hpp>
 #include <spdlog/logger.h>
+#include <boost/asio/thread_pool.hpp>
 
-#include "daemon/server/connection.h"
 #include "daemon/jobs/dump_job.h"
-#include "formats/protocol/protocol.h"
-#include "formats/report/report.h"
 #include "daemon/jobs/job_manager.h"
 #include "daemon/policy/oom_armer.h"
 #include "daemon/policy/rule_watcher.h"
+#include "daemon/server/connection.h"
 #include "daemon/store/store.h"
+#include "formats/protocol/protocol.h"
+#include "formats/report/report.h"
 
 namespace heapd::daemon {
 
@@ -35,7 +35,7 @@ struct daemon_info {
     std::string host;
     std::int64_t started_ms = 0;
     pid_t pid = 0;
-    std::size_t max_queued = 32;  // jobs waiting at once; more are refused as busy
+    std::size_t max_queued = 32;       // jobs waiting at once; more are refused as busy
     std::optional<gid_t> admin_group;  // the heapd group, when it exists
 };
 
@@ -49,7 +49,8 @@ public:
     // rule_dumps.cpp: queues a dump of pid, as root, for the dump rule named rule (trigger
     // "rule:NAME"); the process must still be the one that started at start_time (clock ticks since
     // boot). Busy when a dump of that JVM is under way or too many jobs wait.
-    wire::wire_result<job_record> dump_for_rule(pid_t pid, std::uint64_t start_time, const std::string& rule, bool live);
+    wire::wire_result<job_record> dump_for_rule(pid_t pid, std::uint64_t start_time, const std::string& rule,
+                                                bool live);
     // Where metrics requests get their snapshots (none: they are refused).
     void set_metrics(metrics_service* m) { metrics_ = m; }
     // The arming of JVMs for their OutOfMemoryError, shown by `jvms`; it outlives the handler's use.
@@ -83,7 +84,7 @@ private:
     void metrics(const wire::request& r, const connection_ptr& c);
     // A dump request's arguments checked against what the peer may do; fd: the dump to adopt.
     wire::wire_result<dump_request> prepare_dump(const wire::json& args, const peer_credentials& p,
-                                                        std::optional<unique_fd> fd);
+                                                 std::optional<unique_fd> fd);
     // Queues a prepared dump (one per JVM at a time); busy when one runs or too many wait.
     wire::wire_result<job_record> submit_dump(dump_request d, const peer_credentials& p, job_listener waiting);
     // A listener that sends progress, then the report (or the error) once the job has ended.
@@ -109,4 +110,4 @@ private:
 // top (20 when top is 0), as `heapd analyze` prints them.
 wire::json report_for_client(analysis_report report, unsigned top);
 
-} // namespace heapd::daemon
+}  // namespace heapd::daemon

@@ -19,4 +19,4 @@ wire::wire_result<job_record> request_handler::dump_for_rule(pid_t pid, std::uin
     return submit_dump(std::move(*d), daemon, {});
 }
 
-} // namespace heapd::daemon
+}  // namespace heapd::daemon

@@ -83,5 +83,5 @@ TEST(attach_capability, without_perfdata_the_command_line_tells) {
     EXPECT_EQ(attach::attach_disabled(*attach::read_process_info(reopened.pid())), false);
 }
 
-} // namespace
-} // namespace heapd::test
+}  // namespace
+}  // namespace heapd::test

@@ -16,8 +16,8 @@
 #include <vector>
 
 #include "attach/attach_client.h"
-#include "attach/internal/listener_protocol.h"
 #include "attach/attach_test_util.h"
+#include "attach/internal/listener_protocol.h"
 #include "support/jvm_process.h"
 
 namespace heapd::test {
@@ -108,7 +108,9 @@ private:
     std::vector<std::string> requests_;
 };
 
-void write_text(int fd, const std::string& s) { EXPECT_EQ(::write(fd, s.data(), s.size()), static_cast<ssize_t>(s.size())); }
+void write_text(int fd, const std::string& s) {
+    EXPECT_EQ(::write(fd, s.data(), s.size()), static_cast<ssize_t>(s.size()));
+}
 
 // Answers with the whole reply and closes.
 fake_listener::step reply(std::string bytes) {
@@ -136,10 +138,11 @@ const std::string old_jvm = "-1\nOperation getversion not recognized!"s;
 
 TEST(listener_protocol, encodes_v1_as_hotspot_reads_it) {
     EXPECT_EQ(attach::encode_v1({"threaddump", {}}), "1\0threaddump\0\0\0\0"s);
-    EXPECT_EQ(attach::encode_v1({"dumpheap", {"/tmp/x.hprof", "-all", "3"}}), "1\0dumpheap\0/tmp/x.hprof\0-all\0003\0"s);
-    EXPECT_EQ(attach::encode_v1({"a", {"1", "2", "3", "4"}}), "");                   // four arguments
-    EXPECT_EQ(attach::encode_v1({"jcmd", {std::string(1025, 'x')}}), "");            // longer than 1024
-    EXPECT_EQ(attach::encode_v1({"a-name-of-17-char", {}}), "");                     // name longer than 16
+    EXPECT_EQ(attach::encode_v1({"dumpheap", {"/tmp/x.hprof", "-all", "3"}}),
+              "1\0dumpheap\0/tmp/x.hprof\0-all\0003\0"s);
+    EXPECT_EQ(attach::encode_v1({"a", {"1", "2", "3", "4"}}), "");         // four arguments
+    EXPECT_EQ(attach::encode_v1({"jcmd", {std::string(1025, 'x')}}), "");  // longer than 1024
+    EXPECT_EQ(attach::encode_v1({"a-name-of-17-char", {}}), "");           // name longer than 16
 }
 
 TEST(listener_protocol, encodes_v2_with_its_size_and_options) {
@@ -297,5 +300,5 @@ TEST(listener_protocol, no_listener) {
     EXPECT_NE(stale.error().message.find("nothing listens"), std::string::npos) << stale.error().message;
 }
 
-} // namespace
-} // namespace heapd::test
+}  // namespace
+}  // namespace heapd::test

@@ -161,8 +161,9 @@ recheck = "5m"
 }
 
 TEST(config_file, a_toml_syntax_error_is_reported_where_it_is) {
-    EXPECT_EQ(errors_of("[daemon]\nworkers = \n"),
-              (std::vector<std::string>{"heapd.toml:2:11: Error while parsing key-value pair: expected value, saw '\\n'"}));
+    EXPECT_EQ(
+        errors_of("[daemon]\nworkers = \n"),
+        (std::vector<std::string>{"heapd.toml:2:11: Error while parsing key-value pair: expected value, saw '\\n'"}));
     EXPECT_EQ(errors_of("[daemon]\nworkers = 1\nworkers = 2\n"),
               (std::vector<std::string>{
                   "heapd.toml:3:11: Error while parsing key-value pair: cannot redefine existing integer 'workers'"}));
@@ -172,28 +173,28 @@ TEST(config_file, a_toml_syntax_error_is_reported_where_it_is) {
 
 TEST(config_file, every_error_is_reported_with_its_line_and_column) {
     const std::string text =
-        "[daemon]\n"                        // 1
-        "workers = 0\n"                     // 2
-        "sokcet = \"/x\"\n"                 // 3
-        "store = \"var/lib/heapd\"\n"       // 4
-        "poll_interval = 5\n"               // 5
-        "[retention]\n"                     // 6
-        "keep_count = \"10\"\n"             // 7
-        "keep_bytes = \"20X\"\n"            // 8
-        "[metrics]\n"                       // 9
-        "interval = \"1500ms\"\n"           // 10
-        "[[rule]]\n"                        // 11
-        "name = \"a\"\n"                    // 12
-        "command = \"(unclosed\"\n"         // 13
-        "[[rule]]\n"                        // 14
-        "name = \"a\"\n"                    // 15
-        "every = \"6x\"\n"                  // 16
-        "old_gen_percent = 150\n"           // 17
-        "  gc_window = \"1m\"\n"            // 18
-        "live = \"yes\"\n"                  // 19
-        "[[rule]]\n"                        // 20
-        "main_class = \"x.*\"\n"            // 21
-        "[deamon]\n";                       // 22
+        "[daemon]\n"                   // 1
+        "workers = 0\n"                // 2
+        "sokcet = \"/x\"\n"            // 3
+        "store = \"var/lib/heapd\"\n"  // 4
+        "poll_interval = 5\n"          // 5
+        "[retention]\n"                // 6
+        "keep_count = \"10\"\n"        // 7
+        "keep_bytes = \"20X\"\n"       // 8
+        "[metrics]\n"                  // 9
+        "interval = \"1500ms\"\n"      // 10
+        "[[rule]]\n"                   // 11
+        "name = \"a\"\n"               // 12
+        "command = \"(unclosed\"\n"    // 13
+        "[[rule]]\n"                   // 14
+        "name = \"a\"\n"               // 15
+        "every = \"6x\"\n"             // 16
+        "old_gen_percent = 150\n"      // 17
+        "  gc_window = \"1m\"\n"       // 18
+        "live = \"yes\"\n"             // 19
+        "[[rule]]\n"                   // 20
+        "main_class = \"x.*\"\n"       // 21
+        "[deamon]\n";                  // 22
     const std::vector<std::string> want = {
         "heapd.toml:2:11: daemon.workers must be from 1 to 64, not 0",
         "heapd.toml:3:1: unknown key \"sokcet\" in [daemon] (did you mean \"socket\"?)",
@@ -212,15 +213,18 @@ TEST(config_file, every_error_is_reported_with_its_line_and_column) {
         "heapd.toml:18:15: the rule at line 14: gc_window does nothing without gc_time_percent",
         "heapd.toml:19:8: the rule at line 14: live must be true or false, not a string",
         "heapd.toml:20:1: this rule has no name (name = \"...\": it names the dumps it takes)",
-        "heapd.toml:20:1: the rule at line 20: no trigger: give every, old_gen_percent, gc_time_percent or predict_full_within",
+        "heapd.toml:20:1: the rule at line 20: no trigger: give every, old_gen_percent, gc_time_percent or "
+        "predict_full_within",
         "heapd.toml:22:2: unknown key \"deamon\" in the file (tables are [daemon], [retention], [metrics], [oom] and "
         "[[rule]]) (did you mean \"daemon\"?)",
     };
     auto got = errors_of(text);
     ASSERT_EQ(got.size(), want.size()) << ::testing::PrintToString(got);
     for (std::size_t i = 0; i < want.size(); ++i) {
-        if (want[i].ends_with(": ")) EXPECT_TRUE(got[i].starts_with(want[i]) && got[i].size() > want[i].size()) << got[i];
-        else EXPECT_EQ(got[i], want[i]);
+        if (want[i].ends_with(": "))
+            EXPECT_TRUE(got[i].starts_with(want[i]) && got[i].size() > want[i].size()) << got[i];
+        else
+            EXPECT_EQ(got[i], want[i]);
     }
 }
 
@@ -247,17 +251,16 @@ TEST(config_file, values_of_the_wrong_shape_are_errors) {
     EXPECT_EQ(errors_of("[[rule]]\nname = \"a\"\nevery = \"1h\"\npredict_window = \"5m\"\n"),
               (std::vector<std::string>{
                   "heapd.toml:4:18: rule \"a\": predict_window does nothing without predict_full_within"}));
-    EXPECT_EQ(errors_of("[[rule]]\nname = \"a\"\npredict_full_within = \"0s\"\n"),
-              (std::vector<std::string>{
-                  "heapd.toml:3:23: rule \"a\": predict_full_within must be at least 1s, not \"0s\""}));
+    EXPECT_EQ(
+        errors_of("[[rule]]\nname = \"a\"\npredict_full_within = \"0s\"\n"),
+        (std::vector<std::string>{"heapd.toml:3:23: rule \"a\": predict_full_within must be at least 1s, not \"0s\""}));
     EXPECT_EQ(errors_of("[[rule]]\nname = \"a\"\nevery = \"1h\"\nevry = \"2h\"\n"),
               (std::vector<std::string>{"heapd.toml:4:1: unknown key \"evry\" in [[rule]] (did you mean \"every\"?)"}));
     EXPECT_EQ(errors_of("[metrics]\ntextfile = \"metrics.prom\"\n"),
               (std::vector<std::string>{
                   "heapd.toml:2:12: metrics.textfile must be an absolute path or \"\", not \"metrics.prom\""}));
     EXPECT_EQ(errors_of("[daemon]\npoll_interval = \"10ms\"\n"),
-              (std::vector<std::string>{
-                  "heapd.toml:2:17: daemon.poll_interval must be at least 100ms, not \"10ms\""}));
+              (std::vector<std::string>{"heapd.toml:2:17: daemon.poll_interval must be at least 100ms, not \"10ms\""}));
     EXPECT_EQ(errors_of("[daemon.extra]\n"),
               (std::vector<std::string>{"heapd.toml:1:9: unknown key \"extra\" in [daemon]"}));
 }
@@ -357,5 +360,5 @@ TEST(config_file, every_commented_setting_and_example_of_the_default_file_is_val
     EXPECT_EQ(c->rules[3].gc_window, std::chrono::minutes(2));
 }
 
-} // namespace
-} // namespace heapd::daemon
+}  // namespace
+}  // namespace heapd::daemon

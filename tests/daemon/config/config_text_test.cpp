@@ -41,7 +41,8 @@ live = false
 max_dumps = 0
 )");
     ASSERT_EQ(c.rules.size(), 2u);
-    EXPECT_EQ(describe_selector(c.rules[0].select), "main class com.example.*, command /-Xmx16g/, user app, in a container");
+    EXPECT_EQ(describe_selector(c.rules[0].select),
+              "main class com.example.*, command /-Xmx16g/, user app, in a container");
     EXPECT_EQ(describe_triggers(c.rules[0]),
               "old gen above 80% after collections, 3 measurements in a row; GC time above 12.5% over 1m30s; "
               "old gen predicted full within 15m (trend over 20m)");
@@ -53,25 +54,30 @@ max_dumps = 0
     EXPECT_TRUE(has(summary, "rule \"spiral\" (line 1)"));
     EXPECT_TRUE(has(summary, "  when     every 1d"));
     EXPECT_TRUE(has(summary, "rules      2, JVMs read every 5s"));
-    EXPECT_TRUE(has(summary, "store      /var/lib/heapd, at most 50 dumps, no size limit, for 30 days, each user at most 20 dumps"));
+    EXPECT_TRUE(
+        has(summary,
+            "store      /var/lib/heapd, at most 50 dumps, no size limit, for 30 days, each user at most 20 dumps"));
 }
 
 TEST(config_text, a_reload_tells_what_changes_now_and_what_needs_a_restart) {
-    heapd_config before = parsed("[retention]\nkeep_count = 10\n[[rule]]\nname = \"a\"\nevery = \"1h\"\n"
-                                 "[[rule]]\nname = \"b\"\nevery = \"1h\"\n");
-    heapd_config after = parsed("[daemon]\nworkers = 2\npoll_interval = \"1s\"\n[retention]\nkeep_count = 1\n"
-                                "keep_bytes = \"1G\"\n[[rule]]\nname = \"a\"\nevery = \"2h\"\n"
-                                "[[rule]]\nname = \"c\"\nevery = \"1h\"\n");
+    heapd_config before = parsed(
+        "[retention]\nkeep_count = 10\n[[rule]]\nname = \"a\"\nevery = \"1h\"\n"
+        "[[rule]]\nname = \"b\"\nevery = \"1h\"\n");
+    heapd_config after = parsed(
+        "[daemon]\nworkers = 2\npoll_interval = \"1s\"\n[retention]\nkeep_count = 1\n"
+        "keep_bytes = \"1G\"\n[[rule]]\nname = \"a\"\nevery = \"2h\"\n"
+        "[[rule]]\nname = \"c\"\nevery = \"1h\"\n");
     config_changes c = compare_configs(before, after);
     EXPECT_EQ(c.need_restart, (std::vector<std::string>{"daemon.workers 1 -> 2"}));
     EXPECT_EQ(c.live, (std::vector<std::string>{"daemon.poll_interval 5s -> 1s", "retention.keep_count 10 -> 1",
                                                 "retention.keep_bytes 0 -> 1G", "rule added: \"c\"",
                                                 "rule changed: \"a\"", "rule removed: \"b\""}));
     // The same file read again, its rules on other lines: nothing changed.
-    heapd_config again = parsed("\n\n[retention]\nkeep_count = 10\n[[rule]]\nname = \"b\"\nevery = \"1h\"\n"
-                                "[[rule]]\nname = \"a\"\nevery = \"1h\"\n");
+    heapd_config again = parsed(
+        "\n\n[retention]\nkeep_count = 10\n[[rule]]\nname = \"b\"\nevery = \"1h\"\n"
+        "[[rule]]\nname = \"a\"\nevery = \"1h\"\n");
     EXPECT_TRUE(compare_configs(before, again).empty());
 }
 
-} // namespace
-} // namespace heapd::daemon
+}  // namespace
+}  // namespace heapd::daemon

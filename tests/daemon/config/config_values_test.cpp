@@ -58,5 +58,5 @@ TEST(config_values, written_back_they_read_the_same) {
         EXPECT_EQ(parse_size(size_string(b)), b) << b;
 }
 
-} // namespace
-} // namespace heapd::daemon
+}  // namespace
+}  // namespace heapd::daemon

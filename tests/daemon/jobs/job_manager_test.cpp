@@ -8,8 +8,8 @@
 #include <mutex>
 #include <thread>
 
-#include <boost/asio/io_context.hpp>
 #include <spdlog/sinks/ostream_sink.h>
+#include <boost/asio/io_context.hpp>
 
 #include "support/jvm_process.h"
 
@@ -91,7 +91,8 @@ TEST(job_manager, runs_jobs_one_at_a_time_with_one_worker) {
     // One line at the start and one at the end of each job.
     const std::string log = f.log_text.str();
     EXPECT_NE(log.find("job " + std::to_string(a.id) + " analyse started: pid 0 (client), trigger \"test\", a, 0 B"),
-              std::string::npos) << log;
+              std::string::npos)
+        << log;
     EXPECT_NE(log.find("job " + std::to_string(a.id) + " analyse done after"), std::string::npos) << log;
 }
 
@@ -159,11 +160,11 @@ TEST(job_manager, a_failing_or_throwing_job_fails_alone) {
     job_record bad = jobs.submit(spec("bad"), [](job_context&) -> job_outcome {
         return std::unexpected(wire::wire_error{wire::error_kind::bad_input, "not an HPROF file"});
     });
-    job_record thrown = jobs.submit(spec("thrown"), [](job_context&) -> job_outcome { throw std::runtime_error("boom"); });
+    job_record thrown =
+        jobs.submit(spec("thrown"), [](job_context&) -> job_outcome { throw std::runtime_error("boom"); });
     job_record good = jobs.submit(spec("good"), [](job_context&) -> job_outcome { return "ok"; });
-    ASSERT_TRUE(f.run_until([&] {
-        return jobs.find(bad.id)->final() && jobs.find(thrown.id)->final() && jobs.find(good.id)->final();
-    }));
+    ASSERT_TRUE(f.run_until(
+        [&] { return jobs.find(bad.id)->final() && jobs.find(thrown.id)->final() && jobs.find(good.id)->final(); }));
     EXPECT_EQ(jobs.find(bad.id)->state, job_state::failed);
     EXPECT_EQ(jobs.find(bad.id)->error_kind, "bad_input");
     EXPECT_EQ(jobs.find(bad.id)->error, "not an HPROF file");
@@ -177,7 +178,8 @@ TEST(job_manager, records_are_kept_in_the_store_and_ids_continue_after_a_restart
     std::uint64_t last = 0;
     {
         job_manager jobs(f.io, *f.st, 1, f.log);
-        for (const char* s : {"a", "b"}) last = jobs.submit(spec(s), [](job_context&) -> job_outcome { return "e"; }).id;
+        for (const char* s : {"a", "b"})
+            last = jobs.submit(spec(s), [](job_context&) -> job_outcome { return "e"; }).id;
         ASSERT_TRUE(f.run_until([&] { return jobs.find(last)->final(); }));
         EXPECT_TRUE(jobs.shutdown(std::chrono::seconds(10)));
     }
@@ -213,5 +215,5 @@ TEST(job_manager, shutdown_cancels_what_waits_and_stops_what_runs) {
     EXPECT_EQ(jobs.submit(spec("late"), [](job_context&) -> job_outcome { return "e"; }).state, job_state::cancelled);
 }
 
-} // namespace
-} // namespace heapd::daemon
+}  // namespace
+}  // namespace heapd::daemon

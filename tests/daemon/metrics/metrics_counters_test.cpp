@@ -35,8 +35,8 @@ daemon_metrics counted(const metrics_counters& c) {
     return d;
 }
 
-const std::vector<std::string> dump_phases = {"prepare", "dump", "open", "index", "census", "dominators", "suspects",
-                                              "save"};
+const std::vector<std::string> dump_phases = {"prepare", "dump",       "open",     "index",
+                                              "census",  "dominators", "suspects", "save"};
 
 TEST(metrics_counters, known_triggers_and_kinds_start_at_zero) {
     metrics_counters c;
@@ -83,5 +83,5 @@ TEST(metrics_counters, an_analysis_of_a_file_times_its_analysis_and_counts_no_du
     EXPECT_FALSE(d.dumps.contains("heapctl report"));
 }
 
-} // namespace
-} // namespace heapd::daemon
+}  // namespace
+}  // namespace heapd::daemon

@@ -10,8 +10,8 @@
 #include <sstream>
 #include <thread>
 
-#include <boost/asio/io_context.hpp>
 #include <spdlog/sinks/ostream_sink.h>
+#include <boost/asio/io_context.hpp>
 
 #include "support/jvm_process.h"
 #include "support/prometheus_text.h"
@@ -41,8 +41,8 @@ struct fixture {
         st = std::move(*store::open(o, rec));
         jobs = std::make_unique<job_manager>(io, *st, 1, log);
         jobs->observe([c = counters](const job_record& r) { c->job_changed(r); });
-        service = std::make_unique<metrics_service>(io, metrics_sources{*st, *jobs, counters, "9.9.9", 1234.5},
-                                                    options, log);
+        service =
+            std::make_unique<metrics_service>(io, metrics_sources{*st, *jobs, counters, "9.9.9", 1234.5}, options, log);
     }
     ~fixture() { service->stop(); }
     template <class P>
@@ -72,7 +72,10 @@ TEST(metrics_service, a_request_gets_its_snapshot_on_the_io_thread_with_jobs_and
     spec.trigger = "request";
     bool ended = false;  // the job's listener hears of the end after the counters
     f.jobs->submit(
-        spec, [](job_context&) -> job_outcome { return std::unexpected(wire::wire_error{wire::error_kind::failed, "no"}); },
+        spec,
+        [](job_context&) -> job_outcome {
+            return std::unexpected(wire::wire_error{wire::error_kind::failed, "no"});
+        },
         [&](const job_record& r) { ended = ended || r.final(); });
     ASSERT_TRUE(f.run_until([&] { return ended; }));
 
@@ -127,5 +130,5 @@ TEST(metrics_service, the_textfile_follows_its_options) {
     ASSERT_TRUE(f.run_until([&] { return got != nullptr; }));
 }
 
-} // namespace
-} // namespace heapd::daemon
+}  // namespace
+}  // namespace heapd::daemon

@@ -66,7 +66,10 @@ TEST(metrics, label_values_and_help_are_escaped_as_the_format_says) {
     // Not UTF-8 (a Latin-1 name, a stray continuation byte, an overlong slash, a surrogate, cut
     // short): each bad byte becomes U+FFFD.
     EXPECT_EQ(escape_label_value("caf\xe9.jar"), "caf\xef\xbf\xbd.jar");
-    EXPECT_EQ(escape_label_value("\x80" "a"), "\xef\xbf\xbd" "a");
+    EXPECT_EQ(escape_label_value("\x80"
+                                 "a"),
+              "\xef\xbf\xbd"
+              "a");
     EXPECT_EQ(escape_label_value("\xc0\xaf"), "\xef\xbf\xbd\xef\xbf\xbd");
     EXPECT_EQ(escape_label_value("\xed\xa0\x80"), "\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd");
     EXPECT_EQ(escape_label_value("x\xe2\x82"), "x\xef\xbf\xbd\xef\xbf\xbd");
@@ -149,8 +152,8 @@ TEST(metrics, the_jvm_series_carry_their_labels_escaped_and_read_back_whole) {
     EXPECT_EQ(e->value("heapd_jvm_heap_used_bytes",
                        {{"pid", "4242"}, {"main_class", "we\"ird\\path\nname.jar"}, {"user", "o'brien \\ \"x\""}}),
               100 << 20);
-    const std::map<std::string, std::string> root = {{"pid", "42"}, {"main_class", "com.example.Main"},
-                                                     {"user", "root"}, {"container", "false"}};
+    const std::map<std::string, std::string> root = {
+        {"pid", "42"}, {"main_class", "com.example.Main"}, {"user", "root"}, {"container", "false"}};
     EXPECT_EQ(e->value("heapd_jvm_heap_committed_bytes", root), 200 << 20);
     EXPECT_EQ(e->value("heapd_jvm_heap_max_bytes", root), 1024 << 20);
     EXPECT_EQ(e->value("heapd_jvm_old_gen_used_bytes", root), 60 << 20);
@@ -163,8 +166,9 @@ TEST(metrics, the_jvm_series_carry_their_labels_escaped_and_read_back_whole) {
     EXPECT_EQ(e->value("heapd_jvm_uptime_seconds", root), 100);
     EXPECT_EQ(e->value("heapd_jvms"), 3);
     // A main class that is not UTF-8 still gives a text scrapers take.
-    EXPECT_EQ(e->value("heapd_jvm_heap_used_bytes", {{"pid", "777"}, {"main_class", "caf\xef\xbf\xbd\xef\xbf\xbd.jar"}}),
-              100 << 20);
+    EXPECT_EQ(
+        e->value("heapd_jvm_heap_used_bytes", {{"pid", "777"}, {"main_class", "caf\xef\xbf\xbd\xef\xbf\xbd.jar"}}),
+        100 << 20);
 }
 
 TEST(metrics, daemon_series_count_dumps_failures_jobs_and_the_store) {
@@ -252,20 +256,20 @@ TEST(metrics, a_user_who_is_not_an_admin_sees_their_own_jvms_and_dumps) {
 TEST(metrics, the_strict_reader_refuses_what_breaks_the_format) {
     // The tests' own reader must fail on broken text, or the tests above prove nothing.
     const char* bad[] = {
-        "heapd_x 1\n",                                                           // no HELP, TYPE
-        "# HELP heapd_x x\n# TYPE heapd_x gauge\nheapd_x{a=\"b} 1\n",            // unclosed value
-        "# HELP heapd_x x\n# TYPE heapd_x gauge\nheapd_x{a=\"\\q\"} 1\n",        // bad escape
-        "# HELP heapd_x x\n# TYPE heapd_x gauge\nheapd_x 1\nheapd_x 2\n",        // duplicate series
-        "# HELP heapd_x x\n# TYPE heapd_x counter\nheapd_x 1\n",                 // counter without _total
-        "# HELP heapd_x x\n# TYPE heapd_x gauge\nheapd_x one\n",                 // not a number
-        "# HELP heapd_x x\n# TYPE heapd_x gauge\nheapd_x 1",                     // no final line feed
+        "heapd_x 1\n",                                                     // no HELP, TYPE
+        "# HELP heapd_x x\n# TYPE heapd_x gauge\nheapd_x{a=\"b} 1\n",      // unclosed value
+        "# HELP heapd_x x\n# TYPE heapd_x gauge\nheapd_x{a=\"\\q\"} 1\n",  // bad escape
+        "# HELP heapd_x x\n# TYPE heapd_x gauge\nheapd_x 1\nheapd_x 2\n",  // duplicate series
+        "# HELP heapd_x x\n# TYPE heapd_x counter\nheapd_x 1\n",           // counter without _total
+        "# HELP heapd_x x\n# TYPE heapd_x gauge\nheapd_x one\n",           // not a number
+        "# HELP heapd_x x\n# TYPE heapd_x gauge\nheapd_x 1",               // no final line feed
         "# HELP heapd_h h\n# TYPE heapd_h histogram\nheapd_h_bucket{le=\"1\"} 2\nheapd_h_bucket{le=\"+Inf\"} 1\n"
-        "heapd_h_sum 1\nheapd_h_count 1\n",                                      // not cumulative
-        "# HELP heapd_x x\n# TYPE heapd_x gauge\nheapd_y 1\n",                   // outside its family
+        "heapd_h_sum 1\nheapd_h_count 1\n",                     // not cumulative
+        "# HELP heapd_x x\n# TYPE heapd_x gauge\nheapd_y 1\n",  // outside its family
     };
     for (const char* text : bad) EXPECT_FALSE(parse_prometheus_text(text)) << text;
     EXPECT_TRUE(parse_prometheus_text("# HELP heapd_x x\n# TYPE heapd_x gauge\nheapd_x{a=\"\\\"\"} 1\n"));
 }
 
-} // namespace
-} // namespace heapd::daemon
+}  // namespace
+}  // namespace heapd::daemon

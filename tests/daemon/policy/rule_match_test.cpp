@@ -58,7 +58,7 @@ TEST(rule_match, command_is_searched_in_the_jvm_arguments_and_the_command) {
     EXPECT_TRUE(j.picked_by(with_command("^-Xmx2g")));
     EXPECT_TRUE(j.picked_by(with_command("UseG1GC.*OrderService")));  // across the two
     EXPECT_FALSE(j.picked_by(with_command("-Dapp\\.env=staging")));
-    EXPECT_FALSE(j.picked_by(with_command("^com\\.example")));      // the arguments come first
+    EXPECT_FALSE(j.picked_by(with_command("^com\\.example")));  // the arguments come first
 }
 
 TEST(rule_match, a_command_not_compiled_is_compiled_and_a_bad_one_matches_nothing) {
@@ -120,5 +120,5 @@ TEST(rule_match, every_condition_given_must_hold) {
     EXPECT_FALSE(j.picked_by(s));
 }
 
-} // namespace
-} // namespace heapd::daemon
+}  // namespace
+}  // namespace heapd::daemon

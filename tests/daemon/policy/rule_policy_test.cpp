@@ -1,6 +1,6 @@
 // Dump rules' decisions from synthetic samples: the schedule, old-generation occupancy after
-// collections in a row, the prediction of a full heap, GC time share over a window, cooldown, cap, busy and refused dumps, a pid
-// reused by a new JVM, forgotten JVMs and rules, and the bounded window.
+// collections in a row, the prediction of a full heap, GC time share over a window, cooldown, cap, busy and refused
+// dumps, a pid reused by a new JVM, forgotten JVMs and rules, and the bounded window.
 #include "daemon/policy/rule_policy.h"
 
 #include <gtest/gtest.h>
@@ -267,8 +267,9 @@ TEST(rule_policy, every_condition_that_holds_is_in_the_reason) {
     p.observe(r, jvm, at(0, 0));
     auto due = p.observe(r, jvm, measured(10, 90, 9));
     ASSERT_TRUE(due);
-    EXPECT_EQ(*due, "scheduled every 10s; old generation 90% full after collections, 1 measurement in a row "
-                    "(threshold 50%); GC took 90% of the last 10s (threshold 50%)");
+    EXPECT_EQ(*due,
+              "scheduled every 10s; old generation 90% full after collections, 1 measurement in a row "
+              "(threshold 50%); GC took 90% of the last 10s (threshold 50%)");
 }
 
 TEST(rule_policy, a_new_jvm_with_the_same_pid_starts_afresh_and_gone_jvms_are_forgotten) {
@@ -360,5 +361,5 @@ TEST(rule_policy, durations_in_reasons) {
     EXPECT_EQ(duration_string(0s), "0s");
 }
 
-} // namespace
-} // namespace heapd::daemon
+}  // namespace
+}  // namespace heapd::daemon

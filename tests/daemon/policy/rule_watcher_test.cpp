@@ -119,8 +119,8 @@ TEST(rule_watcher, a_scheduled_rule_dumps_on_time_until_its_cap) {
         EXPECT_EQ(m["trigger"], "rule:every-2s");
         EXPECT_EQ(m["has_report"], true);
     }
-    EXPECT_NE(d.log().find("rule every-2s: dumping pid " + std::to_string(jvm.pid()) +
-                           " (OldGenFill) as job "), std::string::npos);
+    EXPECT_NE(d.log().find("rule every-2s: dumping pid " + std::to_string(jvm.pid()) + " (OldGenFill) as job "),
+              std::string::npos);
     EXPECT_NE(d.log().find(": scheduled every 2s"), std::string::npos) << d.log();
 
     // Rules replaced while serving: the rule that remains by name keeps its count (still capped),
@@ -176,7 +176,7 @@ TEST(rule_watcher, jvms_and_metrics_show_the_occupancy_after_collections_and_who
     EXPECT_GT(trend["after_gc"]["percent"].get<double>(), 20) << trend;
     EXPECT_LT(trend["after_gc"]["percent"].get<double>(), 45) << trend;
     EXPECT_EQ(trend["after_gc"]["full"], true) << trend;  // System.gc() is a full collection under G1
-    EXPECT_EQ(trend["trend"], "learning") << trend;         // a 10-minute window, 5 minutes at least
+    EXPECT_EQ(trend["trend"], "learning") << trend;       // a 10-minute window, 5 minutes at least
     EXPECT_EQ(trend["window_seconds"], 600);
 
     ASSERT_TRUE(hidden_row.contains("heap_trend")) << hidden_row << "\n" << d.log();
@@ -217,8 +217,10 @@ TEST(rule_watcher, jvms_and_metrics_show_the_occupancy_after_collections_and_who
 TEST(rule_watcher, occupancy_after_collections_of_real_jvms_of_each_collector) {
     scratch_dir scratch;
     const std::pair<const char*, collector_family> collectors[] = {
-        {"-XX:+UseSerialGC", collector_family::serial}, {"-XX:+UseParallelGC", collector_family::parallel},
-        {"-XX:+UseG1GC", collector_family::g1},         {"-XX:+UseZGC", collector_family::z},
+        {"-XX:+UseSerialGC", collector_family::serial},
+        {"-XX:+UseParallelGC", collector_family::parallel},
+        {"-XX:+UseG1GC", collector_family::g1},
+        {"-XX:+UseZGC", collector_family::z},
         {"-XX:+UseShenandoahGC", collector_family::shenandoah}};
     for (auto [gc, family] : collectors) {
         SCOPED_TRACE(gc);
@@ -250,5 +252,5 @@ TEST(rule_watcher, occupancy_after_collections_of_real_jvms_of_each_collector) {
     }
 }
 
-} // namespace
-} // namespace heapd::test
+}  // namespace
+}  // namespace heapd::test

@@ -61,5 +61,5 @@ TEST(spool, a_missing_spool_is_empty_and_an_unwritable_one_fails) {
     EXPECT_NE(written.error().message.find("cannot create"), std::string::npos) << written.error().message;
 }
 
-} // namespace
-} // namespace heapd::test
+}  // namespace
+}  // namespace heapd::test

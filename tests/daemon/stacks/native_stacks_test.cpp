@@ -66,8 +66,7 @@ public:
             });
             victim.detach();
             char c;
-            while (::read(stay_[0], &c, 1) > 0) {
-            }
+            while (::read(stay_[0], &c, 1) > 0) {}
             ::_exit(0);
         }
         ::close(victim_[0]);
@@ -417,5 +416,5 @@ TEST(native_stacks, no_such_process) {
     EXPECT_FALSE(capture_native_stacks(-1, {}));
 }
 
-} // namespace
-} // namespace heapd::test
+}  // namespace
+}  // namespace heapd::test

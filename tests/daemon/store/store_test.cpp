@@ -144,7 +144,8 @@ TEST(store, opening_after_a_crash_removes_what_is_half_written_and_fails_interru
             j.started_ms = state == job_state::queued ? 0 : j.created_ms + 1;
             return j;
         };
-        job_record done = job(1, job_state::done), running = job(2, job_state::running), queued = job(3, job_state::queued);
+        job_record done = job(1, job_state::done), running = job(2, job_state::running),
+                   queued = job(3, job_state::queued);
         done.entry = good;
         for (const auto& j : {done, running, queued}) ASSERT_TRUE(s->save_job(j).has_value());
         // What a crash leaves: a staged entry, a temporary file in an entry, a scratch file, a half
@@ -216,7 +217,8 @@ TEST(store, remove_takes_the_whole_entry) {
 
 TEST(store, entry_ids_are_never_paths) {
     EXPECT_TRUE(valid_entry_id("20231114T221320-7"));
-    for (const char* bad : {"", "..", "../x", "a/b", ".tmp-x", "-x", "x y", "x\n"}) EXPECT_FALSE(valid_entry_id(bad)) << bad;
+    for (const char* bad : {"", "..", "../x", "a/b", ".tmp-x", "-x", "x y", "x\n"})
+        EXPECT_FALSE(valid_entry_id(bad)) << bad;
     EXPECT_FALSE(valid_entry_id(std::string(65, 'a')));
 }
 
@@ -280,7 +282,8 @@ TEST(store_retention, one_owners_entries_never_push_out_anothers) {
     p.max_count = 10;
     gone = expired_entries(e, p, now);
     EXPECT_EQ(gone.size(), 44u);
-    EXPECT_EQ(std::count_if(gone.begin(), gone.end(), [](const std::string& id) { return id.starts_with("victim"); }), 0);
+    EXPECT_EQ(std::count_if(gone.begin(), gone.end(), [](const std::string& id) { return id.starts_with("victim"); }),
+              0);
 }
 
 TEST(store_retention, an_owners_oom_dumps_go_last) {
@@ -310,5 +313,5 @@ TEST(free_space, refuses_what_would_not_fit_with_a_clear_message) {
     EXPECT_FALSE(free_bytes(dir.file("missing/dir")).has_value());
 }
 
-} // namespace
-} // namespace heapd::daemon
+}  // namespace
+}  // namespace heapd::daemon

@@ -102,5 +102,5 @@ TEST(analysis_index, round_trip_and_every_mismatch_is_a_miss) {
     EXPECT_FALSE(save_index(dir.file("no/such/dir/x.heapd-index"), id, key, sample_report()).has_value());
 }
 
-} // namespace
-} // namespace heapd
+}  // namespace
+}  // namespace heapd

@@ -25,9 +25,11 @@ constexpr std::uint64_t object_class = 0x100, string_class = 0x101, thread_class
 
 // Names, classes, a frame and a trace; then a segment with the CLASS_DUMPs (left open).
 void declare(hprof_builder& b) {
-    const std::pair<std::uint64_t, const char*> classes[] = {
-        {object_class, "java/lang/Object"}, {string_class, "java/lang/String"}, {thread_class, "java/lang/Thread"},
-        {point_class, "demo/Point"}, {object_array_class, "[Ljava/lang/Object;"}};
+    const std::pair<std::uint64_t, const char*> classes[] = {{object_class, "java/lang/Object"},
+                                                             {string_class, "java/lang/String"},
+                                                             {thread_class, "java/lang/Thread"},
+                                                             {point_class, "demo/Point"},
+                                                             {object_array_class, "[Ljava/lang/Object;"}};
     std::uint32_t serial = 1;
     for (auto [id, name] : classes) {
         b.utf8(0x900 + serial, name).load_class(serial, id, 0, 0x900 + serial);
@@ -104,10 +106,18 @@ TEST(analyze_dump, summarises_a_sound_dump) {
     EXPECT_EQ(s.primitive_arrays, 2u);
     EXPECT_EQ(s.classes, 5u);
     EXPECT_EQ(s.shallow_bytes, 416u + 3 * 24 + 4 * 24);
-    EXPECT_EQ(s.records, (counts{{"UTF8", 16}, {"LOAD_CLASS", 5}, {"FRAME", 1}, {"TRACE", 1},
-                                 {"HEAP_DUMP_SEGMENT", 2}, {"HEAP_DUMP_END", 1}}));
-    EXPECT_EQ(s.subrecords, (counts{{"ROOT_JNI_GLOBAL", 1}, {"ROOT_STICKY_CLASS", 2}, {"ROOT_THREAD_OBJECT", 1},
-                                    {"CLASS_DUMP", 5}, {"INSTANCE_DUMP", 5}, {"OBJ_ARRAY_DUMP", 1},
+    EXPECT_EQ(s.records, (counts{{"UTF8", 16},
+                                 {"LOAD_CLASS", 5},
+                                 {"FRAME", 1},
+                                 {"TRACE", 1},
+                                 {"HEAP_DUMP_SEGMENT", 2},
+                                 {"HEAP_DUMP_END", 1}}));
+    EXPECT_EQ(s.subrecords, (counts{{"ROOT_JNI_GLOBAL", 1},
+                                    {"ROOT_STICKY_CLASS", 2},
+                                    {"ROOT_THREAD_OBJECT", 1},
+                                    {"CLASS_DUMP", 5},
+                                    {"INSTANCE_DUMP", 5},
+                                    {"OBJ_ARRAY_DUMP", 1},
                                     {"PRIM_ARRAY_DUMP", 2}}));
     EXPECT_EQ(s.gc_roots, (counts{{"jni_global", 1}, {"sticky_class", 2}, {"thread_object", 1}}));
     EXPECT_TRUE(r.problems.empty());
@@ -116,7 +126,10 @@ TEST(analyze_dump, summarises_a_sound_dump) {
 
 TEST(analyze_dump, the_histogram_is_sorted_by_shallow_bytes_then_name) {
     const analysis_report r = analyze(fixture());
-    struct row { const char* name; std::uint64_t class_id, instances, bytes; };
+    struct row {
+        const char* name;
+        std::uint64_t class_id, instances, bytes;
+    };
     const row want[] = {
         {"int[]", 0, 1, 416},
         {"demo.Point", point_class, 3, 72},
@@ -158,7 +171,7 @@ TEST(analyze_dump, top_cuts_the_histogram_and_largest_cuts_the_objects) {
     EXPECT_EQ(r.largest_objects[1].id, 0x1000u);
     EXPECT_EQ(r.summary.shallow_bytes, 584u);  // the summary still covers every class
 
-    o.top = 0;  // every histogram row
+    o.top = 0;      // every histogram row
     o.largest = 0;  // no largest-object list
     const analysis_report all = analyze(b, o);
     EXPECT_EQ(all.histogram.size(), 6u);
@@ -210,13 +223,14 @@ TEST(analyze_dump, a_truncated_file_is_a_truncation_problem_with_its_offset) {
     ASSERT_EQ(r.problems.size(), 1u);
     EXPECT_TRUE(r.problems[0].truncation);
     EXPECT_EQ(r.problems[0].offset, at.second_segment);
-    EXPECT_TRUE(r.problems[0].message.starts_with("file ends inside a HEAP_DUMP_SEGMENT record")) << r.problems[0].message;
+    EXPECT_TRUE(r.problems[0].message.starts_with("file ends inside a HEAP_DUMP_SEGMENT record"))
+        << r.problems[0].message;
     EXPECT_EQ(r.summary.file_bytes, at.int_array + 100);
     EXPECT_EQ(r.summary.instances, 5u);
     EXPECT_EQ(r.summary.object_arrays, 0u);
     EXPECT_EQ(r.summary.primitive_arrays, 0u);
-    EXPECT_EQ(r.summary.records, (counts{{"UTF8", 16}, {"LOAD_CLASS", 5}, {"FRAME", 1}, {"TRACE", 1},
-                                         {"HEAP_DUMP_SEGMENT", 2}}));
+    EXPECT_EQ(r.summary.records,
+              (counts{{"UTF8", 16}, {"LOAD_CLASS", 5}, {"FRAME", 1}, {"TRACE", 1}, {"HEAP_DUMP_SEGMENT", 2}}));
     ASSERT_EQ(r.threads.size(), 1u);
     EXPECT_EQ(r.threads[0].name, "<thread 1>");  // the name's byte[] was past the cut
     EXPECT_EQ(r.threads[0].state, "RUNNABLE");
@@ -249,8 +263,10 @@ TEST(analyze_dump, an_unknown_top_level_record_is_a_problem_and_analysis_goes_on
     EXPECT_EQ(r.problems[0].offset, unknown);
     EXPECT_FALSE(r.problems[0].truncation);
     EXPECT_EQ(instances_of(r, "demo.Point"), 2u);
-    EXPECT_EQ(r.summary.records, (counts{{"UTF8", 16}, {"LOAD_CLASS", 5}, {"FRAME", 1}, {"TRACE", 1},
-                                         {"HEAP_DUMP_SEGMENT", 2}, {"UNKNOWN_85", 1}}));
+    EXPECT_EQ(
+        r.summary.records,
+        (counts{
+            {"UTF8", 16}, {"LOAD_CLASS", 5}, {"FRAME", 1}, {"TRACE", 1}, {"HEAP_DUMP_SEGMENT", 2}, {"UNKNOWN_85", 1}}));
 }
 
 TEST(analyze_dump, an_unusable_header_is_an_error) {
@@ -376,5 +392,5 @@ TEST(analyze_dump, tells_each_phase_and_stops_when_asked) {
     }
 }
 
-} // namespace
-} // namespace heapd
+}  // namespace
+}  // namespace heapd

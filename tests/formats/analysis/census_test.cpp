@@ -23,10 +23,13 @@ constexpr std::uint64_t object_class = 0x100, class_class = 0x101, point_class =
 
 // Writes UTF8 + LOAD_CLASS for each class and starts a segment holding their CLASS_DUMPs.
 void declare_classes(hprof_builder& b) {
-    const std::pair<std::uint64_t, const char*> names[] = {
-        {object_class, "java/lang/Object"}, {class_class, "java/lang/Class"}, {point_class, "demo/Point"},
-        {node_class, "demo/Node"}, {object_array_class, "[Ljava/lang/Object;"}, {int_array_class, "[I"},
-        {holder_class, "demo/Holder"}};
+    const std::pair<std::uint64_t, const char*> names[] = {{object_class, "java/lang/Object"},
+                                                           {class_class, "java/lang/Class"},
+                                                           {point_class, "demo/Point"},
+                                                           {node_class, "demo/Node"},
+                                                           {object_array_class, "[Ljava/lang/Object;"},
+                                                           {int_array_class, "[I"},
+                                                           {holder_class, "demo/Holder"}};
     std::uint32_t serial = 1;
     for (auto [class_id, name] : names) {
         b.utf8(0x900 + serial, name);
@@ -43,8 +46,9 @@ void declare_classes(hprof_builder& b) {
     b.class_dump(node_class, object_class, {{0x804, t_long}, {0x803, t_object}}, {}, 16);
     b.class_dump(object_array_class, object_class, {});
     b.class_dump(int_array_class, object_class, {});
-    b.class_dump(holder_class, object_class, {},
-                 {{0x805, t_long, values(8).u8(1)}, {0x806, t_int, values(8).u4(2)}, {0x807, t_object, values(8).u8(0)}});
+    b.class_dump(
+        holder_class, object_class, {},
+        {{0x805, t_long, values(8).u8(1)}, {0x806, t_int, values(8).u4(2)}, {0x807, t_object, values(8).u8(0)}});
 }
 
 // Runs the census over a finished builder.
@@ -74,16 +78,16 @@ hprof_builder compressed_dump() {
     b.root_sticky_class(object_class).root_sticky_class(class_class);
     b.root_thread_object(0x10030, 1, 0).root_java_frame(0x10000, 1, 0).root_jni_global(0x10018, 0x77);
     b.heap_dump_info(0x41, 0x801);
-    b.instance(0x10000, point_class, values(8).u4(1).u4(2).bytes());   // 24 bytes
-    b.instance(0x10018, point_class, values(8).u4(3).u4(4).bytes());   // 24
-    b.instance(0x10030, node_class, values(8).u8(0).u8(5).bytes());    // 24
-    b.object_array(0x10048, object_array_class, {0x10000, 0, 0});      // 16 + 3*4 -> 32
-    b.primitive_array(0x10068, t_int, 10);                              // 16 + 40 = 56
+    b.instance(0x10000, point_class, values(8).u4(1).u4(2).bytes());       // 24 bytes
+    b.instance(0x10018, point_class, values(8).u4(3).u4(4).bytes());       // 24
+    b.instance(0x10030, node_class, values(8).u8(0).u8(5).bytes());        // 24
+    b.object_array(0x10048, object_array_class, {0x10000, 0, 0});          // 16 + 3*4 -> 32
+    b.primitive_array(0x10068, t_int, 10);                                 // 16 + 40 = 56
     b.instance(0x100A0, node_class, values(8).u8(0x10030).u8(6).bytes());  // 24
-    b.object_array(0x100B8, object_array_class, {0x100A0});            // 16 + 4 -> 24
-    b.primitive_array(0x100D0, t_int, 1000);                            // 16 + 4000 = 4016
-    b.primitive_array(0x11080, t_byte, 3);                              // 16 + 3 -> 24
-    b.primitive_array_nodata(0x11098, t_char, 5);                       // 16 + 10 -> 32
+    b.object_array(0x100B8, object_array_class, {0x100A0});                // 16 + 4 -> 24
+    b.primitive_array(0x100D0, t_int, 1000);                               // 16 + 4000 = 4016
+    b.primitive_array(0x11080, t_byte, 3);                                 // 16 + 3 -> 24
+    b.primitive_array_nodata(0x11098, t_char, 5);                          // 16 + 10 -> 32
     b.end_segment();
     b.heap_dump_end();
     return b;
@@ -100,7 +104,10 @@ TEST(census, counts_and_shallow_sizes_under_the_inferred_compressed_layout) {
     EXPECT_EQ(r.primitive_arrays, 4u);
     EXPECT_EQ(r.classes, 7u);
 
-    struct expected_row { const char* name; std::uint64_t class_id, instances, bytes; };
+    struct expected_row {
+        const char* name;
+        std::uint64_t class_id, instances, bytes;
+    };
     // Mirrors: a plain java.lang.Class is 48 bytes (injected fields); demo.Holder's statics make it 72.
     const expected_row rows[] = {
         {"int[]", int_array_class, 2, 56 + 4016},
@@ -152,7 +159,12 @@ TEST(census, counts_roots_and_sub_records) {
 TEST(census, largest_objects_by_size_then_id) {
     hprof_builder b = compressed_dump();
     census_result r = census_of(b, 6);
-    struct expected_object { std::uint64_t id, class_id; const char* name; std::uint64_t bytes, length; bool array; };
+    struct expected_object {
+        std::uint64_t id, class_id;
+        const char* name;
+        std::uint64_t bytes, length;
+        bool array;
+    };
     const expected_object objects[] = {
         {0x100D0, 0, "int[]", 4016, 1000, true},
         {0x10068, 0, "int[]", 56, 10, true},
@@ -182,8 +194,8 @@ TEST(census, adjacency_selects_uncompressed_oops_when_arrays_are_spaced_so) {
     declare_classes(b);
     b.instance(0x20000, node_class, values(8).u8(0).u8(0).bytes());  // 32 with 8-byte oops
     b.object_array(0x20020, object_array_class, {0, 0, 0});          // 16 + 3*8 = 40
-    b.primitive_array(0x20048, t_int, 10);                            // 56
-    b.object_array(0x20080, object_array_class, {0});                 // 24
+    b.primitive_array(0x20048, t_int, 10);                           // 56
+    b.object_array(0x20080, object_array_class, {0});                // 24
     b.instance(0x20098, node_class, values(8).u8(0).u8(0).bytes());
     b.end_segment();
     census_result r = census_of(b, 0);
@@ -210,7 +222,7 @@ TEST(census, neighbour_gaps_slightly_above_the_field_layout_are_taken_as_the_siz
     b.instance(0x30000, 0x110, values(8).u4(0).bytes());
     b.instance(0x30018, 0x110, values(8).u4(0).bytes());  // 24 apart: 8 hidden bytes
     b.instance(0x30030, 0x110, values(8).u4(0).bytes());
-    b.primitive_array(0x30048, t_int, 0);                  // 16
+    b.primitive_array(0x30048, t_int, 0);  // 16
     b.primitive_array(0x30058, t_byte, 0);
     b.instance(0x40000, 0x111, values(8).u4(0).bytes());
     b.instance(0x40028, 0x111, values(8).u4(0).bytes());  // 40 apart: free space, not the size
@@ -244,9 +256,9 @@ TEST(census, four_byte_ids_use_the_32_bit_layout) {
     b.begin_segment();
     b.class_dump(0x110, 0, {{2, t_int}, {3, t_int}});
     b.instance(0x1000, 0x110, values(4).u4(0).u4(0).bytes());  // 8 + 8 = 16
-    b.object_array(0x1010, 0x111, {0, 0, 0});                   // 8 + 4 + 12 = 24
-    b.primitive_array(0x1028, t_int, 10);                        // 12 + 40 -> 56
-    b.primitive_array(0x1060, t_long, 2);                        // 16 + 16 = 32
+    b.object_array(0x1010, 0x111, {0, 0, 0});                  // 8 + 4 + 12 = 24
+    b.primitive_array(0x1028, t_int, 10);                      // 12 + 40 -> 56
+    b.primitive_array(0x1060, t_long, 2);                      // 16 + 16 = 32
     b.end_segment();
     census_result r = census_of(b, 0);
     EXPECT_EQ(r.layout, "32-bit");
@@ -259,5 +271,5 @@ TEST(census, four_byte_ids_use_the_32_bit_layout) {
     EXPECT_EQ(row(r, "java.lang.Class"), nullptr);  // no CLASS_DUMP of java.lang.Class to size mirrors
 }
 
-} // namespace
-} // namespace heapd
+}  // namespace
+}  // namespace heapd

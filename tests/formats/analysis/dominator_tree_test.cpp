@@ -9,17 +9,17 @@
 #include <vector>
 
 #include "formats/analysis/census.h"
-#include "formats/hprof/heap_walk.h"
 #include "formats/analysis/object_graph.h"
+#include "formats/hprof/heap_walk.h"
 #include "support/hprof_builder.h"
 #include "support/shaped_heap.h"
 
 namespace heapd {
 namespace {
 
+using test::analyzed;
 using test::hprof_builder;
 using test::values;
-using test::analyzed;
 
 constexpr std::uint8_t t_object = 2, t_long = 11;
 constexpr std::uint64_t object_class = 0x100, node_class = 0x101, weak_class = 0x102, reference_class = 0x103;
@@ -49,7 +49,8 @@ struct random_heap {
         b.utf8(0x801, "a").utf8(0x802, "b").utf8(0x803, "c").utf8(0x804, "pad").utf8(0x805, "referent");
         b.begin_segment();
         b.class_dump(object_class, 0, {});
-        b.class_dump(node_class, object_class, {{0x801, t_object}, {0x802, t_object}, {0x803, t_object}, {0x804, t_long}});
+        b.class_dump(node_class, object_class,
+                     {{0x801, t_object}, {0x802, t_object}, {0x803, t_object}, {0x804, t_long}});
         b.class_dump(reference_class, object_class, {{0x805, t_object}});
         b.class_dump(weak_class, reference_class, {});
         links.resize(n);
@@ -80,12 +81,18 @@ std::vector<bool> reachable_without(const object_graph& g, std::uint32_t removed
     std::vector<bool> seen(g.size(), false);
     std::vector<std::uint32_t> work;
     for (std::uint32_t r : g.roots())
-        if (r != removed && !seen[r]) { seen[r] = true; work.push_back(r); }
+        if (r != removed && !seen[r]) {
+            seen[r] = true;
+            work.push_back(r);
+        }
     while (!work.empty()) {
         std::uint32_t v = work.back();
         work.pop_back();
         for (std::uint32_t w : g.references(v))
-            if (w != object_graph::no_node && w != removed && !seen[w]) { seen[w] = true; work.push_back(w); }
+            if (w != object_graph::no_node && w != removed && !seen[w]) {
+                seen[w] = true;
+                work.push_back(w);
+            }
     }
     return seen;
 }
@@ -118,7 +125,8 @@ void check_against_definitions(std::size_t n, std::uint32_t seed, double density
             std::uint32_t d = a.dom.idom(w);
             ASSERT_NE(d, dominator_tree::virtual_root);
             bool v_dominates_d = d == v || std::find(dominated.begin(), dominated.end(), d) != dominated.end();
-            EXPECT_TRUE(v_dominates_d) << "seed " << seed << ": " << v << " dominates " << w << " but not its idom " << d;
+            EXPECT_TRUE(v_dominates_d) << "seed " << seed << ": " << v << " dominates " << w << " but not its idom "
+                                       << d;
         }
     }
 }
@@ -168,8 +176,9 @@ TEST(dominator_tree, a_long_chain_needs_no_recursion) {
     for (std::size_t i = 0; i + 1 < a.graph.size(); ++i) ASSERT_LT(a.graph.id(i), a.graph.id(i + 1));
     for (std::uint64_t absent : {std::uint64_t{0}, std::uint64_t{0x100008}, ~std::uint64_t{0}, ~std::uint64_t{0} - 7})
         EXPECT_EQ(a.graph.node_of(absent), object_graph::no_node) << absent;
-    for (std::size_t i = 0; i < n; i += 997) EXPECT_EQ(a.graph.id(a.graph.node_of(0x100000 + i * 16)), 0x100000 + i * 16);
+    for (std::size_t i = 0; i < n; i += 997)
+        EXPECT_EQ(a.graph.id(a.graph.node_of(0x100000 + i * 16)), 0x100000 + i * 16);
 }
 
-} // namespace
-} // namespace heapd
+}  // namespace
+}  // namespace heapd

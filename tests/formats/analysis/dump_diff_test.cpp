@@ -379,5 +379,5 @@ TEST(dump_diff_json, the_json_has_the_documented_shape) {
     EXPECT_FALSE(k.at("after").contains("reachable_bytes"));
 }
 
-} // namespace
-} // namespace heapd
+}  // namespace
+}  // namespace heapd

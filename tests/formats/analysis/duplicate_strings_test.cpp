@@ -141,7 +141,9 @@ TEST(duplicate_strings, many_groups_are_ordered_by_saving_then_copies_then_conte
 }
 
 TEST(display_java_string, cuts_after_max_chars_and_escapes) {
-    byte_vector bytes = latin1("ab\x7F" "cd");
+    byte_vector bytes = latin1(
+        "ab\x7F"
+        "cd");
     primitive_array_view v{1, 0, 0, 5, t_byte, bytes};
     EXPECT_EQ(display_java_string(v, 0, 60), "ab\\u007fcd");
     EXPECT_EQ(display_java_string(v, 0, 2), "ab...");
@@ -156,5 +158,5 @@ TEST(display_java_string, cuts_after_max_chars_and_escapes) {
     EXPECT_EQ(display_java_string(primitive_array_view{1, 0, 0, 0, t_byte, {}}, 0, 60), "");
 }
 
-} // namespace
-} // namespace heapd
+}  // namespace
+}  // namespace heapd

@@ -23,8 +23,9 @@ TEST(gc_paths, forward_search_gives_a_shortest_path_root_first) {
     const object_graph& g = a.graph;
     root_paths p = root_paths::compute(g);
     std::uint32_t payload = g.node_of(h.payloads[3]);
-    EXPECT_EQ(ids(g, p.path_to(payload)), (std::vector<std::uint64_t>{shaped_heap::holder_class, shaped_heap::list_id,
-                                                                       shaped_heap::elements_id, h.sessions[3], h.payloads[3]}));
+    EXPECT_EQ(ids(g, p.path_to(payload)),
+              (std::vector<std::uint64_t>{shaped_heap::holder_class, shaped_heap::list_id, shaped_heap::elements_id,
+                                          h.sessions[3], h.payloads[3]}));
     // Session 7 is a root itself: its path is just itself.
     EXPECT_EQ(ids(g, p.path_to(g.node_of(h.sessions[7]))), std::vector<std::uint64_t>{h.sessions[7]});
     // The chain's tail lies 3000 references below the class.
@@ -60,7 +61,7 @@ TEST(gc_paths, backward_search_finds_paths_from_different_roots_shortest_first) 
     ASSERT_EQ(paths.size(), 2u);  // the JNI global on session 7, and class Holder
     EXPECT_EQ(ids(g, paths[0]), (std::vector<std::uint64_t>{h.sessions[7], h.payloads[7]}));
     EXPECT_EQ(ids(g, paths[1]), (std::vector<std::uint64_t>{shaped_heap::holder_class, shaped_heap::list_id,
-                                                           shaped_heap::elements_id, h.sessions[7], h.payloads[7]}));
+                                                            shaped_heap::elements_id, h.sessions[7], h.payloads[7]}));
     EXPECT_EQ(paths_from_roots(g, g.node_of(h.payloads[7]), 1).size(), 1u);
     EXPECT_TRUE(paths_from_roots(g, g.node_of(shaped_heap::weak_referent_id), 3).empty());
     // A root's own path is itself.
@@ -83,10 +84,11 @@ TEST(gc_paths, root_kinds_are_kept_per_root) {
     shaped_heap h;
     analyzed a(h.b);
     const object_graph& g = a.graph;
-    EXPECT_EQ(g.root_kinds_of(g.node_of(shaped_heap::holder_class)), 1u << static_cast<unsigned>(root_kind::sticky_class));
+    EXPECT_EQ(g.root_kinds_of(g.node_of(shaped_heap::holder_class)),
+              1u << static_cast<unsigned>(root_kind::sticky_class));
     EXPECT_EQ(g.root_kinds_of(g.node_of(h.blobs[0])), 1u << static_cast<unsigned>(root_kind::jni_global));
     EXPECT_EQ(g.root_kinds_of(g.node_of(h.sessions[0])), 0u);
 }
 
-} // namespace
-} // namespace heapd
+}  // namespace
+}  // namespace heapd

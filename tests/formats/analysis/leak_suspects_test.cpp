@@ -41,8 +41,10 @@ TEST(leak_suspects, a_static_list_a_chain_and_a_class_of_many_small_objects) {
     EXPECT_EQ(list->accumulated[0].class_name, "Holder$Session");
     EXPECT_EQ(list->accumulated[0].count, 99u);
     EXPECT_EQ(path_text(list->path),
-              "(sticky_class root) class Holder (static LEAK) \u2192 java.util.ArrayList.elementData \u2192 java.lang.Object[]");
-    EXPECT_NEAR(list->share, static_cast<double>(list->retained_bytes) / static_cast<double>(a.dom.reachable_bytes()), 1e-12);
+              "(sticky_class root) class Holder (static LEAK) \u2192 java.util.ArrayList.elementData \u2192 "
+              "java.lang.Object[]");
+    EXPECT_NEAR(list->share, static_cast<double>(list->retained_bytes) / static_cast<double>(a.dom.reachable_bytes()),
+                1e-12);
 
     const leak_suspect* chain = find(s, "Holder$Node");
     ASSERT_NE(chain, nullptr);
@@ -94,5 +96,5 @@ TEST(leak_suspects, an_empty_heap_has_none) {
     EXPECT_TRUE(suspects_of(a).empty());
 }
 
-} // namespace
-} // namespace heapd
+}  // namespace
+}  // namespace heapd

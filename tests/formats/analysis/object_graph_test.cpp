@@ -75,5 +75,5 @@ TEST(object_graph, any_thread_count_builds_the_same_graph) {
                                             (1u << static_cast<unsigned>(root_kind::java_frame)));
 }
 
-} // namespace
-} // namespace heapd
+}  // namespace
+}  // namespace heapd

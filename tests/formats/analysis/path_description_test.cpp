@@ -30,8 +30,9 @@ TEST(path_description, names_statics_fields_and_array_indices) {
     EXPECT_EQ(path.steps[3].field, "payload");
     EXPECT_EQ(path.steps[4].field, "");
     EXPECT_EQ(path.steps[4].id, h.payloads[12]);
-    EXPECT_EQ(path_text(path), "(sticky_class root) class Holder (static LEAK) \u2192 java.util.ArrayList.elementData "
-                               "\u2192 java.lang.Object[12] \u2192 Holder$Session.payload \u2192 byte[]");
+    EXPECT_EQ(path_text(path),
+              "(sticky_class root) class Holder (static LEAK) \u2192 java.util.ArrayList.elementData "
+              "\u2192 java.lang.Object[12] \u2192 Holder$Session.payload \u2192 byte[]");
 }
 
 TEST(path_description, inherited_fields_are_found_past_the_subclass_fields) {
@@ -64,5 +65,5 @@ TEST(path_description, multi_dimensional_arrays_index_the_outer_dimension) {
     EXPECT_EQ(path_text(gc_path{}), "unreachable");
 }
 
-} // namespace
-} // namespace heapd
+}  // namespace
+}  // namespace heapd

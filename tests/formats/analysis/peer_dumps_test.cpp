@@ -21,8 +21,8 @@ namespace {
 
 // What the independent parser printed for a dump.
 struct peer_summary {
-    std::string captured;                           // "YYYY-MM-DD HH:MM:SS"
-    std::map<std::string, std::uint64_t> counts;    // "Stack traces" -> 216, "GC root unknown" -> 54
+    std::string captured;                         // "YYYY-MM-DD HH:MM:SS"
+    std::map<std::string, std::uint64_t> counts;  // "Stack traces" -> 216, "GC root unknown" -> 54
     std::uint64_t heap_dumps = 0;
     std::uint64_t threads_found = 0;
     std::vector<std::vector<std::string>> threads;  // frames as printed, without "  at "
@@ -153,9 +153,9 @@ TEST_P(peer_dump_test, gc_roots_and_heap_sub_record_counts_match) {
     EXPECT_EQ(roots(root_kind::thread_block), peer("GC root thread block"));
     EXPECT_EQ(roots(root_kind::monitor_used), peer("GC root monitor used"));
     // The peer knows no Android root kinds; a JVM dump has none.
-    for (root_kind k : {root_kind::interned_string, root_kind::finalizing, root_kind::debugger,
-                        root_kind::reference_cleanup, root_kind::vm_internal, root_kind::jni_monitor,
-                        root_kind::unreachable})
+    for (root_kind k :
+         {root_kind::interned_string, root_kind::finalizing, root_kind::debugger, root_kind::reference_cleanup,
+          root_kind::vm_internal, root_kind::jni_monitor, root_kind::unreachable})
         EXPECT_EQ(roots(k), 0u) << root_kind_name(k);
 
     EXPECT_EQ(r.subrecord_counts[0x23] + r.subrecord_counts[0xC3], peer("GC primitive array dump"));
@@ -213,5 +213,5 @@ TEST_P(peer_dump_test, stack_traces_with_frames_match_in_order) {
 INSTANTIATE_TEST_SUITE_P(peers, peer_dump_test, ::testing::Values("hprof-32", "hprof-64"),
                          [](const auto& info) { return info.param == "hprof-32" ? "hprof_32" : "hprof_64"; });
 
-} // namespace
-} // namespace heapd
+}  // namespace
+}  // namespace heapd

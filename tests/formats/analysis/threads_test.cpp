@@ -22,9 +22,31 @@ constexpr std::uint8_t t_object = 2, t_boolean = 4, t_char = 5, t_byte = 8, t_in
 
 // UTF8 ids shared by the fixtures.
 enum : std::uint64_t {
-    n_object = 1, n_string, n_thread, n_worker, n_holder, n_inner,
-    f_value = 10, f_coder, f_hash, f_name, f_priority, f_status, f_daemon, f_eetop, f_holder, f_tid, f_group,
-    m_main = 30, m_run, m_wait, m_sleep, m_sig, s_worker, s_object, s_thread,
+    n_object = 1,
+    n_string,
+    n_thread,
+    n_worker,
+    n_holder,
+    n_inner,
+    f_value = 10,
+    f_coder,
+    f_hash,
+    f_name,
+    f_priority,
+    f_status,
+    f_daemon,
+    f_eetop,
+    f_holder,
+    f_tid,
+    f_group,
+    m_main = 30,
+    m_run,
+    m_wait,
+    m_sleep,
+    m_sig,
+    s_worker,
+    s_object,
+    s_thread,
 };
 constexpr std::uint64_t object_class = 0x100, string_class = 0x101, thread_class = 0x102, worker_class = 0x103,
                         holder_class = 0x104, inner_class = 0x105;
@@ -112,8 +134,9 @@ void expect_threads(const std::vector<thread_entry>& got, const std::vector<expe
 const std::vector<std::string> main_frames = {"demo.Worker.main(Worker.java:10)"};
 const std::vector<std::string> handler_frames = {"java.lang.Object.wait(Native Method)",
                                                  "java.lang.Thread.run(Thread.java:833)"};
-const std::vector<std::string> worker_frames = {"java.lang.Object.wait(Native Method)", "demo.Worker.run(Worker.java:42)",
-                                                "<missing frame>", "java.lang.Thread.run(Thread.java:833)"};
+const std::vector<std::string> worker_frames = {"java.lang.Object.wait(Native Method)",
+                                                "demo.Worker.run(Worker.java:42)", "<missing frame>",
+                                                "java.lang.Thread.run(Thread.java:833)"};
 
 TEST(format_frame, prints_frames_as_java_stack_traces_do) {
     hprof_builder b(8);
@@ -134,16 +157,11 @@ TEST(format_frame, prints_frames_as_java_stack_traces_do) {
     ASSERT_TRUE(reader.has_value());
     record_index idx = record_index::build(*reader);
     const std::pair<std::uint64_t, const char*> cases[] = {
-        {0xA00, "demo.Worker.run(Worker.java:42)"},
-        {0xA01, "demo.Worker.run(Worker.java)"},
-        {0xA02, "demo.Worker.run(Unknown Source)"},
-        {0xA03, "demo.Worker.run(Worker.java:compiled)"},
-        {0xA04, "demo.Worker.run(Compiled method)"},
-        {0xA05, "java.lang.Object.wait(Native Method)"},
-        {0xA06, "java.lang.Object.wait(Native Method)"},
-        {0xA07, "demo.Worker.run(Unknown Source)"},
-        {0xA08, "demo.Worker.run(Unknown Source)"},
-        {0xA09, "<unknown class>.run(Worker.java:42)"},
+        {0xA00, "demo.Worker.run(Worker.java:42)"},      {0xA01, "demo.Worker.run(Worker.java)"},
+        {0xA02, "demo.Worker.run(Unknown Source)"},      {0xA03, "demo.Worker.run(Worker.java:compiled)"},
+        {0xA04, "demo.Worker.run(Compiled method)"},     {0xA05, "java.lang.Object.wait(Native Method)"},
+        {0xA06, "java.lang.Object.wait(Native Method)"}, {0xA07, "demo.Worker.run(Unknown Source)"},
+        {0xA08, "demo.Worker.run(Unknown Source)"},      {0xA09, "<unknown class>.run(Worker.java:42)"},
         {0xA0A, "demo.Outer$Inner.run(Outer.java:3)"},
     };
     for (auto [id, text] : cases) {
@@ -159,8 +177,8 @@ TEST(thread_state_name, maps_jvmti_status_words_to_thread_states) {
     EXPECT_EQ(thread_state_name(0x5), "RUNNABLE");
     EXPECT_EQ(thread_state_name(0x405), "RUNNABLE");  // the runnable bit wins
     EXPECT_EQ(thread_state_name(0x2), "TERMINATED");
-    EXPECT_EQ(thread_state_name(0x191), "WAITING");   // Object.wait()
-    EXPECT_EQ(thread_state_name(0x291), "WAITING");   // LockSupport.park()
+    EXPECT_EQ(thread_state_name(0x191), "WAITING");        // Object.wait()
+    EXPECT_EQ(thread_state_name(0x291), "WAITING");        // LockSupport.park()
     EXPECT_EQ(thread_state_name(0x2A1), "TIMED_WAITING");  // Thread.sleep()
     EXPECT_EQ(thread_state_name(0x1A1), "TIMED_WAITING");  // Object.wait(long)
     EXPECT_EQ(thread_state_name(0x401), "BLOCKED");
@@ -172,8 +190,9 @@ TEST(collect_threads, reads_names_states_daemon_flags_and_stacks_from_thread_obj
     b.begin_segment();
     b.class_dump(object_class, 0, {});
     b.class_dump(string_class, object_class, {{f_value, t_object}, {f_coder, t_byte}, {f_hash, t_int}});
-    b.class_dump(thread_class, object_class,
-                 {{f_name, t_object}, {f_priority, t_int}, {f_daemon, t_boolean}, {f_eetop, t_long}, {f_status, t_int}});
+    b.class_dump(
+        thread_class, object_class,
+        {{f_name, t_object}, {f_priority, t_int}, {f_daemon, t_boolean}, {f_eetop, t_long}, {f_status, t_int}});
     b.root_thread_object(0x5000, 1, 101).root_thread_object(0x5010, 2, 102);
     b.root_thread_object(0x5020, 3, 103).root_thread_object(0x5030, 4, 0);
     b.root_thread_object(0x5000, 9, 101);  // a second root of the same thread object
@@ -187,17 +206,36 @@ TEST(collect_threads, reads_names_states_daemon_flags_and_stacks_from_thread_obj
     compact_string(b, 0x6010, 0x7010, 0, latin1("Reference Handler"));
     // "Wörker-世界" in UTF-16, little-endian.
     compact_string(b, 0x6020, 0x7020, 1,
-                   values().u1('W').u1(0).u1(0xF6).u1(0).u1('r').u1(0).u1('k').u1(0).u1('e').u1(0).u1('r').u1(0)
-                       .u1('-').u1(0).u1(0x16).u1(0x4E).u1(0x4C).u1(0x75).bytes());
+                   values()
+                       .u1('W')
+                       .u1(0)
+                       .u1(0xF6)
+                       .u1(0)
+                       .u1('r')
+                       .u1(0)
+                       .u1('k')
+                       .u1(0)
+                       .u1('e')
+                       .u1(0)
+                       .u1('r')
+                       .u1(0)
+                       .u1('-')
+                       .u1(0)
+                       .u1(0x16)
+                       .u1(0x4E)
+                       .u1(0x4C)
+                       .u1(0x75)
+                       .bytes());
     b.end_segment();
     loaded l(b);
     ASSERT_EQ(l.thread_roots.size(), 5u);
-    expect_threads(l.threads(), {
-        {1, 0x5000, "main", "RUNNABLE", false, main_frames},
-        {2, 0x5010, "Reference Handler", "WAITING", true, handler_frames},
-        {3, 0x5020, "W\xC3\xB6rker-\xE4\xB8\x96\xE7\x95\x8C", "TIMED_WAITING", true, worker_frames},
-        {4, 0x5030, "<thread 4>", "BLOCKED", false, {}},
-    });
+    expect_threads(l.threads(),
+                   {
+                       {1, 0x5000, "main", "RUNNABLE", false, main_frames},
+                       {2, 0x5010, "Reference Handler", "WAITING", true, handler_frames},
+                       {3, 0x5020, "W\xC3\xB6rker-\xE4\xB8\x96\xE7\x95\x8C", "TIMED_WAITING", true, worker_frames},
+                       {4, 0x5030, "<thread 4>", "BLOCKED", false, {}},
+                   });
 }
 
 TEST(collect_threads, reads_state_and_daemon_from_the_holder_of_jdk19_threads) {
@@ -222,10 +260,10 @@ TEST(collect_threads, reads_state_and_daemon_from_the_holder_of_jdk19_threads) {
     b.end_segment();
     loaded l(b);
     expect_threads(l.threads(), {
-        {1, 0x5000, "main", "RUNNABLE", false, main_frames},
-        {2, 0x5010, "Common-Cleaner", "TIMED_WAITING", true, handler_frames},
-        {3, 0x5020, "starting", "", std::nullopt, {}},
-    });
+                                    {1, 0x5000, "main", "RUNNABLE", false, main_frames},
+                                    {2, 0x5010, "Common-Cleaner", "TIMED_WAITING", true, handler_frames},
+                                    {3, 0x5020, "starting", "", std::nullopt, {}},
+                                });
 }
 
 TEST(collect_threads, names_threads_of_the_old_agent_from_start_thread_records) {
@@ -237,9 +275,9 @@ TEST(collect_threads, names_threads_of_the_old_agent_from_start_thread_records) 
     b.begin_segment().root_unknown(0x500).end_segment();  // no Thread objects in the heap
     loaded l(b);
     expect_threads(l.threads(), {
-        {1, 0x500, "main", "", std::nullopt, main_frames},
-        {2, 0x510, "Finalizer", "", std::nullopt, handler_frames},
-    });
+                                    {1, 0x500, "main", "", std::nullopt, main_frames},
+                                    {2, 0x510, "Finalizer", "", std::nullopt, handler_frames},
+                                });
 }
 
 TEST(collect_threads, a_start_thread_of_a_rooted_thread_object_joins_it) {
@@ -264,7 +302,10 @@ TEST(collect_threads, jdk6_thread_names_are_char_arrays) {
     b.primitive_array(0x7000, t_char, 3, values().u2('g').u2(0xE9).u2('c').bytes());
     b.end_segment();
     loaded l(b);
-    expect_threads(l.threads(), {{1, 0x5000, "g\xC3\xA9" "c", "TERMINATED", true, main_frames}});
+    expect_threads(l.threads(), {{1, 0x5000,
+                                  "g\xC3\xA9"
+                                  "c",
+                                  "TERMINATED", true, main_frames}});
 }
 
 TEST(collect_threads, jdk8_thread_names_are_strings_over_char_arrays) {
@@ -277,7 +318,8 @@ TEST(collect_threads, jdk8_thread_names_are_strings_over_char_arrays) {
     b.root_thread_object(0x5000, 2, 102);
     b.instance(0x5000, thread_class, values(4).id(0x6000).u1(1).u4(0x191).bytes());
     b.instance(0x6000, string_class, values(4).id(0x7000).u4(0).bytes());
-    b.primitive_array(0x7000, t_char, 9, values().u2('F').u2('i').u2('n').u2('a').u2('l').u2('i').u2('z').u2('e').u2('r').bytes());
+    b.primitive_array(0x7000, t_char, 9,
+                      values().u2('F').u2('i').u2('n').u2('a').u2('l').u2('i').u2('z').u2('e').u2('r').bytes());
     b.end_segment();
     loaded l(b);
     expect_threads(l.threads(), {{2, 0x5000, "Finalizer", "WAITING", true, handler_frames}});
@@ -297,10 +339,10 @@ TEST(collect_threads, start_threads_without_thread_objects_keep_their_own_names)
     b.start_thread(2, 0, 102, 0x41, 0, 0);
     loaded l(b);
     expect_threads(l.threads(), {
-        {1, 0, "alpha", "", std::nullopt, main_frames},
-        {2, 0, "beta", "", std::nullopt, handler_frames},
-    });
+                                    {1, 0, "alpha", "", std::nullopt, main_frames},
+                                    {2, 0, "beta", "", std::nullopt, handler_frames},
+                                });
 }
 
-} // namespace
-} // namespace heapd
+}  // namespace
+}  // namespace heapd

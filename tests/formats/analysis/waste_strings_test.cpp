@@ -12,7 +12,7 @@ TEST(find_waste, groups_strings_of_equal_contents_and_counts_shared_arrays_once)
     const waste_report& w = a.w;
     ASSERT_EQ(w.duplicate_strings_top.size(), 4u);
     const std::uint64_t hello = 2 * (string_size + byte_array_size(5));
-    const std::uint64_t shared = 3 * string_size;  // one value array for all four
+    const std::uint64_t shared = 3 * string_size;                        // one value array for all four
     const std::uint64_t mix = 2 * string_size + 1 * byte_array_size(3);  // two arrays for three Strings
     const std::uint64_t euro = 1 * (string_size + byte_array_size(8));
     EXPECT_EQ(hello, 96u);
@@ -29,7 +29,9 @@ TEST(find_waste, groups_strings_of_equal_contents_and_counts_shared_arrays_once)
     EXPECT_EQ(w.duplicate_strings_top[2].content, "mix");
     EXPECT_EQ(w.duplicate_strings_top[2].copies, 3u);
     EXPECT_EQ(w.duplicate_strings_top[2].saving_bytes, mix);
-    EXPECT_EQ(w.duplicate_strings_top[3].content, "\xE2\x82\xAC" "uro");
+    EXPECT_EQ(w.duplicate_strings_top[3].content,
+              "\xE2\x82\xAC"
+              "uro");
     EXPECT_EQ(w.duplicate_strings_top[3].length, 4u);
     EXPECT_EQ(w.duplicate_strings_top[3].copies, 2u);
     EXPECT_EQ(w.duplicate_strings_top[3].saving_bytes, euro);
@@ -106,6 +108,5 @@ TEST(find_waste, long_and_odd_contents_are_shortened_and_escaped) {
     EXPECT_EQ(o->length, 9u);
 }
 
-
-} // namespace
-} // namespace heapd::waste_test
+}  // namespace
+}  // namespace heapd::waste_test

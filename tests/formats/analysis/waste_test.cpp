@@ -53,7 +53,8 @@ hprof_builder collections_dump() {
     // ConcurrentHashMap: empty with 16 bins; baseCount 0 but one bin used (counts as 1: sparse);
     // a negative baseCount with nothing in the table (empty).
     auto chm = [&](std::uint64_t id, std::uint64_t table_id, std::int64_t base_count) {
-        b.instance(id, chm_class, values(8).id(table_id).id(0).u8(static_cast<std::uint64_t>(base_count)).u4(0).bytes());
+        b.instance(id, chm_class,
+                   values(8).id(table_id).id(0).u8(static_cast<std::uint64_t>(base_count)).u4(0).bytes());
     };
     chm(0x14000, 0x33000, 0);
     table(b, 0x33000, 16);
@@ -131,8 +132,8 @@ TEST(find_waste, counts_boxes_and_their_distinct_values) {
     std::uint64_t id = 0x10000;
     for (std::uint32_t v : {1u, 1u, 1u, 2u}) b.instance(id += 0x10, integer_class, values(8).u4(v).bytes());
     // Longs that differ in single bytes anywhere, for the sort that counts distinct values.
-    for (std::uint64_t v : {7ull, 0x0102030405060708ull, 7ull, 0xFF00000000000001ull, 0x0102030405060708ull,
-                            0x0002030405060708ull})
+    for (std::uint64_t v :
+         {7ull, 0x0102030405060708ull, 7ull, 0xFF00000000000001ull, 0x0102030405060708ull, 0x0002030405060708ull})
         b.instance(id += 0x10, long_class, values(8).u8(v).bytes());
     for (std::uint8_t v : {1, 0, 1}) b.instance(id += 0x10, boolean_class, values(8).u1(v).bytes());
     b.instance(id += 0x10, character_class, values(8).u2('a').bytes());
@@ -142,7 +143,10 @@ TEST(find_waste, counts_boxes_and_their_distinct_values) {
     b.end_segment();
     const analyzed a(b);
     const std::vector<boxed_waste_entry>& boxed = a.w.boxed;
-    struct want { const char* name; std::uint64_t count, bytes, distinct, saving; };
+    struct want {
+        const char* name;
+        std::uint64_t count, bytes, distinct, saving;
+    };
     // Integer, Boolean, Character: 16 bytes; Long, Double: 24 (the long aligned to 8).
     const want rows[] = {{"java.lang.Long", 6, 144, 4, 48},
                          {"java.lang.Integer", 4, 64, 2, 32},
@@ -165,15 +169,15 @@ TEST(find_waste, counts_boxes_and_their_distinct_values) {
 TEST(find_waste, counts_primitive_arrays_of_zeros_only) {
     hprof_builder b(8);
     declare_classes(b);
-    b.primitive_array(0x20000, t_long, 3);                                     // zeros: 16 + 24 = 40
-    b.primitive_array(0x20010, t_long, 2, values(8).u8(0).u8(1).bytes());      // not zeros
-    b.primitive_array(0x20020, t_long, 0);                                     // empty: not counted
-    b.primitive_array(0x20030, t_byte, 5);                                     // 16 + 5 -> 24
-    b.primitive_array(0x20040, t_int, 1);                                      // 16 + 4 -> 24
+    b.primitive_array(0x20000, t_long, 3);                                          // zeros: 16 + 24 = 40
+    b.primitive_array(0x20010, t_long, 2, values(8).u8(0).u8(1).bytes());           // not zeros
+    b.primitive_array(0x20020, t_long, 0);                                          // empty: not counted
+    b.primitive_array(0x20030, t_byte, 5);                                          // 16 + 5 -> 24
+    b.primitive_array(0x20040, t_int, 1);                                           // 16 + 4 -> 24
     b.primitive_array(0x20050, t_int, 3, values(8).u4(0).u4(0).u4(0x100).bytes());  // last one not zero
     b.primitive_array(0x20060, t_short, 2, values(8).u2(0x8000).u2(0).bytes());     // first one not zero
-    b.primitive_array_nodata(0x20070, t_char, 4);                              // contents unknown
-    b.primitive_array(0x20080, t_double, 1000);                                // 16 + 8000
+    b.primitive_array_nodata(0x20070, t_char, 4);                                   // contents unknown
+    b.primitive_array(0x20080, t_double, 1000);                                     // 16 + 8000
     // A String whose value is all zeros is left to the string report.
     string_object(b, 0x10000, 0x20090);
     b.primitive_array(0x20090, t_byte, 4);
@@ -199,7 +203,7 @@ TEST(find_waste, counts_primitive_arrays_of_zeros_only) {
 TEST(find_waste, strings_without_a_readable_value_array_are_left_out) {
     hprof_builder b(8);
     declare_classes(b);
-    string_object(b, 0x10000, 0);        // null value
+    string_object(b, 0x10000, 0);  // null value
     string_object(b, 0x10010, 0);
     string_object(b, 0x10020, 0x2FFFF);  // value not in the dump
     string_object(b, 0x10030, 0x2FFFF);
@@ -274,5 +278,5 @@ TEST(analyze_dump, reports_waste_unless_told_not_to) {
     EXPECT_EQ(render_text(*off, {}).find("Waste"), std::string::npos);
 }
 
-} // namespace
-} // namespace heapd::waste_test
+}  // namespace
+}  // namespace heapd::waste_test

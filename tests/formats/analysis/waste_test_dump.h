@@ -13,12 +13,10 @@
 #include "formats/hprof/hprof_reader.h"
 #include "formats/report/report_json.h"
 #include "formats/report/report_text.h"
-#include "support/row_lookup.h"
 #include "support/hprof_builder.h"
-
+#include "support/row_lookup.h"
 
 namespace heapd::waste_test {
-
 
 using test::byte_vector;
 using test::hprof_builder;
@@ -29,40 +27,90 @@ constexpr std::uint8_t t_object = 2, t_boolean = 4, t_char = 5, t_float = 6, t_d
 
 // Class ids of the synthetic dumps.
 enum : std::uint64_t {
-    object_class = 0x100, string_class, hash_map_class, linked_map_class, hash_set_class, array_list_class,
-    chm_class, lru_map_class, my_list_class, object_array_class, integer_class, long_class, boolean_class,
-    character_class, double_class, short_class, byte_class, float_class,
+    object_class = 0x100,
+    string_class,
+    hash_map_class,
+    linked_map_class,
+    hash_set_class,
+    array_list_class,
+    chm_class,
+    lru_map_class,
+    my_list_class,
+    object_array_class,
+    integer_class,
+    long_class,
+    boolean_class,
+    character_class,
+    double_class,
+    short_class,
+    byte_class,
+    float_class,
 };
 // UTF8 ids of field names.
 enum : std::uint64_t {
-    f_value = 0x800, f_coder, f_hash, f_table, f_entry_set, f_size, f_mod_count, f_threshold, f_load_factor, f_head,
-    f_tail, f_access_order, f_map, f_element_data, f_next_table, f_base_count, f_size_ctl,
+    f_value = 0x800,
+    f_coder,
+    f_hash,
+    f_table,
+    f_entry_set,
+    f_size,
+    f_mod_count,
+    f_threshold,
+    f_load_factor,
+    f_head,
+    f_tail,
+    f_access_order,
+    f_map,
+    f_element_data,
+    f_next_table,
+    f_base_count,
+    f_size_ctl,
 };
 
 // Writes names and LOAD_CLASS records, then opens a segment with the CLASS_DUMPs of a JDK 17-like
 // String, HashMap family, ArrayList, ConcurrentHashMap, boxes and Object[].
 void declare_classes(hprof_builder& b, bool utf16_strings = true) {
-    const std::pair<std::uint64_t, const char*> names[] = {
-        {object_class, "java/lang/Object"}, {string_class, "java/lang/String"},
-        {hash_map_class, "java/util/HashMap"}, {linked_map_class, "java/util/LinkedHashMap"},
-        {hash_set_class, "java/util/HashSet"}, {array_list_class, "java/util/ArrayList"},
-        {chm_class, "java/util/concurrent/ConcurrentHashMap"}, {lru_map_class, "demo/LruMap"},
-        {my_list_class, "demo/MyList"}, {object_array_class, "[Ljava/lang/Object;"},
-        {integer_class, "java/lang/Integer"}, {long_class, "java/lang/Long"}, {boolean_class, "java/lang/Boolean"},
-        {character_class, "java/lang/Character"}, {double_class, "java/lang/Double"},
-        {short_class, "java/lang/Short"}, {byte_class, "java/lang/Byte"}, {float_class, "java/lang/Float"}};
+    const std::pair<std::uint64_t, const char*> names[] = {{object_class, "java/lang/Object"},
+                                                           {string_class, "java/lang/String"},
+                                                           {hash_map_class, "java/util/HashMap"},
+                                                           {linked_map_class, "java/util/LinkedHashMap"},
+                                                           {hash_set_class, "java/util/HashSet"},
+                                                           {array_list_class, "java/util/ArrayList"},
+                                                           {chm_class, "java/util/concurrent/ConcurrentHashMap"},
+                                                           {lru_map_class, "demo/LruMap"},
+                                                           {my_list_class, "demo/MyList"},
+                                                           {object_array_class, "[Ljava/lang/Object;"},
+                                                           {integer_class, "java/lang/Integer"},
+                                                           {long_class, "java/lang/Long"},
+                                                           {boolean_class, "java/lang/Boolean"},
+                                                           {character_class, "java/lang/Character"},
+                                                           {double_class, "java/lang/Double"},
+                                                           {short_class, "java/lang/Short"},
+                                                           {byte_class, "java/lang/Byte"},
+                                                           {float_class, "java/lang/Float"}};
     std::uint32_t serial = 1;
     for (auto [class_id, name] : names) {
         b.utf8(0x900 + serial, name);
         b.load_class(serial, class_id, 0, 0x900 + serial);
         ++serial;
     }
-    const std::pair<std::uint64_t, const char*> fields[] = {
-        {f_value, "value"}, {f_coder, "coder"}, {f_hash, "hash"}, {f_table, "table"}, {f_entry_set, "entrySet"},
-        {f_size, "size"}, {f_mod_count, "modCount"}, {f_threshold, "threshold"}, {f_load_factor, "loadFactor"},
-        {f_head, "head"}, {f_tail, "tail"}, {f_access_order, "accessOrder"}, {f_map, "map"},
-        {f_element_data, "elementData"}, {f_next_table, "nextTable"}, {f_base_count, "baseCount"},
-        {f_size_ctl, "sizeCtl"}};
+    const std::pair<std::uint64_t, const char*> fields[] = {{f_value, "value"},
+                                                            {f_coder, "coder"},
+                                                            {f_hash, "hash"},
+                                                            {f_table, "table"},
+                                                            {f_entry_set, "entrySet"},
+                                                            {f_size, "size"},
+                                                            {f_mod_count, "modCount"},
+                                                            {f_threshold, "threshold"},
+                                                            {f_load_factor, "loadFactor"},
+                                                            {f_head, "head"},
+                                                            {f_tail, "tail"},
+                                                            {f_access_order, "accessOrder"},
+                                                            {f_map, "map"},
+                                                            {f_element_data, "elementData"},
+                                                            {f_next_table, "nextTable"},
+                                                            {f_base_count, "baseCount"},
+                                                            {f_size_ctl, "sizeCtl"}};
     for (auto [id, text] : fields) b.utf8(id, text);
     b.begin_segment();
     b.class_dump(object_class, 0, {});
@@ -71,9 +119,14 @@ void declare_classes(hprof_builder& b, bool utf16_strings = true) {
     else  // JDK 8: a char[] value and no coder
         b.class_dump(string_class, object_class, {{f_value, t_object}, {f_hash, t_int}});
     b.class_dump(hash_map_class, object_class,
-                 {{f_table, t_object}, {f_entry_set, t_object}, {f_size, t_int}, {f_mod_count, t_int},
-                  {f_threshold, t_int}, {f_load_factor, t_float}});
-    b.class_dump(linked_map_class, hash_map_class, {{f_head, t_object}, {f_tail, t_object}, {f_access_order, t_boolean}});
+                 {{f_table, t_object},
+                  {f_entry_set, t_object},
+                  {f_size, t_int},
+                  {f_mod_count, t_int},
+                  {f_threshold, t_int},
+                  {f_load_factor, t_float}});
+    b.class_dump(linked_map_class, hash_map_class,
+                 {{f_head, t_object}, {f_tail, t_object}, {f_access_order, t_boolean}});
     // A subclass with a field of its own named size, which must not be taken for HashMap.size.
     b.class_dump(lru_map_class, linked_map_class, {{f_size, t_long}});
     b.class_dump(hash_set_class, object_class, {{f_map, t_object}});
@@ -155,7 +208,6 @@ const collection_waste_entry* collection(const waste_report& w, std::string_view
     return test::find_row(w.collections, &collection_waste_entry::class_name, name);
 }
 
-
 // Strings: three with their own "hello" arrays, four sharing one "shared-value", three "mix" of
 // which two share, two UTF-16 "€uro", and strings that have no equal.
 hprof_builder strings_dump(unsigned id_size = 8) {
@@ -188,4 +240,4 @@ hprof_builder strings_dump(unsigned id_size = 8) {
     return b;
 }
 
-} // namespace heapd::waste_test
+}  // namespace heapd::waste_test

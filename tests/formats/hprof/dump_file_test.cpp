@@ -176,8 +176,10 @@ TEST(dump_file, an_unusable_inflate_directory_falls_back_to_tmpdir) {
         EXPECT_EQ(bytes_of(*d), dump);
         EXPECT_TRUE(maps_deleted_file_in(tmp.path()));
     }
-    if (old) ::setenv("TMPDIR", saved.c_str(), 1);
-    else ::unsetenv("TMPDIR");
+    if (old)
+        ::setenv("TMPDIR", saved.c_str(), 1);
+    else
+        ::unsetenv("TMPDIR");
     EXPECT_TRUE(tmp.entries().empty());
 }
 
@@ -238,9 +240,8 @@ TEST(dump_file, a_cut_gzip_file_keeps_what_was_inflated_and_warns) {
     ASSERT_TRUE(d.has_value()) << d.error().describe();
     EXPECT_TRUE(d->compressed());
     EXPECT_EQ(d->compressed_bytes(), gz.size());
-    EXPECT_EQ(d->inflate_warning(),
-              "gzip stream of " + dir.file("cut.hprof.gz") +
-                  " ends before its last member does: the dump was cut short");
+    EXPECT_EQ(d->inflate_warning(), "gzip stream of " + dir.file("cut.hprof.gz") +
+                                        " ends before its last member does: the dump was cut short");
     const byte_vector got = bytes_of(*d);
     EXPECT_GT(got.size(), dump.size() / 4);
     EXPECT_LT(got.size(), dump.size());
@@ -365,5 +366,5 @@ TEST(dump_file, is_gzip_checks_the_two_magic_bytes) {
     EXPECT_FALSE(is_gzip({}));
 }
 
-} // namespace
-} // namespace heapd
+}  // namespace
+}  // namespace heapd

@@ -25,12 +25,30 @@ struct recorder : heap_visitor {
     std::vector<heap_info_view> infos;
     std::vector<std::uint8_t> order;  // sub-record tags as visited
 
-    void root(const root_view& r) { roots.push_back(r); order.push_back(0); }
-    void class_dump(const class_dump_view& c) { classes.push_back(c); order.push_back(0x20); }
-    void instance(const instance_view& v) { instances.push_back(v); order.push_back(0x21); }
-    void object_array(const object_array_view& v) { object_arrays.push_back(v); order.push_back(0x22); }
-    void primitive_array(const primitive_array_view& v) { primitive_arrays.push_back(v); order.push_back(0x23); }
-    void heap_info(const heap_info_view& v) { infos.push_back(v); order.push_back(0xFE); }
+    void root(const root_view& r) {
+        roots.push_back(r);
+        order.push_back(0);
+    }
+    void class_dump(const class_dump_view& c) {
+        classes.push_back(c);
+        order.push_back(0x20);
+    }
+    void instance(const instance_view& v) {
+        instances.push_back(v);
+        order.push_back(0x21);
+    }
+    void object_array(const object_array_view& v) {
+        object_arrays.push_back(v);
+        order.push_back(0x22);
+    }
+    void primitive_array(const primitive_array_view& v) {
+        primitive_arrays.push_back(v);
+        order.push_back(0x23);
+    }
+    void heap_info(const heap_info_view& v) {
+        infos.push_back(v);
+        order.push_back(0xFE);
+    }
 };
 
 // Parses the builder's bytes and indexes them; the builder must outlive the result.
@@ -54,23 +72,40 @@ TEST_P(walker_test, visits_every_sub_record_kind_with_decoded_fields) {
     std::vector<std::uint64_t> at;  // offset of each sub-record
     auto mark = [&] { at.push_back(b.size()); };
     b.begin_segment();
-    mark(); b.heap_dump_info(3, 0x55);
-    mark(); b.root_unknown(0x1001);
-    mark(); b.root_jni_global(0x1002, 0x2002);
-    mark(); b.root_jni_local(0x1003, 5, 2);
-    mark(); b.root_java_frame(0x1004, 6, 3);
-    mark(); b.root_native_stack(0x1005, 7);
-    mark(); b.root_sticky_class(0x1006);
-    mark(); b.root_thread_block(0x1007, 8);
-    mark(); b.root_monitor_used(0x1008);
-    mark(); b.root_thread_object(0x1009, 9, 10);
-    mark(); b.root_interned_string(0x100A);
-    mark(); b.root_finalizing(0x100B);
-    mark(); b.root_debugger(0x100C);
-    mark(); b.root_reference_cleanup(0x100D);
-    mark(); b.root_vm_internal(0x100E);
-    mark(); b.root_jni_monitor(0x100F, 11, 12);
-    mark(); b.root_unreachable(0x1010);
+    mark();
+    b.heap_dump_info(3, 0x55);
+    mark();
+    b.root_unknown(0x1001);
+    mark();
+    b.root_jni_global(0x1002, 0x2002);
+    mark();
+    b.root_jni_local(0x1003, 5, 2);
+    mark();
+    b.root_java_frame(0x1004, 6, 3);
+    mark();
+    b.root_native_stack(0x1005, 7);
+    mark();
+    b.root_sticky_class(0x1006);
+    mark();
+    b.root_thread_block(0x1007, 8);
+    mark();
+    b.root_monitor_used(0x1008);
+    mark();
+    b.root_thread_object(0x1009, 9, 10);
+    mark();
+    b.root_interned_string(0x100A);
+    mark();
+    b.root_finalizing(0x100B);
+    mark();
+    b.root_debugger(0x100C);
+    mark();
+    b.root_reference_cleanup(0x100D);
+    mark();
+    b.root_vm_internal(0x100E);
+    mark();
+    b.root_jni_monitor(0x100F, 11, 12);
+    mark();
+    b.root_unreachable(0x1010);
     test::class_spec spec;
     spec.class_id = 0x3000;
     spec.trace_serial = 4;
@@ -80,15 +115,21 @@ TEST_P(walker_test, visits_every_sub_record_kind_with_decoded_fields) {
     spec.protection_domain_id = 0x3004;
     spec.instance_size = 9;
     spec.constants = {{1, 10, values(id).u4(0x01020304)}};
-    spec.statics = {{0x60, 2, values(id).id(0x4444)}, {0x61, 11, values(id).u8(0x1122334455667788)},
-                    {0x62, 4, values(id).u1(1)}};
+    spec.statics = {
+        {0x60, 2, values(id).id(0x4444)}, {0x61, 11, values(id).u8(0x1122334455667788)}, {0x62, 4, values(id).u1(1)}};
     spec.fields = {{0x70, 10}, {0x71, 2}, {0x72, 8}};
-    mark(); b.class_dump(spec);
-    mark(); b.instance(0x5000, 0x3000, values(id).u4(42).id(0x5001).u1(7).bytes(), 13);
-    mark(); b.object_array(0x6000, 0x3005, {0x5000, 0, 0x5001}, 14);
-    mark(); b.primitive_array(0x7000, 10, 3, values(id).u4(1).u4(2).u4(3).bytes(), 15);
-    mark(); b.primitive_array(0x7001, 11, 0);
-    mark(); b.primitive_array_nodata(0x7002, 5, 1000, 16);
+    mark();
+    b.class_dump(spec);
+    mark();
+    b.instance(0x5000, 0x3000, values(id).u4(42).id(0x5001).u1(7).bytes(), 13);
+    mark();
+    b.object_array(0x6000, 0x3005, {0x5000, 0, 0x5001}, 14);
+    mark();
+    b.primitive_array(0x7000, 10, 3, values(id).u4(1).u4(2).u4(3).bytes(), 15);
+    mark();
+    b.primitive_array(0x7001, 11, 0);
+    mark();
+    b.primitive_array_nodata(0x7002, 5, 1000, 16);
     b.end_segment();
     record_index idx = index_of(b);
     ASSERT_TRUE(idx.problems().empty());
@@ -104,16 +145,20 @@ TEST_P(walker_test, visits_every_sub_record_kind_with_decoded_fields) {
     EXPECT_EQ(v.infos[0].offset, at[0]);
 
     // Roots: kind, object, offset, thread serial, trace serial, frame index.
-    struct expected_root { root_kind kind; std::uint64_t object; std::uint32_t thread, trace, frame; };
+    struct expected_root {
+        root_kind kind;
+        std::uint64_t object;
+        std::uint32_t thread, trace, frame;
+    };
     const expected_root roots[] = {
-        {root_kind::unknown, 0x1001, 0, 0, 0},        {root_kind::jni_global, 0x1002, 0, 0, 0},
-        {root_kind::jni_local, 0x1003, 5, 0, 2},      {root_kind::java_frame, 0x1004, 6, 0, 3},
-        {root_kind::native_stack, 0x1005, 7, 0, 0},   {root_kind::sticky_class, 0x1006, 0, 0, 0},
-        {root_kind::thread_block, 0x1007, 8, 0, 0},   {root_kind::monitor_used, 0x1008, 0, 0, 0},
-        {root_kind::thread_object, 0x1009, 9, 10, 0}, {root_kind::interned_string, 0x100A, 0, 0, 0},
-        {root_kind::finalizing, 0x100B, 0, 0, 0},     {root_kind::debugger, 0x100C, 0, 0, 0},
+        {root_kind::unknown, 0x1001, 0, 0, 0},           {root_kind::jni_global, 0x1002, 0, 0, 0},
+        {root_kind::jni_local, 0x1003, 5, 0, 2},         {root_kind::java_frame, 0x1004, 6, 0, 3},
+        {root_kind::native_stack, 0x1005, 7, 0, 0},      {root_kind::sticky_class, 0x1006, 0, 0, 0},
+        {root_kind::thread_block, 0x1007, 8, 0, 0},      {root_kind::monitor_used, 0x1008, 0, 0, 0},
+        {root_kind::thread_object, 0x1009, 9, 10, 0},    {root_kind::interned_string, 0x100A, 0, 0, 0},
+        {root_kind::finalizing, 0x100B, 0, 0, 0},        {root_kind::debugger, 0x100C, 0, 0, 0},
         {root_kind::reference_cleanup, 0x100D, 0, 0, 0}, {root_kind::vm_internal, 0x100E, 0, 0, 0},
-        {root_kind::jni_monitor, 0x100F, 11, 0, 12},  {root_kind::unreachable, 0x1010, 0, 0, 0},
+        {root_kind::jni_monitor, 0x100F, 11, 0, 12},     {root_kind::unreachable, 0x1010, 0, 0, 0},
     };
     ASSERT_EQ(v.roots.size(), std::size(roots));
     for (std::size_t i = 0; i < std::size(roots); ++i) {
@@ -227,14 +272,32 @@ TEST_P(walker_test, unknown_sub_record_tag_stops_at_its_offset) {
 
 TEST_P(walker_test, sub_records_overrunning_the_segment_are_out_of_bounds) {
     const unsigned id = GetParam();
-    struct damaged { const char* what; test::byte_vector bytes; };
+    struct damaged {
+        const char* what;
+        test::byte_vector bytes;
+    };
     const damaged cases[] = {
         {"instance data", values(id).u1(0x21).id(1).u4(0).id(2).u4(100).u4(0).bytes()},
         {"instance header", values(id).u1(0x21).id(1).u4(0).bytes()},
         {"object array", values(id).u1(0x22).id(1).u4(0).u4(5).id(2).id(0).bytes()},
         {"primitive array", values(id).u1(0x23).id(1).u4(0).u4(4).u1(10).u4(0).bytes()},
-        {"class dump fields", values(id).u1(0x20).id(1).u4(0).id(0).id(0).id(0).id(0).id(0).id(0).u4(0)
-                                  .u2(0).u2(0).u2(2).id(5).u1(10).bytes()},
+        {"class dump fields", values(id)
+                                  .u1(0x20)
+                                  .id(1)
+                                  .u4(0)
+                                  .id(0)
+                                  .id(0)
+                                  .id(0)
+                                  .id(0)
+                                  .id(0)
+                                  .id(0)
+                                  .u4(0)
+                                  .u2(0)
+                                  .u2(0)
+                                  .u2(2)
+                                  .id(5)
+                                  .u1(10)
+                                  .bytes()},
         {"root", values(id).u1(0xFF).u2(1).bytes()},
         {"thread object root", values(id).u1(0x08).id(1).u4(1).bytes()},
         {"heap dump info", values(id).u1(0xFE).u4(1).bytes()},
@@ -252,8 +315,8 @@ TEST_P(walker_test, sub_records_overrunning_the_segment_are_out_of_bounds) {
         EXPECT_EQ(r.error().code, error_code::out_of_bounds);
         EXPECT_EQ(r.error().offset, bad);
         EXPECT_EQ(v.roots.size(), 1u);
-        EXPECT_TRUE(v.instances.empty() && v.object_arrays.empty() && v.primitive_arrays.empty() &&
-                    v.classes.empty() && v.infos.empty());
+        EXPECT_TRUE(v.instances.empty() && v.object_arrays.empty() && v.primitive_arrays.empty() && v.classes.empty() &&
+                    v.infos.empty());
     }
 }
 
@@ -268,10 +331,12 @@ TEST_P(walker_test, invalid_basic_types_are_bad_values) {
         hprof_builder scratch(id);
         const std::size_t header = scratch.size() + 9;  // file header and segment record header
         scratch.begin_segment().class_dump(s).end_segment();
-        return test::byte_vector(scratch.bytes().begin() + static_cast<std::ptrdiff_t>(header),
-                                 scratch.bytes().end());
+        return test::byte_vector(scratch.bytes().begin() + static_cast<std::ptrdiff_t>(header), scratch.bytes().end());
     };
-    struct damaged { const char* what; test::byte_vector bytes; };
+    struct damaged {
+        const char* what;
+        test::byte_vector bytes;
+    };
     const damaged cases[] = {
         {"primitive array of type 3", values(id).u1(0x23).id(1).u4(0).u4(1).u1(3).u1(0).bytes()},
         {"primitive array of objects", values(id).u1(0x23).id(1).u4(0).u4(1).u1(2).id(0).bytes()},
@@ -349,5 +414,5 @@ TEST(heap_records, tag_and_root_kind_names) {
     EXPECT_STREQ(root_kind_name(root_kind::unreachable), "unreachable");
 }
 
-} // namespace
-} // namespace heapd
+}  // namespace
+}  // namespace heapd

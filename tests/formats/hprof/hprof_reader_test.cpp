@@ -196,5 +196,5 @@ TEST(hprof_reader, record_tag_names) {
     EXPECT_EQ(record_tag_name(0x42), nullptr);
 }
 
-} // namespace
-} // namespace heapd
+}  // namespace
+}  // namespace heapd

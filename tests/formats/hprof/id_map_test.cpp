@@ -40,5 +40,5 @@ TEST(id_map, the_empty_slot_marker_is_an_ordinary_key) {
     EXPECT_EQ(seen, (std::map<std::uint64_t, int>{{0, 1}, {all_ones, 7}}));
 }
 
-} // namespace
-} // namespace heapd
+}  // namespace
+}  // namespace heapd

@@ -57,5 +57,5 @@ TEST(java_names, hex_id) {
     EXPECT_EQ(hex_id(~std::uint64_t{0}), "0xffffffffffffffff");
 }
 
-} // namespace
-} // namespace heapd
+}  // namespace
+}  // namespace heapd

@@ -18,8 +18,8 @@ using test::byte_vector;
 using test::hprof_builder;
 using test::values;
 
-constexpr std::uint8_t t_object = 2, t_boolean = 4, t_char = 5, t_float = 6, t_double = 7, t_byte = 8,
-                       t_short = 9, t_int = 10, t_long = 11;
+constexpr std::uint8_t t_object = 2, t_boolean = 4, t_char = 5, t_float = 6, t_double = 7, t_byte = 8, t_short = 9,
+                       t_int = 10, t_long = 11;
 
 primitive_array_view array_of(std::uint8_t type, const byte_vector& data) {
     const unsigned elem = test::type_size(type, 8);
@@ -45,7 +45,9 @@ byte_vector utf16_be(std::initializer_list<std::uint16_t> units) {
 
 // 'A', é, €, 😀 (a surrogate pair), an unpaired high surrogate before 'B', and a lone low surrogate.
 constexpr std::initializer_list<std::uint16_t> mixed = {0x41, 0xE9, 0x20AC, 0xD83D, 0xDE00, 0xD800, 0x42, 0xDC00};
-const std::string mixed_utf8 = "A\xC3\xA9\xE2\x82\xAC\xF0\x9F\x98\x80\xEF\xBF\xBD" "B\xEF\xBF\xBD";
+const std::string mixed_utf8 =
+    "A\xC3\xA9\xE2\x82\xAC\xF0\x9F\x98\x80\xEF\xBF\xBD"
+    "B\xEF\xBF\xBD";
 
 TEST(decode_java_string, latin1_bytes_including_the_upper_half) {
     const byte_vector data = values().u1('C').u1('a').u1('f').u1(0xE9).u1(' ').u1(0xFF).u1(0x80).u1(0x7F).bytes();
@@ -125,7 +127,14 @@ class read_field_test : public ::testing::TestWithParam<unsigned> {};
 hprof_builder field_fixture(unsigned id) {
     hprof_builder b(id);
     b.utf8(1, "demo/Base").utf8(2, "demo/Mid").utf8(3, "demo/Leaf");
-    b.utf8(11, "a").utf8(12, "ref").utf8(13, "x").utf8(14, "s").utf8(15, "flag").utf8(16, "c").utf8(17, "f").utf8(18, "d");
+    b.utf8(11, "a")
+        .utf8(12, "ref")
+        .utf8(13, "x")
+        .utf8(14, "s")
+        .utf8(15, "flag")
+        .utf8(16, "c")
+        .utf8(17, "f")
+        .utf8(18, "d");
     b.load_class(1, 0x100, 0, 1).load_class(2, 0x101, 0, 2).load_class(3, 0x102, 0, 3);
     b.begin_segment();
     b.class_dump(0x100, 0, {{11, t_int}, {12, t_object}, {13, t_long}});
@@ -133,13 +142,20 @@ hprof_builder field_fixture(unsigned id) {
     b.class_dump(0x102, 0x101, {{13, t_byte}, {16, t_char}, {17, t_float}, {18, t_double}});
     // Leaf's fields, then Mid's, then Base's.
     b.instance(0x1000, 0x102,
-               values(id).u1(0xFE).u2(0x20AC).u4(0x3FC00000).u8(0x400921FB54442D18)  // Leaf
-                   .u2(0x8001).u1(1)                                                  // Mid
-                   .u4(0xDEADBEEF).id(0x7777).u8(0x0123456789ABCDEF)                  // Base
+               values(id)
+                   .u1(0xFE)
+                   .u2(0x20AC)
+                   .u4(0x3FC00000)
+                   .u8(0x400921FB54442D18)  // Leaf
+                   .u2(0x8001)
+                   .u1(1)  // Mid
+                   .u4(0xDEADBEEF)
+                   .id(0x7777)
+                   .u8(0x0123456789ABCDEF)  // Base
                    .bytes());
     b.instance(0x2000, 0x100, values(id).u4(5).id(0).u8(9).bytes());
     b.instance(0x3000, 0x102, values(id).u1(1).u2(2).bytes());  // data cut short
-    b.instance(0x4000, 0x999, values(id).u4(5).bytes());         // class without CLASS_DUMP
+    b.instance(0x4000, 0x999, values(id).u4(5).bytes());        // class without CLASS_DUMP
     b.end_segment();
     return b;
 }
@@ -217,5 +233,5 @@ TEST(read_string_fields, old_strings_without_a_coder_read_as_coder_zero) {
     EXPECT_EQ(read_string_fields(l.classes, l.at(0x1010)), std::nullopt);
 }
 
-} // namespace
-} // namespace heapd
+}  // namespace
+}  // namespace heapd

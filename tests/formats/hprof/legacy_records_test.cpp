@@ -20,7 +20,8 @@ using test::values;
 
 // The index of a builder's bytes and its legacy records (the builder must outlive it).
 struct indexed {
-    explicit indexed(const hprof_builder& b) : reader(*hprof_reader::parse(b.span())), idx(record_index::build(reader)) {}
+    explicit indexed(const hprof_builder& b)
+        : reader(*hprof_reader::parse(b.span())), idx(record_index::build(reader)) {}
     const hprof_record& legacy(std::size_t i) const { return idx.legacy_records().at(i); }
     hprof_reader reader;
     record_index idx;
@@ -41,8 +42,13 @@ byte_vector alloc_sites_body(std::uint16_t flags, float cutoff, std::uint32_t li
     v.u8(allocated_bytes).u8(allocated_instances);
     v.u4(declared.value_or(static_cast<std::uint32_t>(sites.size())));
     for (const site_row& s : sites)
-        v.u1(s.array_type).u4(s.class_serial).u4(s.trace).u4(s.live_bytes).u4(s.live_instances)
-            .u4(s.allocated_bytes).u4(s.allocated_instances);
+        v.u1(s.array_type)
+            .u4(s.class_serial)
+            .u4(s.trace)
+            .u4(s.live_bytes)
+            .u4(s.live_instances)
+            .u4(s.allocated_bytes)
+            .u4(s.allocated_instances);
     return v.bytes();
 }
 
@@ -52,7 +58,7 @@ TEST(decode_alloc_sites, decodes_the_header_and_every_site_with_class_names) {
     b.utf8(2, "[Ljava/lang/String;").load_class(6, 0x101, 0, 2);
     b.alloc_sites(alloc_sites_body(0x0003, 0.25f, 5000, 40, 0x1'0000'0001, 0x2'0000'0002,
                                    {{0, 5, 11, 3000, 30, 9000, 90},
-                                    {10, 0, 12, 1200, 4, 2400, 8},    // int[]: no LOAD_CLASS
+                                    {10, 0, 12, 1200, 4, 2400, 8},  // int[]: no LOAD_CLASS
                                     {2, 6, 13, 500, 5, 500, 5},
                                     {0, 77, 14, 300, 1, 0xFFFFFFFF, 0xFFFFFFFE}}));
     indexed d(b);
@@ -66,7 +72,11 @@ TEST(decode_alloc_sites, decodes_the_header_and_every_site_with_class_names) {
     EXPECT_EQ(t->total_allocated_bytes, 0x1'0000'0001u);
     EXPECT_EQ(t->total_allocated_instances, 0x2'0000'0002u);
     ASSERT_EQ(t->sites.size(), 4u);
-    const struct { const char* name; std::uint8_t type; std::uint32_t trace, lb, li, ab, ai; } want[] = {
+    const struct {
+        const char* name;
+        std::uint8_t type;
+        std::uint32_t trace, lb, li, ab, ai;
+    } want[] = {
         {"demo.Widget", 0, 11, 3000, 30, 9000, 90},
         {"int[]", 10, 12, 1200, 4, 2400, 8},
         {"java.lang.String[]", 2, 13, 500, 5, 500, 5},
@@ -140,10 +150,10 @@ TEST(decode_cpu_samples, decodes_samples_per_trace) {
 
 TEST(decode_cpu_samples, short_bodies_are_errors) {
     hprof_builder b(8);
-    b.raw_record(0x0D, values().u4(1).u2(0).u1(0).bytes());                  // 7 bytes
-    b.raw_record(0x0D, values().u4(5).u4(2).u4(5).u4(101).bytes());          // 2 declared, 1 present
-    b.raw_record(0x0D, values().u4(5).u4(1).u4(5).u2(0).bytes());            // a cut entry
-    b.raw_record(0x0D, values().u4(5).u4(0x20000000).u4(5).u4(101).bytes()); // a count that would wrap
+    b.raw_record(0x0D, values().u4(1).u2(0).u1(0).bytes());                   // 7 bytes
+    b.raw_record(0x0D, values().u4(5).u4(2).u4(5).u4(101).bytes());           // 2 declared, 1 present
+    b.raw_record(0x0D, values().u4(5).u4(1).u4(5).u2(0).bytes());             // a cut entry
+    b.raw_record(0x0D, values().u4(5).u4(0x20000000).u4(5).u4(101).bytes());  // a count that would wrap
     indexed d(b);
     ASSERT_EQ(d.idx.legacy_records().size(), 4u);
     for (std::size_t i = 0; i < 4; ++i) {
@@ -237,9 +247,14 @@ TEST(legacy_records, the_peer_dump_of_the_old_agent) {
     EXPECT_EQ(instances, 2853u);
     EXPECT_LE(live, t->total_live_bytes);
     // Written largest first.
-    for (std::size_t i = 1; i < t->sites.size(); ++i) EXPECT_GE(t->sites[i - 1].live_bytes, t->sites[i].live_bytes) << i;
+    for (std::size_t i = 1; i < t->sites.size(); ++i)
+        EXPECT_GE(t->sites[i - 1].live_bytes, t->sites[i].live_bytes) << i;
 
-    const struct { const char* name; std::uint8_t type; std::uint32_t trace, bytes, count; } head[] = {
+    const struct {
+        const char* name;
+        std::uint8_t type;
+        std::uint32_t trace, bytes, count;
+    } head[] = {
         {"char[]", 5, 300000, 63496, 692},
         {"byte[]", 8, 300000, 25352, 9},
         {"java.lang.String", 0, 300000, 17216, 702},
@@ -257,5 +272,5 @@ TEST(legacy_records, the_peer_dump_of_the_old_agent) {
     EXPECT_EQ(t->sites.back().trace_serial, 300147u);
 }
 
-} // namespace
-} // namespace heapd
+}  // namespace
+}  // namespace heapd

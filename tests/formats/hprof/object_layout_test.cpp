@@ -13,8 +13,8 @@
 namespace heapd {
 namespace {
 
-constexpr std::uint8_t t_object = 2, t_boolean = 4, t_char = 5, t_float = 6, t_double = 7, t_byte = 8,
-                       t_short = 9, t_int = 10, t_long = 11;
+constexpr std::uint8_t t_object = 2, t_boolean = 4, t_char = 5, t_float = 6, t_double = 7, t_byte = 8, t_short = 9,
+                       t_int = 10, t_long = 11;
 
 const vm_layout& compressed() { return candidate_layouts(8)[0]; }
 const vm_layout& uncompressed() { return candidate_layouts(8)[1]; }
@@ -39,7 +39,11 @@ TEST(object_layout, candidate_layouts_per_id_size) {
 }
 
 TEST(object_layout, array_shallow_size_for_every_layout) {
-    struct expected { std::uint8_t type; std::uint32_t length; std::uint64_t c, u, w, b32; };
+    struct expected {
+        std::uint8_t type;
+        std::uint32_t length;
+        std::uint64_t c, u, w, b32;
+    };
     const expected cases[] = {
         {t_object, 0, 16, 16, 24, 16},
         {t_object, 3, 32, 40, 48, 24},
@@ -132,18 +136,21 @@ std::vector<class_def> plain_classes() {
         {0x40, object_id, "demo/ByteLong", {{"b", t_byte}, {"l", t_long}}, {}},
         {0x41, 0x40, "demo/ShortByte", {{"s", t_short}, {"x", t_byte}}, {}},
         {0x50, object_id, "demo/RefByte", {{"o", t_object}, {"b", t_byte}}, {}},
-        {0x60, object_id, "java/lang/String",
-         {{"value", t_object}, {"coder", t_byte}, {"hash", t_int}, {"hashIsZero", t_boolean}}, {}},
+        {0x60,
+         object_id,
+         "java/lang/String",
+         {{"value", t_object}, {"coder", t_byte}, {"hash", t_int}, {"hashIsZero", t_boolean}},
+         {}},
     };
 }
 
 TEST(object_layout, long_and_int_fill_the_header_gap) {
     class_dump_fixture d(8, plain_classes());
-    EXPECT_EQ(d.model(compressed()).instance_size(0x20), 24u);    // a at 16, b in the gap at 12
+    EXPECT_EQ(d.model(compressed()).instance_size(0x20), 24u);  // a at 16, b in the gap at 12
     EXPECT_EQ(d.model(uncompressed()).instance_size(0x20), 24u);
     EXPECT_EQ(d.model(wide_headers()).instance_size(0x20), 32u);  // 16 + 8 + 4
     class_dump_fixture d32(4, plain_classes());
-    EXPECT_EQ(d32.model(bits32()).instance_size(0x20), 24u);      // 8 + 8 + 4
+    EXPECT_EQ(d32.model(bits32()).instance_size(0x20), 24u);  // 8 + 8 + 4
 }
 
 TEST(object_layout, subclass_fields_fill_holes_left_by_the_super) {
@@ -169,7 +176,7 @@ TEST(object_layout, references_follow_primitives_at_the_oop_size) {
 
 TEST(object_layout, injected_fields_count) {
     class_dump_fixture d(8, plain_classes());
-    EXPECT_EQ(d.model(compressed()).instance_size(0x60), 24u);    // + the injected byte flags
+    EXPECT_EQ(d.model(compressed()).instance_size(0x60), 24u);  // + the injected byte flags
     EXPECT_EQ(d.model(uncompressed()).instance_size(0x60), 32u);
 }
 
@@ -183,10 +190,12 @@ TEST(object_layout, classes_missing_from_the_dump_are_bare_objects) {
 }
 
 std::vector<class_def> thread_classes() {
-    const std::vector<std::pair<std::string, std::uint8_t>> fields = {
-        {"name", t_object}, {"tid", t_long}, {"priority", t_int},
-        {"threadLocalRandomSeed", t_long}, {"threadLocalRandomProbe", t_int},
-        {"threadLocalRandomSecondarySeed", t_int}};
+    const std::vector<std::pair<std::string, std::uint8_t>> fields = {{"name", t_object},
+                                                                      {"tid", t_long},
+                                                                      {"priority", t_int},
+                                                                      {"threadLocalRandomSeed", t_long},
+                                                                      {"threadLocalRandomProbe", t_int},
+                                                                      {"threadLocalRandomSecondarySeed", t_int}};
     return {
         {object_id, 0, "java/lang/Object", {}, {}},
         {0x70, object_id, "java/lang/Thread", fields, {}},
@@ -217,8 +226,15 @@ TEST(object_layout, mirror_size_adds_statics_to_the_class_object) {
     std::vector<class_def> defs = {
         {object_id, 0, "java/lang/Object", {}, {}},
         {0x80, object_id, "demo/RefAndInt", {}, {{"o", t_object}, {"i", t_int}}},
-        {0x81, object_id, "demo/Prims", {}, {{"b", t_byte}, {"l", t_long}, {"s", t_short},
-                                             {"<resolved_references>", t_object}, {"<init_lock>", t_object}}},
+        {0x81,
+         object_id,
+         "demo/Prims",
+         {},
+         {{"b", t_byte},
+          {"l", t_long},
+          {"s", t_short},
+          {"<resolved_references>", t_object},
+          {"<init_lock>", t_object}}},
         {0x82, object_id, "[I", {}, {}},
     };
     class_dump_fixture d(8, defs);
@@ -232,5 +248,5 @@ TEST(object_layout, mirror_size_adds_statics_to_the_class_object) {
     EXPECT_EQ(c.mirror_size(0x999, 40), 40u);
 }
 
-} // namespace
-} // namespace heapd
+}  // namespace
+}  // namespace heapd

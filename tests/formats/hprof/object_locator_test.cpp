@@ -138,5 +138,5 @@ TEST(object_locator, a_truncated_last_segment_yields_the_objects_before_the_cut)
     EXPECT_EQ(objects.find(0x20), nullptr);
 }
 
-} // namespace
-} // namespace heapd
+}  // namespace
+}  // namespace heapd

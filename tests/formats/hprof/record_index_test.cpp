@@ -226,5 +226,5 @@ TEST(record_index, header_only_file_is_empty_and_sound) {
     EXPECT_TRUE(idx.heap_records().empty());
 }
 
-} // namespace
-} // namespace heapd
+}  // namespace
+}  // namespace heapd

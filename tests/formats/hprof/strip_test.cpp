@@ -31,9 +31,9 @@ enum class contents { original, all_zeroed, strings_kept };
 
 // File offsets of a few sub-records of the fixture.
 struct fixture_offsets {
-    std::uint64_t secret_bytes = 0;  // the byte[] that no String refers to
-    std::uint64_t password_chars = 0; // the char[] in the last segment
-    std::uint64_t end_record = 0;     // HEAP_DUMP_END
+    std::uint64_t secret_bytes = 0;    // the byte[] that no String refers to
+    std::uint64_t password_chars = 0;  // the char[] in the last segment
+    std::uint64_t end_record = 0;      // HEAP_DUMP_END
 };
 
 byte_vector text_bytes(std::string_view s) {
@@ -193,7 +193,8 @@ TEST_P(strip_test, a_truncated_dump_is_copied_up_to_its_last_whole_sub_record) {
     EXPECT_EQ(stats->bytes_zeroed, 5u + 4 + 16 + 8);
     EXPECT_EQ(stats->bytes_written, at.password_chars);
     const byte_vector got = out.contents();
-    EXPECT_EQ(got, byte_vector(zeroed.bytes().begin(), zeroed.bytes().begin() + static_cast<std::ptrdiff_t>(at.password_chars)));
+    EXPECT_EQ(got, byte_vector(zeroed.bytes().begin(),
+                               zeroed.bytes().begin() + static_cast<std::ptrdiff_t>(at.password_chars)));
 
     // The copy reads as a dump cut after the byte[] that held the secret.
     auto reader = hprof_reader::parse(got);
@@ -223,7 +224,8 @@ TEST_P(strip_test, a_dump_cut_inside_a_record_header_is_copied_whole) {
     EXPECT_TRUE(stats->truncated);
     EXPECT_EQ(stats->arrays_zeroed, 5u);
     EXPECT_EQ(stats->bytes_written, at.end_record + 4);
-    EXPECT_EQ(out.contents(), byte_vector(zeroed.bytes().begin(), zeroed.bytes().begin() + static_cast<std::ptrdiff_t>(at.end_record + 4)));
+    EXPECT_EQ(out.contents(), byte_vector(zeroed.bytes().begin(),
+                                          zeroed.bytes().begin() + static_cast<std::ptrdiff_t>(at.end_record + 4)));
 }
 
 TEST_P(strip_test, a_damaged_heap_segment_is_refused_and_nothing_is_written) {
@@ -328,5 +330,5 @@ TEST(strip, a_dump_without_heap_records_is_copied_unchanged) {
     EXPECT_EQ(out.contents(), b.bytes());
 }
 
-} // namespace
-} // namespace heapd
+}  // namespace
+}  // namespace heapd

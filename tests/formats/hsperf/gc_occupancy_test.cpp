@@ -24,7 +24,8 @@ jvm_perf_summary jvm(std::string policy, std::vector<std::pair<std::string, std:
 
 jvm_perf_summary g1(std::int64_t young, std::int64_t full, std::int64_t cycle, std::int64_t used) {
     return jvm("GarbageFirst",
-               {{"G1 young collection pauses", young}, {"G1 full collection pauses", full},
+               {{"G1 young collection pauses", young},
+                {"G1 full collection pauses", full},
                 {"G1 concurrent cycle pauses", cycle}},
                used);
 }
@@ -46,9 +47,9 @@ TEST(gc_occupancy, the_collector_family_comes_from_the_policy_or_the_collectors_
 
 TEST(gc_occupancy, g1_measures_after_every_pause_and_the_first_summary_only_sets_the_counts) {
     occupancy_tracker t;
-    EXPECT_FALSE(t.feed(g1(5, 0, 0, 30), 0));   // the counts only
-    EXPECT_FALSE(t.feed(g1(5, 0, 0, 30), 1));   // nothing collected since
-    auto m = t.feed(g1(8, 0, 0, 40), 2);         // three young pauses
+    EXPECT_FALSE(t.feed(g1(5, 0, 0, 30), 0));  // the counts only
+    EXPECT_FALSE(t.feed(g1(5, 0, 0, 30), 1));  // nothing collected since
+    auto m = t.feed(g1(8, 0, 0, 40), 2);       // three young pauses
     ASSERT_TRUE(m);
     EXPECT_EQ(m->used, 40 * mib);
     EXPECT_EQ(m->max, 100 * mib);
@@ -56,10 +57,10 @@ TEST(gc_occupancy, g1_measures_after_every_pause_and_the_first_summary_only_sets
     EXPECT_FALSE(m->full);
     EXPECT_DOUBLE_EQ(m->percent(), 40);
     EXPECT_DOUBLE_EQ(m->at, 2);
-    m = t.feed(g1(8, 0, 2, 35), 3);              // a concurrent cycle's remark and cleanup
+    m = t.feed(g1(8, 0, 2, 35), 3);  // a concurrent cycle's remark and cleanup
     ASSERT_TRUE(m);
     EXPECT_EQ(m->used, 35 * mib);
-    m = t.feed(g1(8, 1, 2, 20), 4);              // a full collection
+    m = t.feed(g1(8, 1, 2, 20), 4);  // a full collection
     ASSERT_TRUE(m);
     EXPECT_TRUE(m->full);
 }
@@ -124,9 +125,10 @@ TEST(gc_occupancy, zgc_and_shenandoah_measure_the_heap_after_each_cycle) {
 }
 
 TEST(gc_occupancy, zgc_heap_used_from_gc_heap_info) {
-    EXPECT_EQ(zgc_heap_used("12345:\n ZHeap           used 30M, capacity 64M, max capacity 64M\n Metaspace       used 143K, "
-                            "committed 384K\n"),
-              30 * mib);
+    EXPECT_EQ(
+        zgc_heap_used("12345:\n ZHeap           used 30M, capacity 64M, max capacity 64M\n Metaspace       used 143K, "
+                      "committed 384K\n"),
+        30 * mib);
     EXPECT_EQ(zgc_heap_used(" ZHeap           used 7G, capacity 8G, max capacity 8G\n"), std::int64_t{7} << 30);
     EXPECT_EQ(zgc_heap_used(" ZHeap           used 512K, capacity 8M\n"), 512 << 10);
     EXPECT_FALSE(zgc_heap_used(" garbage-first heap   total 65536K, used 8192K\n"));
@@ -143,5 +145,5 @@ TEST(gc_occupancy, no_measured_space_or_no_maximum_measures_nothing) {
     EXPECT_FALSE(t.feed(s, 1));
 }
 
-} // namespace
-} // namespace heapd
+}  // namespace
+}  // namespace heapd

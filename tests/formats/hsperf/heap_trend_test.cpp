@@ -114,5 +114,5 @@ TEST(heap_trend, only_the_window_counts_and_the_store_is_bounded) {
     EXPECT_EQ(u.points().size(), 1u);
 }
 
-} // namespace
-} // namespace heapd
+}  // namespace
+}  // namespace heapd

@@ -30,8 +30,10 @@ std::string perfdata_path(pid_t pid) {
 counters read_counters(const hsperf_snapshot& s) {
     counters out;
     for (const auto& e : s.entries()) {
-        if (auto l = e.long_value()) out[std::string(e.name)] = *l;
-        else if (auto t = e.string_value()) out[std::string(e.name)] = std::string(*t);
+        if (auto l = e.long_value())
+            out[std::string(e.name)] = *l;
+        else if (auto t = e.string_value())
+            out[std::string(e.name)] = std::string(*t);
     }
     return out;
 }
@@ -44,8 +46,10 @@ counters parse_jcmd(const std::string& text) {
         auto eq = line.find('=');
         if (eq == std::string::npos) continue;
         std::string name = line.substr(0, eq), v = line.substr(eq + 1);
-        if (v.size() >= 2 && v.front() == '"' && v.back() == '"') out[name] = v.substr(1, v.size() - 2);
-        else out[name] = static_cast<std::int64_t>(std::stoll(v));
+        if (v.size() >= 2 && v.front() == '"' && v.back() == '"')
+            out[name] = v.substr(1, v.size() - 2);
+        else
+            out[name] = static_cast<std::int64_t>(std::stoll(v));
     }
     return out;
 }
@@ -99,7 +103,8 @@ TEST(hsperfdata_jvm, reads_every_counter_jcmd_prints) {
         ++same;
     }
     EXPECT_GT(same, 100u);
-    for (const auto& [name, v] : r.before) EXPECT_TRUE(r.jcmd.contains(name)) << name << " found by heapd, not printed by jcmd";
+    for (const auto& [name, v] : r.before)
+        EXPECT_TRUE(r.jcmd.contains(name)) << name << " found by heapd, not printed by jcmd";
 }
 
 // The jstat -gc columns computed from a summary.
@@ -173,7 +178,8 @@ TEST(hsperfdata_jvm, agrees_with_jstat_on_serial) {
 TEST(hsperfdata_jvm, reads_the_out_of_memory_settings) {
     test::scratch_dir dir;
     test::demo_jvm jvm({"-XX:+HeapDumpOnOutOfMemoryError", "-XX:HeapDumpPath=" + dir.path(),
-                        "-XX:OnOutOfMemoryError=kill -9 %p", "-Dafter=1"}, {"10"});
+                        "-XX:OnOutOfMemoryError=kill -9 %p", "-Dafter=1"},
+                       {"10"});
     ASSERT_TRUE(jvm.ready());
     auto file = mapped_file::open(perfdata_path(jvm.pid()));
     ASSERT_TRUE(file);
@@ -188,5 +194,5 @@ TEST(hsperfdata_jvm, reads_the_out_of_memory_settings) {
     EXPECT_EQ(s->command, "Demo 10");
 }
 
-} // namespace
-} // namespace heapd
+}  // namespace
+}  // namespace heapd

@@ -16,7 +16,10 @@ using test::hsperf_builder;
 void add_space(hsperf_builder& b, int gen, int space, const std::string& name, std::int64_t used, std::int64_t capacity,
                std::int64_t max) {
     const std::string p = "sun.gc.generation." + std::to_string(gen) + ".space." + std::to_string(space) + ".";
-    b.add_string(p + "name", name).add_long(p + "used", used).add_long(p + "capacity", capacity).add_long(p + "maxCapacity", max);
+    b.add_string(p + "name", name)
+        .add_long(p + "used", used)
+        .add_long(p + "capacity", capacity)
+        .add_long(p + "maxCapacity", max);
 }
 
 void add_generation(hsperf_builder& b, int gen, const std::string& name, std::int64_t capacity, std::int64_t max) {
@@ -24,9 +27,12 @@ void add_generation(hsperf_builder& b, int gen, const std::string& name, std::in
     b.add_string(p + "name", name).add_long(p + "capacity", capacity).add_long(p + "maxCapacity", max);
 }
 
-void add_collector(hsperf_builder& b, int index, const std::string& name, std::int64_t invocations, std::int64_t ticks) {
+void add_collector(hsperf_builder& b, int index, const std::string& name, std::int64_t invocations,
+                   std::int64_t ticks) {
     const std::string p = "sun.gc.collector." + std::to_string(index) + ".";
-    b.add_string(p + "name", name).add_long(p + "invocations", invocations).add_long(p + "time", ticks)
+    b.add_string(p + "name", name)
+        .add_long(p + "invocations", invocations)
+        .add_long(p + "time", ticks)
         .add_long(p + "lastEntryTime", 0);
 }
 
@@ -174,8 +180,9 @@ TEST(hsperfdata_summary, marks_a_jvm_still_starting) {
 }
 
 TEST(oom_settings, reads_flags_and_values_from_the_arguments) {
-    auto o = parse_oom_settings("", "-XX:+ExitOnOutOfMemoryError -XX:OnOutOfMemoryError=kill -9 %p "
-                                    "-XX:HeapDumpPath=/tmp/x.hprof -Dfoo=bar");
+    auto o = parse_oom_settings("",
+                                "-XX:+ExitOnOutOfMemoryError -XX:OnOutOfMemoryError=kill -9 %p "
+                                "-XX:HeapDumpPath=/tmp/x.hprof -Dfoo=bar");
     EXPECT_TRUE(o.exit);
     EXPECT_FALSE(o.heap_dump);
     EXPECT_FALSE(o.crash);
@@ -196,8 +203,9 @@ TEST(oom_settings, later_arguments_win) {
 }
 
 TEST(oom_settings, joins_several_commands_and_ignores_lookalikes) {
-    auto o = parse_oom_settings("", "-XX:OnOutOfMemoryError=echo one -XX:OnOutOfMemoryError=echo two --add-opens=a/b=c "
-                                    "-XX:+HeapDumpOnOutOfMemoryErrorX -Dx=-XX:+ExitOnOutOfMemoryError -DHeapDumpPath=/no");
+    auto o = parse_oom_settings("",
+                                "-XX:OnOutOfMemoryError=echo one -XX:OnOutOfMemoryError=echo two --add-opens=a/b=c "
+                                "-XX:+HeapDumpOnOutOfMemoryErrorX -Dx=-XX:+ExitOnOutOfMemoryError -DHeapDumpPath=/no");
     EXPECT_EQ(o.on_error, "echo one; echo two");
     EXPECT_FALSE(o.heap_dump);
     EXPECT_FALSE(o.exit);
@@ -205,5 +213,5 @@ TEST(oom_settings, joins_several_commands_and_ignores_lookalikes) {
     EXPECT_FALSE(parse_oom_settings("", "").any());
 }
 
-} // namespace
-} // namespace heapd
+}  // namespace
+}  // namespace heapd

@@ -49,7 +49,7 @@ void expect_sample(const std::vector<std::byte>& file, bool little_endian) {
     EXPECT_EQ(snap->long_value("sun.gc.collector.0.invocations"), -5);
     EXPECT_EQ(snap->string_value("sun.rt.javaCommand"), "com.example.Main --port 8080");
     EXPECT_EQ(snap->string_value("java.rt.vmArgs"), "-Xmx1g");  // NUL padding trimmed
-    EXPECT_FALSE(snap->long_value("sun.rt.javaCommand"));      // a string is no long
+    EXPECT_FALSE(snap->long_value("sun.rt.javaCommand"));       // a string is no long
     EXPECT_FALSE(snap->string_value("sun.os.hrt.frequency"));
     EXPECT_EQ(snap->find("no.such.counter"), nullptr);
     const hsperf_entry* f = snap->find("sun.os.hrt.frequency");
@@ -124,7 +124,8 @@ TEST(hsperfdata, an_entry_being_written_ends_the_list) {
     auto file = b.build();
     // Counted and allocated, not yet filled in: the length is still zero.
     const std::size_t third = b.entry_offset(2);
-    std::fill(file.begin() + static_cast<std::ptrdiff_t>(third), file.begin() + static_cast<std::ptrdiff_t>(b.used()), std::byte{0});
+    std::fill(file.begin() + static_cast<std::ptrdiff_t>(third), file.begin() + static_cast<std::ptrdiff_t>(b.used()),
+              std::byte{0});
     auto data = hsperf_data::parse(span_of(file));
     ASSERT_TRUE(data);
     auto snap = data->snapshot();
@@ -213,7 +214,7 @@ TEST(hsperfdata, refuses_damaged_entries_naming_their_offset) {
     auto b = sample();
     const std::size_t second = b.entry_offset(1);
     struct damage {
-        std::size_t field;   // offset within the entry header
+        std::size_t field;  // offset within the entry header
         std::uint32_t value;
         error_code code;
     };
@@ -265,8 +266,10 @@ TEST(hsperfdata, survives_every_truncation) {
         // A copy of exactly n bytes, so reading past it would leave the vector's storage.
         std::vector<std::byte> cut(file.begin(), file.begin() + static_cast<std::ptrdiff_t>(n));
         auto e = read_all(span_of(cut));
-        if (n < file.size()) EXPECT_TRUE(e) << "cut at " << n;  // the used mark lies beyond the cut
-        else EXPECT_FALSE(e);
+        if (n < file.size())
+            EXPECT_TRUE(e) << "cut at " << n;  // the used mark lies beyond the cut
+        else
+            EXPECT_FALSE(e);
     }
 }
 
@@ -292,5 +295,5 @@ TEST(hsperfdata, survives_garbage) {
     EXPECT_GT(parsed, 0);  // some flips land in values and names, which stay readable
 }
 
-} // namespace
-} // namespace heapd
+}  // namespace
+}  // namespace heapd

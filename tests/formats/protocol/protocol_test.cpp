@@ -92,7 +92,7 @@ TEST(protocol, malformed_requests_are_errors_with_the_id_when_known) {
         {R"({"v":1,"id":7,"type":"status","args":[]})", error_kind::bad_request, 7},
         {R"({"v":1,"id":7,"type":"status","args":"x"})", error_kind::bad_request, 7},
         {"{\"v\":1,\"id\":7,\"type\":\"st\xff\xfe\"}", error_kind::bad_request, 0},  // not UTF-8
-        {R"({"v":1,"id":7,"type":"status")", error_kind::bad_request, 0},          // cut short
+        {R"({"v":1,"id":7,"type":"status")", error_kind::bad_request, 0},            // cut short
     };
     for (const bad& c : cases) {
         auto r = decode_request(c.payload);
@@ -107,8 +107,8 @@ TEST(protocol, malformed_requests_are_errors_with_the_id_when_known) {
 }
 
 TEST(protocol, deep_nesting_is_refused_before_parsing) {
-    std::string deep = R"({"v":1,"id":1,"type":"status","args":{"x":)" + std::string(100000, '[') +
-                       std::string(100000, ']') + "}}";
+    std::string deep =
+        R"({"v":1,"id":1,"type":"status","args":{"x":)" + std::string(100000, '[') + std::string(100000, ']') + "}}";
     EXPECT_EQ(json_depth(deep), 100002u);
     auto r = decode_request(deep);
     ASSERT_FALSE(r.has_value());
@@ -246,10 +246,11 @@ TEST(protocol, random_input_gives_values_or_errors) {
         });
         frame_parser p(256);
         EXPECT_NO_THROW({
-            if (p.feed(s)) while (p.next()) {}
+            if (p.feed(s))
+                while (p.next()) {}
         });
     }
 }
 
-} // namespace
-} // namespace heapd::wire
+}  // namespace
+}  // namespace heapd::wire

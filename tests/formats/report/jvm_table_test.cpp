@@ -37,9 +37,7 @@ TEST(jvm_table, shows_only_the_columns_asked_for_in_their_order) {
               "      7  container  oom-armed\n");
 }
 
-TEST(jvm_table, no_rows_print_nothing) {
-    EXPECT_EQ(jvm_table_text({jvm_column::pid, jvm_column::user}, {}), "");
-}
+TEST(jvm_table, no_rows_print_nothing) { EXPECT_EQ(jvm_table_text({jvm_column::pid, jvm_column::user}, {}), ""); }
 
-} // namespace
-} // namespace heapd::text
+}  // namespace
+}  // namespace heapd::text

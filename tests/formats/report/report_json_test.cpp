@@ -37,7 +37,9 @@ analysis_report full_report() {
                          {0x1000, 0x7f0003000, "demo.Big", 4096, 0, false},
                          {0x2000, 0x7f0004000, "java.lang.Object[]", 16, 0, true}};
     r.threads = {{"main", "RUNNABLE", false, {"demo.Main.main(Main.java:10)"}},
-                 {"W\xC3\xB6rker-\xE4\xB8\x96", "TIMED_WAITING", true,
+                 {"W\xC3\xB6rker-\xE4\xB8\x96",
+                  "TIMED_WAITING",
+                  true,
                   {"java.lang.Thread.sleep(Native Method)", "demo.Worker.run(Worker.java:42)"}},
                  {"<thread 7>", "", std::nullopt, {}}};
     legacy_report& l = r.legacy;
@@ -182,8 +184,9 @@ TEST(report_json, retention_survives_a_round_trip) {
               "(sticky_class root) class demo.Sessions (static LEAK) \u2192 java.util.ArrayList.elementData "
               "\u2192 java.lang.Object[]");
     EXPECT_EQ(j.at("leak_suspects").at("suspects").at(1).at("kind"), "class");
-    EXPECT_EQ(j.at("dominators").at(0), json({{"id", 0x7f00}, {"class", "class demo.Sessions"}, {"shallow_bytes", 96},
-                                              {"retained_bytes", 4000}}));
+    EXPECT_EQ(
+        j.at("dominators").at(0),
+        json({{"id", 0x7f00}, {"class", "class demo.Sessions"}, {"shallow_bytes", 96}, {"retained_bytes", 4000}}));
     EXPECT_EQ(j.at("reachability").at("unreachable_bytes"), 48);
     auto back = report_from_json(j);
     ASSERT_TRUE(back.has_value()) << back.error().message;
@@ -215,18 +218,25 @@ TEST(report_json, waste_survives_a_round_trip) {
     const json j = to_json(r);
     const json& w = j.at("waste");
     EXPECT_EQ(w.at("saving_bytes"), r.waste.saving_bytes);
-    EXPECT_EQ(w.at("duplicate_strings"),
-              json({{"groups", 3}, {"strings", 7'000'000'000u}, {"saving_bytes", 55'944},
-                    {"top", {{{"content", "waste-dup-latin"}, {"length", 15}, {"copies", 1000}, {"saving_bytes", 55'944}},
-                             {{"content", "\xE2\x82\xAC \\n\\\"..."}, {"length", 70}, {"copies", 2},
-                              {"saving_bytes", 150}}}}}));
-    EXPECT_EQ(w.at("collections").at("classes").at(0),
-              json({{"class", "java.util.HashMap"}, {"count", 360}, {"empty", 2}, {"sparse", 312}, {"saving_bytes", 36'000}}));
-    EXPECT_EQ(w.at("boxed").at("classes").at(0),
-              json({{"class", "java.lang.Long"}, {"count", 5'000'000'000u}, {"bytes", 120'000'000'000u},
-                    {"distinct_values", 100}, {"saving_bytes", 119'999'997'600u}}));
-    EXPECT_EQ(w.at("zero_arrays"),
-              json({{"saving_bytes", 151'200}, {"types", {{{"class", "short[]"}, {"count", 700}, {"bytes", 151'200}}}}}));
+    EXPECT_EQ(
+        w.at("duplicate_strings"),
+        json({{"groups", 3},
+              {"strings", 7'000'000'000u},
+              {"saving_bytes", 55'944},
+              {"top",
+               {{{"content", "waste-dup-latin"}, {"length", 15}, {"copies", 1000}, {"saving_bytes", 55'944}},
+                {{"content", "\xE2\x82\xAC \\n\\\"..."}, {"length", 70}, {"copies", 2}, {"saving_bytes", 150}}}}}));
+    EXPECT_EQ(
+        w.at("collections").at("classes").at(0),
+        json(
+            {{"class", "java.util.HashMap"}, {"count", 360}, {"empty", 2}, {"sparse", 312}, {"saving_bytes", 36'000}}));
+    EXPECT_EQ(w.at("boxed").at("classes").at(0), json({{"class", "java.lang.Long"},
+                                                       {"count", 5'000'000'000u},
+                                                       {"bytes", 120'000'000'000u},
+                                                       {"distinct_values", 100},
+                                                       {"saving_bytes", 119'999'997'600u}}));
+    EXPECT_EQ(w.at("zero_arrays"), json({{"saving_bytes", 151'200},
+                                         {"types", {{{"class", "short[]"}, {"count", 700}, {"bytes", 151'200}}}}}));
     auto back = report_from_json(j);
     ASSERT_TRUE(back.has_value()) << back.error().describe();
     expect_same(r, *back);
@@ -235,8 +245,9 @@ TEST(report_json, waste_survives_a_round_trip) {
     EXPECT_FALSE(to_json(full_report()).contains("waste"));  // not computed: not claimed
     EXPECT_FALSE(report_from_json(to_json(full_report()))->waste.computed);
     // Once present, every part of it is required.
-    for (const char* path : {"/waste/saving_bytes", "/waste/duplicate_strings/top/1/copies", "/waste/collections/classes",
-                             "/waste/boxed/classes/0/distinct_values", "/waste/zero_arrays/saving_bytes"}) {
+    for (const char* path :
+         {"/waste/saving_bytes", "/waste/duplicate_strings/top/1/copies", "/waste/collections/classes",
+          "/waste/boxed/classes/0/distinct_values", "/waste/zero_arrays/saving_bytes"}) {
         SCOPED_TRACE(path);
         json broken = j;
         const json::json_pointer p(path);
@@ -271,8 +282,10 @@ TEST(report_json, the_json_has_the_documented_shape) {
     EXPECT_EQ(s.at("gc_roots"), json({{"jni_global", 17}, {"sticky_class", 400}, {"thread_object", 12}}));
     EXPECT_EQ(s.at("records").at("UTF8"), 5000);
     EXPECT_EQ(s.at("layout_inferred"), true);
-    EXPECT_EQ(j.at("histogram").at(2), json({{"class", "java.util.HashMap$Node"}, {"class_id", 0x7f0002000},
-                                              {"instances", 3000}, {"shallow_bytes", 96000}}));
+    EXPECT_EQ(j.at("histogram").at(2), json({{"class", "java.util.HashMap$Node"},
+                                             {"class_id", 0x7f0002000},
+                                             {"instances", 3000},
+                                             {"shallow_bytes", 96000}}));
     const json& largest = j.at("largest_objects");
     EXPECT_EQ(largest.at(0).at("id"), 0xFFFF'FFFF'FFFF'FFF0u);
     EXPECT_EQ(largest.at(0).at("class"), "byte[]");
@@ -281,32 +294,52 @@ TEST(report_json, the_json_has_the_documented_shape) {
     EXPECT_FALSE(largest.at(1).contains("length"));  // not an array
     EXPECT_EQ(largest.at(2).at("length"), 0);
     const json& threads = j.at("threads");
-    EXPECT_EQ(threads.at(1), json({{"name", "W\xC3\xB6rker-\xE4\xB8\x96"},
-                                   {"state", "TIMED_WAITING"},
-                                   {"daemon", true},
-                                   {"frames", {"java.lang.Thread.sleep(Native Method)", "demo.Worker.run(Worker.java:42)"}}}));
+    EXPECT_EQ(threads.at(1),
+              json({{"name", "W\xC3\xB6rker-\xE4\xB8\x96"},
+                    {"state", "TIMED_WAITING"},
+                    {"daemon", true},
+                    {"frames", {"java.lang.Thread.sleep(Native Method)", "demo.Worker.run(Worker.java:42)"}}}));
     EXPECT_EQ(threads.at(2), json({{"name", "<thread 7>"}, {"frames", json::array()}}));
     const json& legacy = j.at("legacy");
     EXPECT_EQ(legacy.at("alloc_sites").at("sites").size(), 2u);
     EXPECT_EQ(legacy.at("alloc_sites").at("total_live_bytes"), 292864);
     EXPECT_EQ(legacy.at("cpu_samples").at("traces").at(1), json({{"samples", 3}, {"top_frame", "<trace 9>"}}));
-    EXPECT_EQ(legacy.at("heap_summary"),
-              json({{"live_bytes", 4096}, {"live_instances", 12}, {"allocated_bytes", 8192}, {"allocated_instances", 20}}));
+    EXPECT_EQ(
+        legacy.at("heap_summary"),
+        json({{"live_bytes", 4096}, {"live_instances", 12}, {"allocated_bytes", 8192}, {"allocated_instances", 20}}));
     EXPECT_EQ(legacy.at("control_settings"), json({{"flags", 3}, {"stack_depth", 4}}));
-    EXPECT_EQ(j.at("problems").at(1),
-              json({{"message", "file ends inside a HEAP_DUMP_SEGMENT record"}, {"offset", 5'000'000'000u}, {"truncation", true}}));
+    EXPECT_EQ(j.at("problems").at(1), json({{"message", "file ends inside a HEAP_DUMP_SEGMENT record"},
+                                            {"offset", 5'000'000'000u},
+                                            {"truncation", true}}));
     EXPECT_EQ(to_json(analysis_report{}).at("legacy"), json::object());
 }
 
 TEST(report_json, a_missing_required_key_is_a_bad_value) {
     const json full = to_json(full_report());
-    const char* required[] = {
-        "/summary", "/summary/format", "/summary/id_size", "/summary/instances", "/summary/classes",
-        "/summary/shallow_bytes", "/summary/gc_roots", "/histogram", "/histogram/0/class", "/histogram/0/instances",
-        "/histogram/0/shallow_bytes", "/largest_objects", "/largest_objects/1/id", "/largest_objects/1/class",
-        "/largest_objects/1/shallow_bytes", "/threads", "/threads/2/name", "/threads/0/frames",
-        "/legacy/alloc_sites/sites/1/live_bytes", "/legacy/cpu_samples/total", "/legacy/heap_summary/allocated_bytes",
-        "/legacy/control_settings/stack_depth", "/problems/0/message", "/problems/1/offset"};
+    const char* required[] = {"/summary",
+                              "/summary/format",
+                              "/summary/id_size",
+                              "/summary/instances",
+                              "/summary/classes",
+                              "/summary/shallow_bytes",
+                              "/summary/gc_roots",
+                              "/histogram",
+                              "/histogram/0/class",
+                              "/histogram/0/instances",
+                              "/histogram/0/shallow_bytes",
+                              "/largest_objects",
+                              "/largest_objects/1/id",
+                              "/largest_objects/1/class",
+                              "/largest_objects/1/shallow_bytes",
+                              "/threads",
+                              "/threads/2/name",
+                              "/threads/0/frames",
+                              "/legacy/alloc_sites/sites/1/live_bytes",
+                              "/legacy/cpu_samples/total",
+                              "/legacy/heap_summary/allocated_bytes",
+                              "/legacy/control_settings/stack_depth",
+                              "/problems/0/message",
+                              "/problems/1/offset"};
     for (const char* path : required) {
         SCOPED_TRACE(path);
         json j = full;
@@ -323,11 +356,19 @@ TEST(report_json, a_missing_required_key_is_a_bad_value) {
 TEST(report_json, a_value_of_the_wrong_type_is_a_bad_value) {
     const json full = to_json(full_report());
     const std::pair<const char*, json> cases[] = {
-        {"/summary/instances", "many"},  {"/summary/format", 12},         {"/summary/gc_roots", json::array({1, 2})},
-        {"/summary/gc_roots/jni_global", "17"}, {"/summary/file", 3},
-        {"/histogram", 5},               {"/histogram/0", "row"},         {"/threads/0/frames", "main"},
-        {"/threads/0/daemon", "yes"},    {"/largest_objects/0/id", "0x10"}, {"/problems/0/truncation", 1},
-        {"/legacy/alloc_sites/sites", json::object({{"x", 1}})}, {"/summary", json::array()},
+        {"/summary/instances", "many"},
+        {"/summary/format", 12},
+        {"/summary/gc_roots", json::array({1, 2})},
+        {"/summary/gc_roots/jni_global", "17"},
+        {"/summary/file", 3},
+        {"/histogram", 5},
+        {"/histogram/0", "row"},
+        {"/threads/0/frames", "main"},
+        {"/threads/0/daemon", "yes"},
+        {"/largest_objects/0/id", "0x10"},
+        {"/problems/0/truncation", 1},
+        {"/legacy/alloc_sites/sites", json::object({{"x", 1}})},
+        {"/summary", json::array()},
     };
     for (const auto& [path, value] : cases) {
         SCOPED_TRACE(path);
@@ -340,7 +381,8 @@ TEST(report_json, a_value_of_the_wrong_type_is_a_bad_value) {
 }
 
 TEST(report_json, documents_that_are_not_objects_are_bad_values) {
-    for (const json& j : {json(nullptr), json(42), json("report"), json::array(), json::object(), json::array({json::object()})}) {
+    for (const json& j :
+         {json(nullptr), json(42), json("report"), json::array(), json::object(), json::array({json::object()})}) {
         SCOPED_TRACE(j.dump());
         auto r = report_from_json(j);
         ASSERT_FALSE(r.has_value());
@@ -394,5 +436,5 @@ TEST(report_json, the_order_of_summary_counts_survives_a_round_trip) {
     EXPECT_EQ(back->summary.gc_roots, r.summary.gc_roots);
 }
 
-} // namespace
-} // namespace heapd
+}  // namespace
+}  // namespace heapd

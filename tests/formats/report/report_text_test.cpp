@@ -167,45 +167,54 @@ analysis_report realistic_report() {
     s.classes = 28'413;
     s.shallow_bytes = 5'432'123'456;
     for (const char* k : {"unknown", "jni_global", "jni_local", "java_frame", "native_stack", "sticky_class",
-                          "thread_block", "monitor_used", "thread_object", "interned_string", "finalizing",
-                          "debugger", "reference_cleanup", "vm_internal", "jni_monitor", "unreachable"})
+                          "thread_block", "monitor_used", "thread_object", "interned_string", "finalizing", "debugger",
+                          "reference_cleanup", "vm_internal", "jni_monitor", "unreachable"})
         s.gc_roots.emplace_back(k, 1'234'567);
-    for (const char* k : {"UTF8", "LOAD_CLASS", "UNLOAD_CLASS", "FRAME", "TRACE", "ALLOC_SITES", "HEAP_SUMMARY",
-                          "START_THREAD", "END_THREAD", "HEAP_DUMP", "CPU_SAMPLES", "CONTROL_SETTINGS",
-                          "HEAP_DUMP_SEGMENT", "HEAP_DUMP_END"})
+    for (const char* k :
+         {"UTF8", "LOAD_CLASS", "UNLOAD_CLASS", "FRAME", "TRACE", "ALLOC_SITES", "HEAP_SUMMARY", "START_THREAD",
+          "END_THREAD", "HEAP_DUMP", "CPU_SAMPLES", "CONTROL_SETTINGS", "HEAP_DUMP_SEGMENT", "HEAP_DUMP_END"})
         s.records.emplace_back(k, 12'345'678);
-    const char* names[] = {"byte[]", "java.lang.String", "java.util.concurrent.ConcurrentHashMap$Node",
-                           "java.lang.Object[]", "io.netty.buffer.PoolSubpage", "com.example.orders.OrderLine",
+    const char* names[] = {"byte[]",
+                           "java.lang.String",
+                           "java.util.concurrent.ConcurrentHashMap$Node",
+                           "java.lang.Object[]",
+                           "io.netty.buffer.PoolSubpage",
+                           "com.example.orders.OrderLine",
                            "org.hibernate.engine.internal.StatefulPersistenceContext"};
     for (unsigned i = 0; i < 30; ++i)
         r.histogram.push_back({0x7f000000u + i, names[i % std::size(names)], 12'345'678u - i, 987'654'321u - i * 1000});
     for (unsigned i = 0; i < 30; ++i) {
         const std::string name = names[i % std::size(names)];
         const bool array = name.ends_with("[]");
-        r.largest_objects.push_back({0x7ffe00000000u + i * 0x1000, 1, name, 1'073'741'840u - i,
-                                     array ? 1'073'741'824u : 0, array});
+        r.largest_objects.push_back(
+            {0x7ffe00000000u + i * 0x1000, 1, name, 1'073'741'840u - i, array ? 1'073'741'824u : 0, array});
     }
     std::vector<std::string> deep;
     for (unsigned i = 0; i < 40; ++i)
         deep.push_back("com.example.orders.service.OrderRepositoryImpl.findByCustomer(OrderRepositoryImpl.java:" +
                        std::to_string(100 + i) + ")");
-    r.threads = {{"main", "WAITING", false, {"java.lang.Object.wait(Native Method)", "java.lang.Thread.join(Thread.java:1305)"}},
-                 {"http-nio-8080-exec-17", "RUNNABLE", true, deep},
-                 {"G1 Conc#0", "", std::nullopt, {}}};
+    r.threads = {
+        {"main", "WAITING", false, {"java.lang.Object.wait(Native Method)", "java.lang.Thread.join(Thread.java:1305)"}},
+        {"http-nio-8080-exec-17", "RUNNABLE", true, deep},
+        {"G1 Conc#0", "", std::nullopt, {}}};
     r.problems = {{"unknown top-level record tag 0x55 skipped (11 bytes)", 5'123'456'789, false},
                   {"INSTANCE_DUMP sub-record runs past the end of its heap dump segment", 4'000'000'000, false}};
     legacy_report& l = r.legacy;
     l.sites_total_live_bytes = 292864;
     l.sites_total_live_instances = 2926;
-    const char* site_names[] = {"char[]", "java.lang.String", "java.util.HashMap$Node", "java.lang.Object[]",
-                                "java.util.LinkedHashMap$Entry", "sun.security.util.ObjectIdentifier"};
+    const char* site_names[] = {"char[]",
+                                "java.lang.String",
+                                "java.util.HashMap$Node",
+                                "java.lang.Object[]",
+                                "java.util.LinkedHashMap$Entry",
+                                "sun.security.util.ObjectIdentifier"};
     for (unsigned i = 0; i < 30; ++i)
-        l.alloc_sites.push_back({site_names[i % std::size(site_names)], 300000 + i, 9000u - i * 10, 90u - i,
-                                 9'876'543u, 98'765u});
+        l.alloc_sites.push_back(
+            {site_names[i % std::size(site_names)], 300000 + i, 9000u - i * 10, 90u - i, 9'876'543u, 98'765u});
     l.cpu_total_samples = 10000;
     for (unsigned i = 0; i < 30; ++i)
-        l.cpu_samples.emplace_back(1000 - i, "com.example.orders.OrderService.place(OrderService.java:" +
-                                                 std::to_string(200 + i) + ")");
+        l.cpu_samples.emplace_back(
+            1000 - i, "com.example.orders.OrderService.place(OrderService.java:" + std::to_string(200 + i) + ")");
     l.heap_summary_live = std::pair<std::uint64_t, std::uint64_t>{292864, 2926};
     l.heap_summary_allocated = std::pair<std::uint64_t, std::uint64_t>{1'000'000, 9000};
     l.control_flags = 1;
@@ -381,8 +390,8 @@ TEST(render_text, waste_tables_respect_top_and_stay_under_100_columns) {
         // 50 characters cut with "...", as the waste pass shortens contents.
         r.waste.duplicate_strings_top.push_back(
             {"jdbc:postgresql://orders-db.internal:5432/orders?ss...", 1'234'567, 9'999'999, 999'999'999'999});
-        r.waste.collections.push_back({"java.util.concurrent.ConcurrentHashMap", 12'345'678, 1'234'567, 9'999'999,
-                                       999'999'999'999});
+        r.waste.collections.push_back(
+            {"java.util.concurrent.ConcurrentHashMap", 12'345'678, 1'234'567, 9'999'999, 999'999'999'999});
     }
     r.waste.boxed.push_back({"java.lang.Character", 123'456'789, 1'975'308'624, 65'536, 1'974'260'048});
     r.waste.zero_arrays.push_back({"boolean[]", 123'456'789, 999'999'999'999});
@@ -400,9 +409,10 @@ TEST(render_text, waste_tables_respect_top_and_stay_under_100_columns) {
 
 TEST(render_text, a_truncation_warning_stays_under_100_columns) {
     analysis_report r = small_report();
-    r.problems = {{"file ends inside a HEAP_DUMP_SEGMENT record: the dump was cut short; showing what was read "
-                   "before the cut",
-                   5'000'000'000, true}};
+    r.problems = {
+        {"file ends inside a HEAP_DUMP_SEGMENT record: the dump was cut short; showing what was read "
+         "before the cut",
+         5'000'000'000, true}};
     for (const auto& line : lines_of(render_text(r, {}))) EXPECT_LE(line.size(), 100u) << line;
 }
 
@@ -421,9 +431,9 @@ TEST(render_text, long_suspect_lists_wrap_after_a_comma_under_100_columns) {
     many.instances = 434;
     many.retained_bytes = 120000;
     many.share = 0.439;
-    for (const char* name : {"sun.misc.URLClassPath$JarLoader", "java.util.HashMap", "java.lang.String", "java.net.URL",
-                             "java.util.ArrayList", "java.lang.ThreadLocal$ThreadLocalMap$Entry[]",
-                             "java.security.cert.Certificate[]"}) {
+    for (const char* name :
+         {"sun.misc.URLClassPath$JarLoader", "java.util.HashMap", "java.lang.String", "java.net.URL",
+          "java.util.ArrayList", "java.lang.ThreadLocal$ThreadLocalMap$Entry[]", "java.security.cert.Certificate[]"}) {
         one.accumulated.push_back({name, 11, 54000});
         many.held_by.push_back({name, 431, 120000});
     }
@@ -434,7 +444,8 @@ TEST(render_text, long_suspect_lists_wrap_after_a_comma_under_100_columns) {
         EXPECT_LE(lines[i].size(), 100u) << lines[i];
         auto gather = [&](std::string& into) {
             into = lines[i];
-            for (std::size_t k = i + 1; k < lines.size() && lines[k].starts_with("        "); ++k) into += " " + lines[k].substr(8);
+            for (std::size_t k = i + 1; k < lines.size() && lines[k].starts_with("        "); ++k)
+                into += " " + lines[k].substr(8);
         };
         if (lines[i].starts_with("     ")) {
             EXPECT_FALSE(lines[i].ends_with(" ")) << lines[i];
@@ -443,12 +454,13 @@ TEST(render_text, long_suspect_lists_wrap_after_a_comma_under_100_columns) {
         if (lines[i].starts_with("     accumulates in ")) gather(accumulates);
     }
     EXPECT_NE(held.find("431 java.util.HashMap (117 KiB), 431 java.lang.String (117 KiB), 431 java.net.URL"),
-              std::string::npos) << held;
+              std::string::npos)
+        << held;
     EXPECT_TRUE(held.ends_with("431 java.security.cert.Certificate[] (117 KiB)")) << held;
     EXPECT_TRUE(accumulates.starts_with("     accumulates in sun.misc.URLClassPath 0x7f80 (57.6 KiB): 11 "))
         << accumulates;
     EXPECT_TRUE(accumulates.ends_with("11 java.security.cert.Certificate[] (52.7 KiB)")) << accumulates;
 }
 
-} // namespace
-} // namespace heapd
+}  // namespace
+}  // namespace heapd
