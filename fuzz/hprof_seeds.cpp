@@ -12,6 +12,7 @@
 #include <string_view>
 #include <vector>
 
+#include "formats/hprof/basic_type.h"
 #include "formats/hprof/heap_walk.h"
 #include "formats/hprof/hprof_reader.h"
 #include "formats/hprof/record_index.h"
@@ -63,19 +64,6 @@ struct dump_builder {
 // Field types in every HPROF basic type, for class dumps that declare one of each.
 constexpr std::uint8_t all_types[] = {2, 4, 5, 6, 7, 8, 9, 10, 11};
 
-unsigned value_bytes(std::uint8_t type, unsigned id_size) {
-    switch (type) {
-    case 2: return id_size;
-    case 4:
-    case 8: return 1;
-    case 5:
-    case 9: return 2;
-    case 6:
-    case 10: return 4;
-    default: return 8;
-    }
-}
-
 // A CLASS_DUMP with a constant pool entry, statics and instance fields named by field_names.
 void class_dump(bytes_out& s, std::uint64_t id, std::uint64_t super, std::uint32_t instance_size,
                 const std::vector<std::pair<std::uint64_t, std::uint8_t>>& statics,
@@ -85,7 +73,7 @@ void class_dump(bytes_out& s, std::uint64_t id, std::uint64_t super, std::uint32
     s.u2(static_cast<std::uint16_t>(statics.size()));
     for (auto [name, type] : statics) {
         s.id(name).u1(type);
-        for (unsigned i = 0; i < value_bytes(type, s.id_size); ++i) s.u1(static_cast<std::uint8_t>(i + 1));
+        for (unsigned i = 0; i < heapd::value_size(type, s.id_size); ++i) s.u1(static_cast<std::uint8_t>(i + 1));
     }
     s.u2(static_cast<std::uint16_t>(fields.size()));
     for (auto [name, type] : fields) s.id(name).u1(type);
@@ -199,8 +187,8 @@ std::string synthetic_dump(std::string_view version, unsigned id_size, bool andr
     for (std::uint8_t t = 4; t <= 11; ++t) {
         const std::uint32_t n = t;
         h.u1(0x23).id(at).u4(1).u4(n).u1(t);
-        for (std::uint32_t i = 0; i < n * value_bytes(t, id_size); ++i) h.u1(static_cast<std::uint8_t>(i));
-        at += 16 + ((n * value_bytes(t, id_size) + 7) & ~7u);
+        for (std::uint32_t i = 0; i < n * heapd::value_size(t, id_size); ++i) h.u1(static_cast<std::uint8_t>(i));
+        at += 16 + ((n * heapd::value_size(t, id_size) + 7) & ~7u);
     }
     if (android) h.u1(0xC3).id(at).u4(1).u4(1000).u1(8);
     d.record(segments ? 0x1C : 0x0C, h);

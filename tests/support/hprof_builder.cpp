@@ -1,5 +1,7 @@
 #include "support/hprof_builder.h"
 
+#include "formats/hprof/basic_type.h"
+
 #include <algorithm>
 #include <cassert>
 #include <fstream>
@@ -36,21 +38,6 @@ void put_bytes(byte_vector& out, std::span<const std::byte> bytes) {
 
 void put_text(byte_vector& out, std::string_view text) {
     for (char c : text) put_u1(out, static_cast<std::uint8_t>(c));
-}
-
-unsigned type_size(std::uint8_t type, unsigned id_size) {
-    switch (type) {
-    case 2: return id_size;
-    case 4:
-    case 8: return 1;
-    case 5:
-    case 9: return 2;
-    case 6:
-    case 10: return 4;
-    case 7:
-    case 11: return 8;
-    default: return 0;
-    }
 }
 
 hprof_builder::hprof_builder(unsigned id_size, std::string_view format, std::uint64_t timestamp_ms)
@@ -297,7 +284,7 @@ hprof_builder& hprof_builder::primitive_array(std::uint64_t id, std::uint8_t typ
 }
 
 hprof_builder& hprof_builder::primitive_array(std::uint64_t id, std::uint8_t type, std::uint32_t length) {
-    byte_vector zeros(std::size_t{length} * type_size(type, id_size_));
+    byte_vector zeros(std::size_t{length} * value_size(type, id_size_));
     return primitive_array(id, type, length, zeros);
 }
 

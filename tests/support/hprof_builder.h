@@ -205,7 +205,4 @@ private:
     std::size_t segment_length_at_ = 0;  // offset of the open segment's length field, 0 when none
 };
 
-// Element size in bytes of a basic type for this identifier size (object: id_size).
-unsigned type_size(std::uint8_t type, unsigned id_size);
-
 }  // namespace heapd::test

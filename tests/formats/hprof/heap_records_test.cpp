@@ -325,8 +325,8 @@ TEST_P(walker_test, invalid_basic_types_are_bad_values) {
     auto class_with = [&](std::uint8_t constant_type, std::uint8_t static_type, std::uint8_t field_type) {
         test::class_spec s;
         s.class_id = 0x10;
-        s.constants = {{1, constant_type, test::byte_vector(test::type_size(constant_type, id))}};
-        s.statics = {{0x20, static_type, test::byte_vector(test::type_size(static_type, id))}};
+        s.constants = {{1, constant_type, test::byte_vector(value_size(constant_type, id))}};
+        s.statics = {{0x20, static_type, test::byte_vector(value_size(static_type, id))}};
         s.fields = {{0x30, field_type}};
         hprof_builder scratch(id);
         const std::size_t header = scratch.size() + 9;  // file header and segment record header

@@ -6,6 +6,7 @@
 #include <map>
 #include <string>
 
+#include "formats/hprof/basic_type.h"
 #include "formats/hprof/heap_walk.h"
 #include "formats/hprof/hprof_reader.h"
 #include "formats/hprof/record_index.h"
@@ -22,7 +23,7 @@ constexpr std::uint8_t t_object = 2, t_boolean = 4, t_char = 5, t_float = 6, t_d
                        t_int = 10, t_long = 11;
 
 primitive_array_view array_of(std::uint8_t type, const byte_vector& data) {
-    const unsigned elem = test::type_size(type, 8);
+    const unsigned elem = value_size(type, 8);
     return primitive_array_view{0x10, 0, 0, static_cast<std::uint32_t>(data.size() / elem), type, data};
 }
 

@@ -7,6 +7,7 @@
 #include <utility>
 #include <vector>
 
+#include "formats/hprof/basic_type.h"
 #include "formats/hprof/heap_walk.h"
 #include "support/hprof_builder.h"
 
@@ -95,7 +96,7 @@ public:
             }
             for (const auto& [name, type] : d.statics) {
                 builder_.utf8(next_name, name);
-                s.statics.push_back({next_name++, type, test::byte_vector(test::type_size(type, id_size))});
+                s.statics.push_back({next_name++, type, test::byte_vector(value_size(type, id_size))});
             }
             specs.push_back(std::move(s));
         }
