@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <bit>
 #include <cstring>
+#include <tuple>
 #include <utility>
 
 #include "formats/hprof/java_strings.h"
@@ -41,10 +42,19 @@ void duplicate_strings::reserve(std::size_t strings) {
 }
 
 void duplicate_strings::add_string(std::uint64_t value_id, std::uint8_t coder, std::uint32_t string_size) {
+    add_string(value_id, coder, string_size, 0, whole_array);
+}
+
+void duplicate_strings::add_string(std::uint64_t value_id, std::uint8_t coder, std::uint32_t string_size,
+                                   std::uint32_t offset, std::uint32_t count) {
     if (value_id == 0) return;
     auto [slot, inserted] = array_of_.insert(value_id, static_cast<std::uint32_t>(arrays_.size()));
     if (inserted) arrays_.emplace_back();
-    strings_.push_back({*slot, string_size, coder});
+    strings_.push_back({*slot, string_size, offset, count, coder});
+}
+
+std::span<const std::byte> duplicate_strings::bytes_of(const chars& c) const {
+    return {arrays_[c.array].data + c.begin, c.bytes};
 }
 
 bool duplicate_strings::add_array(const primitive_array_view& v) {
@@ -61,34 +71,49 @@ bool duplicate_strings::add_array(const primitive_array_view& v) {
 }
 
 std::vector<duplicate_strings::group> duplicate_strings::groups(const vm_layout& vm, waste_report& r) const {
-    // Strings whose value array was found, keyed by contents and sorted so that equal keys, and in
+    // Strings whose characters were found, keyed by contents and sorted so that equal keys, and in
     // them each array's Strings, lie together. The String's size and coder travel in the entry
     // (size << 8 | coder), so that walking the sorted entries does not jump about the Strings.
     struct entry {
         std::uint64_t key;
         std::uint32_t array, size_coder;
+        std::uint32_t begin, bytes;  // of the array's data
         std::uint32_t size() const { return size_coder >> 8; }
         std::uint8_t coder() const { return static_cast<std::uint8_t>(size_coder); }
+        chars contents() const { return {array, begin, bytes, coder()}; }
     };
     std::vector<entry> entries;
     entries.reserve(strings_.size());
     for (const string_rec& s : strings_) {
         const array_rec& a = arrays_[s.array];
         if (a.type == 0) continue;
-        entries.push_back({fmix(a.hash ^ (std::uint64_t{s.coder} << 8 | a.type)), s.array,
-                           std::min<std::uint32_t>(s.size, 0xFFFFFF) << 8 | s.coder});
+        std::uint32_t begin = 0, bytes = a.bytes;
+        std::uint64_t hash = a.hash;
+        if (s.count != whole_array) {
+            // A range in characters: one byte each only in a Latin-1 byte[].
+            const std::uint64_t unit = a.type == 8 && s.coder == 0 ? 1 : 2;
+            if ((std::uint64_t{s.offset} + s.count) * unit > a.bytes) continue;
+            begin = static_cast<std::uint32_t>(s.offset * unit);
+            bytes = static_cast<std::uint32_t>(s.count * unit);
+            if (bytes != a.bytes) hash = hash_bytes(a.data + begin, bytes);
+        }
+        entries.push_back({fmix(hash ^ (std::uint64_t{s.coder} << 8 | a.type)), s.array,
+                           std::min<std::uint32_t>(s.size, 0xFFFFFF) << 8 | s.coder, begin, bytes});
     }
     std::sort(entries.begin(), entries.end(), [](const entry& x, const entry& y) {
-        return x.key != y.key ? x.key < y.key : x.array != y.array ? x.array < y.array : x.size_coder < y.size_coder;
+        return std::tie(x.key, x.array, x.begin, x.bytes, x.size_coder) <
+               std::tie(y.key, y.array, y.begin, y.bytes, y.size_coder);
     });
-    auto same_contents = [&](const array_rec& a, std::uint8_t ac, const array_rec& b, std::uint8_t bc) {
-        return ac == bc && a.type == b.type && a.bytes == b.bytes && std::memcmp(a.data, b.data, a.bytes) == 0;
+    auto same_contents = [&](const chars& x, const chars& y) {
+        if (x.coder != y.coder || arrays_[x.array].type != arrays_[y.array].type || x.bytes != y.bytes) return false;
+        return (x.array == y.array && x.begin == y.begin) ||
+               std::memcmp(bytes_of(x).data(), bytes_of(y).data(), x.bytes) == 0;
     };
     // Per distinct contents in one run of equal keys (a hash collision makes more than one).
     struct open_group {
-        std::uint32_t array, string_size;
-        std::uint8_t coder;
-        std::uint32_t last_array = none;
+        chars contents;
+        std::uint32_t string_size;
+        std::uint32_t last_whole = none;  // the last array a String of the group held whole
         std::uint64_t copies = 0, arrays = 0;
     };
     std::vector<group> out;
@@ -96,10 +121,13 @@ std::vector<duplicate_strings::group> duplicate_strings::groups(const vm_layout&
     auto close = [&] {
         for (const open_group& g : open) {
             if (g.copies < 2) continue;
-            const array_rec& a = arrays_[g.array];
-            std::uint64_t saving =
-                (g.copies - 1) * g.string_size + (g.arrays - 1) * array_shallow_size(vm, a.type, a.length());
-            out.push_back({saving, g.copies, g.array, g.coder});
+            const array_rec& a = arrays_[g.contents.array];
+            std::uint64_t saving = (g.copies - 1) * g.string_size;
+            // Arrays held whole hold the same contents, so all have a's size (a itself may be held in part).
+            if (g.arrays > 1)
+                saving += (g.arrays - 1) *
+                          array_shallow_size(vm, a.type, a.type == 5 ? g.contents.bytes / 2 : g.contents.bytes);
+            out.push_back({saving, g.copies, g.contents});
             ++r.duplicate_string_groups;
             r.duplicate_strings += g.copies;
             r.duplicate_string_saving += saving;
@@ -109,18 +137,18 @@ std::vector<duplicate_strings::group> duplicate_strings::groups(const vm_layout&
     for (std::size_t i = 0; i < entries.size(); ++i) {
         const entry& e = entries[i];
         if (i > 0 && e.key != entries[i - 1].key) close();
-        auto g = std::find_if(open.begin(), open.end(), [&](const open_group& x) {
-            return x.array == e.array ? x.coder == e.coder()
-                                      : same_contents(arrays_[x.array], x.coder, arrays_[e.array], e.coder());
-        });
+        auto g = std::find_if(open.begin(), open.end(),
+                              [&](const open_group& x) { return same_contents(x.contents, e.contents()); });
         if (g == open.end()) {
-            open.push_back({e.array, e.size(), e.coder()});
+            open.push_back({e.contents(), e.size()});
             g = open.end() - 1;
         }
         ++g->copies;
         // A group's Strings of one array are neighbours: the entries are sorted by array.
-        if (g->last_array != e.array) ++g->arrays;
-        g->last_array = e.array;
+        if (e.bytes == arrays_[e.array].bytes && g->last_whole != e.array) {
+            ++g->arrays;
+            g->last_whole = e.array;
+        }
     }
     close();
     return out;
@@ -132,19 +160,21 @@ void duplicate_strings::finish(const vm_layout& vm, unsigned top, waste_report& 
     auto before = [&](const group& x, const group& y) {
         if (x.saving != y.saving) return x.saving > y.saving;
         if (x.copies != y.copies) return x.copies > y.copies;
-        const array_rec &a = arrays_[x.array], &b = arrays_[y.array];
-        if (a.bytes != b.bytes) return a.bytes < b.bytes;
-        if (int c = std::memcmp(a.data, b.data, a.bytes); c != 0) return c < 0;
-        return std::pair(a.type, x.coder) < std::pair(b.type, y.coder);
+        std::span<const std::byte> a = bytes_of(x.contents), b = bytes_of(y.contents);
+        if (a.size() != b.size()) return a.size() < b.size();
+        if (int c = std::memcmp(a.data(), b.data(), a.size()); c != 0) return c < 0;
+        return std::pair(arrays_[x.contents.array].type, x.contents.coder) <
+               std::pair(arrays_[y.contents.array].type, y.contents.coder);
     };
     std::size_t keep = top == 0 ? all.size() : std::min<std::size_t>(top, all.size());
     std::partial_sort(all.begin(), all.begin() + static_cast<std::ptrdiff_t>(keep), all.end(), before);
     for (std::size_t i = 0; i < keep; ++i) {
-        const array_rec& a = arrays_[all[i].array];
-        primitive_array_view view{0, 0, 0, a.length(), a.type, {a.data, a.bytes}};
-        std::uint64_t chars = a.type == 8 && all[i].coder == 0 ? a.bytes : a.bytes / 2;
+        const chars& c = all[i].contents;
+        const std::uint8_t type = arrays_[c.array].type;
+        const std::uint32_t chars_n = type == 8 && c.coder == 0 ? c.bytes : c.bytes / 2;
+        primitive_array_view view{0, 0, 0, type == 5 ? chars_n : c.bytes, type, bytes_of(c)};
         r.duplicate_strings_top.push_back(
-            {display_java_string(view, all[i].coder, string_display_chars), chars, all[i].copies, all[i].saving});
+            {display_java_string(view, c.coder, string_display_chars), chars_n, all[i].copies, all[i].saving});
     }
 }
 

@@ -2,6 +2,7 @@
 // Duplicate strings for the waste report: java.lang.String objects grouped by contents (value
 // array bytes and coder, hashed, then compared), and what keeping one of each would save.
 #include <cstdint>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -16,28 +17,37 @@ namespace heapd {
 inline constexpr unsigned string_display_chars = 50;
 
 // Collects Strings during one walk over the heap and their value arrays during the next, then
-// groups equal contents. A group of copies Strings over arrays distinct value arrays saves
-// (copies - 1) × String + (arrays - 1) × value array: Strings already sharing an array cost only
-// the String. Memory: about 80 bytes per String (value array id, a view of its bytes and their
-// hash, a sort entry); nothing per other object.
+// groups equal contents. A group of copies Strings over arrays distinct value arrays that each
+// String holds whole saves (copies - 1) × String + (arrays - 1) × value array: Strings already
+// sharing an array cost only the String, and an array a String holds only part of (JDK 6's
+// substrings) may hold other Strings' characters too, so it counts as saved by nothing. Memory:
+// about 96 bytes per String (value array id, a view of its bytes and their hash, its range, a sort
+// entry); nothing per other object.
 class duplicate_strings {
 public:
     // Room for this many Strings without growing.
     void reserve(std::size_t strings);
-    // A String whose value field holds value_id (0: null, ignored), with its coder and shallow size.
+    // A String whose value field holds value_id (0: null, ignored), with its coder and shallow size;
+    // its characters are the whole array, or count characters from offset.
     void add_string(std::uint64_t value_id, std::uint8_t coder, std::uint32_t string_size);
+    void add_string(std::uint64_t value_id, std::uint8_t coder, std::uint32_t string_size, std::uint32_t offset,
+                    std::uint32_t count);
     // Offers any primitive array; true when it is the value of a String added before (then its
     // view is kept: the dump must stay mapped until finish).
     bool add_array(const primitive_array_view& v);
     // Fills r's duplicate-string totals and its top groups by saving (top 0: all). Strings whose
-    // value is missing, not a byte[] or char[], or without data are left out.
+    // value is missing, not a byte[] or char[], or without data, or whose range does not lie within
+    // their array are left out.
     void finish(const vm_layout& vm, unsigned top, waste_report& r) const;
 
 private:
-    // A String: its value array (index into arrays_), shallow size and coder.
+    // A String: its value array (index into arrays_), shallow size, coder, and range in characters
+    // (count whole_array: all of it).
+    static constexpr std::uint32_t whole_array = ~std::uint32_t{0};
     struct string_rec {
         std::uint32_t array;
         std::uint32_t size;
+        std::uint32_t offset = 0, count = whole_array;
         std::uint8_t coder;
     };
     // A value array, filled in by add_array.
@@ -48,12 +58,17 @@ private:
         std::uint8_t type = 0;    // 5 (char[]) or 8 (byte[]); 0 until found, or when unusable
         std::uint32_t length() const { return type == 5 ? bytes / 2 : bytes; }
     };
+    // Characters of one String: begin and bytes within its value array's data.
+    struct chars {
+        std::uint32_t array, begin, bytes;
+        std::uint8_t coder;
+    };
     // One group of equal contents.
     struct group {
         std::uint64_t saving, copies;
-        std::uint32_t array;  // a value array holding the contents
-        std::uint8_t coder;
+        chars contents;  // where a String of the group has them
     };
+    std::span<const std::byte> bytes_of(const chars& c) const;
     std::vector<group> groups(const vm_layout& vm, waste_report& r) const;
 
     std::vector<string_rec> strings_;

@@ -101,7 +101,8 @@ void read_thread_objects(const record_index& idx, const class_table& classes, st
         auto s = str_of.find(t.object_id);
         if (s == str_of.end()) continue;
         if (const located_object* o = third.find(s->second.value_id); o && o->tag == 0x23)
-            t.name = decode_java_string(o->primitive_array, s->second.coder);
+            if (auto chars = string_chars(o->primitive_array, s->second))
+                t.name = decode_java_string(*chars, s->second.coder);
     }
 }
 

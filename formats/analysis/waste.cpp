@@ -36,6 +36,8 @@ struct class_plan {
     std::uint32_t size = 0;   // shallow bytes of one instance
     field_slot a{}, b{};      // string: value, coder; collections: backing array, size; boxed: value
     bool has_b = false;
+    field_slot offset{}, count{};  // string with a range of its array (JDK 6 and older)
+    bool has_range = false;
 };
 
 // A collection seen in the first walk: its row, its size and its backing array (index into tables).
@@ -172,7 +174,15 @@ struct object_pass : heap_visitor {
         };
         if (same_class_name(c->raw_name, "java.lang.String")) {
             auto value = slot("value", 2);
-            if (!value || classes->find_field(class_id, "offset")) return p;
+            if (!value) return p;
+            // JDK 6 and older: the characters are count from offset (Android's count alone is the length).
+            if (classes->find_field(class_id, "offset")) {
+                auto offset = slot("offset", 10), count = slot("count", 10);
+                if (!offset || !count) return p;  // a shape of String not known: left out
+                p.offset = *offset;
+                p.count = *count;
+                p.has_range = true;
+            }
             p.kind = shape::string;
             p.a = *value;
             if (auto coder = slot("coder", 8)) {
@@ -224,7 +234,14 @@ struct object_pass : heap_visitor {
                 if (!c) return;
                 coder = static_cast<std::uint8_t>(*c);
             }
-            strings->add_string(*a, coder, p.size);
+            if (p.has_range) {
+                auto offset = read_slot(v, p.offset, id_size), count = read_slot(v, p.count, id_size);
+                if (!offset || !count) return;
+                strings->add_string(*a, coder, p.size, static_cast<std::uint32_t>(*offset),
+                                    static_cast<std::uint32_t>(*count));
+            } else {
+                strings->add_string(*a, coder, p.size);
+            }
             return;
         }
         case shape::boxed: {

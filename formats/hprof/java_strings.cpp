@@ -85,7 +85,26 @@ std::optional<string_fields> read_string_fields(const class_table& classes, cons
     string_fields f;
     f.value_id = *value;
     if (auto coder = read_field(classes, str, "coder")) f.coder = static_cast<std::uint8_t>(*coder);
+    auto offset = read_field(classes, str, "offset");
+    auto count = read_field(classes, str, "count");
+    if (offset && count) {
+        f.offset = static_cast<std::uint32_t>(*offset);
+        f.count = static_cast<std::uint32_t>(*count);
+    }
     return f;
+}
+
+std::optional<primitive_array_view> string_chars(const primitive_array_view& value, const string_fields& f) {
+    if (!f.offset || !f.count) return value;
+    // A character is one byte only in a Latin-1 byte[] (coder 0); Strings with ranges hold char[].
+    const std::uint64_t unit = value.type == 8 && f.coder == 0 ? 1 : 2;
+    const std::uint64_t begin = std::uint64_t{*f.offset} * unit, bytes = std::uint64_t{*f.count} * unit;
+    // offset and count are Java ints: a negative one reads as above 2^31 and fails here.
+    if (begin + bytes > value.data.size()) return std::nullopt;
+    primitive_array_view part = value;
+    part.data = value.data.subspan(begin, bytes);
+    part.length = *f.count;
+    return part;
 }
 
 }  // namespace heapd

@@ -20,11 +20,18 @@ std::string decode_java_string(const primitive_array_view& value, std::uint8_t c
 // the class has no such field or the data is too short for it.
 std::optional<std::uint64_t> read_field(const class_table& classes, const instance_view& obj, std::string_view field);
 
-// The String object's value array id and coder (0 when the class has no coder field).
+// The String object's value array id and coder (0 when the class has no coder field), and, for
+// Strings that hold a range of their array (JDK 6 and older, older Android: offset and count
+// fields), that range in characters.
 struct string_fields {
     std::uint64_t value_id = 0;
     std::uint8_t coder = 0;
+    std::optional<std::uint32_t> offset, count;
 };
 std::optional<string_fields> read_string_fields(const class_table& classes, const instance_view& str);
+
+// The part of a String's value array that holds its characters: the whole array, or the range
+// offset and count name; nullopt when that range does not lie within the array.
+std::optional<primitive_array_view> string_chars(const primitive_array_view& value, const string_fields& f);
 
 }  // namespace heapd

@@ -111,6 +111,44 @@ TEST(duplicate_strings, strings_whose_array_never_came_are_left_out) {
     EXPECT_EQ(r.duplicate_string_groups, 0u);
 }
 
+TEST(duplicate_strings, strings_holding_a_range_of_a_shared_array_count_by_their_characters) {
+    // JDK 6: "hello world" in one char[]; "world" as a substring of it, twice, and in an array of its own.
+    const byte_vector text =
+        test::values(8).u2('h').u2('e').u2('l').u2('l').u2('o').u2(' ').u2('w').u2('o').u2('r').u2('l').u2('d');
+    const byte_vector world = test::values(8).u2('w').u2('o').u2('r').u2('l').u2('d');
+    duplicate_strings d;
+    d.add_string(1, 0, 24, 0, 11);  // "hello world"
+    d.add_string(1, 0, 24, 6, 5);   // "world", sharing array 1
+    d.add_string(1, 0, 24, 6, 5);
+    d.add_string(2, 0, 24, 0, 5);           // "world", array 2 whole
+    d.add_string(1, 0, 24, 6, 6);           // past the array's end: left out
+    d.add_string(1, 0, 24, 0xFFFFFFFF, 2);  // a negative offset: left out
+    d.add_array(array(1, t_char, text));
+    d.add_array(array(2, t_char, world));
+    waste_report r;
+    d.finish(compressed(), 0, r);
+    ASSERT_EQ(r.duplicate_strings_top.size(), 1u);
+    const duplicate_string_entry& g = r.duplicate_strings_top[0];
+    EXPECT_EQ(g.content, "world");
+    EXPECT_EQ(g.length, 5u);
+    EXPECT_EQ(g.copies, 3u);
+    // Two Strings; no array: array 1 holds "hello" too, and array 2 is the one kept.
+    EXPECT_EQ(g.saving_bytes, 2 * 24u);
+    EXPECT_EQ(r.duplicate_strings, 3u);
+}
+
+TEST(duplicate_strings, arrays_held_whole_by_ranged_strings_are_saved_like_any_other) {
+    const byte_vector ab = test::values(8).u2('a').u2('b');
+    duplicate_strings d;
+    for (std::uint64_t v : {1, 2, 3}) d.add_string(v, 0, 24, 0, 2);
+    for (std::uint64_t v : {1, 2, 3}) d.add_array(array(v, t_char, ab));
+    waste_report r;
+    d.finish(compressed(), 0, r);
+    ASSERT_EQ(r.duplicate_strings_top.size(), 1u);
+    EXPECT_EQ(r.duplicate_strings_top[0].content, "ab");
+    EXPECT_EQ(r.duplicate_strings_top[0].saving_bytes, 2 * 24u + 2 * 24u);  // char[2] = 16 + 4 -> 24
+}
+
 TEST(duplicate_strings, many_groups_are_ordered_by_saving_then_copies_then_contents) {
     std::vector<byte_vector> texts;
     for (int k = 0; k < 10; ++k) texts.push_back(latin1("s" + std::to_string(k)));

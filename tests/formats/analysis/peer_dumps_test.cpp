@@ -1,18 +1,25 @@
 // Reads the peer dumps (files no one here wrote) and checks every figure against the summary an
-// independent parser printed for them (the *-result.txt beside each dump), parsed at test time.
+// independent parser printed for them (the *-result.txt beside each dump), parsed at test time, and
+// the duplicate strings against a plain count of the Strings' contents made here.
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <ctime>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <regex>
 #include <set>
 #include <string>
+#include <tuple>
 #include <vector>
 
+#include "formats/analysis/analysis.h"
 #include "formats/analysis/census.h"
+#include "formats/hprof/class_table.h"
 #include "formats/hprof/heap_walk.h"
+#include "formats/hprof/java_names.h"
+#include "formats/hprof/java_strings.h"
 #include "formats/hprof/mapped_file.h"
 #include "formats/hprof/record_index.h"
 
@@ -207,6 +214,91 @@ TEST_P(peer_dump_test, stack_traces_with_frames_match_in_order) {
         for (std::size_t off = 0; off < traces[i]->frame_ids.size(); off += id)
             frames.push_back(describe_frame(index_, be::id(traces[i]->frame_ids.data() + off, id)));
         EXPECT_EQ(frames, summary_.threads[i]);
+    }
+}
+
+// The contents of every String of a dump whose value is a char[] (both peer dumps are of JDK 8 or
+// older), counted the plain way: the characters are value[offset, offset + count) when the class
+// has those fields (hprof-32: JDK 6, where substrings share their array), else the whole array.
+struct plain_strings : heap_visitor {
+    const class_table* classes;
+    std::uint64_t string_class = 0;
+    std::vector<std::tuple<std::uint64_t, std::uint64_t, std::optional<std::uint64_t>>>
+        strings;                                     // value, offset, count
+    std::map<std::uint64_t, std::u16string> arrays;  // char[] id -> contents
+    std::uint64_t ranged = 0;                        // Strings that hold less than their whole array
+
+    void instance(const instance_view& v) {
+        if (v.class_id != string_class) return;
+        auto value = read_field(*classes, v, "value");
+        if (!value || *value == 0) return;
+        strings.emplace_back(*value, read_field(*classes, v, "offset").value_or(0), read_field(*classes, v, "count"));
+    }
+    void primitive_array(const primitive_array_view& v) {
+        if (v.type != 5) return;
+        std::u16string s;
+        for (std::uint32_t i = 0; i < v.length; ++i) s += static_cast<char16_t>(be::u2(v.data.data() + 2 * i));
+        arrays[v.id] = std::move(s);
+    }
+    // Contents -> copies, for contents held by more than one String.
+    std::map<std::u16string, std::uint64_t> duplicates() {
+        std::map<std::u16string, std::uint64_t> copies;
+        for (const auto& [value, offset, count] : strings) {
+            auto a = arrays.find(value);
+            if (a == arrays.end()) continue;
+            const std::uint64_t n = count.value_or(a->second.size());
+            if (offset + n > a->second.size()) continue;
+            if (n != a->second.size()) ++ranged;
+            ++copies[a->second.substr(offset, n)];
+        }
+        std::erase_if(copies, [](const auto& c) { return c.second < 2; });
+        return copies;
+    }
+};
+
+TEST_P(peer_dump_test, duplicate_strings_match_a_plain_count_of_the_strings_contents) {
+    class_table classes(index_);
+    struct class_reader : heap_visitor {
+        class_table* classes;
+        void class_dump(const class_dump_view& c) { classes->add(c); }
+    } first;
+    first.classes = &classes;
+    walk_heap(index_, first, nullptr);
+    plain_strings plain;
+    plain.classes = &classes;
+    for (const loaded_class& c : index_.classes())
+        if (same_class_name(index_.utf8(c.name_id), "java.lang.String")) plain.string_class = c.class_id;
+    ASSERT_NE(plain.string_class, 0u);
+    walk_heap(index_, plain, nullptr);
+    const std::map<std::u16string, std::uint64_t> expected = plain.duplicates();
+    std::uint64_t strings = 0;
+    for (const auto& c : expected) strings += c.second;
+    // hprof-32 holds 40 groups of 89 Strings, 'Sun Microsystems Inc.' four times; hprof-64, 127 of 448.
+    ASSERT_GT(expected.size(), 30u);
+    if (GetParam() == "hprof-32") {
+        EXPECT_GT(plain.ranged, 0u) << "hprof-32's Strings hold ranges of their arrays";
+        EXPECT_EQ(expected.at(u"Sun Microsystems Inc."), 4u);
+    }
+
+    analysis_options options;
+    options.retained = false;
+    options.threads = false;
+    auto report = analyze_dump(file_.bytes(), options);
+    ASSERT_TRUE(report.has_value()) << report.error().describe();
+    const waste_report& w = report->waste;
+    EXPECT_EQ(w.duplicate_string_groups, expected.size());
+    EXPECT_EQ(w.duplicate_strings, strings);
+    ASSERT_FALSE(w.duplicate_strings_top.empty());
+    for (const duplicate_string_entry& e : w.duplicate_strings_top) {
+        // The report shows at most string_display_chars characters; those shown are the group's.
+        auto c = std::find_if(expected.begin(), expected.end(),
+                              [&](const auto& x) { return x.first.size() == e.length && x.second == e.copies; });
+        EXPECT_NE(c, expected.end()) << e.content << " x" << e.copies;
+    }
+    if (GetParam() == "hprof-32") {
+        // The most it saves: four Strings, each with its own array of 21 chars.
+        EXPECT_EQ(w.duplicate_strings_top[0].content, "Sun Microsystems Inc.");
+        EXPECT_EQ(w.duplicate_strings_top[0].copies, 4u);
     }
 }
 

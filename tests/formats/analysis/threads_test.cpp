@@ -325,6 +325,28 @@ TEST(collect_threads, jdk8_thread_names_are_strings_over_char_arrays) {
     expect_threads(l.threads(), {{2, 0x5000, "Finalizer", "WAITING", true, handler_frames}});
 }
 
+TEST(collect_threads, strings_with_offset_and_count_name_their_range_of_the_array) {
+    // JDK 6's and old Android's Strings: the name is count chars from offset of a shared char[].
+    constexpr std::uint64_t f_offset = 90, f_count = 91;
+    hprof_builder b(4, "JAVA PROFILE 1.0.2");
+    declare_common(b);
+    b.utf8(f_offset, "offset").utf8(f_count, "count");
+    b.begin_segment();
+    b.class_dump(object_class, 0, {});
+    b.class_dump(string_class, object_class,
+                 {{f_value, t_object}, {f_offset, t_int}, {f_count, t_int}, {f_hash, t_int}});
+    b.class_dump(thread_class, object_class, {{f_name, t_object}, {f_daemon, t_boolean}, {f_status, t_int}});
+    b.root_thread_object(0x5000, 2, 102);
+    b.instance(0x5000, thread_class, values(4).id(0x6000).u1(1).u4(0x191).bytes());
+    b.instance(0x6000, string_class, values(4).id(0x7000).u4(2).u4(9).u4(0).bytes());
+    test::values chars;
+    for (char c : std::string_view("[ Finalizer ]")) chars.u2(static_cast<std::uint16_t>(c));
+    b.primitive_array(0x7000, t_char, 13, chars.bytes());
+    b.end_segment();
+    loaded l(b);
+    expect_threads(l.threads(), {{2, 0x5000, "Finalizer", "WAITING", true, handler_frames}});
+}
+
 TEST(collect_threads, an_empty_dump_has_no_threads) {
     hprof_builder b(8);
     loaded l(b);

@@ -231,7 +231,31 @@ TEST(read_string_fields, old_strings_without_a_coder_read_as_coder_zero) {
     ASSERT_TRUE(f.has_value());
     EXPECT_EQ(f->value_id, 0x2000u);
     EXPECT_EQ(f->coder, 0u);
+    EXPECT_EQ(f->offset, 0u);
+    EXPECT_EQ(f->count, 3u);
     EXPECT_EQ(read_string_fields(l.classes, l.at(0x1010)), std::nullopt);
+}
+
+TEST(string_chars, a_range_of_offset_and_count_or_the_whole_array) {
+    const byte_vector hello = utf16_be({'h', 'e', 'l', 'l', 'o'});
+    const primitive_array_view text = array_of(t_char, hello);
+    string_fields whole;
+    EXPECT_EQ(decode_java_string(*string_chars(text, whole), 0), "hello");
+    string_fields range;
+    range.offset = 1;
+    range.count = 3;
+    auto part = string_chars(text, range);
+    ASSERT_TRUE(part.has_value());
+    EXPECT_EQ(part->length, 3u);
+    EXPECT_EQ(decode_java_string(*part, 0), "ell");
+    range.count = 0;
+    EXPECT_EQ(decode_java_string(*string_chars(text, range), 0), "");
+    // Ranges that do not lie within the array, a negative offset among them.
+    range.count = 5;
+    EXPECT_EQ(string_chars(text, range), std::nullopt);
+    range.offset = 0xFFFFFFFF;
+    range.count = 2;
+    EXPECT_EQ(string_chars(text, range), std::nullopt);
 }
 
 }  // namespace
