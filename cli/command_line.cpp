@@ -2,18 +2,23 @@
 #include <cstdio>
 #include <ctime>
 
+#include "base/safe_text.h"
 #include "cli/command_line.h"
 
 namespace heapd::ctl {
 
 int complain(const std::string& message, int code) {
-    std::fprintf(stderr, "heapctl: %s\n", message.c_str());
+    std::fprintf(stderr, "heapctl: %s\n", terminal_safe(message).c_str());
     return code;
 }
 
 int complain(const client_error& e) { return complain(e.message, e.code); }
 
-void print(const std::string& text) { std::fwrite(text.data(), 1, text.size(), stdout); }
+// Everything heapctl prints may hold names from a dump or another user's process: escaped for the terminal.
+void print(const std::string& text) {
+    const std::string safe = terminal_safe(text);
+    std::fwrite(safe.data(), 1, safe.size(), stdout);
+}
 
 void print_json(const wire::json& j) { print(j.dump(2, ' ', false, wire::json::error_handler_t::replace) + "\n"); }
 

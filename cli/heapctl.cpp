@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "base/safe_text.h"
 #include "cli/command_line.h"
 #include "cli/listings.h"
 #include "cli/progress_bar.h"
@@ -166,12 +167,14 @@ int print_report(const wire::json& result, const options& o) {
     bool damaged = false;
     for (const problem_report& p : report->problems) {
         std::fprintf(stderr, "heapctl: %s: %s: %s (at file offset %llu)\n", p.truncation ? "warning" : "error",
-                     report->summary.file.c_str(), p.message.c_str(), static_cast<unsigned long long>(p.offset));
+                     terminal_safe(report->summary.file).c_str(), terminal_safe(p.message).c_str(),
+                     static_cast<unsigned long long>(p.offset));
         damaged = damaged || !p.truncation;
     }
     if (report->problems_omitted != 0) {
         std::fprintf(stderr, "heapctl: error: %s: and %llu more problems like these, not listed\n",
-                     report->summary.file.c_str(), static_cast<unsigned long long>(report->problems_omitted));
+                     terminal_safe(report->summary.file).c_str(),
+                     static_cast<unsigned long long>(report->problems_omitted));
         damaged = true;
     }
     if (!o.json)

@@ -2,6 +2,7 @@
 #include <cstdlib>
 #include <string>
 
+#include "base/safe_text.h"
 #include "formats/report/report_text.h"
 #include "formats/report/text_format.h"
 
@@ -101,7 +102,7 @@ std::string render_text(const diff_report& r, const text_options& options) {
     diff_rows(out, "Grew", "most shallow bytes gained first", r.grew, r.grew_classes, r.retained, options.top);
     diff_rows(out, "Shrank", "most shallow bytes lost first", r.shrank, r.shrank_classes, r.retained, options.top);
     out += "\n  " + grouped(r.unchanged_classes) + (r.unchanged_classes == 1 ? " class" : " classes") + " unchanged\n";
-    return out;
+    return terminal_safe(out);
 }
 
 }  // namespace heapd

@@ -1,5 +1,6 @@
 #include "formats/report/report_text.h"
 
+#include "base/safe_text.h"
 #include "formats/report/text_format.h"
 
 #include <cmath>
@@ -364,7 +365,7 @@ std::string render_text(const object_paths_report& r) {
         out += fmt("  %u. %s references from a GC root\n", ++i, grouped(p.length).c_str());
         wrapped_path(out, "     ", path_text(p));
     }
-    return out;
+    return terminal_safe(out);
 }
 
 std::string path_text(const gc_path& path) {
@@ -429,7 +430,7 @@ std::string render_text(const analysis_report& r, const text_options& options) {
     if (on(text_options::waste)) waste(out, r, options.top);
     if (on(text_options::threads)) threads(out, r, options.max_frames);
     if (on(text_options::legacy)) legacy(out, r, options.top);
-    return out;
+    return terminal_safe(out);
 }
 
 }  // namespace heapd

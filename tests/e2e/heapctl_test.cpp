@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "formats/protocol/protocol.h"
+#include "support/hprof_builder.h"
 #include "support/jvm_process.h"
 #include "support/serve_process.h"
 
@@ -140,6 +141,34 @@ TEST(heapctl, reports_a_real_dump_with_the_leak_and_its_path_first) {
     EXPECT_EQ(gone.exit_code, 5);
     EXPECT_NE(gone.err.find("no file or dump named " + id), std::string::npos) << gone.err;
     EXPECT_FALSE(std::filesystem::exists(d.store() + "/entries/" + id));
+}
+
+TEST(heapctl, names_in_a_crafted_dump_cannot_drive_the_terminal) {
+    // A class named with a window title, a screen clear and an 8-bit CSI, one instance of it held by a
+    // global root: its name is in the suspects, the retainers and the histogram.
+    const std::string evil =
+        "Evil\x1b]0;root shell\x07\x1b[2J\xC2\x9B"
+        "31m";
+    hprof_builder b(8);
+    b.utf8(1, "java/lang/Object").utf8(2, evil).utf8(3, "data");
+    b.load_class(1, 0x100, 0, 1).load_class(2, 0x200, 0, 2);
+    b.begin_segment();
+    b.class_dump(0x100, 0, {});
+    b.class_dump(0x200, 0x100, {{3, 11}});
+    b.root_jni_global(0x1000, 0x9000);
+    b.instance(0x1000, 0x200, values(8).u8(42).bytes());
+    b.end_segment();
+    serve_process d;
+    ASSERT_TRUE(d.ready()) << d.log();
+    const std::string file = d.dir() + "/evil.hprof";
+    ASSERT_TRUE(b.write_to(file));
+    for (const command_result& r : {heapctl(d, {"report", file}), run_command({heapd_binary(), "analyze", file})}) {
+        ASSERT_EQ(r.exit_code, 0) << r.err;
+        EXPECT_NE(r.out.find("Evil\\x1b]0;root shell\\x07\\x1b[2J\\u009b31m"), std::string::npos) << r.out;
+        EXPECT_EQ(r.out.find('\x1b'), std::string::npos);
+        EXPECT_EQ(r.out.find('\x07'), std::string::npos);
+        EXPECT_EQ(r.out.find("\xC2\x9B"), std::string::npos);
+    }
 }
 
 TEST(heapctl, a_file_that_is_no_dump_is_bad_input) {

@@ -37,6 +37,15 @@ TEST(jvm_table, shows_only_the_columns_asked_for_in_their_order) {
               "      7  container  oom-armed\n");
 }
 
+TEST(jvm_table, cells_from_other_users_processes_cannot_drive_the_terminal) {
+    jvm_table_row r;
+    r.pid = 7;
+    r.main_class = "Evil\x1b]0;root shell\x07\x1b[2J";
+    EXPECT_EQ(jvm_table_text({jvm_column::pid, jvm_column::main_class}, {r}),
+              "    PID  MAIN CLASS\n"
+              "      7  Evil\\x1b]0;root shell\\x07\\x1b[2J\n");
+}
+
 TEST(jvm_table, no_rows_print_nothing) { EXPECT_EQ(jvm_table_text({jvm_column::pid, jvm_column::user}, {}), ""); }
 
 }  // namespace

@@ -1,0 +1,46 @@
+// Text from outside made safe for a terminal: escapes for control characters and stray bytes,
+// everything printable (UTF-8 included) kept as it is.
+#include "base/safe_text.h"
+
+#include <gtest/gtest.h>
+
+namespace heapd {
+namespace {
+
+TEST(terminal_safe, printable_text_and_newlines_are_kept) {
+    EXPECT_EQ(terminal_safe("plain ascii\nand a second line\n"), "plain ascii\nand a second line\n");
+    EXPECT_EQ(terminal_safe("caf\xC3\xA9 \xE2\x82\xAC \xF0\x9F\x98\x80 \xC2\xA0"),
+              "caf\xC3\xA9 \xE2\x82\xAC \xF0\x9F\x98\x80 \xC2\xA0");
+    EXPECT_EQ(terminal_safe(""), "");
+}
+
+TEST(terminal_safe, control_characters_are_escaped) {
+    // A window title set, a colour, a clear screen, a bell, a NUL, a tab, a carriage return and DEL.
+    EXPECT_EQ(terminal_safe("\x1b]0;owned\x07"), "\\x1b]0;owned\\x07");
+    EXPECT_EQ(terminal_safe("red\x1b[31m!\x1b[2J"), "red\\x1b[31m!\\x1b[2J");
+    EXPECT_EQ(terminal_safe(std::string("a\0b", 3)), "a\\x00b");
+    EXPECT_EQ(terminal_safe("a\tb\rc\x7f"), "a\\x09b\\x0dc\\x7f");
+}
+
+TEST(terminal_safe, c1_controls_and_bytes_that_are_not_utf8_are_escaped) {
+    // U+009B is CSI on terminals that take 8-bit controls; U+0085 is NEL.
+    EXPECT_EQ(terminal_safe("x\xC2\x9B"
+                            "31m\xC2\x85y"),
+              "x\\u009b31m\\u0085y");
+    // A lone continuation byte, a lead byte without its continuation, an overlong form, a byte above F4.
+    EXPECT_EQ(terminal_safe("\x80|\xC3|\xC0\xAF|\xF5"), "\\x80|\\xc3|\\xc0\\xaf|\\xf5");
+    // Cut short at the end of the text.
+    EXPECT_EQ(terminal_safe("ok\xE2\x82"), "ok\\xe2\\x82");
+}
+
+TEST(utf8_char_length, lengths_of_lead_bytes_with_their_continuations) {
+    EXPECT_EQ(utf8_char_length("\xC3\xA9"), 2u);
+    EXPECT_EQ(utf8_char_length("\xE2\x82\xAC"), 3u);
+    EXPECT_EQ(utf8_char_length("\xF0\x9F\x98\x80"), 4u);
+    EXPECT_EQ(utf8_char_length("a"), 0u);
+    EXPECT_EQ(utf8_char_length("\xE2\x82"), 0u);
+    EXPECT_EQ(utf8_char_length(""), 0u);
+}
+
+}  // namespace
+}  // namespace heapd
