@@ -158,6 +158,8 @@ result<analysis_report> analyze_dump(std::span<const std::byte> data, const anal
     s.classes = c.classes;
     s.shallow_bytes = c.shallow_bytes;
     add_counts(s, idx, c);
+    s.stripped = c.stripped.arrays;
+    s.strings_stripped = c.stripped.strings;
 
     for (const error_info& e : idx.problems())
         add_problem(r, {e.message, e.offset, e.code == error_code::out_of_bounds && idx.truncated()});
@@ -169,7 +171,7 @@ result<analysis_report> analyze_dump(std::span<const std::byte> data, const anal
     r.largest_objects = std::move(c.largest);
     if (options.threads) {
         if (!phase(options, "threads")) return cancelled();
-        for (thread_entry& t : collect_threads(idx, classes, c.thread_roots))
+        for (thread_entry& t : collect_threads(idx, classes, c.thread_roots, c.stripped.strings))
             r.threads.push_back({std::move(t.name), std::move(t.state), t.daemon, std::move(t.frames)});
     }
     if (options.waste && !phase(options, "waste")) return cancelled();

@@ -109,6 +109,7 @@ void heap_census::object_array(const object_array_view& v) {
 
 void heap_census::primitive_array(const primitive_array_view& v) {
     ++subrecords_[v.data.empty() && v.length != 0 ? 0xC3 : 0x23];
+    stripped_.add(v);
     std::uint32_t acc;
     if (prim_acc_[v.type] != 0) {
         acc = prim_acc_[v.type] - 1;
@@ -135,6 +136,7 @@ census_result heap_census::finish() {
     r.roots = roots_;
     r.subrecord_counts = subrecords_;
     r.thread_roots = thread_roots_;
+    r.stripped = stripped_.result();
     // The layout under which most arrays end exactly where the next object starts. Identifiers that
     // are not addresses (the old hprof agent) fit none; then the most common layout stands.
     std::size_t best = 0;

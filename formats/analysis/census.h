@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "formats/analysis/stripped_check.h"
 #include "formats/hprof/class_table.h"
 #include "formats/hprof/heap_records.h"
 #include "formats/hprof/object_layout.h"
@@ -33,6 +34,7 @@ struct census_result {
     const vm_layout* vm = nullptr;           // the layout sizes were computed for
     id_map<std::uint32_t> instance_sizes;    // class id -> bytes of one instance, for classes with instances
     id_map<std::uint32_t> mirror_sizes;      // class id -> bytes of its java.lang.Class object
+    stripped_state stripped;                 // primitive array contents zeroed (heapd strip)
 };
 
 // Visitor for walk_heap; call finish() after the walk.
@@ -57,6 +59,7 @@ public:
     census_result finish();
 
 private:
+    stripped_check stripped_;
     // Per-class running totals; arrays keep their exact bytes under every candidate layout.
     struct class_acc {
         std::uint64_t class_id = 0;

@@ -54,7 +54,8 @@ std::vector<std::string> frames_of(const record_index& idx, std::uint32_t trace_
 }
 
 // Reads name, state and daemon flag from the Thread objects (JDK 19+ keep the last two in holder).
-void read_thread_objects(const record_index& idx, const class_table& classes, std::vector<thread_entry>& threads) {
+void read_thread_objects(const record_index& idx, const class_table& classes, std::vector<thread_entry>& threads,
+                         bool read_names) {
     std::vector<std::uint64_t> ids;
     for (const auto& t : threads) ids.push_back(t.object_id);
     object_locator objects(idx, ids);
@@ -63,7 +64,7 @@ void read_thread_objects(const record_index& idx, const class_table& classes, st
     for (auto& t : threads) {
         const located_object* o = objects.find(t.object_id);
         if (o == nullptr || o->tag != 0x21) continue;
-        if (auto name = read_field(classes, o->instance, "name")) {
+        if (auto name = read_names ? read_field(classes, o->instance, "name") : std::nullopt) {
             name_of[t.object_id] = *name;
             next.push_back(*name);
         }
@@ -109,7 +110,7 @@ void read_thread_objects(const record_index& idx, const class_table& classes, st
 }  // namespace
 
 std::vector<thread_entry> collect_threads(const record_index& idx, const class_table& classes,
-                                          const std::vector<root_view>& thread_roots) {
+                                          const std::vector<root_view>& thread_roots, bool strings_stripped) {
     // Thread roots first; a START_THREAD of the same thread object (its serial may differ) joins it.
     std::vector<thread_entry> threads;
     std::vector<std::uint32_t> traces;
@@ -134,9 +135,10 @@ std::vector<thread_entry> collect_threads(const record_index& idx, const class_t
         threads[it->second].name = std::string(idx.utf8(s.name_id));
     }
     for (std::size_t i = 0; i < threads.size(); ++i) threads[i].frames = frames_of(idx, traces[i]);
-    read_thread_objects(idx, classes, threads);
+    read_thread_objects(idx, classes, threads, !strings_stripped);
     for (auto& t : threads)
-        if (t.name.empty()) t.name = "<thread " + std::to_string(t.serial) + ">";
+        if (t.name.empty())
+            t.name = "<thread " + std::to_string(t.serial) + (strings_stripped ? ", name stripped>" : ">");
     return threads;
 }
 

@@ -27,8 +27,10 @@ std::string format_frame(const record_index& idx, const frame_info& f);
 std::string thread_state_name(std::uint32_t status);
 
 // Threads from ROOT_THREAD_OBJ roots (HotSpot) and START_THREAD records (the old hprof agent),
-// by serial; names and states are read from the Thread objects (a few passes over the heap).
+// by serial; names and states are read from the Thread objects (a few passes over the heap). In a
+// dump whose strings are stripped (zeros only) the Thread objects' names are not read: such threads
+// are named "<thread SERIAL, name stripped>".
 std::vector<thread_entry> collect_threads(const record_index& idx, const class_table& classes,
-                                          const std::vector<root_view>& thread_roots);
+                                          const std::vector<root_view>& thread_roots, bool strings_stripped = false);
 
 }  // namespace heapd

@@ -98,10 +98,6 @@ struct box_row {
     }
 };
 
-bool all_zero(std::span<const std::byte> d) {
-    return !d.empty() && d[0] == std::byte{0} && std::memcmp(d.data(), d.data() + 1, d.size() - 1) == 0;
-}
-
 // The slot of a field that the class named declaring declares, in instances of class_id (one of
 // its subclasses, whose own fields of the same name do not hide it).
 std::optional<field_slot> inherited_field(const class_table& classes, std::uint64_t class_id,
@@ -274,6 +270,7 @@ struct object_pass : heap_visitor {
 struct array_pass : heap_visitor {
     object_pass* objects;
     const vm_layout* vm;
+    bool stripped = false;  // arrays of zeros are not counted: the dump was stripped
     std::array<std::pair<std::uint64_t, std::uint64_t>, 12> zeros{};  // per type: count, bytes
 
     void object_array(const object_array_view& v) {
@@ -287,7 +284,7 @@ struct array_pass : heap_visitor {
     }
     void primitive_array(const primitive_array_view& v) {
         if (objects->strings->add_array(v)) return;  // String values are left to the string report
-        if (v.length > 0 && all_zero(v.data)) {
+        if (!stripped && v.length > 0 && all_zero(v.data)) {
             ++zeros[v.type].first;
             zeros[v.type].second += array_shallow_size(*vm, v.type, v.length);
         }
@@ -361,10 +358,13 @@ waste_report find_waste(const record_index& idx, const class_table& classes, con
     array_pass arrays;
     arrays.objects = &objects;
     arrays.vm = census.vm;
+    arrays.stripped = census.stripped.arrays;
     walk_heap(idx, arrays);
     r.computed = true;
 
-    strings.finish(*census.vm, top, r);
+    // A stripped dump's Strings all hold zeros, and so do its arrays: their figures would be nonsense
+    // (the summary says the dump is stripped).
+    if (!census.stripped.strings) strings.finish(*census.vm, top, r);
     find_collection_waste(objects, classes, *census.vm, r);
     for (std::size_t i = 0; i < box_names.size(); ++i) {
         box_row& b = objects.boxes[i];

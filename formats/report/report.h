@@ -42,8 +42,10 @@ struct summary_report {
     std::string format;
     unsigned id_size = 0;
     std::uint64_t timestamp_ms = 0;
-    std::string layout;            // the VM's object layout that sizes are computed for
-    bool layout_inferred = false;  // true when object addresses confirmed it, false when assumed
+    std::string layout;             // the VM's object layout that sizes are computed for
+    bool layout_inferred = false;   // true when object addresses confirmed it, false when assumed
+    bool stripped = false;          // primitive arrays zeroed (heapd strip): no arrays of zeros counted
+    bool strings_stripped = false;  // char[] and byte[] too: no string contents, thread names or duplicates
     std::uint64_t instances = 0, object_arrays = 0, primitive_arrays = 0, classes = 0;
     std::uint64_t shallow_bytes = 0;
     std::vector<std::pair<std::string, std::uint64_t>> records;     // top-level record counts by name

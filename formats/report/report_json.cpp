@@ -226,6 +226,8 @@ nlohmann::ordered_json to_json(const analysis_report& r) {
                     {"timestamp_ms", s.timestamp_ms},
                     {"layout", s.layout},
                     {"layout_inferred", s.layout_inferred},
+                    {"stripped", s.stripped},
+                    {"strings_stripped", s.strings_stripped},
                     {"instances", s.instances},
                     {"object_arrays", s.object_arrays},
                     {"primitive_arrays", s.primitive_arrays},
@@ -335,6 +337,8 @@ result<analysis_report> report_from_json(const nlohmann::ordered_json& j) {
         out.timestamp_ms = s.value("timestamp_ms", std::uint64_t{0});
         out.layout = s.value("layout", "");
         out.layout_inferred = s.value("layout_inferred", false);
+        out.stripped = s.value("stripped", false);
+        out.strings_stripped = s.value("strings_stripped", false);
         out.instances = s.at("instances").get<std::uint64_t>();
         out.object_arrays = s.value("object_arrays", std::uint64_t{0});
         out.primitive_arrays = s.value("primitive_arrays", std::uint64_t{0});

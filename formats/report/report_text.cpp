@@ -36,6 +36,14 @@ void header(std::string& out, const analysis_report& r, const std::string& title
                utc_time(s.timestamp_ms).c_str(), human_bytes(s.file_bytes).c_str());
     out += "  Layout   " + s.layout +
            (s.layout_inferred ? " (inferred from object addresses)\n" : " (assumed: object ids are not addresses)\n");
+    if (s.strings_stripped)
+        out +=
+            "  Stripped every primitive array holds zeros (heapd strip): no string contents, thread names\n"
+            "           or arrays of zeros\n";
+    else if (s.stripped)
+        out +=
+            "  Stripped every primitive array but the Strings' holds zeros (heapd strip --keep-strings): no\n"
+            "           arrays of zeros\n";
     std::uint64_t objects = s.instances + s.object_arrays + s.primitive_arrays;
     out += "  Heap     " + human_bytes(s.shallow_bytes) + " in " + grouped(objects) + " objects of " +
            grouped(s.classes) + " classes\n";
@@ -233,13 +241,16 @@ void waste(std::string& out, const analysis_report& r, unsigned top) {
     auto line = [&](const char* what, std::uint64_t bytes, const std::string& detail) {
         out += fmt("  %-17s %9s  ", what, human_bytes(bytes).c_str()) + detail + "\n";
     };
+    const std::string stripped = "not counted: the dump is stripped";
     line("Duplicate strings", w.duplicate_string_saving,
-         grouped(w.duplicate_strings) + " Strings in " + grouped(w.duplicate_string_groups) +
-             " groups of equal contents");
+         r.summary.strings_stripped ? stripped
+                                    : grouped(w.duplicate_strings) + " Strings in " +
+                                          grouped(w.duplicate_string_groups) + " groups of equal contents");
     line("Collections", w.collection_saving,
          grouped(empty) + " empty, " + grouped(sparse) + " sparse of " + grouped(collections) + " maps and lists");
     line("Boxed primitives", w.boxed_saving, grouped(boxes) + " boxes of " + grouped(distinct) + " distinct values");
-    line("Zero arrays", w.zero_array_saving, grouped(zero_arrays) + " primitive arrays of zeros only");
+    line("Zero arrays", w.zero_array_saving,
+         r.summary.stripped ? stripped : grouped(zero_arrays) + " primitive arrays of zeros only");
     if (unsigned n = rows(w.duplicate_strings_top.size(), top)) {
         out += fmt("\nDuplicate strings (top %u by saving)\n", n);
         out += fmt("  %4s %8s %9s  %s\n", "#", "Copies", "Saving", "Contents (length)");
