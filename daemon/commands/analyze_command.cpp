@@ -27,6 +27,7 @@ struct analyze_args {
     std::string inflate_dir;
     bool no_index = false;
     std::string index_dir;
+    unsigned dump = 0;  // which heap dump of a file holding several (0: the last)
 };
 
 // The report from the dump's index when it matches, else from a fresh analysis, which is then
@@ -65,6 +66,7 @@ int run_analyze(const analyze_args& a) {
     options.suspect_threshold = a.suspect_percent / 100;
     options.waste = !a.no_waste;
     options.file_name = a.file;
+    options.dump = a.dump;
     auto report = indexed_analysis(a, options);
     if (!report) {
         std::fprintf(stderr, "heapd: %s: %s\n", a.file.c_str(), report.error().describe().c_str());
@@ -117,6 +119,9 @@ void add_analyze(CLI::App& app, int& status) {
     sub->add_flag("--no-waste", args->no_waste,
                   "Skip the waste report (duplicate strings, sparse collections, boxes, zero arrays)");
     sub->add_option("--inflate-dir", args->inflate_dir, "Where to inflate a compressed dump (default: beside it)");
+    sub->add_option("--dump", args->dump,
+                    "Which heap dump of a file that holds several: 1 for the first (default: the last)")
+        ->check(CLI::PositiveNumber);
     sub->callback([args, &status, sub] {
         args->top_given = sub->count("--top") > 0;
         status = run_analyze(*args);

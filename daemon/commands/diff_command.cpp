@@ -28,17 +28,40 @@ struct diff_args {
     std::string inflate_dir;
 };
 
+// A dump named on the command line: FILE, or FILE:N for the Nth heap dump of a file holding several
+// (when no file of the whole name exists).
+struct dump_ref {
+    std::string file;
+    unsigned dump = 0;  // 0: the last
+};
+
+dump_ref parse_dump_ref(const std::string& arg) {
+    const auto colon = arg.rfind(':');
+    if (colon == std::string::npos || colon + 1 == arg.size() || colon + 6 < arg.size() ||
+        ::access(arg.c_str(), F_OK) == 0)
+        return {arg, 0};
+    unsigned n = 0;
+    for (char c : arg.substr(colon + 1)) {
+        if (c < '0' || c > '9') return {arg, 0};
+        n = n * 10 + static_cast<unsigned>(c - '0');
+    }
+    return n == 0 ? dump_ref{arg, 0} : dump_ref{arg.substr(0, colon), n};
+}
+
 // One dump's report; the mapping (and any inflated copy) is released before returning, so only one
 // dump is open at a time. Problems go to stderr as `heapd analyze` prints them; damaged is set when
 // one is more than a truncation.
-std::optional<analysis_report> analyze_one(const std::string& file, const diff_args& a, bool& damaged) {
+std::optional<analysis_report> analyze_one(const std::string& arg, const diff_args& a, bool& damaged) {
+    const auto [file, number] = parse_dump_ref(arg);
     auto dump = dump_file::open(file, {a.inflate_dir});
     if (!dump) {
         std::fprintf(stderr, "heapd: %s\n", dump.error().describe().c_str());
         return std::nullopt;
     }
     if (!dump->inflate_warning().empty()) std::fprintf(stderr, "heapd: warning: %s\n", dump->inflate_warning().c_str());
-    auto report = analyze_dump(dump->bytes(), diff_analysis_options(file, !a.no_retained));
+    analysis_options options = diff_analysis_options(arg, !a.no_retained);
+    options.dump = number;
+    auto report = analyze_dump(dump->bytes(), options);
     if (!report) {
         std::fprintf(stderr, "heapd: %s: %s\n", file.c_str(), report.error().describe().c_str());
         return std::nullopt;
@@ -53,7 +76,7 @@ std::optional<analysis_report> analyze_one(const std::string& file, const diff_a
 
 int run_diff(const diff_args& a) {
     // The later dump must be there before the earlier one is analyzed (which takes a while).
-    int fd = ::open(a.after.c_str(), O_RDONLY | O_CLOEXEC);
+    int fd = ::open(parse_dump_ref(a.after).file.c_str(), O_RDONLY | O_CLOEXEC);
     if (fd < 0) {
         std::fprintf(stderr, "heapd: cannot open %s: %s\n", a.after.c_str(), std::strerror(errno));
         return bad_input;
@@ -79,8 +102,11 @@ int run_diff(const diff_args& a) {
 void add_diff(CLI::App& app, int& status) {
     auto args = std::make_shared<diff_args>();
     CLI::App* sub = app.add_subcommand("diff", "What grew per class between two heap dumps of the same JVM");
-    sub->add_option("old", args->before, "The earlier HPROF file, plain or gzip-compressed")->required();
-    sub->add_option("new", args->after, "The later HPROF file")->required();
+    sub->add_option(
+           "old", args->before,
+           "The earlier HPROF file, plain or gzip-compressed (FILE:N: its Nth heap dump, for a file holding several)")
+        ->required();
+    sub->add_option("new", args->after, "The later HPROF file (or FILE:N)")->required();
     sub->add_flag("--json", args->json, "Print JSON for machines (every changed class unless --top is given)");
     sub->add_option("--top", args->top, "Rows per list (0: all)")->capture_default_str();
     sub->add_flag("--no-retained", args->no_retained, "Skip the object graphs: compare shallow sizes only");

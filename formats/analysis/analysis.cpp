@@ -135,7 +135,10 @@ result<analysis_report> analyze_dump(std::span<const std::byte> data, const anal
     auto reader = hprof_reader::parse(data);
     if (!reader) return std::unexpected(reader.error());
     if (!phase(options, "index")) return cancelled();
-    record_index idx = record_index::build(*reader);
+    record_index idx = record_index::build(*reader, options.dump);
+    if (options.dump != last_heap_dump && idx.heap_dump_number() == 0)
+        return fail(error_code::not_found, "there is no heap dump " + std::to_string(options.dump) +
+                                               " in this file: it holds " + std::to_string(idx.heap_dump_count()));
     class_table classes(idx);
     heap_census census(idx, classes, options.largest);
     problem_list heap_problems;
@@ -152,6 +155,8 @@ result<analysis_report> analyze_dump(std::span<const std::byte> data, const anal
     s.timestamp_ms = reader->header().timestamp_ms;
     s.layout = c.layout;
     s.layout_inferred = c.layout_inferred;
+    s.heap_dumps = idx.heap_dump_count();
+    s.dump_number = idx.heap_dump_number();
     s.instances = c.instances;
     s.object_arrays = c.object_arrays;
     s.primitive_arrays = c.primitive_arrays;

@@ -20,6 +20,7 @@ struct analysis_options {
     bool retained = true;               // build the object graph and dominator tree (see object_graph.h for memory)
     double suspect_threshold = 0.10;    // leak suspects retain at least this share of the reachable heap
     bool waste = true;                  // the waste report: two more walks over the heap (see waste.h)
+    unsigned dump = 0;                  // which heap dump of a file holding several: 1 the first, 0 the last
     std::string file_name;              // shown in the report
     // Called once the analysis has read all it reads in bulk from the dump (before the dominator
     // tree): the owner of a mapping may drop its resident pages (mapped_file::release_resident).

@@ -53,9 +53,9 @@ std::string index_path(const std::string& dump_path, const std::string& dir) {
 
 std::string index_options_key(const analysis_options& o) {
     char buf[160];
-    std::snprintf(buf, sizeof buf, "largest=%u classes=%d threads=%d retained=%d waste=%d suspects=%.6f", o.largest,
-                  o.all_retained_classes ? 1 : 0, o.threads ? 1 : 0, o.retained ? 1 : 0, o.waste ? 1 : 0,
-                  o.suspect_threshold);
+    std::snprintf(buf, sizeof buf, "largest=%u classes=%d threads=%d retained=%d waste=%d suspects=%.6f dump=%u",
+                  o.largest, o.all_retained_classes ? 1 : 0, o.threads ? 1 : 0, o.retained ? 1 : 0, o.waste ? 1 : 0,
+                  o.suspect_threshold, o.dump);
     return buf;
 }
 

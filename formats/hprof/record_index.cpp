@@ -46,11 +46,42 @@ error_info short_record(const hprof_record& rec) {
             rec.offset};
 }
 
+// Stores value under key, replacing what an earlier record said: in a file holding several heap
+// dumps, the definitions written last before a dump are the ones that dump means.
+template <class V>
+void put(id_map<V>& map, std::uint64_t key, const V& value) {
+    auto [slot, inserted] = map.insert(key, value);
+    if (!inserted) *slot = value;
+}
+
+// Where the chosen heap dump's last record ends (the end of the file when the last is chosen, or
+// when there is no such dump): definitions after it belong to later dumps.
+std::uint64_t end_of_dump(const hprof_reader& reader, unsigned dump) {
+    constexpr std::uint64_t whole_file = ~std::uint64_t{0};
+    if (dump == last_heap_dump || dump == every_heap_dump) return whole_file;
+    unsigned seen = 0;
+    bool open = false;
+    auto cursor = reader.records();
+    for (auto next = cursor.next(); next && *next; next = cursor.next()) {
+        const hprof_record& rec = **next;
+        const auto tag = static_cast<record_tag>(rec.tag);
+        if (tag == record_tag::heap_dump || (tag == record_tag::heap_dump_segment && !open)) ++seen;
+        if (seen > dump) return rec.offset;  // a new dump began without the chosen one's end
+        if (tag == record_tag::heap_dump_segment) open = true;
+        if (tag == record_tag::heap_dump || tag == record_tag::heap_dump_end) {
+            open = false;
+            if (seen == dump) return rec.body_offset + rec.body.size();
+        }
+    }
+    return whole_file;
+}
+
 }  // namespace
 
-record_index record_index::build(const hprof_reader& reader) {
+record_index record_index::build(const hprof_reader& reader, unsigned dump) {
     record_index idx;
     idx.id_size_ = reader.id_size();
+    idx.definitions_end_ = end_of_dump(reader, dump);
     auto cursor = reader.records();
     for (;;) {
         auto next = cursor.next();
@@ -71,11 +102,24 @@ record_index record_index::build(const hprof_reader& reader) {
         }
         idx.add(rec);
     }
+    const std::size_t dumps = idx.dump_starts_.size(), records = idx.heap_records_.size();
+    if (dump == every_heap_dump) {
+        idx.dump_size_ = records;
+    } else if (dumps > 0 && (dump == last_heap_dump || dump <= dumps)) {
+        const std::size_t n = dump == last_heap_dump ? dumps : dump;
+        idx.dump_begin_ = idx.dump_starts_[n - 1];
+        idx.dump_size_ = (n < dumps ? idx.dump_starts_[n] : records) - idx.dump_begin_;
+        idx.dump_number_ = static_cast<unsigned>(n);
+    }
     return idx;
 }
 
 void record_index::add(const hprof_record& rec) {
     ++record_counts_[rec.tag];
+    const bool heap = rec.tag == static_cast<std::uint8_t>(record_tag::heap_dump) ||
+                      rec.tag == static_cast<std::uint8_t>(record_tag::heap_dump_segment) ||
+                      rec.tag == static_cast<std::uint8_t>(record_tag::heap_dump_end);
+    if (!heap && rec.offset >= definitions_end_) return;  // of a later heap dump than the chosen one
     body_reader r(rec, id_size_);
     const unsigned id = id_size_;
     switch (static_cast<record_tag>(rec.tag)) {
@@ -86,7 +130,7 @@ void record_index::add(const hprof_record& rec) {
         }
         std::uint64_t sid = r.id();
         auto text = r.rest();
-        utf8_.insert(sid, {reinterpret_cast<const char*>(text.data()), text.size()});
+        put(utf8_, sid, {reinterpret_cast<const char*>(text.data()), text.size()});
         return;
     }
     case record_tag::load_class: {
@@ -100,8 +144,8 @@ void record_index::add(const hprof_record& rec) {
         c.trace_serial = r.u4();
         c.name_id = r.id();
         classes_.push_back(c);
-        by_serial_.insert(c.serial, c);
-        class_names_.insert(c.class_id, c.name_id);
+        put(by_serial_, c.serial, c);
+        put(class_names_, c.class_id, c.name_id);
         return;
     }
     case record_tag::frame: {
@@ -116,7 +160,7 @@ void record_index::add(const hprof_record& rec) {
         f.source_file_id = r.id();
         f.class_serial = r.u4();
         f.line = static_cast<std::int32_t>(r.u4());
-        frames_.insert(fid, f);
+        put(frames_, fid, f);
         return;
     }
     case record_tag::trace: {
@@ -133,7 +177,7 @@ void record_index::add(const hprof_record& rec) {
             return;
         }
         t.frame_ids = r.take(std::size_t{n} * id);
-        trace_by_serial_.insert(t.serial, static_cast<std::uint32_t>(traces_.size()));
+        put(trace_by_serial_, t.serial, static_cast<std::uint32_t>(traces_.size()));
         traces_.push_back(t);
         return;
     }
@@ -153,14 +197,22 @@ void record_index::add(const hprof_record& rec) {
         return;
     }
     case record_tag::heap_dump:
-    case record_tag::heap_dump_segment: heap_records_.push_back(rec); return;
+        dump_starts_.push_back(heap_records_.size());
+        heap_records_.push_back(rec);
+        dump_open_ = false;
+        return;
+    case record_tag::heap_dump_segment:
+        if (!dump_open_) dump_starts_.push_back(heap_records_.size());
+        heap_records_.push_back(rec);
+        dump_open_ = true;
+        return;
     case record_tag::alloc_sites:
     case record_tag::heap_summary:
     case record_tag::cpu_samples:
     case record_tag::control_settings: legacy_records_.push_back(rec); return;
     case record_tag::unload_class:
-    case record_tag::end_thread:
-    case record_tag::heap_dump_end: return;
+    case record_tag::end_thread: return;
+    case record_tag::heap_dump_end: dump_open_ = false; return;
     }
     char hex[8];
     std::snprintf(hex, sizeof hex, "0x%02X", rec.tag);

@@ -47,12 +47,17 @@ struct started_thread {
     std::uint64_t parent_group_name_id = 0;
 };
 
+// Which of the heap dumps in a file an index walks: 1 for the first, 2 for the second, and so on.
+inline constexpr unsigned last_heap_dump = 0;     // the last one in the file (the default)
+inline constexpr unsigned every_heap_dump = ~0u;  // all of them, as one (heapd strip)
+
 // Everything the top-level records say, indexed; views point into the dump's bytes.
 class record_index {
 public:
     // Walks every top-level record once. Fails only if the header region itself is unusable;
-    // damage further on is kept in problems() and the index holds what came before it.
-    static record_index build(const hprof_reader& reader);
+    // damage further on is kept in problems() and the index holds what came before it. The heap
+    // records are those of the heap dump that dump names (see heap_dump_count).
+    static record_index build(const hprof_reader& reader, unsigned dump = last_heap_dump);
 
     unsigned id_size() const { return id_size_; }
     const std::array<std::uint64_t, 256>& record_counts() const { return record_counts_; }
@@ -69,8 +74,17 @@ public:
     const std::vector<loaded_class>& classes() const { return classes_; }
     const std::vector<started_thread>& started_threads() const { return started_threads_; }
 
-    // Heap dump records (HEAP_DUMP and HEAP_DUMP_SEGMENT) in file order.
-    const std::vector<hprof_record>& heap_records() const { return heap_records_; }
+    // Heap dump records (HEAP_DUMP and HEAP_DUMP_SEGMENT) of the chosen heap dump, in file order;
+    // none when the file holds no dump of that number.
+    std::span<const hprof_record> heap_records() const {
+        return std::span<const hprof_record>(heap_records_).subspan(dump_begin_, dump_size_);
+    }
+    // The heap dumps in the file. Each HEAP_DUMP record is one, and so is each run of
+    // HEAP_DUMP_SEGMENT records up to a HEAP_DUMP_END: the old hprof agent adds one to the file each
+    // time it dumps, with the same UTF8 and LOAD_CLASS records for all.
+    std::size_t heap_dump_count() const { return dump_starts_.size(); }
+    // The number of the chosen heap dump (1 for the first); 0 for every_heap_dump or none.
+    unsigned heap_dump_number() const { return dump_number_; }
     // Records of the old hprof agent, kept whole for their decoders.
     const std::vector<hprof_record>& legacy_records() const { return legacy_records_; }
 
@@ -94,7 +108,12 @@ private:
     std::vector<trace_info> traces_;
     std::vector<loaded_class> classes_;
     std::vector<started_thread> started_threads_;
-    std::vector<hprof_record> heap_records_;
+    std::vector<hprof_record> heap_records_;      // of every heap dump
+    std::vector<std::size_t> dump_starts_;        // where each heap dump's records start in heap_records_
+    bool dump_open_ = false;                      // a run of segments without its HEAP_DUMP_END yet
+    std::size_t dump_begin_ = 0, dump_size_ = 0;  // the chosen dump's records in heap_records_
+    unsigned dump_number_ = 0;
+    std::uint64_t definitions_end_ = ~std::uint64_t{0};  // records from here on define for later dumps only
     std::vector<hprof_record> legacy_records_;
     problem_list problems_;
     bool truncated_ = false;

@@ -60,7 +60,7 @@ result<void> write_out(int fd, const std::byte* p, std::size_t n) {
 result<strip_stats> strip_dump(std::span<const std::byte> dump, int out_fd, const strip_options& options) {
     auto reader = hprof_reader::parse(dump);
     if (!reader) return std::unexpected(reader.error());
-    record_index idx = record_index::build(*reader);
+    record_index idx = record_index::build(*reader, every_heap_dump);
     strip_stats stats;
     stats.truncated = idx.truncated();
     for (const error_info& e : idx.problems())

@@ -44,6 +44,8 @@ struct summary_report {
     std::uint64_t timestamp_ms = 0;
     std::string layout;             // the VM's object layout that sizes are computed for
     bool layout_inferred = false;   // true when object addresses confirmed it, false when assumed
+    std::uint64_t heap_dumps = 0;   // heap dumps in the file (the old hprof agent writes several)
+    unsigned dump_number = 0;       // the one analyzed, 1 for the first
     bool stripped = false;          // primitive arrays zeroed (heapd strip): no arrays of zeros counted
     bool strings_stripped = false;  // char[] and byte[] too: no string contents, thread names or duplicates
     std::uint64_t instances = 0, object_arrays = 0, primitive_arrays = 0, classes = 0;

@@ -226,6 +226,8 @@ nlohmann::ordered_json to_json(const analysis_report& r) {
                     {"timestamp_ms", s.timestamp_ms},
                     {"layout", s.layout},
                     {"layout_inferred", s.layout_inferred},
+                    {"heap_dumps", s.heap_dumps},
+                    {"dump_number", s.dump_number},
                     {"stripped", s.stripped},
                     {"strings_stripped", s.strings_stripped},
                     {"instances", s.instances},
@@ -337,6 +339,8 @@ result<analysis_report> report_from_json(const nlohmann::ordered_json& j) {
         out.timestamp_ms = s.value("timestamp_ms", std::uint64_t{0});
         out.layout = s.value("layout", "");
         out.layout_inferred = s.value("layout_inferred", false);
+        out.heap_dumps = s.value("heap_dumps", std::uint64_t{1});
+        out.dump_number = s.value("dump_number", 1u);
         out.stripped = s.value("stripped", false);
         out.strings_stripped = s.value("strings_stripped", false);
         out.instances = s.at("instances").get<std::uint64_t>();

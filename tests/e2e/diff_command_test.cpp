@@ -119,6 +119,59 @@ TEST_F(diff_command_leaky_jvm, top_cuts_the_lists_and_no_retained_compares_shall
     EXPECT_NE(b.at("notes").at(0).get<std::string>().find("taken before"), std::string::npos) << b.at("notes");
 }
 
+// The two dumps in one file, as the old hprof agent writes a file it dumps into twice: the first
+// dump whole, then the second's records after its file header (JAVA PROFILE 1.0.2, ids, time).
+TEST_F(diff_command_leaky_jvm, two_heap_dumps_in_one_file_are_analyzed_and_diffed_one_by_one) {
+    const std::string before = dir_->file("before.hprof"), after = dir_->file("after-plain.hprof"),
+                      both = dir_->file("both.hprof");
+    auto inflated = run_command({"gzip", "-dc", dir_->file("after.hprof.gz")});
+    ASSERT_EQ(inflated.exit_code, 0) << inflated.err;
+    { std::ofstream(after, std::ios::binary) << inflated.out; }
+    constexpr std::size_t header = 19 + 4 + 8;
+    ASSERT_EQ(inflated.out.substr(0, 19), std::string("JAVA PROFILE 1.0.2\0", 19));
+    {
+        std::ofstream out(both, std::ios::binary);
+        out << std::ifstream(before, std::ios::binary).rdbuf();
+        out << inflated.out.substr(header);
+    }
+    auto analyze = [](std::vector<std::string> args) {
+        args.insert(args.begin(), {heapd_binary(), "analyze", "--json", "--no-index", "--top", "0"});
+        auto r = run_command(args);
+        EXPECT_EQ(r.exit_code, 0) << r.err;
+        return r.exit_code == 0 ? nlohmann::json::parse(r.out) : nlohmann::json::object();
+    };
+    const nlohmann::json first = analyze({both, "--dump", "1"}), last = analyze({both}),
+                         alone_before = analyze({before}), alone_after = analyze({after});
+    EXPECT_EQ(first.at("summary").at("heap_dumps"), 2);
+    EXPECT_EQ(first.at("summary").at("dump_number"), 1);
+    EXPECT_EQ(last.at("summary").at("dump_number"), 2);
+    EXPECT_EQ(alone_before.at("summary").at("heap_dumps"), 1);
+    // Each dump of the file reads as it did alone: not merged, not mixed.
+    for (const char* part : {"histogram", "leak_suspects", "dominators", "retained_by_class", "threads", "waste"}) {
+        EXPECT_EQ(first.at(part), alone_before.at(part)) << part;
+        EXPECT_EQ(last.at(part), alone_after.at(part)) << part;
+    }
+    EXPECT_EQ(last.at("reachability"), alone_after.at("reachability"));
+    auto text = run_command({heapd_binary(), "analyze", "--no-index", both});
+    EXPECT_NE(text.out.find("  Dumps    this file holds 2 heap dumps: this is dump 2 (--dump N picks another)\n"),
+              std::string::npos)
+        << text.out;
+    auto none = run_command({heapd_binary(), "analyze", "--no-index", both, "--dump", "3"});
+    EXPECT_EQ(none.exit_code, 2);
+    EXPECT_NE(none.err.find("there is no heap dump 3 in this file: it holds 2"), std::string::npos) << none.err;
+
+    // FILE:N names one dump of a file: the diff is the one of the two files.
+    auto in_one = run_command({heapd_binary(), "diff", "--json", both + ":1", both + ":2"});
+    auto in_two = run_command({heapd_binary(), "diff", "--json", before, after});
+    ASSERT_EQ(in_one.exit_code, 0) << in_one.err;
+    ASSERT_EQ(in_two.exit_code, 0) << in_two.err;
+    const auto one = nlohmann::json::parse(in_one.out), two = nlohmann::json::parse(in_two.out);
+    EXPECT_EQ(one.at("grew"), two.at("grew"));
+    EXPECT_EQ(one.at("shrank"), two.at("shrank"));
+    EXPECT_EQ(one.at("grew").at(0).at("class"), "Leaky");
+    EXPECT_EQ(one.at("grew").at(0).at("instances_delta"), leak_count);
+}
+
 TEST(diff_command, usage_errors_exit_1) {
     EXPECT_EQ(run_command({heapd_binary(), "diff"}).exit_code, 1);
     EXPECT_EQ(run_command({heapd_binary(), "diff", "one.hprof"}).exit_code, 1);

@@ -60,7 +60,8 @@ record_index index_of(const hprof_builder& b) {
 
 // Walks the first heap record alone, returning what the walker returned.
 result<void> walk_first(const record_index& idx, recorder& v) {
-    const hprof_record& rec = idx.heap_records().at(0);
+    EXPECT_FALSE(idx.heap_records().empty());
+    const hprof_record& rec = idx.heap_records()[0];
     return walk_heap_body(rec.body, rec.body_offset, idx.id_size(), v);
 }
 
@@ -367,7 +368,7 @@ TEST_P(walker_test, walk_heap_goes_on_after_a_damaged_segment) {
     b.begin_segment().root_unknown(1);
     const std::uint64_t bad = b.size();
     b.raw_subrecord(values(id).u1(0x77).bytes()).end_segment();
-    b.begin_segment(0x0C).root_unknown(2).primitive_array(3, 8, 5).end_segment();
+    b.begin_segment().root_unknown(2).primitive_array(3, 8, 5).end_segment();
     record_index idx = index_of(b);
     recorder v;
     problem_list problems;

@@ -12,10 +12,10 @@ namespace {
 using test::hprof_builder;
 
 // Builds the reader and the index over a builder's bytes (the builder must outlive both).
-record_index index_of(const hprof_builder& b) {
+record_index index_of(const hprof_builder& b, unsigned dump = last_heap_dump) {
     auto r = hprof_reader::parse(b.span());
     EXPECT_TRUE(r.has_value());
-    return record_index::build(*r);
+    return record_index::build(*r, dump);
 }
 
 class record_index_test : public ::testing::TestWithParam<unsigned> {};
@@ -111,9 +111,11 @@ TEST(record_index, counts_every_tag_and_keeps_heap_and_legacy_records) {
     b.begin_segment().root_sticky_class(2).end_segment();
     b.begin_segment().end_segment();
     b.heap_dump_end();
-    record_index idx = index_of(b);
+    // A HEAP_DUMP, then a run of segments: two heap dumps, walked as one.
+    record_index idx = index_of(b, every_heap_dump);
 
     EXPECT_TRUE(idx.problems().empty());
+    EXPECT_EQ(idx.heap_dump_count(), 2u);
     EXPECT_EQ(idx.count(record_tag::control_settings), 1u);
     EXPECT_EQ(idx.count(record_tag::heap_summary), 1u);
     EXPECT_EQ(idx.count(record_tag::cpu_samples), 1u);
@@ -140,6 +142,55 @@ TEST(record_index, counts_every_tag_and_keeps_heap_and_legacy_records) {
     EXPECT_EQ(idx.legacy_records()[2].tag, 0x0D);
     EXPECT_EQ(idx.legacy_records()[3].tag, 0x06);
     EXPECT_EQ(idx.legacy_records()[2].body.size(), 8u + 2 * 8u);
+}
+
+// A file as the old hprof agent writes it when it dumps twice: one set of names, classes and
+// traces, then a heap dump each time (here a HEAP_DUMP, then a run of segments, then one more),
+// with a class loaded and a trace redefined between them.
+TEST(record_index, each_heap_dump_of_a_file_holding_several_is_chosen_by_its_number) {
+    hprof_builder b(8);
+    b.utf8(1, "First").utf8(2, "Later").load_class(1, 0x100, 0, 1);
+    b.trace(5, 1, {});
+    const std::uint64_t first = b.size();
+    b.begin_segment(0x0C).root_unknown(0x100).end_segment();
+    b.utf8(1, "Renamed").load_class(2, 0x200, 0, 2);
+    b.frame(0x900, 1, 1, 1, 1, 7).trace(5, 1, {0x900});
+    const std::uint64_t second = b.size();
+    b.begin_segment().root_unknown(0x200).end_segment();
+    b.begin_segment().root_unknown(0x201).end_segment();
+    b.heap_dump_end();
+    const std::uint64_t third = b.size();
+    b.begin_segment().root_unknown(0x300).end_segment();  // the last run has no HEAP_DUMP_END: cut short
+
+    record_index last = index_of(b), one = index_of(b, 1), two = index_of(b, 2), three = index_of(b, 3);
+    for (const record_index* idx : {&last, &one, &two, &three}) EXPECT_EQ(idx->heap_dump_count(), 3u);
+    EXPECT_EQ(last.heap_dump_number(), 3u);
+    ASSERT_EQ(last.heap_records().size(), 1u);
+    EXPECT_EQ(last.heap_records()[0].offset, third);
+    EXPECT_EQ(three.heap_records()[0].offset, third);
+    ASSERT_EQ(one.heap_records().size(), 1u);
+    EXPECT_EQ(one.heap_dump_number(), 1u);
+    EXPECT_EQ(one.heap_records()[0].offset, first);
+    ASSERT_EQ(two.heap_records().size(), 2u);
+    EXPECT_EQ(two.heap_records()[0].offset, second);
+
+    // Each dump means what was defined before it, the latest definition first.
+    EXPECT_EQ(one.utf8(1), "First");
+    EXPECT_EQ(one.class_name(0x200), "");
+    ASSERT_NE(one.trace(5), nullptr);
+    EXPECT_TRUE(one.trace(5)->frame_ids.empty());
+    EXPECT_EQ(two.utf8(1), "Renamed");
+    EXPECT_EQ(two.class_name(0x200), "Later");
+    ASSERT_NE(two.trace(5), nullptr);
+    EXPECT_EQ(two.trace(5)->frame_ids.size(), 8u);
+    EXPECT_EQ(last.utf8(1), "Renamed");
+
+    // No such dump: no heap records; every_heap_dump walks them all.
+    record_index four = index_of(b, 4), all = index_of(b, every_heap_dump);
+    EXPECT_EQ(four.heap_dump_number(), 0u);
+    EXPECT_TRUE(four.heap_records().empty());
+    EXPECT_EQ(all.heap_records().size(), 4u);
+    EXPECT_EQ(all.heap_dump_number(), 0u);
 }
 
 TEST(record_index, file_cut_inside_a_record_is_truncated_with_the_offset) {
