@@ -37,8 +37,9 @@ void header(std::string& out, const analysis_report& r, const std::string& title
     out += "  Layout   " + s.layout +
            (s.layout_inferred ? " (inferred from object addresses)\n" : " (assumed: object ids are not addresses)\n");
     if (s.heap_dumps > 1)
-        out += fmt("  Dumps    this file holds %llu heap dumps: this is dump %u (--dump N picks another)\n",
-                   static_cast<unsigned long long>(s.heap_dumps), s.dump_number);
+        out +=
+            fmt("  Dumps    this file holds %llu heap dumps: this is dump %u (heapd analyze --dump N picks another)\n",
+                static_cast<unsigned long long>(s.heap_dumps), s.dump_number);
     if (s.strings_stripped)
         out +=
             "  Stripped every primitive array holds zeros (heapd strip): no string contents, thread names\n"

@@ -153,7 +153,8 @@ TEST_F(diff_command_leaky_jvm, two_heap_dumps_in_one_file_are_analyzed_and_diffe
     }
     EXPECT_EQ(last.at("reachability"), alone_after.at("reachability"));
     auto text = run_command({heapd_binary(), "analyze", "--no-index", both});
-    EXPECT_NE(text.out.find("  Dumps    this file holds 2 heap dumps: this is dump 2 (--dump N picks another)\n"),
+    EXPECT_NE(text.out.find(
+                  "  Dumps    this file holds 2 heap dumps: this is dump 2 (heapd analyze --dump N picks another)\n"),
               std::string::npos)
         << text.out;
     auto none = run_command({heapd_binary(), "analyze", "--no-index", both, "--dump", "3"});
