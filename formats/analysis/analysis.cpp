@@ -5,6 +5,7 @@
 
 #include "formats/analysis/census.h"
 #include "formats/analysis/dominator_tree.h"
+#include "formats/analysis/dump_origin.h"
 #include "formats/analysis/gc_paths.h"
 #include "formats/analysis/leak_suspects.h"
 #include "formats/analysis/object_graph.h"
@@ -174,11 +175,21 @@ result<analysis_report> analyze_dump(std::span<const std::byte> data, const anal
     r.histogram = std::move(c.histogram);
     if (options.top != 0 && r.histogram.size() > options.top) r.histogram.resize(options.top);
     r.largest_objects = std::move(c.largest);
+    // The version Strings are read with the thread names when there are threads to name.
+    const version_strings versions = find_version_strings(idx, classes, c);
+    strings_along along{versions.ids, {}};
     if (options.threads) {
         if (!phase(options, "threads")) return cancelled();
-        for (thread_entry& t : collect_threads(idx, classes, c.thread_roots, c.stripped.strings))
+        for (thread_entry& t : collect_threads(idx, classes, c.thread_roots, c.stripped.strings, &along))
             r.threads.push_back({std::move(t.name), std::move(t.state), t.daemon, std::move(t.frames)});
+    } else if (!versions.ids.empty()) {
+        along.text = read_strings(idx, classes, versions.ids);
     }
+    const dump_origin origin = find_dump_origin(idx, classes, c, versions, along.text);
+    s.writer = origin.writer;
+    s.java_version = origin.java_version;
+    s.java_runtime = origin.java_runtime;
+    s.version_source = origin.version_source;
     if (options.waste && !phase(options, "waste")) return cancelled();
     if (options.waste) r.waste = find_waste(idx, classes, c, options.largest);
     if (options.retained && !add_retention(r, idx, classes, c, options)) return cancelled();

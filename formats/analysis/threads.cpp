@@ -55,7 +55,7 @@ std::vector<std::string> frames_of(const record_index& idx, std::uint32_t trace_
 
 // Reads name, state and daemon flag from the Thread objects (JDK 19+ keep the last two in holder).
 void read_thread_objects(const record_index& idx, const class_table& classes, std::vector<thread_entry>& threads,
-                         bool read_names) {
+                         bool read_names, strings_along* along) {
     std::vector<std::uint64_t> ids;
     for (const auto& t : threads) ids.push_back(t.object_id);
     object_locator objects(idx, ids);
@@ -76,9 +76,18 @@ void read_thread_objects(const record_index& idx, const class_table& classes, st
             t.state = thread_state_name(static_cast<std::uint32_t>(*status));
         if (auto daemon = read_field(classes, o->instance, "daemon")) t.daemon = *daemon != 0;
     }
+    if (along != nullptr) next.insert(next.end(), along->ids.begin(), along->ids.end());
     object_locator second(idx, next);
     std::vector<std::uint64_t> values;
     std::map<std::uint64_t, string_fields> str_of;
+    std::vector<std::optional<string_fields>> along_fields;
+    if (along != nullptr)
+        for (std::uint64_t id : along->ids) {
+            const located_object* o = id != 0 ? second.find(id) : nullptr;
+            along_fields.push_back(o != nullptr && o->tag == 0x21 ? read_string_fields(classes, o->instance)
+                                                                  : std::nullopt);
+            if (along_fields.back()) values.push_back(along_fields.back()->value_id);
+        }
     for (auto& t : threads) {
         if (auto h = holder_of.find(t.object_id); h != holder_of.end())
             if (const located_object* o = second.find(h->second); o && o->tag == 0x21) {
@@ -105,12 +114,21 @@ void read_thread_objects(const record_index& idx, const class_table& classes, st
             if (auto chars = string_chars(o->primitive_array, s->second))
                 t.name = decode_java_string(*chars, s->second.coder);
     }
+    if (along == nullptr) return;
+    along->text.assign(along->ids.size(), {});
+    for (std::size_t i = 0; i < along_fields.size(); ++i) {
+        const located_object* o = along_fields[i] ? third.find(along_fields[i]->value_id) : nullptr;
+        if (o != nullptr && o->tag == 0x23)
+            if (auto chars = string_chars(o->primitive_array, *along_fields[i]))
+                along->text[i] = decode_java_string(*chars, along_fields[i]->coder);
+    }
 }
 
 }  // namespace
 
 std::vector<thread_entry> collect_threads(const record_index& idx, const class_table& classes,
-                                          const std::vector<root_view>& thread_roots, bool strings_stripped) {
+                                          const std::vector<root_view>& thread_roots, bool strings_stripped,
+                                          strings_along* along) {
     // Thread roots first; a START_THREAD of the same thread object (its serial may differ) joins it.
     std::vector<thread_entry> threads;
     std::vector<std::uint32_t> traces;
@@ -135,7 +153,7 @@ std::vector<thread_entry> collect_threads(const record_index& idx, const class_t
         threads[it->second].name = std::string(idx.utf8(s.name_id));
     }
     for (std::size_t i = 0; i < threads.size(); ++i) threads[i].frames = frames_of(idx, traces[i]);
-    read_thread_objects(idx, classes, threads, !strings_stripped);
+    read_thread_objects(idx, classes, threads, !strings_stripped, along);
     for (auto& t : threads)
         if (t.name.empty())
             t.name = "<thread " + std::to_string(t.serial) + (strings_stripped ? ", name stripped>" : ">");

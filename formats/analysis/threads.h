@@ -26,11 +26,19 @@ std::string format_frame(const record_index& idx, const frame_info& f);
 // The java.lang.Thread.State name for a JVMTI thread status word.
 std::string thread_state_name(std::uint32_t status);
 
+// Strings that other analyses want read along with the thread names, in the same walks: ids in,
+// contents out ("" for those not found or not Strings).
+struct strings_along {
+    std::vector<std::uint64_t> ids;
+    std::vector<std::string> text;
+};
+
 // Threads from ROOT_THREAD_OBJ roots (HotSpot) and START_THREAD records (the old hprof agent),
 // by serial; names and states are read from the Thread objects (a few passes over the heap). In a
 // dump whose strings are stripped (zeros only) the Thread objects' names are not read: such threads
-// are named "<thread SERIAL, name stripped>".
+// are named "<thread SERIAL, name stripped>". along, when given, is filled too.
 std::vector<thread_entry> collect_threads(const record_index& idx, const class_table& classes,
-                                          const std::vector<root_view>& thread_roots, bool strings_stripped = false);
+                                          const std::vector<root_view>& thread_roots, bool strings_stripped = false,
+                                          strings_along* along = nullptr);
 
 }  // namespace heapd

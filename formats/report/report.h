@@ -44,6 +44,10 @@ struct summary_report {
     std::uint64_t timestamp_ms = 0;
     std::string layout;             // the VM's object layout that sizes are computed for
     bool layout_inferred = false;   // true when object addresses confirmed it, false when assumed
+    std::string writer;             // what wrote the dump ("HotSpot heap dumper", "hprof agent", "Android runtime")
+    std::string java_version;       // as the dump's JVM kept it ("17.0.15+6-Debian-1deb12u1"), or a range
+    std::string java_runtime;       // "OpenJDK Runtime Environment", "" when unknown
+    std::string version_source;     // where java_version was read ("java.lang.VersionProps")
     std::uint64_t heap_dumps = 0;   // heap dumps in the file (the old hprof agent writes several)
     unsigned dump_number = 0;       // the one analyzed, 1 for the first
     bool stripped = false;          // primitive arrays zeroed (heapd strip): no arrays of zeros counted

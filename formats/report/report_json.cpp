@@ -226,6 +226,10 @@ nlohmann::ordered_json to_json(const analysis_report& r) {
                     {"timestamp_ms", s.timestamp_ms},
                     {"layout", s.layout},
                     {"layout_inferred", s.layout_inferred},
+                    {"writer", s.writer},
+                    {"java_version", s.java_version},
+                    {"java_runtime", s.java_runtime},
+                    {"version_source", s.version_source},
                     {"heap_dumps", s.heap_dumps},
                     {"dump_number", s.dump_number},
                     {"stripped", s.stripped},
@@ -339,6 +343,10 @@ result<analysis_report> report_from_json(const nlohmann::ordered_json& j) {
         out.timestamp_ms = s.value("timestamp_ms", std::uint64_t{0});
         out.layout = s.value("layout", "");
         out.layout_inferred = s.value("layout_inferred", false);
+        out.writer = s.value("writer", "");
+        out.java_version = s.value("java_version", "");
+        out.java_runtime = s.value("java_runtime", "");
+        out.version_source = s.value("version_source", "");
         out.heap_dumps = s.value("heap_dumps", std::uint64_t{1});
         out.dump_number = s.value("dump_number", 1u);
         out.stripped = s.value("stripped", false);

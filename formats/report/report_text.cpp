@@ -34,6 +34,15 @@ void header(std::string& out, const analysis_report& r, const std::string& title
     out += (title.empty() ? "heapd analyze: " + (s.file.empty() ? std::string("<memory>") : s.file) : title) + "\n";
     out += fmt("  Dump     %s, %u-byte ids, taken %s, %s\n", s.format.c_str(), s.id_size,
                utc_time(s.timestamp_ms).c_str(), human_bytes(s.file_bytes).c_str());
+    if (!s.writer.empty() || !s.java_version.empty()) {
+        std::vector<std::string> jvm = {s.java_version.empty()
+                                            ? "Java version unknown"
+                                            : "Java " + s.java_version +
+                                                  (s.version_source.empty() ? "" : " (from " + s.version_source + ")")};
+        if (!s.java_runtime.empty()) jvm.push_back(s.java_runtime);
+        if (!s.writer.empty()) jvm.push_back("written by the " + s.writer);
+        wrapped_line(out, "JVM", jvm);
+    }
     out += "  Layout   " + s.layout +
            (s.layout_inferred ? " (inferred from object addresses)\n" : " (assumed: object ids are not addresses)\n");
     if (s.heap_dumps > 1)

@@ -148,6 +148,27 @@ TEST(analyze_command, gzip_dump_reads_like_the_plain_one) {
     EXPECT_EQ(left, (std::set<std::string>{"heap.hprof.gz", "heap.hprof.gz.heapd-index"}));
 }
 
+TEST(analyze_command, the_java_version_and_writer_are_those_of_the_jvm) {
+    demo_jvm jvm({}, {"100"});
+    ASSERT_TRUE(jvm.ready());
+    scratch_dir dir;
+    ASSERT_EQ(jvm.jcmd({"GC.heap_dump", dir.file("heap.hprof")}).exit_code, 0);
+    // What the JVM itself says: "java.runtime.version=17.0.15+6-Debian-1deb12u1".
+    const std::string props = jvm.jcmd({"VM.system_properties"}).out;
+    auto property = [&](const std::string& key) {
+        auto at = props.find("\n" + key + "=");
+        if (at == std::string::npos) return std::string();
+        at += key.size() + 2;
+        return props.substr(at, props.find('\n', at) - at);
+    };
+    ASSERT_FALSE(property("java.runtime.version").empty()) << props;
+    const nlohmann::json summary = analyze_json(dir.file("heap.hprof")).at("summary");
+    EXPECT_EQ(summary.at("java_version"), property("java.runtime.version"));
+    EXPECT_EQ(summary.at("java_runtime"), property("java.runtime.name"));
+    EXPECT_EQ(summary.at("version_source"), "java.lang.VersionProps");
+    EXPECT_EQ(summary.at("writer"), "HotSpot heap dumper");
+}
+
 TEST(analyze_command, threads_match_the_jvm) {
     demo_jvm jvm({}, {"100"});
     ASSERT_TRUE(jvm.ready());

@@ -92,6 +92,10 @@ TEST(strip_command, an_analysis_of_a_stripped_copy_says_so_and_reads_no_zeros_as
     // Stripped: said so; no thread name, duplicate string or array of zeros read from the zeros.
     EXPECT_TRUE(stripped.at("summary").at("stripped"));
     EXPECT_TRUE(stripped.at("summary").at("strings_stripped"));
+    // The version Strings are zeros too: only the shape of String tells the version.
+    EXPECT_EQ(stripped.at("summary").at("java_version"), "13 or later");
+    EXPECT_EQ(stripped.at("summary").at("version_source"), "the fields of java.lang.String");
+    EXPECT_EQ(strings_kept.at("summary").at("java_version"), original.at("summary").at("java_version"));
     for (const std::string& n : names(stripped)) {
         EXPECT_NE(n.find(", name stripped>"), std::string::npos) << n;
         EXPECT_EQ(n.find('\0'), std::string::npos);

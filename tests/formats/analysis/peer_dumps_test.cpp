@@ -302,6 +302,28 @@ TEST_P(peer_dump_test, duplicate_strings_match_a_plain_count_of_the_strings_cont
     }
 }
 
+// The JVM that wrote each dump, as the dump keeps it (sun.misc.Version's Strings). Their own paths
+// agree: hprof-32's Strings name D:\jdk1.6.0\jre\lib\ext, hprof-64's /usr/lib/jvm/java-8-openjdk-amd64.
+TEST_P(peer_dump_test, the_writer_and_java_version_are_read_from_the_dump) {
+    analysis_options options;
+    options.retained = false;
+    options.waste = false;
+    auto report = analyze_dump(file_.bytes(), options);
+    ASSERT_TRUE(report.has_value()) << report.error().describe();
+    const summary_report& s = report->summary;
+    EXPECT_EQ(s.version_source, "sun.misc.Version");
+    if (GetParam() == "hprof-32") {
+        // Written by the old hprof agent of JDK 6 (its CONTROL SETTINGS and START THREAD records).
+        EXPECT_EQ(s.writer, "hprof agent");
+        EXPECT_EQ(s.java_version, "1.6.0-rc-b102");
+        EXPECT_EQ(s.java_runtime, "Java(TM) SE Runtime Environment");
+    } else {
+        EXPECT_EQ(s.writer, "HotSpot heap dumper");
+        EXPECT_EQ(s.java_version, "1.8.0_151-8u151-b12-0ubuntu0.16.04.2-b12");
+        EXPECT_EQ(s.java_runtime, "OpenJDK Runtime Environment");
+    }
+}
+
 INSTANTIATE_TEST_SUITE_P(peers, peer_dump_test, ::testing::Values("hprof-32", "hprof-64"),
                          [](const auto& info) { return info.param == "hprof-32" ? "hprof_32" : "hprof_64"; });
 
