@@ -4,6 +4,7 @@
 #include <thread>
 
 #include "formats/analysis/census.h"
+#include "formats/analysis/class_roots.h"
 #include "formats/analysis/dominator_tree.h"
 #include "formats/analysis/dump_origin.h"
 #include "formats/analysis/gc_paths.h"
@@ -146,6 +147,7 @@ result<analysis_report> analyze_dump(std::span<const std::byte> data, const anal
     if (!phase(options, "census")) return cancelled();
     walk_heap(idx, census, &heap_problems);
     census_result c = census.finish();
+    c.inferred_class_roots = inferred_class_roots(idx, classes, c);
 
     analysis_report r;
     summary_report& s = r.summary;
@@ -157,6 +159,7 @@ result<analysis_report> analyze_dump(std::span<const std::byte> data, const anal
     s.layout = c.layout;
     s.layout_inferred = c.layout_inferred;
     s.heap_dumps = idx.heap_dump_count();
+    s.class_roots_inferred = c.inferred_class_roots.size();
     s.dump_number = idx.heap_dump_number();
     s.instances = c.instances;
     s.object_arrays = c.object_arrays;

@@ -28,13 +28,14 @@ struct census_result {
     std::uint64_t shallow_bytes = 0;
     std::array<std::uint64_t, root_kind_count> roots{};
     std::array<std::uint64_t, 256> subrecord_counts{};
-    std::vector<histogram_entry> histogram;  // by shallow bytes, descending
-    std::vector<object_entry> largest;       // by shallow bytes, descending
-    std::vector<root_view> thread_roots;     // ROOT_THREAD_OBJECT records, in dump order
-    const vm_layout* vm = nullptr;           // the layout sizes were computed for
-    id_map<std::uint32_t> instance_sizes;    // class id -> bytes of one instance, for classes with instances
-    id_map<std::uint32_t> mirror_sizes;      // class id -> bytes of its java.lang.Class object
-    stripped_state stripped;                 // primitive array contents zeroed (heapd strip)
+    std::vector<histogram_entry> histogram;           // by shallow bytes, descending
+    std::vector<object_entry> largest;                // by shallow bytes, descending
+    std::vector<root_view> thread_roots;              // ROOT_THREAD_OBJECT records, in dump order
+    const vm_layout* vm = nullptr;                    // the layout sizes were computed for
+    id_map<std::uint32_t> instance_sizes;             // class id -> bytes of one instance, for classes with instances
+    id_map<std::uint32_t> mirror_sizes;               // class id -> bytes of its java.lang.Class object
+    stripped_state stripped;                          // primitive array contents zeroed (heapd strip)
+    std::vector<std::uint64_t> inferred_class_roots;  // classes taken as roots (class_roots.h), set after the walk
 };
 
 // Visitor for walk_heap; call finish() after the walk.

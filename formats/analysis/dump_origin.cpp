@@ -22,6 +22,10 @@ void tell_writer(const record_index& idx, const census_result& census, dump_orig
     } else if (idx.count(record_tag::control_settings) != 0 || idx.count(record_tag::start_thread) != 0) {
         o.writer = "hprof agent";
         o.writer_sign = "CONTROL SETTINGS and START THREAD records";
+    } else if (census.roots[static_cast<unsigned>(root_kind::sticky_class)] == 0 && census.classes != 0 &&
+               census.roots[static_cast<unsigned>(root_kind::thread_object)] != 0) {
+        o.writer = "serviceability agent";
+        o.writer_sign = "thread roots but no sticky class roots (jhsdb jmap --binaryheap)";
     } else if (idx.count(record_tag::heap_dump_segment) != 0 ||
                census.roots[static_cast<unsigned>(root_kind::thread_object)] != 0) {
         o.writer = "HotSpot heap dumper";

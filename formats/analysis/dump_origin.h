@@ -13,7 +13,7 @@ namespace heapd {
 
 // Who wrote a dump and for which Java, and how each was told.
 struct dump_origin {
-    std::string writer;          // "HotSpot heap dumper", "hprof agent", "Android runtime"
+    std::string writer;          // "HotSpot heap dumper", "serviceability agent", "hprof agent", "Android runtime"
     std::string writer_sign;     // what told it: "HEAP DUMP INFO records", ...
     std::string java_version;    // "17.0.15+6-Debian-1deb12u1", "1.8.0_181-8u181-b13-2-b13"; "" when unknown
     std::string java_runtime;    // "OpenJDK Runtime Environment", "" when unknown

@@ -227,6 +227,8 @@ struct graph_builder {
             root_ids.insert(root_ids.end(), c.roots.begin(), c.roots.end());
             c = collect{};
         }
+        // Classes taken as roots in a dump that marks none (class_roots.h): sticky classes, as HotSpot marks them.
+        for (std::uint64_t id : census.inferred_class_roots) root_ids.emplace_back(id, root_kind::sticky_class);
         sort_nodes();
         // A damaged dump may hold an id twice: the first record in the file keeps it.
         g.nodes_.erase(

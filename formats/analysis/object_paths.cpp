@@ -1,4 +1,5 @@
 #include "formats/analysis/object_paths.h"
+#include "formats/analysis/class_roots.h"
 
 #include <cstdio>
 
@@ -22,6 +23,7 @@ result<object_paths_report> find_object_paths(std::span<const std::byte> data, s
     heap_census census(idx, classes, 0);
     walk_heap(idx, census);
     census_result c = census.finish();
+    c.inferred_class_roots = inferred_class_roots(idx, classes, c);
     auto graph = object_graph::build(idx, classes, c);
     if (!graph) return std::unexpected(graph.error());
     std::uint32_t node = graph->node_of(id);

@@ -42,16 +42,17 @@ struct summary_report {
     std::string format;
     unsigned id_size = 0;
     std::uint64_t timestamp_ms = 0;
-    std::string layout;             // the VM's object layout that sizes are computed for
-    bool layout_inferred = false;   // true when object addresses confirmed it, false when assumed
-    std::string writer;             // what wrote the dump ("HotSpot heap dumper", "hprof agent", "Android runtime")
-    std::string java_version;       // as the dump's JVM kept it ("17.0.15+6-Debian-1deb12u1"), or a range
-    std::string java_runtime;       // "OpenJDK Runtime Environment", "" when unknown
-    std::string version_source;     // where java_version was read ("java.lang.VersionProps")
-    std::uint64_t heap_dumps = 0;   // heap dumps in the file (the old hprof agent writes several)
-    unsigned dump_number = 0;       // the one analyzed, 1 for the first
-    bool stripped = false;          // primitive arrays zeroed (heapd strip): no arrays of zeros counted
-    bool strings_stripped = false;  // char[] and byte[] too: no string contents, thread names or duplicates
+    std::string layout;            // the VM's object layout that sizes are computed for
+    bool layout_inferred = false;  // true when object addresses confirmed it, false when assumed
+    std::string writer;            // what wrote the dump ("HotSpot heap dumper", "hprof agent", "Android runtime")
+    std::string java_version;      // as the dump's JVM kept it ("17.0.15+6-Debian-1deb12u1"), or a range
+    std::string java_runtime;      // "OpenJDK Runtime Environment", "" when unknown
+    std::string version_source;    // where java_version was read ("java.lang.VersionProps")
+    std::uint64_t heap_dumps = 0;  // heap dumps in the file (the old hprof agent writes several)
+    std::uint64_t class_roots_inferred = 0;  // classes taken as roots: the dump marks none (class_roots.h)
+    unsigned dump_number = 0;                // the one analyzed, 1 for the first
+    bool stripped = false;                   // primitive arrays zeroed (heapd strip): no arrays of zeros counted
+    bool strings_stripped = false;           // char[] and byte[] too: no string contents, thread names or duplicates
     std::uint64_t instances = 0, object_arrays = 0, primitive_arrays = 0, classes = 0;
     std::uint64_t shallow_bytes = 0;
     std::vector<std::pair<std::string, std::uint64_t>> records;     // top-level record counts by name

@@ -231,6 +231,7 @@ nlohmann::ordered_json to_json(const analysis_report& r) {
                     {"java_runtime", s.java_runtime},
                     {"version_source", s.version_source},
                     {"heap_dumps", s.heap_dumps},
+                    {"class_roots_inferred", s.class_roots_inferred},
                     {"dump_number", s.dump_number},
                     {"stripped", s.stripped},
                     {"strings_stripped", s.strings_stripped},
@@ -348,6 +349,7 @@ result<analysis_report> report_from_json(const nlohmann::ordered_json& j) {
         out.java_runtime = s.value("java_runtime", "");
         out.version_source = s.value("version_source", "");
         out.heap_dumps = s.value("heap_dumps", std::uint64_t{1});
+        out.class_roots_inferred = s.value("class_roots_inferred", std::uint64_t{0});
         out.dump_number = s.value("dump_number", 1u);
         out.stripped = s.value("stripped", false);
         out.strings_stripped = s.value("strings_stripped", false);

@@ -69,6 +69,9 @@ void header(std::string& out, const analysis_report& r, const std::string& title
         kinds.push_back(k + " " + grouped(n));
     }
     if (!kinds.empty()) kinds[0] = grouped(roots) + " GC roots: " + kinds[0];
+    if (s.class_roots_inferred != 0)
+        kinds.push_back("and " + grouped(s.class_roots_inferred) +
+                        " classes of the JDK's loaders taken as roots (the dump marks no class as one)");
     wrapped_line(out, "Roots", kinds);
     std::vector<std::string> recs;
     for (const auto& [k, n] : s.records) recs.push_back(k + " " + grouped(n));

@@ -1,0 +1,45 @@
+// Dumps written by the serviceability agent (jhsdb jmap --binaryheap, the way to dump a JVM whose
+// attach listener cannot answer) of a real JVM: they mark no class as a GC root, and the report must
+// still name the leak's class and static field, as for a dump HotSpot writes itself.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <nlohmann/json.hpp>
+
+#include "support/jvm_process.h"
+
+namespace heapd::test {
+namespace {
+
+TEST(sa_dump, the_leak_is_named_by_its_class_and_static_field) {
+    // Attach is off: only the serviceability agent can dump this JVM.
+    demo_jvm jvm(java_main{"Sessions"}, {"-Xmx256m", "-XX:+DisableAttachMechanism"}, {"20000"});
+    ASSERT_TRUE(jvm.ready());
+    scratch_dir dir;
+    const std::string file = dir.file("sa.hprof");
+    auto sa = run_command({"jhsdb", "jmap", "--binaryheap", "--dumpfile", file, "--pid", std::to_string(jvm.pid())});
+    ASSERT_EQ(sa.exit_code, 0) << sa.out << sa.err;
+
+    auto json = run_command({heapd_binary(), "analyze", "--json", "--no-index", file});
+    ASSERT_EQ(json.exit_code, 0) << json.err;
+    const nlohmann::json report = nlohmann::json::parse(json.out);
+    const nlohmann::json& summary = report.at("summary");
+    EXPECT_EQ(summary.at("writer"), "serviceability agent");
+    EXPECT_FALSE(summary.at("gc_roots").contains("sticky_class")) << summary.at("gc_roots");
+    EXPECT_GT(summary.at("class_roots_inferred").get<std::uint64_t>(), 100u);
+
+    auto text = run_command({heapd_binary(), "analyze", "--no-index", file});
+    ASSERT_EQ(text.exit_code, 0) << text.err;
+    // The first suspect is the list the static field holds, not the application class loader.
+    const auto suspects = text.out.find("Leak suspects");
+    ASSERT_NE(suspects, std::string::npos) << text.out;
+    const std::string first = text.out.substr(
+        suspects, std::min(text.out.find("\n  2. ", suspects), text.out.find("\nReachability")) - suspects);
+    EXPECT_NE(first.find("retained by one java.util.ArrayList"), std::string::npos) << first;
+    EXPECT_NE(first.find("20,000 Sessions$Session"), std::string::npos) << first;
+    EXPECT_NE(first.find("path: (sticky_class root) class Sessions (static LEAK)"), std::string::npos) << first;
+    EXPECT_EQ(first.find("AppClassLoader"), std::string::npos) << first;
+}
+
+}  // namespace
+}  // namespace heapd::test
