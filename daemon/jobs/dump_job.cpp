@@ -89,6 +89,12 @@ std::expected<unique_fd, wire::wire_error> scratch_file(store& s) {
     return fd;
 }
 
+// A snapshot from outside may stand in for a dump through attach when attach cannot work at all
+// (disabled, or no answer) and the request named the JVM's executable (a JVM seeing our files).
+bool snapshot_may_stand_in(error_code code, const dump_request& r) {
+    return !r.fallback_exe.empty() && (code == error_code::attach_disabled || code == error_code::not_responding);
+}
+
 // The heap of a JVM held in its hook, from outside: a core now, then its conversion to HPROF.
 std::expected<unique_fd, wire::wire_error> snapshot_heap(store& s, const dump_request& r, job_context& ctx) {
     const attach::snapshot_target target{r.pid, r.uid, r.gid, r.exe};
@@ -186,6 +192,27 @@ job_work make_dump_work(store& s, dump_request request) {
                 }};
             auto dumped = attach::dump_heap(req->pid, path, dump, options);
             journal.done(ctx.id());
+            if (!dumped && snapshot_may_stand_in(dumped.error().code, *req)) {
+                // The JVM cannot answer: its heap from outside, as for a JVM held in its OOM hook.
+                req->exe = req->fallback_exe;
+                auto taken = snapshot_heap(s, *req, ctx);
+                if (!taken)
+                    return failure(
+                        wire::kind_of(dumped.error().code),
+                        dumped.error().message + "; the snapshot instead failed too: " + taken.error().message);
+                struct stat st {};
+                const auto size = ::fstat(taken->get(), &st) == 0 ? static_cast<std::uint64_t>(st.st_size) : 0;
+                if (auto fits = s.ensure_space(size, "the heap dump of " + who); !fits)
+                    return failure(error_kind::no_space, fits.error().message);
+                ctx.progress("dump", 0, size);
+                if (auto copied = attach::copy_to_new_file(taken->get(), size, path); !copied)
+                    return failure(error_kind::internal, copied.error().message);
+                staged->metadata().file =
+                    "heap of " + who + " (attach failed: " + dumped.error().message + "; core by gdb, HPROF by jhsdb)";
+                meta.file = staged->metadata().file;
+                dumped = attach::dump_reply{};
+                dumped->written = true;
+            }
             if (!dumped) return failure(wire::kind_of(dumped.error().code), dumped.error().message);
             if (!dumped->written) return failure(error_kind::failed, who + " wrote no dump: " + dumped->reply.output);
         }

@@ -25,7 +25,10 @@ struct dump_request {
     // The JVM is held in its hook with no dump of its own (it was not armed): take a core of it now
     // and convert that (attach/process_snapshot.h); progress "convert" tells the hook it may go.
     bool snapshot = false;
-    std::string exe;                 // the JVM's executable, for the snapshot's conversion
+    std::string exe;  // the JVM's executable, for the snapshot's conversion
+    // A JVM that cannot be dumped through attach (-XX:+DisableAttachMechanism, a listener that does
+    // not answer) is snapshotted the same way instead, when this names its executable.
+    std::string fallback_exe;
     std::optional<unique_fd> adopt;  // a dump the JVM wrote itself (HeapDumpOnOutOfMemoryError)
     std::string adopt_name;          // its path, for people
     std::uint64_t estimate = 0;      // the heap's used bytes (hsperfdata), for the free-space guard

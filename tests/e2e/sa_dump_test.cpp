@@ -1,12 +1,16 @@
 // Dumps written by the serviceability agent (jhsdb jmap --binaryheap, the way to dump a JVM whose
 // attach listener cannot answer) of a real JVM: they mark no class as a GC root, and the report must
-// still name the leak's class and static field, as for a dump HotSpot writes itself.
+// still name the leak's class and static field, as for a dump HotSpot writes itself. And the
+// daemon's dump of a JVM that cannot answer attach: a snapshot from outside stands in.
 #include <gtest/gtest.h>
+
+#include <signal.h>
 
 #include <algorithm>
 #include <nlohmann/json.hpp>
 
 #include "support/jvm_process.h"
+#include "support/serve_process.h"
 
 namespace heapd::test {
 namespace {
@@ -39,6 +43,27 @@ TEST(sa_dump, the_leak_is_named_by_its_class_and_static_field) {
     EXPECT_NE(first.find("20,000 Sessions$Session"), std::string::npos) << first;
     EXPECT_NE(first.find("path: (sticky_class root) class Sessions (static LEAK)"), std::string::npos) << first;
     EXPECT_EQ(first.find("AppClassLoader"), std::string::npos) << first;
+}
+
+TEST(sa_dump, the_daemon_dumps_a_jvm_with_attach_disabled_from_outside_and_reports_the_leak) {
+    serve_process d;
+    ASSERT_TRUE(d.ready()) << d.log();
+    demo_jvm jvm(java_main{"Sessions"}, {"-Xmx256m", "-XX:+DisableAttachMechanism"}, {"20000"});
+    ASSERT_TRUE(jvm.ready());
+    const std::string pid = std::to_string(jvm.pid());
+    auto dumped = run_heapctl(d, {"dump", pid, "--wait"});
+    ASSERT_EQ(dumped.exit_code, 0) << dumped.err << d.log();
+    EXPECT_NE(dumped.out.find("path: (sticky_class root) class Sessions (static LEAK)"), std::string::npos)
+        << dumped.out;
+    const auto dumps = nlohmann::json::parse(run_heapctl(d, {"dumps", "--json"}).out);
+    ASSERT_EQ(dumps.size(), 1u);
+    // Said how it was taken, and that attach failed.
+    const std::string file = dumps[0].value("file", "");
+    EXPECT_NE(file.find("attach failed: "), std::string::npos) << dumps[0];
+    EXPECT_NE(file.find("core by gdb, HPROF by jhsdb"), std::string::npos) << dumps[0];
+    EXPECT_EQ(dumps[0]["pid"], jvm.pid());
+    // The JVM goes on.
+    EXPECT_EQ(::kill(jvm.pid(), 0), 0);
 }
 
 }  // namespace

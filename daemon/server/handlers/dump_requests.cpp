@@ -138,10 +138,17 @@ wire::wire_result<dump_request> request_handler::prepare_dump(const wire::json& 
             // A snapshot from outside, for a JVM its hook holds that wrote no dump: only of a JVM that
             // sees our filesystem (its JDK's jhsdb is run from it, as the JVM's user; a container's
             // would run outside the container).
-            if (*snapshot && *oom && !d.adopt && attach::same_filesystem_view(target) && oom_hook_running(target)) {
+            if (!d.adopt && attach::same_filesystem_view(target)) {
                 std::error_code ec;
-                d.exe = std::filesystem::read_symlink("/proc/" + std::to_string(target) + "/exe", ec).string();
-                d.snapshot = !ec && !d.exe.empty();
+                const std::string exe =
+                    std::filesystem::read_symlink("/proc/" + std::to_string(target) + "/exe", ec).string();
+                if (!ec && !exe.empty()) {
+                    d.fallback_exe = exe;
+                    if (*snapshot && *oom && oom_hook_running(target)) {
+                        d.exe = exe;
+                        d.snapshot = true;
+                    }
+                }
             }
             if (jvm->summary) {
                 d.estimate = static_cast<std::uint64_t>(std::max<std::int64_t>(jvm->summary->heap.used, 0));
