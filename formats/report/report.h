@@ -44,7 +44,7 @@ struct summary_report {
     std::uint64_t timestamp_ms = 0;
     std::string layout;            // the VM's object layout that sizes are computed for
     bool layout_inferred = false;  // true when object addresses confirmed it, false when assumed
-    std::string writer;            // what wrote the dump ("HotSpot heap dumper", "hprof agent", "Android runtime")
+    std::string writer;            // "HotSpot heap dumper", "serviceability agent", "hprof agent", "Android runtime"
     std::string java_version;      // as the dump's JVM kept it ("17.0.15+6-Debian-1deb12u1"), or a range
     std::string java_runtime;      // "OpenJDK Runtime Environment", "" when unknown
     std::string version_source;    // where java_version was read ("java.lang.VersionProps")
