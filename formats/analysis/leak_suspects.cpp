@@ -179,6 +179,13 @@ struct suspect_finder {
                     covered[v] = 1;
                 }
             s.held_by = group_by_class(instances, [&](std::uint32_t v) { return d.idom(v); });
+            // Which instances add up: many class objects (statics) say nothing until named.
+            const std::size_t top = std::min<std::size_t>(instances.size(), 5);
+            std::partial_sort(instances.begin(), instances.begin() + static_cast<std::ptrdiff_t>(top), instances.end(),
+                              [&](std::uint32_t a, std::uint32_t b) {
+                                  return d.retained(a) != d.retained(b) ? d.retained(a) > d.retained(b) : a < b;
+                              });
+            for (std::size_t i = 0; i < top; ++i) s.biggest.push_back(entry(instances[i]));
             s.path = describe_path(g, classes, paths.path_to(t.biggest[k]));
             out.push_back(std::move(s));
         }

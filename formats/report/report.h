@@ -139,6 +139,7 @@ struct leak_suspect {
     std::uint64_t chain_length = 0;              // > 1: the accumulation point heads a chain of its class
     std::vector<accumulated_class> accumulated;  // the accumulation point's children by class
     std::vector<accumulated_class> held_by;      // for a class: its instances' dominators by class
+    std::vector<dominator_entry> biggest;        // for a class: its instances retaining most (up to 5)
     gc_path path;                                // from a GC root to the accumulation point
 };
 

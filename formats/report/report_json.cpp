@@ -92,7 +92,12 @@ json suspects_json(const retention_report& t) {
         acc["chain_length"] = s.chain_length;
         e["accumulation_point"] = acc;
         e["accumulated"] = groups_json(s.accumulated);
-        if (s.is_class) e["held_by"] = groups_json(s.held_by);
+        if (s.is_class) {
+            e["held_by"] = groups_json(s.held_by);
+            json biggest = json::array();
+            for (const dominator_entry& b : s.biggest) biggest.push_back(entry_json(b));
+            e["biggest_instances"] = std::move(biggest);
+        }
         e["path"] = path_json(s.path);
         list.push_back(std::move(e));
     }
@@ -119,6 +124,8 @@ void suspects_from_json(const json& j, retention_report& t) {
             s.suspect.class_name = e.at("class").get<std::string>();
             s.instances = e.at("instances").get<std::uint64_t>();
             s.held_by = groups_from_json(e.at("held_by"));
+            if (e.contains("biggest_instances"))
+                for (const json& b : e.at("biggest_instances")) s.biggest.push_back(entry_from_json(b));
         } else {
             s.suspect = entry_from_json(e.at("object"));
             s.instances = 1;

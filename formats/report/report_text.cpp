@@ -229,8 +229,16 @@ void suspects(std::string& out, const analysis_report& r) {
             if (s.chain_length > 1) acc += ", the head of a chain of " + grouped(s.chain_length);
             if (!s.accumulated.empty()) acc += ": " + groups_text(s.accumulated);
             wrapped_list(out, "     ", acc);
-        } else if (!s.held_by.empty()) {
-            wrapped_list(out, "     ", "held by " + groups_text(s.held_by));
+        } else {
+            if (!s.held_by.empty()) wrapped_list(out, "     ", "held by " + groups_text(s.held_by));
+            // The instances that add up most: for class objects, the classes whose statics hold it.
+            std::string biggest;
+            for (const dominator_entry& b : s.biggest)
+                biggest +=
+                    (biggest.empty() ? "" : ", ") + b.class_name +
+                    (b.class_name.starts_with("class ") ? "" : fmt(" 0x%llx", static_cast<unsigned long long>(b.id))) +
+                    " (" + human_bytes(b.retained_bytes) + ")";
+            if (!biggest.empty()) wrapped_list(out, "     ", "the biggest: " + biggest);
         }
         wrapped_path(out, "     ", (s.is_class ? "path to the biggest: " : "path: ") + path_text(s.path));
     }

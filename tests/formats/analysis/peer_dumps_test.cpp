@@ -324,6 +324,31 @@ TEST_P(peer_dump_test, the_writer_and_java_version_are_read_from_the_dump) {
     }
 }
 
+// In both dumps the first suspect is the class objects together (their statics); it names the
+// classes that retain most, the first of them the biggest retainer of the whole heap in hprof-32.
+TEST_P(peer_dump_test, a_suspect_of_many_class_objects_names_the_classes_that_add_up) {
+    auto report = analyze_dump(file_.bytes(), analysis_options{});
+    ASSERT_TRUE(report.has_value()) << report.error().describe();
+    const auto& suspects = report->retention.leak_suspects;
+    ASSERT_FALSE(suspects.empty());
+    const leak_suspect& first = suspects[0];
+    ASSERT_TRUE(first.is_class);
+    EXPECT_EQ(first.suspect.class_name, "java.lang.Class");
+    ASSERT_EQ(first.biggest.size(), 5u);
+    for (std::size_t i = 0; i < first.biggest.size(); ++i) {
+        EXPECT_TRUE(first.biggest[i].class_name.starts_with("class ")) << first.biggest[i].class_name;
+        if (i > 0) {
+            EXPECT_LE(first.biggest[i].retained_bytes, first.biggest[i - 1].retained_bytes);
+        }
+    }
+    if (GetParam() == "hprof-32") {
+        EXPECT_EQ(first.biggest[0].class_name, "class java.lang.System");
+        ASSERT_FALSE(report->retention.dominators.empty());
+        EXPECT_EQ(first.biggest[0].id, report->retention.dominators[0].id);
+        EXPECT_EQ(first.biggest[0].retained_bytes, report->retention.dominators[0].retained_bytes);
+    }
+}
+
 INSTANTIATE_TEST_SUITE_P(peers, peer_dump_test, ::testing::Values("hprof-32", "hprof-64"),
                          [](const auto& info) { return info.param == "hprof-32" ? "hprof_32" : "hprof_64"; });
 
