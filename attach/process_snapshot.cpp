@@ -21,10 +21,12 @@ namespace {
 
 constexpr std::size_t kept_words = 2048;  // of the child's standard error, for the message
 
-// Runs argv in a child with the target's ids and a clean environment, fd_a and fd_b as its
-// descriptors 3 and 4 (-1: none), until it ends or timeout passes; what it said on stderr (its end).
+// Runs argv in a child with the target's ids (when we are root) and a clean environment, fd_a and
+// fd_b as its descriptors 3 and 4 and out as its standard output (-1: none), until it ends or
+// timeout passes; what it said on stderr (its end).
 result<void> run_as_owner(const snapshot_target& t, std::vector<std::string> argv, int fd_a, int fd_b,
-                          std::chrono::seconds timeout) {
+                          std::chrono::seconds timeout, int out = -1) {
+    const bool root = ::geteuid() == 0;
     // Everything the child needs is made before fork: after it, only async-signal-safe calls.
     std::vector<char*> args;
     for (std::string& a : argv) args.push_back(a.data());
@@ -40,13 +42,15 @@ result<void> run_as_owner(const snapshot_target& t, std::vector<std::string> arg
         // Out of the way of 3 and 4 first, then into place.
         const int a = fd_a >= 0 ? ::fcntl(fd_a, F_DUPFD_CLOEXEC, 10) : -1;
         const int b = fd_b >= 0 ? ::fcntl(fd_b, F_DUPFD_CLOEXEC, 10) : -1;
+        const int o = out >= 0 ? ::fcntl(out, F_DUPFD_CLOEXEC, 10) : -1;
         const int null = ::open("/dev/null", O_RDWR);
-        if (null < 0 || ::dup2(null, 0) < 0 || ::dup2(null, 1) < 0 || ::dup2(write_end.get(), 2) < 0) ::_exit(126);
+        if (null < 0 || ::dup2(null, 0) < 0 || ::dup2(o >= 0 ? o : null, 1) < 0 || ::dup2(write_end.get(), 2) < 0)
+            ::_exit(126);
         if (a >= 0 && ::dup2(a, 3) < 0) ::_exit(126);
         if (b >= 0 && ::dup2(b, 4) < 0) ::_exit(126);
         ::syscall(SYS_close_range, 5u, ~0u, 0u);
-        if (::setgroups(0, nullptr) != 0 || ::setresgid(t.gid, t.gid, t.gid) != 0 ||
-            ::setresuid(t.uid, t.uid, t.uid) != 0)
+        if (root && (::setgroups(0, nullptr) != 0 || ::setresgid(t.gid, t.gid, t.gid) != 0 ||
+                     ::setresuid(t.uid, t.uid, t.uid) != 0))
             ::_exit(125);
         ::execve(args[0], args.data(), env);
         ::_exit(127);
@@ -92,6 +96,13 @@ off_t size_of(int fd) {
     return ::fstat(fd, &st) == 0 ? st.st_size : 0;
 }
 
+// The jhsdb of the JDK whose java is exe; empty when exe is no absolute path.
+std::string jhsdb_beside(std::string_view exe) {
+    const auto slash = exe.rfind('/');
+    if (!exe.starts_with('/') || slash == std::string_view::npos) return {};
+    return std::string(exe.substr(0, slash)) + "/jhsdb";
+}
+
 }  // namespace
 
 result<void> write_core(const snapshot_target& target, int core_fd, std::chrono::seconds timeout) {
@@ -106,17 +117,23 @@ result<void> write_core(const snapshot_target& target, int core_fd, std::chrono:
 }
 
 result<void> core_to_hprof(const snapshot_target& target, int core_fd, int hprof_fd, std::chrono::seconds timeout) {
-    const std::string_view exe = target.exe;
-    const auto slash = exe.rfind('/');
-    if (!exe.starts_with('/') || slash == std::string_view::npos)
-        return fail(error_code::io, "no JDK known for the core (executable " + target.exe + ")");
-    const std::string jhsdb = std::string(exe.substr(0, slash)) + "/jhsdb";
+    const std::string jhsdb = jhsdb_beside(target.exe);
+    if (jhsdb.empty()) return fail(error_code::io, "no JDK known for the core (executable " + target.exe + ")");
     auto ran = run_as_owner(target,
                             {jhsdb, "jmap", "--binaryheap", "--dumpfile", "/proc/self/fd/4", "--exe", target.exe,
                              "--core", "/proc/self/fd/3"},
                             core_fd, hprof_fd, timeout);
     if (!ran) return ran;
     if (size_of(hprof_fd) == 0) return fail(error_code::io, jhsdb + " wrote no heap dump from the core");
+    return {};
+}
+
+result<void> java_stacks_from_outside(const snapshot_target& target, int out_fd, std::chrono::seconds timeout) {
+    const std::string jhsdb = jhsdb_beside(target.exe);
+    if (jhsdb.empty()) return fail(error_code::io, "no JDK known for process " + std::to_string(target.pid));
+    auto ran = run_as_owner(target, {jhsdb, "jstack", "--pid", std::to_string(target.pid)}, -1, -1, timeout, out_fd);
+    if (!ran) return ran;
+    if (size_of(out_fd) == 0) return fail(error_code::io, jhsdb + " printed no stacks");
     return {};
 }
 

@@ -31,4 +31,9 @@ result<void> write_core(const snapshot_target& target, int core_fd, std::chrono:
 // Converts the core in core_fd into an HPROF heap dump in hprof_fd with the JDK of target.exe.
 result<void> core_to_hprof(const snapshot_target& target, int core_fd, int hprof_fd, std::chrono::seconds timeout);
 
+// Writes the Java threads' stacks of the live process into out_fd, read by the JDK of target.exe
+// (jhsdb jstack --pid: the serviceability agent stops the JVM while it reads, no attach needed).
+// It runs as the target's owner when the caller is root, else as the caller.
+result<void> java_stacks_from_outside(const snapshot_target& target, int out_fd, std::chrono::seconds timeout);
+
 }  // namespace heapd::attach

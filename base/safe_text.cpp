@@ -21,7 +21,7 @@ std::string terminal_safe(std::string_view text) {
     bool escaped = false;
     for (std::size_t i = 0; i < text.size();) {
         const unsigned char c = static_cast<unsigned char>(text[i]);
-        if ((c >= 0x20 && c < 0x7F) || c == '\n') {
+        if ((c >= 0x20 && c < 0x7F) || c == '\n' || c == '\t') {
             ++i;
             continue;
         }

@@ -1,11 +1,22 @@
 // `heapd stack PID [--native]`: the JVM's thread dump, or native stacks read with ptrace and
-// libunwind when the JVM cannot answer (or when asked for them).
+// libunwind when the JVM cannot answer (or when asked for them), or, for a JVM that takes no attach,
+// its Java stacks read by its JDK's serviceability agent.
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <algorithm>
 #include <cinttypes>
 #include <cstdio>
+#include <filesystem>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "attach/process_info.h"
+#include "attach/process_snapshot.h"
+#include "base/fd_io.h"
+#include "base/safe_text.h"
+#include "base/unique_fd.h"
 #include "daemon/commands/commands.h"
 #include "daemon/commands/thread_dump.h"
 #include "daemon/stacks/native_stacks.h"
@@ -112,7 +123,11 @@ nlohmann::json render_json(const stacks::native_stacks& s, const std::string& fa
     return out;
 }
 
-void print(const std::string& text) { std::fwrite(text.data(), 1, text.size(), stdout); }
+// Thread names are the JVM owner's to choose: escaped for the terminal.
+void print(const std::string& text) {
+    const std::string safe = terminal_safe(text);
+    std::fwrite(safe.data(), 1, safe.size(), stdout);
+}
 
 void print_json(const nlohmann::json& j) {
     print(j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
@@ -134,6 +149,36 @@ int run_native(const stack_args& a, std::chrono::milliseconds timeout, const std
     return ok;
 }
 
+// The Java stacks of a JVM that takes no attach, read from outside by its own JDK's serviceability
+// agent (jhsdb jstack); only for a JVM that sees our filesystem (its JDK runs here, as its owner).
+int run_from_outside(const stack_args& a, std::chrono::milliseconds timeout, const std::string& reason) {
+    auto info = attach::read_process_info(a.pid);
+    std::error_code ec;
+    const std::string exe = std::filesystem::read_symlink("/proc/" + std::to_string(a.pid) + "/exe", ec).string();
+    if (!info || ec || !attach::same_filesystem_view(a.pid)) {
+        std::fprintf(stderr, "heapd: process %d: %s; --native reads its native stacks\n", a.pid, reason.c_str());
+        return bad_input;
+    }
+    unique_fd out(::memfd_create("heapd-stacks", MFD_CLOEXEC));
+    const auto seconds = std::chrono::seconds(std::max<long long>(5, timeout.count() / 1000));
+    auto read = out ? attach::java_stacks_from_outside({a.pid, info->euid, info->egid, exe}, out.get(), seconds)
+                    : result<void>(fail(error_code::io, "memfd_create failed"));
+    std::optional<std::string> text;
+    if (read && ::lseek(out.get(), 0, SEEK_SET) == 0) text = read_to_end(out.get(), std::size_t{16} << 20);
+    if (!read || !text) {
+        std::fprintf(stderr, "heapd: process %d: %s, and its stacks could not be read from outside: %s\n", a.pid,
+                     reason.c_str(), read ? "reading them failed" : read.error().message.c_str());
+        return bad_input;
+    }
+    if (a.json)
+        print_json(
+            {{"pid", a.pid}, {"source", "serviceability agent"}, {"fallback_reason", reason}, {"thread_dump", *text}});
+    else
+        print("# The JVM takes no attach (" + reason + "): its Java stacks read by the serviceability agent.\n" +
+              *text);
+    return ok;
+}
+
 int run_stack(const stack_args& a) {
     auto timeout = std::chrono::milliseconds(static_cast<long long>(a.timeout_seconds * 1000));
     if (a.native) return run_native(a, timeout, {});
@@ -145,6 +190,7 @@ int run_stack(const stack_args& a) {
             print(*dump);
         return ok;
     }
+    if (dump.error().code == error_code::attach_disabled) return run_from_outside(a, timeout, dump.error().message);
     if (dump.error().code != error_code::not_responding) {
         std::fprintf(stderr, "heapd: process %d: %s (%s)%s\n", a.pid, dump.error().message.c_str(),
                      error_code_name(dump.error().code),

@@ -15,11 +15,11 @@ TEST(terminal_safe, printable_text_and_newlines_are_kept) {
 }
 
 TEST(terminal_safe, control_characters_are_escaped) {
-    // A window title set, a colour, a clear screen, a bell, a NUL, a tab, a carriage return and DEL.
+    // A window title set, a colour, a clear screen, a bell, a NUL, a carriage return and DEL; a tab stays.
     EXPECT_EQ(terminal_safe("\x1b]0;owned\x07"), "\\x1b]0;owned\\x07");
     EXPECT_EQ(terminal_safe("red\x1b[31m!\x1b[2J"), "red\\x1b[31m!\\x1b[2J");
     EXPECT_EQ(terminal_safe(std::string("a\0b", 3)), "a\\x00b");
-    EXPECT_EQ(terminal_safe("a\tb\rc\x7f"), "a\\x09b\\x0dc\\x7f");
+    EXPECT_EQ(terminal_safe("a\tb\rc\x7f"), "a\tb\\x0dc\\x7f");
 }
 
 TEST(terminal_safe, c1_controls_and_bytes_that_are_not_utf8_are_escaped) {

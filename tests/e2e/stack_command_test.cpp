@@ -68,6 +68,26 @@ TEST(stack_command, responsive_jvm_gives_its_java_thread_dump) {
     EXPECT_NE(json.at("thread_dump").get<std::string>().find("at Demo.idle"), std::string::npos);
 }
 
+TEST(stack_command, a_jvm_that_takes_no_attach_has_its_java_stacks_read_from_outside) {
+    demo_jvm jvm({"-Xmx64m", "-XX:+DisableAttachMechanism"});
+    ASSERT_TRUE(jvm.ready());
+    auto r = heapd_stack({std::to_string(jvm.pid())});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_TRUE(r.out.starts_with("# The JVM takes no attach (")) << r.out.substr(0, 200);
+    // The serviceability agent names Java frames and threads ("- Demo.idle() @bci=4, line=62").
+    EXPECT_NE(r.out.find("\"demo-worker-"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find(" - Demo.idle("), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("java.lang.Thread.State: "), std::string::npos) << r.out;
+    // The JVM goes on, not stopped.
+    EXPECT_EQ(::kill(jvm.pid(), 0), 0);
+    auto j = heapd_stack({std::to_string(jvm.pid()), "--json"});
+    ASSERT_EQ(j.exit_code, 0) << j.err;
+    auto json = nlohmann::json::parse(j.out);
+    EXPECT_EQ(json.at("source"), "serviceability agent");
+    EXPECT_NE(json.at("fallback_reason").get<std::string>().find("DisableAttachMechanism"), std::string::npos);
+    EXPECT_NE(json.at("thread_dump").get<std::string>().find(" - Demo.idle("), std::string::npos);
+}
+
 TEST(stack_command, native_stacks_of_a_stopped_jvm_leave_it_stopped) {
     demo_jvm jvm({"-Xmx64m"});
     ASSERT_TRUE(jvm.ready());
