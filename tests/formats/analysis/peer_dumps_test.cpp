@@ -349,6 +349,47 @@ TEST_P(peer_dump_test, a_suspect_of_many_class_objects_names_the_classes_that_ad
     }
 }
 
+// hprof-64 was written by HotSpot (JDK 8), whose object ids are addresses: the distance from an
+// instance to the next object is its size wherever the two are adjacent, so the smallest distance
+// seen per class is the JVM's own word on the size. heapd's sizes agree for every class that has an
+// instance with an object right after it, Class objects aside (their sizes vary per class).
+TEST_P(peer_dump_test, instance_sizes_agree_with_the_addresses_of_a_hotspot_dump) {
+    if (GetParam() != "hprof-64") GTEST_SKIP() << "the old hprof agent's ids are not addresses";
+    struct addresses : heap_visitor {
+        std::vector<std::pair<std::uint64_t, std::uint64_t>> objects;  // id, class (0: not an instance)
+        void class_dump(const class_dump_view& c) { objects.emplace_back(c.class_id(), 0); }
+        void instance(const instance_view& v) { objects.emplace_back(v.id, v.class_id); }
+        void object_array(const object_array_view& v) { objects.emplace_back(v.id, 0); }
+        void primitive_array(const primitive_array_view& v) { objects.emplace_back(v.id, 0); }
+    } walk;
+    walk_heap(index_, walk, nullptr);
+    std::sort(walk.objects.begin(), walk.objects.end());
+    std::map<std::uint64_t, std::uint64_t> smallest_gap;
+    for (std::size_t i = 0; i + 1 < walk.objects.size(); ++i) {
+        const auto [id, cls] = walk.objects[i];
+        if (cls == 0) continue;
+        const std::uint64_t gap = walk.objects[i + 1].first - id;
+        auto [it, added] = smallest_gap.emplace(cls, gap);
+        if (!added) it->second = std::min(it->second, gap);
+    }
+    census_result c = census();
+    EXPECT_EQ(c.layout, "64-bit, compressed oops");
+    std::size_t agree = 0;
+    std::vector<std::string> differ;
+    for (const auto& h : c.histogram) {
+        auto gap = smallest_gap.find(h.class_id);
+        if (gap == smallest_gap.end() || h.class_name == "java.lang.Class" || h.instances == 0) continue;
+        const std::uint32_t* size = c.instance_sizes.find(h.class_id);
+        ASSERT_NE(size, nullptr) << h.class_name;
+        if (*size == gap->second)
+            ++agree;
+        else if (*size > gap->second)  // bigger than the room the JVM gave it: wrong
+            differ.push_back(h.class_name + ": " + std::to_string(*size) + " B, room " + std::to_string(gap->second));
+    }
+    EXPECT_TRUE(differ.empty()) << testing::PrintToString(differ);
+    EXPECT_GT(agree, 190u);
+}
+
 INSTANTIATE_TEST_SUITE_P(peers, peer_dump_test, ::testing::Values("hprof-32", "hprof-64"),
                          [](const auto& info) { return info.param == "hprof-32" ? "hprof_32" : "hprof_64"; });
 
