@@ -158,6 +158,10 @@ result<analysis_report> analyze_dump(std::span<const std::byte> data, const anal
     s.timestamp_ms = reader->header().timestamp_ms;
     s.layout = c.layout;
     s.layout_inferred = c.layout_inferred;
+    s.field_rules = std::string(c.rules.name());
+    s.field_rules_source = c.rules_source;
+    s.field_rules_agree = c.rules_agree;
+    s.field_rules_measured = c.rules_measured;
     s.heap_dumps = idx.heap_dump_count();
     s.class_roots_inferred = c.inferred_class_roots.size();
     s.dump_number = idx.heap_dump_number();

@@ -131,6 +131,35 @@ void heap_census::primitive_array(const primitive_array_view& v) {
     see_object(v.id, acc, sizes);
 }
 
+// The release whose rules size instances. Where ids are addresses, the distance from an instance to
+// the next object is its size for every class with an instance followed closely: the release
+// whose rules match most such classes exactly wins (the guess from the classes' shape on a tie).
+// Otherwise the guess stands: the old hprof agent, whose ids are not addresses, ran on JDK 8 and older.
+void heap_census::choose_field_rules(const vm_layout& layout, bool gaps_are_sizes, census_result& r) const {
+    const java_release_guess guess = guess_java_release(*classes_);
+    r.rules = guess.java_feature != 0 ? field_rules{guess.java_feature} : field_rules{};
+    r.rules_source = guess.java_feature != 0 ? "the fields of java.lang.String" : "nothing: the newest assumed";
+    if (!gaps_are_sizes) return;
+    // The guess first, so that it keeps a tie.
+    const unsigned releases[] = {r.rules.java_feature, 8, 11, field_rules::newest_known_java};
+    std::uint64_t best_score = 0;
+    unsigned best = r.rules.java_feature;
+    for (unsigned java : releases) {
+        layout_model model(*classes_, layout, field_rules{java});
+        std::uint64_t score = 0, measured = 0;
+        for (const class_acc& a : accs_) {
+            if (a.kind != 0 || a.min_gap == ~std::uint64_t{0}) continue;
+            ++measured;
+            score += model.instance_size(a.class_id) == a.min_gap;
+        }
+        r.rules_measured = measured;
+        if (score > best_score) best_score = score, best = java;
+    }
+    r.rules = field_rules{best};
+    r.rules_agree = best_score;
+    if (r.rules_measured > 0) r.rules_source = "object addresses";
+}
+
 census_result heap_census::finish() {
     census_result r;
     r.roots = roots_;
@@ -147,7 +176,8 @@ census_result heap_census::finish() {
     r.layout_evidence = fits_[best];
     r.layout_inferred = gaps_are_sizes;
     r.vm = &layouts_[best];
-    layout_model model(*classes_, layouts_[best]);
+    choose_field_rules(layouts_[best], gaps_are_sizes, r);
+    layout_model model(*classes_, layouts_[best], r.rules);
 
     auto instance_size = [&](const class_acc& a) -> std::uint64_t {
         std::uint64_t size = model.instance_size(a.class_id);

@@ -32,6 +32,10 @@ struct census_result {
     std::vector<object_entry> largest;                // by shallow bytes, descending
     std::vector<root_view> thread_roots;              // ROOT_THREAD_OBJECT records, in dump order
     const vm_layout* vm = nullptr;                    // the layout sizes were computed for
+    field_rules rules;                                // the Java release whose field layout sized instances
+    std::string rules_source;                         // what told the release: "object addresses", ...
+    std::uint64_t rules_agree = 0;                    // classes whose instances' room in memory the rules match exactly
+    std::uint64_t rules_measured = 0;                 // classes with an instance followed by another object
     id_map<std::uint32_t> instance_sizes;             // class id -> bytes of one instance, for classes with instances
     id_map<std::uint32_t> mirror_sizes;               // class id -> bytes of its java.lang.Class object
     stripped_state stripped;                          // primitive array contents zeroed (heapd strip)
@@ -78,6 +82,7 @@ private:
     };
 
     static std::uint8_t tag_of(root_kind k);
+    void choose_field_rules(const vm_layout& layout, bool gaps_are_sizes, census_result& r) const;
     std::uint32_t acc_for(std::uint64_t class_id, std::uint8_t kind);
     void see_object(std::uint64_t id, std::uint32_t acc, const std::uint64_t* array_sizes);
     void offer_big(std::uint64_t id, std::uint32_t acc, std::uint32_t length, const std::uint64_t* sizes);

@@ -44,17 +44,6 @@ std::uint64_t static_reference(const record_index& idx, const class_info& c, std
     return id;
 }
 
-// A Java version from the shape of java.lang.String when no version String is kept.
-std::string version_from_string_shape(const class_table& classes) {
-    const class_info* s = classes.find_by_name("java.lang.String");
-    if (s == nullptr) return {};
-    if (classes.find_field(s->id(), "hashIsZero")) return "13 or later";
-    if (classes.find_field(s->id(), "coder")) return "9 to 12";
-    if (classes.find_field(s->id(), "offset")) return "6 or older";
-    if (classes.find_field(s->id(), "value")) return "7 or 8";
-    return {};
-}
-
 // Android keeps its API level as an int: no String to read.
 bool android_version(const record_index& idx, const class_table& classes, dump_origin& o) {
     const class_info* c = classes.find_by_name("android.os.Build$VERSION");
@@ -120,7 +109,7 @@ dump_origin find_dump_origin(const record_index& idx, const class_table& classes
             return o;
         }
     }
-    o.java_version = version_from_string_shape(classes);
+    o.java_version = std::string(guess_java_release(classes).releases);
     if (!o.java_version.empty()) o.version_source = "the fields of java.lang.String";
     return o;
 }

@@ -1,5 +1,6 @@
 #pragma once
-// What HotSpot (JDK 17) lays out that a heap dump does not list: injected fields and @Contended.
+// What HotSpot lays out that a heap dump does not list, per Java release: injected fields, @Contended,
+// and the boot classes whose fields older releases keep in a fixed order.
 #include <cstdint>
 #include <span>
 #include <string_view>
@@ -14,8 +15,9 @@ struct injected_field {
     bool intptr = false;
 };
 
-// The injected instance fields of a class named in slash form; empty for most classes.
-std::span<const injected_field> injected_fields(std::string_view class_name);
+// The instance fields the JVM of Java release java_feature (6, 8, 17...) injects into a class named
+// in slash form; empty for most classes.
+std::span<const injected_field> injected_fields(std::string_view class_name, unsigned java_feature);
 
 // How @Contended shapes a JDK class: the whole class padded, or some fields in padded groups.
 struct contended_info {
@@ -23,10 +25,14 @@ struct contended_info {
     std::span<const std::string_view> fields;  // fields in the (single) contended group
 };
 
-// The @Contended facts of a JDK class (honoured only for boot classes), or nullptr.
-const contended_info* contended_layout(std::string_view class_name);
+// The @Contended facts of a JDK class (honoured only for boot classes, from JDK 8), or nullptr.
+const contended_info* contended_layout(std::string_view class_name, unsigned java_feature);
 
 // Bytes of padding HotSpot puts around contended fields (ContendedPaddingWidth).
 inline constexpr std::uint32_t contended_padding = 128;
+
+// Whether the JVM before JDK 15 lays out this boot class's fields references first and without
+// filling gaps, because it knows their offsets in advance (java.lang.String, Class, Integer...).
+bool has_fixed_field_order(std::string_view class_name);
 
 }  // namespace heapd

@@ -75,11 +75,116 @@ void sort_for_layout(std::vector<field_to_place>& fields) {
     });
 }
 
+// A class's own fields: those laid out as usual and those of its @Contended group.
+struct own_fields {
+    std::vector<field_to_place> regular, padded;
+    const contended_info* contended = nullptr;
+    bool any = false;
+};
+
+own_fields fields_of(const class_info& c, const record_index& names, const vm_layout& layout, field_rules rules) {
+    // The dumper lists a class's fields in reverse declaration order.
+    std::vector<std::pair<std::string_view, std::uint8_t>> declared;
+    c.dump.for_each_field(
+        [&](const class_dump_view::field& f) { declared.emplace_back(names.utf8(f.name_id), f.type); });
+    std::reverse(declared.begin(), declared.end());
+    for (const injected_field& f : injected_fields(c.raw_name, rules.java_feature))
+        declared.emplace_back(f.name, f.intptr ? (layout.word_size == 8 ? 11 : 10) : f.type);
+    own_fields out;
+    out.contended = contended_layout(c.raw_name, rules.java_feature);
+    out.any = !declared.empty();
+    for (auto [name, type] : declared) {
+        field_to_place f{type == 2 ? layout.oop_size : value_size(type, 8), type == 2};
+        const contended_info* g = out.contended;
+        bool in_group =
+            g != nullptr && (g->whole_class || std::find(g->fields.begin(), g->fields.end(), name) != g->fields.end());
+        (in_group ? out.padded : out.regular).push_back(f);
+    }
+    sort_for_layout(out.regular);
+    sort_for_layout(out.padded);
+    return out;
+}
+
+// JDK 15 and later: each field goes into the best-fitting hole the class or its supers left.
+void place_packed(layout_model::shape& current, bool& has_fields, const own_fields& f) {
+    layout_blocks blocks;
+    bool append_only = current.contended && has_fields;
+    blocks.end = current.end;  // a contended super's end already holds its tail padding
+    if (!current.contended) blocks.holes = current.holes;
+    for (const auto& r : f.regular) append_only ? blocks.append(r.size) : blocks.place(r.size);
+    if (!f.padded.empty()) {
+        blocks.end += contended_padding;
+        for (const auto& p : f.padded) blocks.append(p.size);
+        blocks.end += contended_padding;
+    }
+    has_fields = has_fields || f.any;
+    current.end = blocks.end;
+    current.holes = blocks.merged();
+}
+
+// JDK 6 to 14 (ClassFileParser::layout_fields): a class's fields start where its super's end, rounded
+// up to a reference; longs and doubles first (the 4 bytes before them, if any, take one int, shorts
+// or bytes, or else one reference), then ints, shorts, bytes and references last; the boot classes
+// with fixed offsets put references first and fill no gap. @Contended fields follow, between paddings.
+void place_per_class(layout_model::shape& current, const own_fields& f, bool fixed_order, const vm_layout& l) {
+    const std::uint32_t oop = l.oop_size;
+    std::uint32_t off = static_cast<std::uint32_t>(l.header_size + align_up(current.end - l.header_size, oop));
+    std::uint32_t count[9] = {};  // by size; references counted at [0]
+    for (const auto& r : f.regular) ++count[r.oop ? 0 : r.size];
+    const bool whole_class = f.contended != nullptr && f.contended->whole_class;
+    if (whole_class) {
+        off += contended_padding;
+        for (const auto& p : f.padded) ++count[p.oop ? 0 : p.size];
+    }
+    if (fixed_order) off += count[0] * oop, count[0] = 0;
+    if (count[8] > 0) {
+        std::uint32_t aligned = static_cast<std::uint32_t>(align_up(off, 8));
+        std::uint32_t room = aligned - off;
+        if (!fixed_order && room > 0) {
+            if (count[4] > 0) --count[4], room -= 4;
+            for (; room >= 2 && count[2] > 0; room -= 2) --count[2];
+            for (; room > 0 && count[1] > 0; --room) --count[1];
+            if (room >= oop && count[0] > 0) --count[0];
+        }
+        off = aligned + 8 * count[8];
+    }
+    off += 4 * count[4] + 2 * count[2] + count[1];
+    if (count[0] > 0) off = static_cast<std::uint32_t>(align_up(off, oop)) + count[0] * oop;
+    if (whole_class) {
+        off += contended_padding;
+    } else if (!f.padded.empty()) {
+        off += contended_padding;
+        for (const auto& p : f.padded) off = static_cast<std::uint32_t>(align_up(off, p.size)) + p.size;
+        off += contended_padding;
+    }
+    current.end = off;
+}
+
 }  // namespace
 
 std::span<const vm_layout> candidate_layouts(unsigned id_size) {
     if (id_size == 4) return layouts_32;
     return layouts_64;
+}
+
+std::string_view field_rules::name() const {
+    if (java_feature <= 6) return "JDK 6";
+    if (java_feature == 7) return "JDK 7";
+    if (java_feature == 8) return "JDK 8";
+    if (java_feature < 15) return "JDK 9 to 14";
+    return "JDK 15 and later";
+}
+
+java_release_guess guess_java_release(const class_table& classes) {
+    const class_info* s = classes.find_by_name("java.lang.String");
+    if (s == nullptr) return {};
+    auto has = [&](std::string_view field) { return classes.find_field(s->id(), field).has_value(); };
+    if (has("hashIsZero")) return {17, "13 or later"};  // 13 and 14 are rare: JDK 15's layout assumed
+    if (has("coder")) return {11, "9 to 12"};
+    if (has("offset")) return {6, "6 or older"};
+    if (has("hash32")) return {7, "7"};
+    if (has("value")) return {8, "7 or 8"};
+    return {};
 }
 
 const layout_model::shape& layout_model::shape_of(std::uint64_t class_id) {
@@ -105,38 +210,12 @@ const layout_model::shape& layout_model::shape_of(std::uint64_t class_id) {
     const record_index& names = classes_->index();
     for (auto it = chain.rbegin(); it != chain.rend(); ++it) {
         const class_info& c = **it;
-        layout_blocks blocks;
-        bool append_only = current.contended && has_fields;
-        blocks.end = current.end;  // a contended super's end already holds its tail padding
-        if (!current.contended) blocks.holes = current.holes;
-        // The dumper lists a class's fields in reverse declaration order.
-        std::vector<std::pair<std::string_view, std::uint8_t>> declared;
-        c.dump.for_each_field(
-            [&](const class_dump_view::field& f) { declared.emplace_back(names.utf8(f.name_id), f.type); });
-        std::reverse(declared.begin(), declared.end());
-        for (const injected_field& f : injected_fields(c.raw_name))
-            declared.emplace_back(f.name, f.intptr ? (layout_.word_size == 8 ? 11 : 10) : f.type);
-        const contended_info* contended = contended_layout(c.raw_name);
-        std::vector<field_to_place> regular, padded;
-        for (auto [name, type] : declared) {
-            field_to_place f{type == 2 ? layout_.oop_size : value_size(type, 8), type == 2};
-            bool in_group = contended != nullptr &&
-                            (contended->whole_class || std::find(contended->fields.begin(), contended->fields.end(),
-                                                                 name) != contended->fields.end());
-            (in_group ? padded : regular).push_back(f);
-        }
-        sort_for_layout(regular);
-        sort_for_layout(padded);
-        for (const auto& f : regular) append_only ? blocks.append(f.size) : blocks.place(f.size);
-        if (!padded.empty()) {
-            blocks.end += contended_padding;
-            for (const auto& f : padded) blocks.append(f.size);
-            blocks.end += contended_padding;
-        }
-        has_fields = has_fields || !declared.empty();
-        current.end = blocks.end;
-        current.holes = blocks.merged();
-        current.contended = current.contended || contended != nullptr;
+        const own_fields f = fields_of(c, names, layout_, rules_);
+        if (rules_.per_class_layout())
+            place_per_class(current, f, c.dump.loader_id() == 0 && has_fixed_field_order(c.raw_name), layout_);
+        else
+            place_packed(current, has_fields, f);
+        current.contended = current.contended || f.contended != nullptr;
         current.known = true;
         shape_index_.insert(c.id(), static_cast<std::uint32_t>(shapes_.size()));
         shapes_.push_back(current);
@@ -156,7 +235,8 @@ std::uint32_t layout_model::instance_size(std::uint64_t class_id) {
 
 std::uint32_t layout_model::mirror_size(std::uint64_t class_id, std::uint32_t class_object_size) const {
     const class_info* c = classes_->find(class_id);
-    if (c == nullptr || c->raw_name.starts_with('[')) return class_object_size;
+    // Statics live in the Class object from JDK 7; before, in the class's permanent-generation data.
+    if (c == nullptr || c->raw_name.starts_with('[') || rules_.java_feature <= 6) return class_object_size;
     const record_index& names = classes_->index();
     std::uint64_t end = class_object_size;
     std::vector<std::uint32_t> prims;

@@ -31,17 +31,36 @@ inline std::uint64_t array_shallow_size(const vm_layout& l, std::uint8_t elem_ty
     return (base + elem * length + 7) & ~std::uint64_t{7};
 }
 
+// The Java release whose rules lay out fields: injected fields and @Contended change with it, and
+// JDK 15 replaced the field layout (gaps filled across the class hierarchy).
+struct field_rules {
+    unsigned java_feature = newest_known_java;
+    static constexpr unsigned newest_known_java = 17;
+    bool per_class_layout() const { return java_feature < 15; }  // each class's fields start after its super's
+    std::string_view name() const;                               // "JDK 8", "JDK 9 to 14", "JDK 15 and later"
+};
+
+// The Java release a dump's classes look like, for when nothing better tells: the fields of
+// java.lang.String (offset and count until 7u6, hash32 in 7u6 to 7u40, coder from 9, hashIsZero from 13).
+struct java_release_guess {
+    unsigned java_feature = 0;  // a release with those rules: 6, 7, 8, 11 or 17; 0 if there is no String
+    std::string_view releases;  // for people: "6 or older", "15 or later"
+};
+java_release_guess guess_java_release(const class_table& classes);
+
 // Computes instance and mirror sizes of a dump's classes under one layout, memoized per class.
 class layout_model {
 public:
-    layout_model(const class_table& classes, const vm_layout& layout) : classes_(&classes), layout_(layout) {}
+    layout_model(const class_table& classes, const vm_layout& layout, field_rules rules = {})
+        : classes_(&classes), layout_(layout), rules_(rules) {}
 
     const vm_layout& layout() const { return layout_; }
+    const field_rules& rules() const { return rules_; }
     // Shallow size of an instance of class_id: header, fields of the class and its supers packed
-    // as HotSpot packs them, plus the fields the VM injects into some classes, aligned to 8.
+    // as HotSpot of that release packs them, plus the fields the VM injects, aligned to 8.
     std::uint32_t instance_size(std::uint64_t class_id);
     // Shallow size of the java.lang.Class object (mirror) of class_id: a Class instance followed by
-    // the class's static fields. class_object_size is the size of a plain java.lang.Class instance.
+    // the class's static fields (from JDK 7). class_object_size is the size of a plain Class instance.
     std::uint32_t mirror_size(std::uint64_t class_id, std::uint32_t class_object_size) const;
 
     // A laid-out class: where its last field ends and the holes its subclasses may fill.
@@ -57,6 +76,7 @@ private:
 
     const class_table* classes_;
     vm_layout layout_;
+    field_rules rules_;
     id_map<std::uint32_t> shape_index_;
     std::vector<shape> shapes_;
 };

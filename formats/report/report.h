@@ -42,8 +42,12 @@ struct summary_report {
     std::string format;
     unsigned id_size = 0;
     std::uint64_t timestamp_ms = 0;
-    std::string layout;            // the VM's object layout that sizes are computed for
-    bool layout_inferred = false;  // true when object addresses confirmed it, false when assumed
+    std::string layout;                      // the VM's object layout that sizes are computed for
+    bool layout_inferred = false;            // true when object addresses confirmed it, false when assumed
+    std::string field_rules;                 // whose field layout sized instances: "JDK 8", "JDK 15 and later"
+    std::string field_rules_source;          // what told it: "object addresses", "the fields of java.lang.String"
+    std::uint64_t field_rules_agree = 0;     // classes whose instances' room in memory the rules match
+    std::uint64_t field_rules_measured = 0;  // classes with an instance followed by another object
     std::string writer;            // "HotSpot heap dumper", "serviceability agent", "hprof agent", "Android runtime"
     std::string java_version;      // as the dump's JVM kept it ("17.0.15+6-Debian-1deb12u1"), or a range
     std::string java_runtime;      // "OpenJDK Runtime Environment", "" when unknown

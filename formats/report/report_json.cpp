@@ -233,6 +233,10 @@ nlohmann::ordered_json to_json(const analysis_report& r) {
                     {"timestamp_ms", s.timestamp_ms},
                     {"layout", s.layout},
                     {"layout_inferred", s.layout_inferred},
+                    {"field_rules", s.field_rules},
+                    {"field_rules_source", s.field_rules_source},
+                    {"field_rules_agree", s.field_rules_agree},
+                    {"field_rules_measured", s.field_rules_measured},
                     {"writer", s.writer},
                     {"java_version", s.java_version},
                     {"java_runtime", s.java_runtime},
@@ -351,6 +355,10 @@ result<analysis_report> report_from_json(const nlohmann::ordered_json& j) {
         out.timestamp_ms = s.value("timestamp_ms", std::uint64_t{0});
         out.layout = s.value("layout", "");
         out.layout_inferred = s.value("layout_inferred", false);
+        out.field_rules = s.value("field_rules", "");
+        out.field_rules_source = s.value("field_rules_source", "");
+        out.field_rules_agree = s.value("field_rules_agree", std::uint64_t{0});
+        out.field_rules_measured = s.value("field_rules_measured", std::uint64_t{0});
         out.writer = s.value("writer", "");
         out.java_version = s.value("java_version", "");
         out.java_runtime = s.value("java_runtime", "");

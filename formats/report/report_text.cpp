@@ -45,6 +45,12 @@ void header(std::string& out, const analysis_report& r, const std::string& title
     }
     out += "  Layout   " + s.layout +
            (s.layout_inferred ? " (inferred from object addresses)\n" : " (assumed: object ids are not addresses)\n");
+    if (!s.field_rules.empty())
+        out += "  Fields   laid out as by " + s.field_rules +
+               (s.field_rules_measured > 0 ? fmt(" (object addresses: %llu of %llu classes fit exactly)\n",
+                                                 static_cast<unsigned long long>(s.field_rules_agree),
+                                                 static_cast<unsigned long long>(s.field_rules_measured))
+                                           : " (told by " + s.field_rules_source + ")\n");
     if (s.heap_dumps > 1)
         out +=
             fmt("  Dumps    this file holds %llu heap dumps: this is dump %u (heapd analyze --dump N picks another)\n",

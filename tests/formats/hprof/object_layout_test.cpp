@@ -117,7 +117,7 @@ public:
     class_dump_fixture(const class_dump_fixture&) = delete;
 
     const class_table& classes() const { return classes_; }
-    layout_model model(const vm_layout& l) const { return layout_model(classes_, l); }
+    layout_model model(const vm_layout& l, field_rules rules = {}) const { return layout_model(classes_, l, rules); }
 
 private:
     test::hprof_builder builder_;
@@ -247,6 +247,92 @@ TEST(object_layout, mirror_size_adds_statics_to_the_class_object) {
     EXPECT_EQ(c.mirror_size(0x81, 48), 64u);  // l 48..56, s 56..58, b 58; VM-internal statics left out
     EXPECT_EQ(c.mirror_size(0x82, 48), 48u);  // array classes have no statics
     EXPECT_EQ(c.mirror_size(0x999, 40), 40u);
+}
+
+// Before JDK 15 each class's fields start where its super's end (rounded to a reference) and fill
+// no hole the super left; the sizes below are those published from HotSpot 7/8 under hsdb (compressed
+// oops), and those Eclipse MAT asserts for JDK 6 (ArrayList, 64-bit without compressed oops).
+std::vector<class_def> old_layout_classes() {
+    return {
+        {object_id, 0, "java/lang/Object", {}, {}},
+        {0x90,
+         object_id,
+         "demo/MemoryLayoutDefault",
+         {{"a", t_byte},
+          {"c", t_int},
+          {"d", t_boolean},
+          {"e", t_long},
+          {"_string", t_object},
+          {"_int", t_object},
+          {"_long", t_object},
+          {"_string2", t_object}},
+         {}},
+        {0x91,
+         0x90,
+         "demo/SubMemoryLayout",
+         {{"sub_c", t_int}, {"sub_e", t_long}, {"_sub_int", t_object}, {"_sub_long", t_object}},
+         {}},
+        {0xA0, object_id, "java/util/AbstractList", {{"modCount", t_int}}, {}},
+        {0xA1, 0xA0, "java/util/ArrayList", {{"elementData", t_object}, {"size", t_int}}, {}},
+        {0xB0, object_id, "java/lang/Integer", {{"a", t_int}, {"b", t_long}}, {}},
+        {0xB1, object_id, "demo/IntLong", {{"a", t_int}, {"b", t_long}}, {}},
+        {0xC0,
+         object_id,
+         "java/lang/String",
+         {{"value", t_object}, {"offset", t_int}, {"count", t_int}, {"hash", t_int}},
+         {}},
+    };
+}
+
+TEST(object_layout, before_jdk_15_a_class_starts_after_its_super) {
+    class_dump_fixture d(8, old_layout_classes());
+    layout_model jdk8 = d.model(compressed(), field_rules{8});
+    EXPECT_EQ(jdk8.instance_size(0x90), 48u);  // c in the gap at 12, e 16, a d 24..26, refs 28..44
+    EXPECT_EQ(jdk8.instance_size(0x91), 64u);  // from 44: sub_c 44, sub_e 48, refs 56..64
+    layout_model jdk6 = d.model(wide_headers(), field_rules{6});
+    EXPECT_EQ(jdk6.instance_size(0xA1), 40u);  // modCount 16..20; from 24: size 24, elementData 32..40
+    EXPECT_EQ(d.model(wide_headers()).instance_size(0xA1), 32u);  // JDK 15+: size in the hole at 20
+}
+
+TEST(object_layout, before_jdk_15_boot_classes_with_fixed_offsets_fill_no_gap) {
+    class_dump_fixture d(8, old_layout_classes());
+    layout_model jdk8 = d.model(compressed(), field_rules{8});
+    EXPECT_EQ(jdk8.instance_size(0xB0), 32u);  // b at 16 (no int in the gap at 12), a 24..28
+    EXPECT_EQ(jdk8.instance_size(0xB1), 24u);  // a in the gap at 12, b 16..24
+    EXPECT_EQ(d.model(compressed(), field_rules{17}).instance_size(0xB0), 24u);
+}
+
+TEST(object_layout, injected_fields_follow_the_release) {
+    class_dump_fixture d32(4, old_layout_classes());
+    // JDK 6 on 32 bits, as MAT's tests say: 8 + value + offset + count + hash = 24; JDK 17 adds a byte.
+    EXPECT_EQ(d32.model(bits32(), field_rules{6}).instance_size(0xC0), 24u);
+    EXPECT_EQ(d32.model(bits32(), field_rules{17}).instance_size(0xC0), 32u);
+}
+
+TEST(object_layout, contended_fields_are_padded_from_jdk_8) {
+    class_dump_fixture d(8, thread_classes());
+    // JDK 8: priority in the gap at 12, tid 16, name 24..28, 128 padding, the group 160..176, 128 padding.
+    EXPECT_EQ(d.model(compressed(), field_rules{8}).instance_size(0x70), 304u);
+    // JDK 7 knows no @Contended: priority 12, tid 16, seed 24, probe and secondary 32..40, name 40..44.
+    EXPECT_EQ(d.model(compressed(), field_rules{7}).instance_size(0x70), 48u);
+}
+
+TEST(object_layout, jdk_6_keeps_statics_out_of_the_heap) {
+    std::vector<class_def> defs = {{object_id, 0, "java/lang/Object", {}, {}},
+                                   {0x80, object_id, "demo/RefAndInt", {}, {{"o", t_object}, {"i", t_int}}}};
+    class_dump_fixture d(8, defs);
+    EXPECT_EQ(d.model(compressed(), field_rules{6}).mirror_size(0x80, 48), 48u);
+    EXPECT_EQ(d.model(compressed(), field_rules{7}).mirror_size(0x80, 48), 56u);
+}
+
+TEST(object_layout, a_release_is_guessed_from_the_fields_of_string) {
+    class_dump_fixture old(8, old_layout_classes());
+    EXPECT_EQ(guess_java_release(old.classes()).java_feature, 6u);
+    class_dump_fixture recent(8, plain_classes());
+    EXPECT_EQ(guess_java_release(recent.classes()).java_feature, 17u);
+    EXPECT_EQ(guess_java_release(recent.classes()).releases, "13 or later");
+    class_dump_fixture none(8, thread_classes());
+    EXPECT_EQ(guess_java_release(none.classes()).java_feature, 0u);
 }
 
 }  // namespace
