@@ -17,6 +17,7 @@ struct path_args {
     std::string file;
     std::string object;  // id as the reports print it: 0x-prefixed hex, or decimal
     unsigned roots = 1;
+    unsigned dump = 0;  // 0: the last heap dump of the file
     bool json = false;
     std::string inflate_dir;
 };
@@ -36,7 +37,7 @@ int run_path(const path_args& a) {
         std::fprintf(stderr, "heapd: %s\n", dump.error().describe().c_str());
         return bad_input;
     }
-    auto report = find_object_paths(dump->bytes(), id, a.roots);
+    auto report = find_object_paths(dump->bytes(), id, a.roots, a.dump);
     if (!report) {
         std::fprintf(stderr, "heapd: %s: %s\n", a.file.c_str(), report.error().describe().c_str());
         return bad_input;
@@ -60,6 +61,9 @@ void add_path(CLI::App& app, int& status) {
         ->capture_default_str();
     sub->add_flag("--json", args->json, "Print JSON for machines");
     sub->add_option("--inflate-dir", args->inflate_dir, "Where to inflate a compressed dump (default: beside it)");
+    sub->add_option("--dump", args->dump,
+                    "Which heap dump of a file that holds several: 1 for the first (default: the last)")
+        ->check(CLI::PositiveNumber);
     sub->callback([args, &status] { status = run_path(*args); });
 }
 

@@ -133,14 +133,19 @@ bool add_retention(analysis_report& r, const record_index& idx, const class_tabl
 
 }  // namespace
 
+result<void> check_dump_number(const record_index& idx, unsigned dump) {
+    if (dump != last_heap_dump && idx.heap_dump_number() == 0)
+        return fail(error_code::not_found, "there is no heap dump " + std::to_string(dump) +
+                                               " in this file: it holds " + std::to_string(idx.heap_dump_count()));
+    return {};
+}
+
 result<analysis_report> analyze_dump(std::span<const std::byte> data, const analysis_options& options) {
     auto reader = hprof_reader::parse(data);
     if (!reader) return std::unexpected(reader.error());
     if (!phase(options, "index")) return cancelled();
     record_index idx = record_index::build(*reader, options.dump);
-    if (options.dump != last_heap_dump && idx.heap_dump_number() == 0)
-        return fail(error_code::not_found, "there is no heap dump " + std::to_string(options.dump) +
-                                               " in this file: it holds " + std::to_string(idx.heap_dump_count()));
+    if (auto ok = check_dump_number(idx, options.dump); !ok) return std::unexpected(ok.error());
     class_table classes(idx);
     heap_census census(idx, classes, options.largest);
     problem_list heap_problems;

@@ -7,6 +7,7 @@
 #include <string_view>
 
 #include "base/error.h"
+#include "formats/hprof/record_index.h"
 #include "formats/report/report.h"
 
 namespace heapd {
@@ -36,6 +37,9 @@ inline constexpr std::string_view analysis_phases[] = {"index",        "census",
 
 // Analyses an HPROF image held in memory. Fails only when the header is unusable; damage further
 // on becomes problems in the report, which holds everything read before it.
+// Fails with not_found when the index was asked for a heap dump (1 for the first) the file lacks.
+result<void> check_dump_number(const record_index& idx, unsigned dump);
+
 result<analysis_report> analyze_dump(std::span<const std::byte> data, const analysis_options& options);
 
 }  // namespace heapd

@@ -3,6 +3,7 @@
 
 #include <cstdio>
 
+#include "formats/analysis/analysis.h"
 #include "formats/analysis/census.h"
 #include "formats/analysis/dominator_tree.h"
 #include "formats/analysis/gc_paths.h"
@@ -15,10 +16,12 @@
 
 namespace heapd {
 
-result<object_paths_report> find_object_paths(std::span<const std::byte> data, std::uint64_t id, unsigned max_paths) {
+result<object_paths_report> find_object_paths(std::span<const std::byte> data, std::uint64_t id, unsigned max_paths,
+                                              unsigned dump) {
     auto reader = hprof_reader::parse(data);
     if (!reader) return std::unexpected(reader.error());
-    record_index idx = record_index::build(*reader);
+    record_index idx = record_index::build(*reader, dump);
+    if (auto ok = check_dump_number(idx, dump); !ok) return std::unexpected(ok.error());
     class_table classes(idx);
     heap_census census(idx, classes, 0);
     walk_heap(idx, census);

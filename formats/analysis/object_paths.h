@@ -10,7 +10,9 @@
 namespace heapd {
 
 // Finds up to max_paths shortest paths to the object with this id, each from a different GC root,
-// with field names and array indices. Fails with not_found when the dump holds no such object.
-result<object_paths_report> find_object_paths(std::span<const std::byte> data, std::uint64_t id, unsigned max_paths);
+// with field names and array indices, in heap dump `dump` of the file (1 for the first; 0, the
+// default, for the last). Fails with not_found when the dump holds no such object.
+result<object_paths_report> find_object_paths(std::span<const std::byte> data, std::uint64_t id, unsigned max_paths,
+                                              unsigned dump = 0);
 
 }  // namespace heapd

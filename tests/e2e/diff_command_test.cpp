@@ -161,6 +161,24 @@ TEST_F(diff_command_leaky_jvm, two_heap_dumps_in_one_file_are_analyzed_and_diffe
     EXPECT_EQ(none.exit_code, 2);
     EXPECT_NE(none.err.find("there is no heap dump 3 in this file: it holds 2"), std::string::npos) << none.err;
 
+    // heapd path --dump N finds paths in that dump: the first dump's biggest retainer, as alone.
+    ASSERT_FALSE(first.at("dominators").empty());
+    const std::string id = std::to_string(first.at("dominators").at(0).at("id").get<std::uint64_t>());
+    auto path_in = [&](std::vector<std::string> args) {
+        args.insert(args.begin(), {heapd_binary(), "path", "--json", "--roots", "3"});
+        auto r = run_command(args);
+        EXPECT_EQ(r.exit_code, 0) << r.err;
+        auto j = r.exit_code == 0 ? nlohmann::json::parse(r.out) : nlohmann::json::object();
+        j.erase("file");
+        return j;
+    };
+    const nlohmann::json path_first = path_in({both, id, "--dump", "1"});
+    EXPECT_EQ(path_first, path_in({before, id}));
+    EXPECT_FALSE(path_first.at("paths").empty());
+    auto no_path = run_command({heapd_binary(), "path", both, id, "--dump", "3"});
+    EXPECT_EQ(no_path.exit_code, 2);
+    EXPECT_NE(no_path.err.find("there is no heap dump 3 in this file: it holds 2"), std::string::npos) << no_path.err;
+
     // FILE:N names one dump of a file: the diff is the one of the two files.
     auto in_one = run_command({heapd_binary(), "diff", "--json", both + ":1", both + ":2"});
     auto in_two = run_command({heapd_binary(), "diff", "--json", before, after});
