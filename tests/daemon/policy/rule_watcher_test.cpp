@@ -1,9 +1,11 @@
 // Dump rules end to end: a real daemon (tests/support/rule_daemon.h) reads real JVMs' hsperfdata
 // and dumps them as its rules say: a JVM whose old generation crosses a threshold is dumped once
 // and not again within the cooldown; a scheduled rule dumps on time until its cap, and rules
-// replaced while it serves keep their state by name. Also: the occupancy after collections read
+// replaced while it serves keep their state by name; a rule's dump of a JVM that takes no attach is
+// taken from outside. Also: the occupancy after collections read
 // from real JVMs of each collector.
 #include <gtest/gtest.h>
+#include <signal.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -136,6 +138,36 @@ TEST(rule_watcher, a_scheduled_rule_dumps_on_time_until_its_cap) {
     jobs = d.dump_jobs(jvm.pid());
     ASSERT_EQ(jobs.size(), 3u) << d.log();
     EXPECT_EQ(jobs[2]["trigger"], "rule:renamed");
+}
+
+// A rule's dump of a JVM that takes no attach (-XX:+DisableAttachMechanism) is taken from outside,
+// as heapctl dump's is (a core by gdb, converted by the JVM's own jhsdb), and says so.
+TEST(rule_watcher, a_rule_dumps_a_jvm_that_takes_no_attach_from_outside) {
+    scratch_dir scratch;
+    const std::string flag = scratch.file("never");
+    demo_jvm jvm(java_main{"OldGenFill"}, {"-XX:+UseSerialGC", "-Xmx64m", "-XX:+DisableAttachMechanism"},
+                 {"5", "5", flag, "1000"});
+    ASSERT_TRUE(jvm.ready());
+    daemon::dump_rule r;
+    r.name = "every-1s";
+    r.select = only(flag);
+    r.every = 1s;
+    r.max_dumps = 1;
+    r.live = false;
+    rule_daemon d({r}, 500ms);
+    ASSERT_TRUE(d.serving());
+    ASSERT_TRUE(d.wait_for_dumps(jvm.pid(), 1)) << d.log();
+    auto jobs = d.dump_jobs(jvm.pid());
+    ASSERT_EQ(jobs.size(), 1u) << d.log();
+    EXPECT_EQ(jobs[0]["state"], "done") << jobs[0] << d.log();
+    json entries = d.heapctl({"dumps"});
+    ASSERT_EQ(entries.size(), 1u) << entries;
+    EXPECT_EQ(entries[0]["trigger"], "rule:every-1s");
+    EXPECT_EQ(entries[0]["has_report"], true);
+    const std::string file = entries[0].value("file", "");
+    EXPECT_NE(file.find("attach failed: "), std::string::npos) << entries[0];
+    EXPECT_NE(file.find("core by gdb, HPROF by jhsdb"), std::string::npos) << entries[0];
+    EXPECT_EQ(::kill(jvm.pid(), 0), 0);  // the JVM goes on
 }
 
 // What the daemon follows of every JVM, rules or not: `heapctl jvms` shows a JVM's occupancy after
