@@ -44,15 +44,18 @@ preorder depth_first(const object_graph& g) {
     return p;
 }
 
-// Predecessor lists in preorder numbers, over reachable nodes only.
+// Predecessor lists in preorder numbers, over reachable nodes only; Offset is std::uint32_t when
+// the edges number fewer than 2^32 (4 bytes per node less at the peak), std::uint64_t otherwise.
+template <typename Offset>
 struct predecessors {
-    std::vector<std::uint64_t> begin;
+    std::vector<Offset> begin;
     std::vector<std::uint32_t> from;
 };
 
-predecessors reverse_edges(const object_graph& g, const preorder& p) {
+template <typename Offset>
+predecessors<Offset> reverse_edges(const object_graph& g, const preorder& p) {
     const std::size_t n = p.vertex.size();
-    predecessors r;
+    predecessors<Offset> r;
     r.begin.assign(n + 1, 0);
     auto each_edge = [&](auto&& f) {
         for (std::uint32_t root : g.roots()) f(0, p.pre[root]);
@@ -63,14 +66,18 @@ predecessors reverse_edges(const object_graph& g, const preorder& p) {
     each_edge([&](std::uint32_t, std::uint32_t to) { ++r.begin[to + 1]; });
     for (std::size_t i = 0; i < n; ++i) r.begin[i + 1] += r.begin[i];
     r.from.resize(r.begin[n]);
-    std::vector<std::uint64_t> at(r.begin.begin(), r.begin.end() - 1);
-    each_edge([&](std::uint32_t from, std::uint32_t to) { r.from[at[to]++] = from; });
+    // Filled from each list's end down, so that begin[to + 1] ends where begin[to] was: no copy.
+    each_edge([&](std::uint32_t from, std::uint32_t to) { r.from[--r.begin[to + 1]] = from; });
+    // begin[i + 1] now holds list i's start; shift them back into place.
+    for (std::size_t i = 0; i < n; ++i) r.begin[i] = r.begin[i + 1];
+    r.begin[n] = static_cast<Offset>(r.from.size());
     return r;
 }
 
 // Semi-NCA: semidominators by link-eval with iterative path compression, then each immediate
 // dominator as the nearest common ancestor of parent and semidominator. Returns idom by preorder.
-std::vector<std::uint32_t> semi_nca(const preorder& p, const predecessors& preds) {
+template <typename Offset>
+std::vector<std::uint32_t> semi_nca(const preorder& p, const predecessors<Offset>& preds) {
     const std::size_t n = p.vertex.size();
     std::vector<std::uint32_t> semi(n), label(n), ancestor(n, none), path;
     for (std::size_t i = 0; i < n; ++i) semi[i] = label[i] = static_cast<std::uint32_t>(i);
@@ -86,7 +93,7 @@ std::vector<std::uint32_t> semi_nca(const preorder& p, const predecessors& preds
         return label[v];
     };
     for (std::size_t w = n - 1; w >= 1; --w) {
-        for (std::uint64_t e = preds.begin[w]; e < preds.begin[w + 1]; ++e) {
+        for (Offset e = preds.begin[w]; e < preds.begin[w + 1]; ++e) {
             std::uint32_t u = eval(preds.from[e]);
             if (semi[u] < semi[w]) semi[w] = semi[u];
         }
@@ -103,14 +110,20 @@ std::vector<std::uint32_t> semi_nca(const preorder& p, const predecessors& preds
 
 }  // namespace
 
-dominator_tree dominator_tree::compute(const object_graph& g) {
+dominator_tree dominator_tree::compute(const object_graph& g, std::uint64_t narrow_edges_below) {
     dominator_tree t;
     std::vector<std::uint32_t> idom_pre;
     preorder p = depth_first(g);
-    {
-        predecessors preds = reverse_edges(g, p);
+    auto dominators = [&]<typename Offset>(Offset) {
+        predecessors<Offset> preds = reverse_edges<Offset>(g, p);
+        std::vector<std::uint32_t>().swap(p.pre);  // no longer needed: 4 bytes per node less at the peak
         idom_pre = semi_nca(p, preds);
-    }
+    };
+    // The graph's references and one per root bound the edges from above.
+    if (g.reference_count() + g.roots().size() < narrow_edges_below)
+        dominators(std::uint32_t{});
+    else
+        dominators(std::uint64_t{});
     const std::size_t n = p.vertex.size();
     // Retained sizes bottom-up: a node's immediate dominator comes before it in preorder.
     std::vector<std::uint64_t> retained(n, 0);

@@ -3,8 +3,11 @@
 // roots) and every object's retained size, by the Semi-NCA algorithm without recursion.
 //
 // Memory: kept, 12 bytes per node (immediate dominator 4, retained size 8); while computing, a
-// further 28 bytes per reachable node and 4 bytes per reference (the predecessor lists).
+// further 24 bytes per reachable node and 4 bytes per reference at the peak (preorder 8, its
+// parents 4, semidominators, labels and ancestors 12, predecessor list starts 4, or 8 when the
+// graph has 2^32 references or more).
 #include <cstdint>
+#include <limits>
 #include <vector>
 
 #include "base/error.h"
@@ -18,7 +21,10 @@ public:
     static constexpr std::uint32_t virtual_root = object_graph::no_node - 1;  // above all GC roots
     static constexpr std::uint32_t unreachable = object_graph::no_node;
 
-    static dominator_tree compute(const object_graph& g);
+    // narrow_edges_below: graphs with fewer references than this keep predecessor offsets in 32
+    // bits (a test lowers it to take the 64-bit path on a small graph).
+    static dominator_tree compute(const object_graph& g,
+                                  std::uint64_t narrow_edges_below = std::numeric_limits<std::uint32_t>::max());
 
     // The node's immediate dominator: a node, virtual_root, or unreachable.
     std::uint32_t idom(std::uint32_t node) const { return idom_[node]; }

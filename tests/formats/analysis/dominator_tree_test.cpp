@@ -135,6 +135,23 @@ TEST(dominator_tree, matches_the_definitions_on_random_graphs) {
     for (std::uint32_t seed = 1; seed <= 30; ++seed) check_against_definitions(60, seed, seed % 3 == 0 ? 0.6 : 0.3);
 }
 
+// Graphs of 2^32 references or more keep predecessor offsets in 64 bits: the same tree, forced
+// here on small graphs.
+TEST(dominator_tree, wide_predecessor_offsets_give_the_same_tree) {
+    for (std::uint32_t seed = 1; seed <= 10; ++seed) {
+        random_heap heap(200, seed, 0.4);
+        analyzed a(heap.b);
+        const dominator_tree wide = dominator_tree::compute(a.graph, 0);
+        ASSERT_EQ(wide.reachable_count(), a.dom.reachable_count());
+        EXPECT_EQ(wide.reachable_bytes(), a.dom.reachable_bytes());
+        EXPECT_EQ(wide.unreachable_bytes(), a.dom.unreachable_bytes());
+        for (std::uint32_t v = 0; v < a.graph.size(); ++v) {
+            EXPECT_EQ(wide.idom(v), a.dom.idom(v)) << "seed " << seed << " node " << v;
+            EXPECT_EQ(wide.retained(v), a.dom.retained(v)) << "seed " << seed << " node " << v;
+        }
+    }
+}
+
 TEST(dominator_tree, weak_referents_are_retained_by_nobody) {
     random_heap heap(40, 7, 0.0);  // no strong links at all: each node lives only if it is a root
     analyzed a(heap.b);
