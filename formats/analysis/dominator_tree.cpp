@@ -1,5 +1,7 @@
 #include "formats/analysis/dominator_tree.h"
 
+#include <algorithm>
+
 namespace heapd {
 namespace {
 
@@ -77,7 +79,7 @@ predecessors<Offset> reverse_edges(const object_graph& g, const preorder& p) {
 // Semi-NCA: semidominators by link-eval with iterative path compression, then each immediate
 // dominator as the nearest common ancestor of parent and semidominator. Returns idom by preorder.
 template <typename Offset>
-std::vector<std::uint32_t> semi_nca(const preorder& p, const predecessors<Offset>& preds) {
+std::vector<std::uint32_t> semi_nca(const preorder& p, predecessors<Offset> preds) {
     const std::size_t n = p.vertex.size();
     std::vector<std::uint32_t> semi(n), label(n), ancestor(n, none), path;
     for (std::size_t i = 0; i < n; ++i) semi[i] = label[i] = static_cast<std::uint32_t>(i);
@@ -99,7 +101,12 @@ std::vector<std::uint32_t> semi_nca(const preorder& p, const predecessors<Offset
         }
         ancestor[w] = p.parent[w];
     }
-    std::vector<std::uint32_t> idom(n, 0);
+    // The second step needs neither the predecessors nor the forest: freed, and the labels' room
+    // reused for the dominators, so that this step is no peak of its own.
+    preds = {};
+    std::vector<std::uint32_t>().swap(ancestor);
+    std::vector<std::uint32_t> idom = std::move(label);
+    std::fill(idom.begin(), idom.end(), 0);
     for (std::size_t w = 1; w < n; ++w) {
         std::uint32_t x = p.parent[w];
         while (x > semi[w]) x = idom[x];
@@ -117,7 +124,7 @@ dominator_tree dominator_tree::compute(const object_graph& g, std::uint64_t narr
     auto dominators = [&]<typename Offset>(Offset) {
         predecessors<Offset> preds = reverse_edges<Offset>(g, p);
         std::vector<std::uint32_t>().swap(p.pre);  // no longer needed: 4 bytes per node less at the peak
-        idom_pre = semi_nca(p, preds);
+        idom_pre = semi_nca(p, std::move(preds));
     };
     // The graph's references and one per root bound the edges from above.
     if (g.reference_count() + g.roots().size() < narrow_edges_below)
@@ -152,9 +159,12 @@ dominator_tree::children_index dominator_tree::children() const {
         if (idom_[node] != unreachable) ++c.begin[parent_slot(node) + 1];
     for (std::size_t i = 0; i <= n; ++i) c.begin[i + 1] += c.begin[i];
     c.nodes.resize(c.begin[n + 1]);
-    std::vector<std::uint64_t> at(c.begin.begin(), c.begin.end() - 1);
-    for (std::uint32_t node = 0; node < n; ++node)
-        if (idom_[node] != unreachable) c.nodes[at[parent_slot(node)]++] = node;
+    // Filled from each list's end, highest node first (so each list ascends), then shifted back.
+    for (std::size_t node = n; node-- > 0;)
+        if (idom_[node] != unreachable)
+            c.nodes[--c.begin[parent_slot(static_cast<std::uint32_t>(node)) + 1]] = static_cast<std::uint32_t>(node);
+    for (std::size_t i = 0; i <= n; ++i) c.begin[i] = c.begin[i + 1];
+    c.begin[n + 1] = static_cast<std::uint32_t>(c.nodes.size());
     return c;
 }
 

@@ -3,9 +3,9 @@
 // roots) and every object's retained size, by the Semi-NCA algorithm without recursion.
 //
 // Memory: kept, 12 bytes per node (immediate dominator 4, retained size 8); while computing, a
-// further 24 bytes per reachable node and 4 bytes per reference at the peak (preorder 8, its
-// parents 4, semidominators, labels and ancestors 12, predecessor list starts 4, or 8 when the
-// graph has 2^32 references or more).
+// further 24 bytes per reachable node and 4 bytes per reference at the peak (preorder-to-node 4,
+// DFS parents 4, semidominators, labels and ancestors 12, predecessor list starts 4, or 8 when the
+// graph has 2^32 references or more). children() adds 8 bytes per node.
 #include <cstdint>
 #include <limits>
 #include <vector>
@@ -38,9 +38,10 @@ public:
     std::uint64_t unreachable_bytes() const { return unreachable_bytes_; }
 
     // Children lists of the dominator tree (the virtual root's children under index size()).
+    // 8 bytes per node: a list start 4 (32 bits do: there are fewer children than nodes), a child 4.
     struct children_index {
-        std::vector<std::uint64_t> begin;  // size() + 2 entries
-        std::vector<std::uint32_t> nodes;
+        std::vector<std::uint32_t> begin;  // size() + 2 entries
+        std::vector<std::uint32_t> nodes;  // each list in ascending node order
     };
     children_index children() const;
 
