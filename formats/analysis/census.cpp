@@ -140,11 +140,13 @@ void heap_census::choose_field_rules(const vm_layout& layout, bool gaps_are_size
     r.rules = guess.java_feature != 0 ? field_rules{guess.java_feature} : field_rules{};
     r.rules_source = guess.java_feature != 0 ? "the fields of java.lang.String" : "nothing: the newest assumed";
     if (!gaps_are_sizes) return;
-    // The guess first, so that it keeps a tie.
+    // The guess first, so that it keeps a tie; each release tried once.
     const unsigned releases[] = {r.rules.java_feature, 8, 11, field_rules::newest_known_java};
     std::uint64_t best_score = 0;
     unsigned best = r.rules.java_feature;
-    for (unsigned java : releases) {
+    for (std::size_t i = 0; i < std::size(releases); ++i) {
+        const unsigned java = releases[i];
+        if (i > 0 && java == releases[0]) continue;
         layout_model model(*classes_, layout, field_rules{java});
         std::uint64_t score = 0, measured = 0;
         for (const class_acc& a : accs_) {
