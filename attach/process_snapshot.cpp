@@ -3,7 +3,10 @@
 #include <fcntl.h>
 #include <grp.h>
 #include <poll.h>
+#include <sched.h>
 #include <signal.h>
+#include <sys/mount.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -14,6 +17,7 @@
 #include <string_view>
 #include <vector>
 
+#include "attach/process_info.h"
 #include "base/unique_fd.h"
 
 namespace heapd::attach {
@@ -21,12 +25,58 @@ namespace {
 
 constexpr std::size_t kept_words = 2048;  // of the child's standard error, for the message
 
+// A pidfd of the target (which pins the process), checked to be the JVM asked for; -1 with the
+// reason when it is gone or another process holds its pid now.
+result<unique_fd> pin(const snapshot_target& t) {
+    unique_fd pidfd(static_cast<int>(::syscall(SYS_pidfd_open, t.pid, 0)));
+    if (!pidfd)
+        return errno == ESRCH ? fail(error_code::no_such_process, "no process " + std::to_string(t.pid))
+                              : fail(error_code::io, std::string("pidfd_open: ") + std::strerror(errno));
+    if (t.start_time != 0) {
+        auto now = read_process_info(t.pid);
+        if (!now) return std::unexpected(now.error());
+        if (now->start_time != t.start_time)
+            return fail(error_code::no_such_process, "process " + std::to_string(t.pid) + " is another process now");
+    }
+    return pidfd;
+}
+
+// Waits for the process that runs the program in the JVM's pid namespace and ends as it did.
+[[noreturn]] void end_as(pid_t inner) {
+    int status = 0;
+    while (::waitpid(inner, &status, 0) < 0)
+        if (errno != EINTR) ::_exit(126);
+    ::_exit(WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status));
+}
+
+// How a child reaches the JDK of a JVM in a container (none for a JVM that sees our filesystem).
+enum class reach {
+    host,  // as we are: the host's program
+    live,  // the JVM's mount and pid namespaces, to read the live JVM by its pid there
+    held,  // the JVM's mount namespace as held, and a pid namespace and /proc of its own: the JVM
+           // may be gone, and with the first process of its pid namespace every other goes too
+};
+
 // Runs argv in a child with the target's ids (when we are root) and a clean environment, fd_a and
 // fd_b as its descriptors 3 and 4 and out as its standard output (-1: none), until it ends or
-// timeout passes; what it said on stderr (its end).
+// timeout passes; what it said on stderr (its end). In a container, the child needs a /proc that
+// shows it: without /proc/self neither the loader ($ORIGIN) nor /proc/self/fd/N work.
 result<void> run_as_owner(const snapshot_target& t, std::vector<std::string> argv, int fd_a, int fd_b,
-                          std::chrono::seconds timeout, int out = -1) {
+                          std::chrono::seconds timeout, int out = -1, reach how = reach::host) {
     const bool root = ::geteuid() == 0;
+    if (!t.in_container) how = reach::host;
+    if (how != reach::host && !root)
+        return fail(
+            error_code::permission_denied,
+            "process " + std::to_string(t.pid) + " sees another filesystem: only root may enter it to run " + argv[0]);
+    unique_fd pidfd;
+    if (how == reach::live) {
+        auto pinned = pin(t);
+        if (!pinned) return std::unexpected(pinned.error());
+        pidfd = std::move(*pinned);
+    }
+    if (how == reach::held && t.mount_namespace < 0)
+        return fail(error_code::io, "the mount namespace of process " + std::to_string(t.pid) + " was not held");
     // Everything the child needs is made before fork: after it, only async-signal-safe calls.
     std::vector<char*> args;
     for (std::string& a : argv) args.push_back(a.data());
@@ -39,6 +89,24 @@ result<void> run_as_owner(const snapshot_target& t, std::vector<std::string> arg
     const pid_t child = ::fork();
     if (child < 0) return fail(error_code::io, std::string("fork: ") + std::strerror(errno));
     if (child == 0) {
+        // Into the JVM's namespaces first, while we are still root. A pid namespace takes only the
+        // children made after joining it: the program runs in one, and this process waits for it.
+        if (how == reach::live && ::setns(pidfd.get(), CLONE_NEWNS | CLONE_NEWPID) != 0) ::_exit(124);
+        if (how == reach::held &&
+            (::setns(t.mount_namespace, CLONE_NEWNS) != 0 || ::unshare(CLONE_NEWNS | CLONE_NEWPID) != 0))
+            ::_exit(124);
+        if (how != reach::host) {
+            const pid_t inner = ::fork();
+            if (inner < 0) ::_exit(124);
+            if (inner > 0) end_as(inner);
+            // The first of a new pid namespace: a /proc of its own, mounted in a copy of the
+            // container's mounts that nothing else sees.
+            if (how == reach::held &&
+                (::mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0 ||
+                 ::mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, nullptr) != 0))
+                ::_exit(124);
+            if (::chdir("/") != 0) ::_exit(124);
+        }
         // Out of the way of 3 and 4 first, then into place.
         const int a = fd_a >= 0 ? ::fcntl(fd_a, F_DUPFD_CLOEXEC, 10) : -1;
         const int b = fd_b >= 0 ? ::fcntl(fd_b, F_DUPFD_CLOEXEC, 10) : -1;
@@ -52,10 +120,14 @@ result<void> run_as_owner(const snapshot_target& t, std::vector<std::string> arg
         if (root && (::setgroups(0, nullptr) != 0 || ::setresgid(t.gid, t.gid, t.gid) != 0 ||
                      ::setresuid(t.uid, t.uid, t.uid) != 0))
             ::_exit(125);
+        // The waiting process is what a timeout kills: the program goes with it (set after the ids
+        // change, which clears it).
+        if (how != reach::host) ::prctl(PR_SET_PDEATHSIG, SIGKILL);
         ::execve(args[0], args.data(), env);
         ::_exit(127);
     }
     write_end.reset();
+    pidfd.reset();
     std::string said;
     const auto end = std::chrono::steady_clock::now() + timeout;
     bool timed_out = false;
@@ -84,6 +156,9 @@ result<void> run_as_owner(const snapshot_target& t, std::vector<std::string> arg
         return fail(error_code::not_responding, who + " did not finish in " + std::to_string(timeout.count()) + " s");
     if (WIFEXITED(status) && WEXITSTATUS(status) == 127)
         return fail(error_code::io, who + " cannot be run (is it installed?)");
+    if (WIFEXITED(status) && WEXITSTATUS(status) == 124)
+        return fail(error_code::permission_denied,
+                    "cannot join the namespaces of process " + std::to_string(t.pid) + " to run " + who);
     if (WIFEXITED(status) && WEXITSTATUS(status) == 125)
         return fail(error_code::permission_denied, "cannot take uid " + std::to_string(t.uid) + " to run " + who);
     if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
@@ -105,7 +180,23 @@ std::string jhsdb_beside(std::string_view exe) {
 
 }  // namespace
 
+result<unique_fd> hold_mount_namespace(const snapshot_target& target) {
+    auto pidfd = pin(target);
+    if (!pidfd) return std::unexpected(pidfd.error());
+    unique_fd ns(::open(("/proc/" + std::to_string(target.pid) + "/ns/mnt").c_str(), O_RDONLY | O_CLOEXEC));
+    const int open_error = errno;
+    // Still alive after the open: the namespace is the pinned process's, not a later owner's of the pid.
+    if (::syscall(SYS_pidfd_send_signal, pidfd->get(), 0, nullptr, 0) != 0)
+        return fail(error_code::no_such_process, "process " + std::to_string(target.pid) + " is gone");
+    if (!ns)
+        return fail(open_error == EACCES || open_error == EPERM ? error_code::permission_denied : error_code::io,
+                    "cannot open the mount namespace of process " + std::to_string(target.pid) + ": " +
+                        std::strerror(open_error));
+    return ns;
+}
+
 result<void> write_core(const snapshot_target& target, int core_fd, std::chrono::seconds timeout) {
+    // gdb is the host's, given the host's pid: it needs no namespace.
     auto ran = run_as_owner(target,
                             {"/usr/bin/gdb", "-nx", "-batch", "-p", std::to_string(target.pid), "-ex",
                              "generate-core-file /proc/self/fd/3"},
@@ -122,7 +213,7 @@ result<void> core_to_hprof(const snapshot_target& target, int core_fd, int hprof
     auto ran = run_as_owner(target,
                             {jhsdb, "jmap", "--binaryheap", "--dumpfile", "/proc/self/fd/4", "--exe", target.exe,
                              "--core", "/proc/self/fd/3"},
-                            core_fd, hprof_fd, timeout);
+                            core_fd, hprof_fd, timeout, -1, reach::held);
     if (!ran) return ran;
     if (size_of(hprof_fd) == 0) return fail(error_code::io, jhsdb + " wrote no heap dump from the core");
     return {};
@@ -131,7 +222,9 @@ result<void> core_to_hprof(const snapshot_target& target, int core_fd, int hprof
 result<void> java_stacks_from_outside(const snapshot_target& target, int out_fd, std::chrono::seconds timeout) {
     const std::string jhsdb = jhsdb_beside(target.exe);
     if (jhsdb.empty()) return fail(error_code::io, "no JDK known for process " + std::to_string(target.pid));
-    auto ran = run_as_owner(target, {jhsdb, "jstack", "--pid", std::to_string(target.pid)}, -1, -1, timeout, out_fd);
+    const pid_t pid = target.in_container ? target.ns_pid : target.pid;
+    auto ran =
+        run_as_owner(target, {jhsdb, "jstack", "--pid", std::to_string(pid)}, -1, -1, timeout, out_fd, reach::live);
     if (!ran) return ran;
     if (size_of(out_fd) == 0) return fail(error_code::io, jhsdb + " printed no stacks");
     return {};

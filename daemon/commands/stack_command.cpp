@@ -1,13 +1,16 @@
-// `heapd stack PID [--native]`: the JVM's thread dump, or native stacks read with ptrace and
-// libunwind when the JVM cannot answer (or when asked for them), or, for a JVM that takes no attach,
-// its Java stacks read by its JDK's serviceability agent.
+// `heapd stack PID [--native]`: the JVM's thread dump; for a JVM that takes no attach, its Java
+// stacks read by its JDK's serviceability agent; for one that does not answer, native stacks read
+// with ptrace and libunwind (also when asked for them) and, unless it is stopped, each Java thread's
+// Java frames from the serviceability agent beside them.
 #include <sys/mman.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cinttypes>
 #include <cstdio>
+#include <expected>
 #include <filesystem>
+#include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -73,9 +76,45 @@ std::string frame_line(std::size_t index, const stacks::native_frame& f) {
     return num + hex(f.ip, 12) + "  " + what + "\n";
 }
 
-std::string render_text(const stacks::native_stacks& s, const std::string& fallback_reason) {
+// Each thread's lines in jhsdb jstack's output (its state, then " - Demo.idle() @bci=4, line=62"),
+// by native thread id (the header's nid=0x...).
+using java_frames = std::map<pid_t, std::vector<std::string>>;
+
+java_frames java_frames_by_tid(const std::string& sa) {
+    java_frames out;
+    std::vector<std::string>* current = nullptr;
+    std::size_t at = 0;
+    while (at < sa.size()) {
+        const std::size_t end = std::min(sa.find('\n', at), sa.size());
+        const std::string line = sa.substr(at, end - at);
+        at = end + 1;
+        const auto nid = line.find(" nid=0x");
+        if (line.starts_with('"') && nid != std::string::npos) {
+            current = &out[static_cast<pid_t>(std::strtol(line.c_str() + nid + 7, nullptr, 16))];
+        } else if (line.empty()) {
+            current = nullptr;
+        } else if (current != nullptr) {
+            current->push_back(line);
+        }
+    }
+    return out;
+}
+
+// Why a stack has its sources: when the JVM did not answer, and whether the agent named Java frames.
+struct stack_sources {
+    std::string fallback_reason;        // why the JVM was not asked, "" when it was not tried
+    const java_frames* java = nullptr;  // Java frames by thread, read by the serviceability agent
+    std::string java_problem;           // why there are none, when the agent was tried
+};
+
+std::string render_text(const stacks::native_stacks& s, const stack_sources& from) {
     std::string out;
-    if (!fallback_reason.empty()) out += "# The JVM did not answer (" + fallback_reason + "): native stacks instead.\n";
+    if (!from.fallback_reason.empty())
+        out += "# The JVM did not answer (" + from.fallback_reason + "): native stacks instead" +
+               (from.java != nullptr        ? ", with each Java thread's Java frames read by the serviceability agent"
+                : from.java_problem.empty() ? ""
+                                            : " (no Java frames: " + from.java_problem + ")") +
+               ".\n";
     char head[256];
     std::snprintf(head, sizeof head, "Native stacks of process %d (%s): %zu threads, stopped for %.1f ms.\n", s.pid,
                   s.process_name.c_str(), s.threads.size(), s.stopped_for.count() / 1000.0);
@@ -89,11 +128,16 @@ std::string render_text(const stacks::native_stacks& s, const std::string& fallb
         out += "\n";
         for (std::size_t i = 0; i < t.frames.size(); ++i) out += frame_line(i, t.frames[i]);
         if (!t.error.empty()) out += "  (" + t.error + ")\n";
+        if (from.java == nullptr) continue;
+        if (auto j = from.java->find(t.tid); j != from.java->end()) {
+            out += "  Java (serviceability agent):\n";
+            for (const std::string& line : j->second) out += "  " + line + "\n";
+        }
     }
     return out;
 }
 
-nlohmann::json render_json(const stacks::native_stacks& s, const std::string& fallback_reason) {
+nlohmann::json render_json(const stacks::native_stacks& s, const stack_sources& from) {
     nlohmann::json threads = nlohmann::json::array();
     for (const stacks::native_thread& t : s.threads) {
         nlohmann::json frames = nlohmann::json::array();
@@ -110,6 +154,8 @@ nlohmann::json render_json(const stacks::native_stacks& s, const std::string& fa
         nlohmann::json j = {{"tid", t.tid}, {"name", t.name}, {"state", std::string(1, t.state)}, {"frames", frames}};
         if (t.pending_signal != 0) j["pending_signal"] = t.pending_signal;
         if (!t.error.empty()) j["error"] = t.error;
+        if (from.java != nullptr)
+            if (auto java = from.java->find(t.tid); java != from.java->end()) j["java"] = java->second;
         threads.push_back(std::move(j));
     }
     nlohmann::json out = {{"pid", s.pid},
@@ -119,7 +165,9 @@ nlohmann::json render_json(const stacks::native_stacks& s, const std::string& fa
                           {"stopped_ms", s.stopped_for.count() / 1000.0},
                           {"exited_threads", s.exited_threads},
                           {"threads", threads}};
-    if (!fallback_reason.empty()) out["fallback_reason"] = fallback_reason;
+    if (!from.fallback_reason.empty()) out["fallback_reason"] = from.fallback_reason;
+    if (from.java != nullptr) out["java_source"] = "serviceability agent";
+    if (!from.java_problem.empty()) out["java_problem"] = from.java_problem;
     return out;
 }
 
@@ -133,6 +181,37 @@ void print_json(const nlohmann::json& j) {
     print(j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
 }
 
+// The Java stacks of a JVM read from outside by its own JDK's serviceability agent (jhsdb jstack),
+// as its owner and, for a JVM in a container, in its namespaces; the text, or why it failed.
+std::expected<std::string, std::string> read_from_outside(pid_t pid, std::chrono::seconds timeout) {
+    auto info = attach::read_process_info(pid);
+    if (!info) return std::unexpected(info.error().message);
+    std::error_code ec;
+    const std::string exe = std::filesystem::read_symlink("/proc/" + std::to_string(pid) + "/exe", ec).string();
+    if (ec || exe.empty()) return std::unexpected("its executable is unknown: " + ec.message());
+    attach::snapshot_target target{pid, info->euid, info->egid, exe};
+    if (!attach::same_filesystem_view(pid)) {
+        target.in_container = true;
+        target.ns_pid = info->ns_pid;
+        target.start_time = info->start_time;
+    }
+    unique_fd out(::memfd_create("heapd-stacks", MFD_CLOEXEC));
+    if (!out) return std::unexpected("memfd_create failed");
+    auto read = attach::java_stacks_from_outside(target, out.get(), timeout);
+    if (!read) return std::unexpected(read.error().message);
+    std::optional<std::string> text;
+    if (::lseek(out.get(), 0, SEEK_SET) == 0) text = read_to_end(out.get(), std::size_t{16} << 20);
+    if (!text) return std::unexpected("reading them failed");
+    return *text;
+}
+
+// Seconds the serviceability agent is given: it starts a JVM of its own first.
+std::chrono::seconds agent_time(std::chrono::milliseconds timeout) {
+    return std::chrono::seconds(std::max<long long>(20, timeout.count() / 1000));
+}
+
+// Native stacks; for a JVM that did not answer (fallback_reason) and runs, also each Java thread's
+// Java frames, read by the serviceability agent once the native stacks are taken.
 int run_native(const stack_args& a, std::chrono::milliseconds timeout, const std::string& fallback_reason) {
     stacks::native_stack_options options;
     options.timeout = timeout;
@@ -142,40 +221,21 @@ int run_native(const stack_args& a, std::chrono::milliseconds timeout, const std
         std::fprintf(stderr, "heapd: native stacks of process %d: %s\n", a.pid, s.error().message.c_str());
         return bad_input;
     }
-    if (a.json)
-        print_json(render_json(*s, fallback_reason));
-    else
-        print(render_text(*s, fallback_reason));
-    return ok;
-}
-
-// The Java stacks of a JVM that takes no attach, read from outside by its own JDK's serviceability
-// agent (jhsdb jstack); only for a JVM that sees our filesystem (its JDK runs here, as its owner).
-int run_from_outside(const stack_args& a, std::chrono::milliseconds timeout, const std::string& reason) {
-    auto info = attach::read_process_info(a.pid);
-    std::error_code ec;
-    const std::string exe = std::filesystem::read_symlink("/proc/" + std::to_string(a.pid) + "/exe", ec).string();
-    if (!info || ec || !attach::same_filesystem_view(a.pid)) {
-        std::fprintf(stderr, "heapd: process %d: %s; --native reads its native stacks\n", a.pid, reason.c_str());
-        return bad_input;
-    }
-    unique_fd out(::memfd_create("heapd-stacks", MFD_CLOEXEC));
-    const auto seconds = std::chrono::seconds(std::max<long long>(5, timeout.count() / 1000));
-    auto read = out ? attach::java_stacks_from_outside({a.pid, info->euid, info->egid, exe}, out.get(), seconds)
-                    : result<void>(fail(error_code::io, "memfd_create failed"));
-    std::optional<std::string> text;
-    if (read && ::lseek(out.get(), 0, SEEK_SET) == 0) text = read_to_end(out.get(), std::size_t{16} << 20);
-    if (!read || !text) {
-        std::fprintf(stderr, "heapd: process %d: %s, and its stacks could not be read from outside: %s\n", a.pid,
-                     reason.c_str(), read ? "reading them failed" : read.error().message.c_str());
-        return bad_input;
+    stack_sources from;
+    from.fallback_reason = fallback_reason;
+    java_frames java;
+    if (!fallback_reason.empty() && !s->was_stopped) {
+        if (auto text = read_from_outside(a.pid, agent_time(timeout))) {
+            java = java_frames_by_tid(*text);
+            from.java = &java;
+        } else {
+            from.java_problem = text.error();
+        }
     }
     if (a.json)
-        print_json(
-            {{"pid", a.pid}, {"source", "serviceability agent"}, {"fallback_reason", reason}, {"thread_dump", *text}});
+        print_json(render_json(*s, from));
     else
-        print("# The JVM takes no attach (" + reason + "): its Java stacks read by the serviceability agent.\n" +
-              *text);
+        print(render_text(*s, from));
     return ok;
 }
 
@@ -190,16 +250,33 @@ int run_stack(const stack_args& a) {
             print(*dump);
         return ok;
     }
-    if (dump.error().code == error_code::attach_disabled) return run_from_outside(a, timeout, dump.error().message);
+    const std::string& reason = dump.error().message;
+    if (dump.error().code == error_code::attach_disabled) {
+        auto text = read_from_outside(a.pid, agent_time(timeout));
+        if (!text) {
+            std::fprintf(stderr, "heapd: process %d: %s, and its stacks could not be read from outside: %s\n", a.pid,
+                         reason.c_str(), text.error().c_str());
+            return bad_input;
+        }
+        if (a.json)
+            print_json({{"pid", a.pid},
+                        {"source", "serviceability agent"},
+                        {"fallback_reason", reason},
+                        {"thread_dump", *text}});
+        else
+            print("# The JVM takes no attach (" + reason + "): its Java stacks read by the serviceability agent.\n" +
+                  *text);
+        return ok;
+    }
     if (dump.error().code != error_code::not_responding) {
-        std::fprintf(stderr, "heapd: process %d: %s (%s)%s\n", a.pid, dump.error().message.c_str(),
+        std::fprintf(stderr, "heapd: process %d: %s (%s)%s\n", a.pid, reason.c_str(),
                      error_code_name(dump.error().code),
                      dump.error().code == error_code::no_such_process ? "" : "; --native reads its native stacks");
         return bad_input;
     }
     std::fprintf(stderr, "heapd: process %d: the JVM did not answer: %s; reading native stacks instead\n", a.pid,
-                 dump.error().message.c_str());
-    return run_native(a, timeout, dump.error().message);
+                 reason.c_str());
+    return run_native(a, timeout, reason);
 }
 
 }  // namespace

@@ -90,14 +90,33 @@ std::expected<unique_fd, wire::wire_error> scratch_file(store& s) {
 }
 
 // A snapshot from outside may stand in for a dump through attach when attach cannot work at all
-// (disabled, or no answer) and the request named the JVM's executable (a JVM seeing our files).
+// (disabled, or no answer) and the request named the JVM's executable.
 bool snapshot_may_stand_in(error_code code, const dump_request& r) {
     return !r.fallback_exe.empty() && (code == error_code::attach_disabled || code == error_code::not_responding);
 }
 
 // The heap of a JVM held in its hook, from outside: a core now, then its conversion to HPROF.
 std::expected<unique_fd, wire::wire_error> snapshot_heap(store& s, const dump_request& r, job_context& ctx) {
-    const attach::snapshot_target target{r.pid, r.uid, r.gid, r.exe};
+    attach::snapshot_target target{r.pid, r.uid, r.gid, r.exe};
+    if (!attach::same_filesystem_view(r.pid)) {
+        // A JVM in a container: its own JDK, in its namespaces, converts the core.
+        auto info = attach::read_process_info(r.pid);
+        if (!info) return std::unexpected(wire::wire_error{wire::kind_of(info.error().code), info.error().message});
+        target.in_container = true;
+        target.ns_pid = info->ns_pid;
+        target.start_time = r.start_time.value_or(info->start_time);
+    }
+    // The container's filesystem, held for the conversion: the JVM (and its container) may be gone then.
+    unique_fd container;
+    if (target.in_container) {
+        auto held = attach::hold_mount_namespace(target);
+        if (!held)
+            return std::unexpected(
+                wire::wire_error{wire::kind_of(held.error().code),
+                                 "snapshot of pid " + std::to_string(r.pid) + ": " + held.error().message});
+        container = std::move(*held);
+        target.mount_namespace = container.get();
+    }
     auto core = scratch_file(s);
     if (!core) return std::unexpected(core.error());
     ctx.progress("snapshot", 0, 0);

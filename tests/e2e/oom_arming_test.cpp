@@ -294,6 +294,37 @@ TEST(oom_arming, a_jvm_that_cannot_be_armed_is_snapshotted_while_its_hook_holds_
     EXPECT_EQ(out.find("Dumping heap"), std::string::npos) << out;
 }
 
+// The same in a container, for a JVM of another user run from a JDK only the container has: the
+// host's gdb takes the core, and the container's jhsdb, in the JVM's mount and pid namespaces,
+// turns it into HPROF.
+TEST(oom_arming, a_container_jvm_that_cannot_be_armed_is_snapshotted_and_converted_by_its_own_jdk) {
+    serve_process d({"--spool", ""});
+    ASSERT_TRUE(d.ready()) << d.log();
+    temp_user owner;
+    ASSERT_TRUE(owner.ok());
+    shared_dir work;
+    ASSERT_EQ(::chown(work.path().c_str(), owner.uid(), owner.gid()), 0);
+    isolation how{&owner, true, work.path(), {d.dir(), work.path()}};
+    how.own_jdk = true;
+    isolated_jvm jvm(java_main{"OomExit"},
+                     {"-Xmx64m", "-XX:+DisableAttachMechanism", hook_flag(d, work.path(), work.file("unused-spool"))},
+                     {work.file("go")}, how);
+    ASSERT_TRUE(jvm.ready());
+    ASSERT_FALSE(fs::exists("/tmp/jdk/bin/jhsdb"));  // not on the host
+    touch(work.file("go"));
+    const double ms = hook_ms(work.path());
+    std::printf("the hook held the container's JVM %.0f ms for its snapshot\n", ms);
+    ASSERT_GE(ms, 0);
+    EXPECT_EQ(file_text(work.file("hook.out")), "");
+    json job = finished_dump_job(d);
+    ASSERT_EQ(job.value("state", ""), "done") << job << d.log();
+    EXPECT_EQ(job["jvm_pid"], jvm.pid()) << job;
+    expect_leak_report(d, jvm.pid(), "OomExit");
+    json dumps = json::parse(run_heapctl(d, {"dumps", "--json"}).out);
+    ASSERT_EQ(dumps.size(), 1u);
+    EXPECT_NE(dumps[0].value("file", "").find("core by gdb, HPROF by jhsdb"), std::string::npos) << dumps[0];
+}
+
 // Armed, then the daemon stops before the error: the hook spools the request and keeps the dump; the
 // daemon, started again, adopts it and removes heapd's file from the JVM's /tmp.
 TEST(oom_arming, an_armed_dump_spooled_while_the_daemon_was_down_is_adopted_and_removed) {

@@ -177,14 +177,16 @@ TEST(oom_hook, another_users_oom_dump_is_theirs_and_hidden_from_others) {
 }
 
 // A JVM in a container (own pid and mount namespaces, a private /tmp) runs its hook there: it is
-// pid 1 to its hook, which reaches the daemon through the socket's directory shared as a volume.
+// pid 1 to its hook, which reaches the daemon through the socket's directory shared as a volume. No
+// snapshot (--hold 0): the daemon dumps it through attach once the hook has returned.
 TEST(oom_hook, a_container_jvm_named_by_its_pid_in_the_container_is_dumped) {
     serve_process d({"--spool", ""});
     ASSERT_TRUE(d.ready()) << d.log();
     shared_dir work;
-    isolated_jvm jvm(java_main{"OomLeak"},
-                     {"-Xmx64m", hook_flag(d, work.path(), work.file("unused-spool"), unarmed_hook(work.path()))},
-                     {"600"}, isolation{nullptr, true, work.path(), {d.dir(), work.path()}});
+    isolated_jvm jvm(
+        java_main{"OomLeak"},
+        {"-Xmx64m", hook_flag(d, work.path(), work.file("unused-spool"), unarmed_hook(work.path()), "--hold 0")},
+        {"600"}, isolation{nullptr, true, work.path(), {d.dir(), work.path()}});
     ASSERT_TRUE(jvm.ready());
     ASSERT_EQ(jvm.ns_pid(), 1);
     const double ms = hook_ms(work.path());

@@ -7,8 +7,10 @@
 #include <signal.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <nlohmann/json.hpp>
 
+#include "support/isolated_jvm.h"
 #include "support/jvm_process.h"
 #include "support/serve_process.h"
 
@@ -63,6 +65,30 @@ TEST(sa_dump, the_daemon_dumps_a_jvm_with_attach_disabled_from_outside_and_repor
     EXPECT_NE(file.find("core by gdb, HPROF by jhsdb"), std::string::npos) << dumps[0];
     EXPECT_EQ(dumps[0]["pid"], jvm.pid());
     // The JVM goes on.
+    EXPECT_EQ(::kill(jvm.pid(), 0), 0);
+}
+
+// The same for a JVM in a container, run as another user from a JDK only the container has: gdb
+// (the host's) takes the core, and the container's jhsdb, in its mount namespace, converts it.
+TEST(sa_dump, the_daemon_dumps_a_container_jvm_that_takes_no_attach_with_the_jdk_in_the_container) {
+    serve_process d;
+    ASSERT_TRUE(d.ready()) << d.log();
+    temp_user user;
+    ASSERT_TRUE(user.ok());
+    isolation how{&user, true};
+    how.own_jdk = true;
+    isolated_jvm jvm(java_main{"Sessions"}, {"-Xmx256m", "-XX:+DisableAttachMechanism"}, {"20000"}, how);
+    ASSERT_TRUE(jvm.ready());
+    ASSERT_FALSE(std::filesystem::exists("/tmp/jdk/bin/jhsdb"));  // not on the host
+    const std::string pid = std::to_string(jvm.pid());
+    auto dumped = run_heapctl(d, {"dump", pid, "--wait"});
+    ASSERT_EQ(dumped.exit_code, 0) << dumped.err << d.log();
+    EXPECT_NE(dumped.out.find("path: (sticky_class root) class Sessions (static LEAK)"), std::string::npos)
+        << dumped.out;
+    const auto dumps = nlohmann::json::parse(run_heapctl(d, {"dumps", "--json"}).out);
+    ASSERT_EQ(dumps.size(), 1u);
+    EXPECT_NE(dumps[0].value("file", "").find("core by gdb, HPROF by jhsdb"), std::string::npos) << dumps[0];
+    EXPECT_EQ(dumps[0]["pid"], jvm.pid());
     EXPECT_EQ(::kill(jvm.pid(), 0), 0);
 }
 

@@ -88,6 +88,28 @@ TEST(stack_command, a_jvm_that_takes_no_attach_has_its_java_stacks_read_from_out
     EXPECT_NE(json.at("thread_dump").get<std::string>().find(" - Demo.idle("), std::string::npos);
 }
 
+// A JVM in a container, run as another user from a JDK only the container has: the serviceability
+// agent of that JDK reads it, in the container's mount and pid namespaces (there the JVM is pid 1).
+TEST(stack_command, a_container_jvm_that_takes_no_attach_is_read_by_the_jdk_in_the_container) {
+    temp_user user;
+    ASSERT_TRUE(user.ok());
+    isolation how{&user, true};
+    how.own_jdk = true;
+    isolated_jvm jvm(java_main{"Demo"}, {"-Xmx64m", "-XX:+DisableAttachMechanism"}, {}, how);
+    ASSERT_TRUE(jvm.ready());
+    ASSERT_EQ(jvm.ns_pid(), 1);
+    std::error_code ec;
+    EXPECT_EQ(std::filesystem::read_symlink("/proc/" + std::to_string(jvm.pid()) + "/exe", ec), "/tmp/jdk/bin/java");
+    EXPECT_FALSE(std::filesystem::exists("/tmp/jdk/bin/jhsdb"));  // not on the host
+    auto r = heapd_stack({std::to_string(jvm.pid())});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_TRUE(r.out.starts_with("# The JVM takes no attach (")) << r.out.substr(0, 200);
+    EXPECT_NE(r.out.find("\"demo-worker-"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find(" - Demo.idle("), std::string::npos) << r.out;
+    EXPECT_EQ(::kill(jvm.pid(), 0), 0);
+    EXPECT_TRUE(untraced(jvm.pid()));
+}
+
 TEST(stack_command, native_stacks_of_a_stopped_jvm_leave_it_stopped) {
     demo_jvm jvm({"-Xmx64m"});
     ASSERT_TRUE(jvm.ready());
@@ -202,6 +224,18 @@ TEST(stack_command, jvm_at_a_safepoint_in_its_oom_hook) {
     std::string vm_thread = r.out.substr(at, r.out.find("\n\n", at) - at);
     EXPECT_NE(vm_thread.find("os::fork_and_exec("), std::string::npos) << vm_thread;
     EXPECT_NE(vm_thread.find("VM_ReportJavaOutOfMemory::doit()"), std::string::npos) << vm_thread;
+    // Beside the native frames, the serviceability agent names the Java frames of the thread that
+    // ran out of memory, under that thread's native stack.
+    EXPECT_TRUE(r.out.starts_with("# The JVM did not answer (")) << r.out.substr(0, 300);
+    EXPECT_NE(r.out.find("with each Java thread's Java frames read by the serviceability agent"), std::string::npos)
+        << r.out.substr(0, 300);
+    const auto java = r.out.find(" - OomHook.main(");
+    ASSERT_NE(java, std::string::npos) << r.out;
+    const auto thread = r.out.rfind("\n\n\"", java);
+    ASSERT_NE(thread, std::string::npos);
+    const std::string oom_thread = r.out.substr(thread + 2, java - thread);
+    EXPECT_NE(oom_thread.find("  Java (serviceability agent):\n"), std::string::npos) << oom_thread;
+    EXPECT_NE(oom_thread.find("  #0 "), std::string::npos) << oom_thread;  // its native frames come first
     EXPECT_TRUE(untraced(jvm.pid()));
 }
 

@@ -7,6 +7,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -91,7 +92,14 @@ isolated_jvm::isolated_jvm(const java_main& main_class, const std::vector<std::s
                     " && exec " + fd + "<&- && ";
         }
         const std::string size = how.tmp_size.empty() ? "" : ",size=" + how.tmp_size;
-        script += "mount -t tmpfs -o mode=1777" + size + " tmpfs /tmp && " + bind + "exec";
+        script += "mount -t tmpfs -o mode=1777" + size + " tmpfs /tmp && " + bind;
+        if (how.own_jdk) {
+            script +=
+                "jdk=$(dirname \"$(dirname \"$(readlink -f \"$(command -v java)\")\")\") && mkdir /tmp/jdk && "
+                "mount --bind \"$jdk\" /tmp/jdk && ";
+            *std::find(java.begin(), java.end(), "java") = "/tmp/jdk/bin/java";
+        }
+        script += "exec";
         for (const auto& a : java) script += " " + shell_quote(a);
         argv = {"unshare",       "--mount", "--pid", "--fork", "--mount-proc",
                 "--propagation", "private", "sh",    "-c",     script};

@@ -38,6 +38,8 @@ struct isolation {
     std::vector<std::string> shared;  // host directories under /tmp the container still sees, at the same path
                                       // (bind-mounted over its tmpfs, as a volume)
     std::string tmp_size;             // the container's tmpfs /tmp size ("8m"), "" for tmpfs's default
+    bool own_jdk = false;             // the JDK bound at /tmp/jdk inside the container and run from there:
+                                      // a path only the container has, as for a JDK of its image
 };
 
 // A JVM running a program of tests/java under an isolation; killed (with its namespace) on destruction.

@@ -135,10 +135,10 @@ wire::wire_result<dump_request> request_handler::prepare_dump(const wire::json& 
             d.uid = jvm->jvm.uid;
             d.gid = info->egid;
             d.start_time = info->start_time;
-            // A snapshot from outside, for a JVM its hook holds that wrote no dump: only of a JVM that
-            // sees our filesystem (its JDK's jhsdb is run from it, as the JVM's user; a container's
-            // would run outside the container).
-            if (!d.adopt && attach::same_filesystem_view(target)) {
+            // A snapshot from outside, for a JVM its hook holds that wrote no dump or one that takes
+            // no attach: its JDK's jhsdb (the executable's path as the JVM sees it) runs as the
+            // JVM's user, in the JVM's mount namespace when it is in a container.
+            if (!d.adopt) {
                 std::error_code ec;
                 const std::string exe =
                     std::filesystem::read_symlink("/proc/" + std::to_string(target) + "/exe", ec).string();
