@@ -1,10 +1,16 @@
 // `heapd analyze`: reads a dump (plain or gzip) and prints its report as text or JSON.
 #include <algorithm>
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <memory>
 #include <string>
 
+#include "base/big_memory.h"
+#include "base/unique_fd.h"
 #include "daemon/commands/commands.h"
+#include "daemon/config/config_values.h"
+#include "daemon/jobs/analysis_memory.h"
 #include "formats/analysis/analysis.h"
 #include "formats/analysis/analysis_index.h"
 #include "formats/hprof/dump_file.h"
@@ -27,8 +33,16 @@ struct analyze_args {
     std::string inflate_dir;
     bool no_index = false;
     std::string index_dir;
-    unsigned dump = 0;  // which heap dump of a file holding several (0: the last)
+    unsigned dump = 0;      // which heap dump of a file holding several (0: the last)
+    std::string memory;     // anonymous memory the analysis may take ("4G"), "" for no limit of its own
+    std::string spill_dir;  // where big arrays go beyond it (default: beside the dump)
 };
+
+// The directory of path ("." for a bare name).
+std::string directory_of(const std::string& path) {
+    const auto slash = path.rfind('/');
+    return slash == std::string::npos ? "." : slash == 0 ? "/" : path.substr(0, slash);
+}
 
 // The report from the dump's index when it matches, else from a fresh analysis, which is then
 // indexed for next time (a dump in a place we cannot write to is simply not indexed).
@@ -56,7 +70,7 @@ result<analysis_report> indexed_analysis(const analyze_args& a, analysis_options
     return report;
 }
 
-int run_analyze(const analyze_args& a) {
+int analyze_and_print(const analyze_args& a) {
     analysis_options options;
     // The index keeps at least 100 of each top list, so other --top values are cut from it.
     const unsigned largest = a.top == 0 ? 20 : a.top;
@@ -99,6 +113,43 @@ int run_analyze(const analyze_args& a) {
     return damaged ? bad_input : ok;
 }
 
+int run_analyze(const analyze_args& a) {
+    daemon::memory_plan plan;
+    if (!a.memory.empty()) {
+        auto bytes = daemon::parse_size(a.memory);
+        if (!bytes || *bytes == 0) {
+            std::fprintf(stderr, "heapd: --memory %s: not a size (e.g. 512M, 4G)\n", a.memory.c_str());
+            return usage;
+        }
+        plan.limit = *bytes;
+    }
+    // Open for as long as the process runs: the big arrays spilled live in it.
+    const std::string spill_dir = a.spill_dir.empty() ? directory_of(a.file) : a.spill_dir;
+    const unique_fd spill(daemon::spill_file_in(spill_dir));
+    if (!spill && !a.spill_dir.empty()) {
+        std::fprintf(stderr, "heapd: --spill-dir %s: cannot make a file there: %s\n", spill_dir.c_str(),
+                     std::strerror(errno));
+        return bad_input;
+    }
+    plan.spill_file = spill.get();
+    if (auto applied = daemon::apply_memory_plan(plan); !applied) {
+        std::fprintf(stderr, "heapd: %s\n", applied.error().message.c_str());
+        return bad_input;
+    }
+    try {
+        const int status = analyze_and_print(a);
+        if (const auto used = big_memory::current_usage(); used.spilled_peak != 0)
+            std::fprintf(stderr, "heapd: note: %s of big arrays were kept in a file in %s (at most %s in memory)\n",
+                         human_bytes(used.spilled_peak).c_str(), spill_dir.c_str(),
+                         human_bytes(used.anonymous_peak).c_str());
+        return status;
+    } catch (const std::bad_alloc&) {
+        std::fprintf(stderr, "heapd: %s: the analysis needs more memory than --memory %s allows%s\n", a.file.c_str(),
+                     a.memory.c_str(), spill ? "" : " (and nothing could be spilled)");
+        return bad_input;
+    }
+}
+
 }  // namespace
 
 void add_analyze(CLI::App& app, int& status) {
@@ -119,6 +170,11 @@ void add_analyze(CLI::App& app, int& status) {
     sub->add_flag("--no-waste", args->no_waste,
                   "Skip the waste report (duplicate strings, sparse collections, boxes, zero arrays)");
     sub->add_option("--inflate-dir", args->inflate_dir, "Where to inflate a compressed dump (default: beside it)");
+    sub->add_option("--memory", args->memory,
+                    "Memory the analysis may take (e.g. 4G); its big arrays go to a file beyond three quarters "
+                    "of it (default: no limit, arrays beyond half the available memory go to a file)");
+    sub->add_option("--spill-dir", args->spill_dir,
+                    "Where the file for big arrays is made (nameless, gone at exit; default: beside the dump)");
     sub->add_option("--dump", args->dump,
                     "Which heap dump of a file that holds several: 1 for the first (default: the last)")
         ->check(CLI::PositiveNumber);

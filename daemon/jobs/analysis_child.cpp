@@ -1,4 +1,5 @@
 #include "daemon/jobs/analysis_child.h"
+#include "daemon/jobs/analysis_memory.h"
 #include "formats/protocol/error_kinds.h"
 
 #include <fcntl.h>
@@ -36,18 +37,6 @@ constexpr std::uint64_t max_report_bytes = std::uint64_t{1} << 30;
 std::atomic<std::uint64_t> analysis_memory{0};
 
 std::string memory_text(std::uint64_t bytes) { return std::to_string(bytes >> 20) + " MiB"; }
-
-// The process's address space now (VmSize), in bytes; 0 when unknown.
-std::uint64_t address_space() {
-    std::FILE* f = std::fopen("/proc/self/status", "re");
-    if (f == nullptr) return 0;
-    char line[256];
-    std::uint64_t kb = 0;
-    while (std::fgets(line, sizeof line, f) != nullptr)
-        if (std::sscanf(line, "VmSize: %" SCNu64 " kB", &kb) == 1) break;
-    std::fclose(f);
-    return kb * 1024;
-}
 
 std::string signal_text(int sig) {
     switch (sig) {
@@ -121,7 +110,10 @@ std::expected<std::string, wire::wire_error> run_child(int dump_fd, const child_
     // Made here, by the daemon, for the unprivileged child to inflate into (it could create nothing
     // in the store's scratch directory itself); unlinked, so it goes with the last descriptor.
     unique_fd scratch_file(unlinked_temp_file(scratch.dir));
-    if (!scratch_file)
+    // And one for its big arrays to spill to when memory is short (analysis_memory.h): the same
+    // room bounds both.
+    unique_fd spill_file(unlinked_temp_file(scratch.dir));
+    if (!scratch_file || !spill_file)
         return std::unexpected(wire::wire_error{
             wire::error_kind::internal, "cannot make a scratch file in " + scratch.dir + ": " + std::strerror(errno)});
     int out[2];
@@ -132,16 +124,18 @@ std::expected<std::string, wire::wire_error> run_child(int dump_fd, const child_
     // Above 3, so dup2 to 3 always makes a new descriptor without close-on-exec.
     unique_fd dump(::fcntl(dump_fd, F_DUPFD_CLOEXEC, 10));
     unique_fd scratch_dup(::fcntl(scratch_file.get(), F_DUPFD_CLOEXEC, 10));
-    if (!dump || !scratch_dup)
+    unique_fd spill_dup(::fcntl(spill_file.get(), F_DUPFD_CLOEXEC, 10));
+    if (!dump || !scratch_dup || !spill_dup)
         return std::unexpected(
             wire::wire_error{wire::error_kind::internal, std::string("dup: ") + std::strerror(errno)});
     posix_spawn_file_actions_t actions;
     posix_spawn_file_actions_init(&actions);
     posix_spawn_file_actions_adddup2(&actions, dump.get(), 3);
     posix_spawn_file_actions_adddup2(&actions, scratch_dup.get(), 4);
+    posix_spawn_file_actions_adddup2(&actions, spill_dup.get(), 5);
     posix_spawn_file_actions_adddup2(&actions, write_end.get(), STDOUT_FILENO);
     posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
-    posix_spawn_file_actions_addclosefrom_np(&actions, 5);  // no client socket, lock or log goes along
+    posix_spawn_file_actions_addclosefrom_np(&actions, 6);  // no client socket, lock or log goes along
     // Its own process group: a Ctrl-C meant for a foreground daemon is the daemon's to handle.
     posix_spawnattr_t attr;
     posix_spawnattr_init(&attr);
@@ -161,6 +155,8 @@ std::expected<std::string, wire::wire_error> run_child(int dump_fd, const child_
     dump.reset();
     scratch_dup.reset();
     scratch_file.reset();
+    spill_dup.reset();
+    spill_file.reset();
     if (rc != 0)
         return std::unexpected(wire::wire_error{
             wire::error_kind::internal, std::string("cannot start the analysis process: ") + std::strerror(rc)});
@@ -298,12 +294,10 @@ int analyze_fd_main(const std::string& name, const std::string& inflate_dir, pid
     ::close(3);
     if (scratch >= 0) ::close(scratch);
     if (!dump) return fail_with("bad_input", dump.error().describe());
-    if (memory != 0) {
-        const std::uint64_t limit = address_space() + memory;
-        const rlimit space{limit, limit};
-        if (::setrlimit(RLIMIT_AS, &space) != 0)
-            return fail_with("internal", std::string("setrlimit: ") + std::strerror(errno));
-    }
+    // The spill file (descriptor 5) stays open for the process's life: big arrays live in it.
+    memory_plan plan{memory, ::fcntl(5, F_GETFD) >= 0 ? 5 : -1};
+    if (max_inflated) plan.max_spilled = *max_inflated;
+    if (auto applied = apply_memory_plan(plan); !applied) return fail_with("internal", applied.error().message);
     try {
         return analyze_mapped(*dump, name, object, roots);
     } catch (const std::bad_alloc&) {

@@ -10,7 +10,7 @@ constexpr std::uint32_t none = ~std::uint32_t{0};
 // Depth-first preorder from the virtual root (preorder number 0): vertex[i] is the node numbered i,
 // parent[i] the preorder number of its DFS parent; pre[node] is none for unreachable nodes.
 struct preorder {
-    std::vector<std::uint32_t> pre, vertex, parent;
+    big_vector<std::uint32_t> pre, vertex, parent;
 };
 
 preorder depth_first(const object_graph& g) {
@@ -22,7 +22,7 @@ preorder depth_first(const object_graph& g) {
         std::uint32_t node;
         std::uint64_t next;  // index of the next reference to follow
     };
-    std::vector<frame> stack;
+    big_vector<frame> stack;
     auto visit = [&](std::uint32_t node, std::uint32_t parent) {
         p.pre[node] = static_cast<std::uint32_t>(p.vertex.size());
         p.vertex.push_back(node);
@@ -50,8 +50,8 @@ preorder depth_first(const object_graph& g) {
 // the edges number fewer than 2^32 (4 bytes per node less at the peak), std::uint64_t otherwise.
 template <typename Offset>
 struct predecessors {
-    std::vector<Offset> begin;
-    std::vector<std::uint32_t> from;
+    big_vector<Offset> begin;
+    big_vector<std::uint32_t> from;
 };
 
 template <typename Offset>
@@ -79,9 +79,9 @@ predecessors<Offset> reverse_edges(const object_graph& g, const preorder& p) {
 // Semi-NCA: semidominators by link-eval with iterative path compression, then each immediate
 // dominator as the nearest common ancestor of parent and semidominator. Returns idom by preorder.
 template <typename Offset>
-std::vector<std::uint32_t> semi_nca(const preorder& p, predecessors<Offset> preds) {
+big_vector<std::uint32_t> semi_nca(const preorder& p, predecessors<Offset> preds) {
     const std::size_t n = p.vertex.size();
-    std::vector<std::uint32_t> semi(n), label(n), ancestor(n, none), path;
+    big_vector<std::uint32_t> semi(n), label(n), ancestor(n, none), path;
     for (std::size_t i = 0; i < n; ++i) semi[i] = label[i] = static_cast<std::uint32_t>(i);
     auto eval = [&](std::uint32_t v) {
         if (ancestor[v] == none) return v;
@@ -104,8 +104,8 @@ std::vector<std::uint32_t> semi_nca(const preorder& p, predecessors<Offset> pred
     // The second step needs neither the predecessors nor the forest: freed, and the labels' room
     // reused for the dominators, so that this step is no peak of its own.
     preds = {};
-    std::vector<std::uint32_t>().swap(ancestor);
-    std::vector<std::uint32_t> idom = std::move(label);
+    big_vector<std::uint32_t>().swap(ancestor);
+    big_vector<std::uint32_t> idom = std::move(label);
     std::fill(idom.begin(), idom.end(), 0);
     for (std::size_t w = 1; w < n; ++w) {
         std::uint32_t x = p.parent[w];
@@ -119,11 +119,11 @@ std::vector<std::uint32_t> semi_nca(const preorder& p, predecessors<Offset> pred
 
 dominator_tree dominator_tree::compute(const object_graph& g, std::uint64_t narrow_edges_below) {
     dominator_tree t;
-    std::vector<std::uint32_t> idom_pre;
+    big_vector<std::uint32_t> idom_pre;
     preorder p = depth_first(g);
     auto dominators = [&]<typename Offset>(Offset) {
         predecessors<Offset> preds = reverse_edges<Offset>(g, p);
-        std::vector<std::uint32_t>().swap(p.pre);  // no longer needed: 4 bytes per node less at the peak
+        big_vector<std::uint32_t>().swap(p.pre);  // no longer needed: 4 bytes per node less at the peak
         idom_pre = semi_nca(p, std::move(preds));
     };
     // The graph's references and one per root bound the edges from above.
@@ -133,7 +133,7 @@ dominator_tree dominator_tree::compute(const object_graph& g, std::uint64_t narr
         dominators(std::uint64_t{});
     const std::size_t n = p.vertex.size();
     // Retained sizes bottom-up: a node's immediate dominator comes before it in preorder.
-    std::vector<std::uint64_t> retained(n, 0);
+    big_vector<std::uint64_t> retained(n, 0);
     for (std::size_t i = 1; i < n; ++i) retained[i] = g.shallow_size(p.vertex[i]);
     for (std::size_t w = n - 1; w >= 1; --w) retained[idom_pre[w]] += retained[w];
     t.idom_.assign(g.size(), unreachable);

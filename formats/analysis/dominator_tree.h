@@ -10,6 +10,7 @@
 #include <limits>
 #include <vector>
 
+#include "base/big_memory.h"
 #include "base/error.h"
 #include "formats/analysis/object_graph.h"
 
@@ -40,14 +41,14 @@ public:
     // Children lists of the dominator tree (the virtual root's children under index size()).
     // 8 bytes per node: a list start 4 (32 bits do: there are fewer children than nodes), a child 4.
     struct children_index {
-        std::vector<std::uint32_t> begin;  // size() + 2 entries
-        std::vector<std::uint32_t> nodes;  // each list in ascending node order
+        big_vector<std::uint32_t> begin;  // size() + 2 entries
+        big_vector<std::uint32_t> nodes;  // each list in ascending node order
     };
     children_index children() const;
 
 private:
-    std::vector<std::uint32_t> idom_;
-    std::vector<std::uint64_t> retained_;
+    big_vector<std::uint32_t> idom_;
+    big_vector<std::uint64_t> retained_;
     std::uint64_t reachable_count_ = 0, reachable_bytes_ = 0, unreachable_bytes_ = 0;
 };
 

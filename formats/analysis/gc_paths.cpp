@@ -18,7 +18,7 @@ root_paths root_paths::compute(const object_graph& g) {
     root_paths p;
     constexpr std::uint32_t none = object_graph::no_node;
     p.parent_.assign(g.size(), none);
-    std::vector<std::uint32_t> queue;
+    big_vector<std::uint32_t> queue;
     queue.reserve(g.size());
     std::size_t head = 0;
     auto search = [&] {
@@ -64,21 +64,21 @@ std::vector<std::vector<std::uint32_t>> paths_from_roots(const object_graph& g, 
     std::vector<std::vector<std::uint32_t>> paths;
     if (target >= g.size() || max_paths == 0) return paths;
     // Predecessor lists: who references each node.
-    std::vector<std::uint64_t> begin(std::size_t{g.size()} + 1, 0);
+    big_vector<std::uint64_t> begin(std::size_t{g.size()} + 1, 0);
     for (std::uint32_t u = 0; u < g.size(); ++u)
         for (std::uint32_t v : g.references(u))
             if (v != none) ++begin[v + 1];
     for (std::size_t i = 0; i < g.size(); ++i) begin[i + 1] += begin[i];
-    std::vector<std::uint32_t> preds(begin[g.size()]);
+    big_vector<std::uint32_t> preds(begin[g.size()]);
     {
-        std::vector<std::uint64_t> at(begin.begin(), begin.end() - 1);
+        big_vector<std::uint64_t> at(begin.begin(), begin.end() - 1);
         for (std::uint32_t u = 0; u < g.size(); ++u)
             for (std::uint32_t v : g.references(u))
                 if (v != none) preds[at[v]++] = u;
     }
     // Backwards from the target; next[v] is v's successor on its shortest path to the target.
-    std::vector<std::uint32_t> next(g.size(), none);
-    std::vector<std::uint32_t> queue = {target};
+    big_vector<std::uint32_t> next(g.size(), none);
+    big_vector<std::uint32_t> queue = {target};
     next[target] = target;
     for (std::size_t head = 0; head < queue.size() && paths.size() < max_paths; ++head) {
         std::uint32_t v = queue[head];

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "base/big_memory.h"
 #include "formats/analysis/object_graph.h"
 
 namespace heapd {
@@ -26,7 +27,7 @@ public:
     std::vector<std::uint32_t> path_to(std::uint32_t node) const;
 
 private:
-    std::vector<std::uint32_t> parent_;  // no_node: unreached; a root is its own parent
+    big_vector<std::uint32_t> parent_;  // no_node: unreached; a root is its own parent
 };
 
 // Up to max_paths shortest paths to target, each from a different GC root, shortest first (root

@@ -79,7 +79,7 @@ struct graph_builder {
 
     // Pass 1, per part of the dump: every object and class with its record offset; the roots' ids.
     struct collect : heap_visitor {
-        std::vector<object_graph::node_record> nodes;
+        big_vector<object_graph::node_record> nodes;
         std::vector<std::pair<std::uint64_t, root_kind>> roots;
         void root(const root_view& r) { roots.emplace_back(r.object_id, r.kind); }
         void class_dump(const class_dump_view& c) { nodes.push_back({c.class_id(), c.offset}); }
@@ -274,12 +274,17 @@ struct graph_builder {
             return;
         }
         runs.push_back(v.size());
+        // The left run of each merge is copied aside (a big array: spilled like the rest when
+        // memory is short), then both merge into place; the output never overtakes the right run.
+        big_vector<object_graph::node_record> left;
         while (runs.size() > 2) {
             std::vector<std::size_t> merged = {0};
             for (std::size_t r = 0; r + 2 < runs.size(); r += 2) {
-                std::inplace_merge(v.begin() + static_cast<std::ptrdiff_t>(runs[r]),
-                                   v.begin() + static_cast<std::ptrdiff_t>(runs[r + 1]),
-                                   v.begin() + static_cast<std::ptrdiff_t>(runs[r + 2]), before);
+                left.assign(v.begin() + static_cast<std::ptrdiff_t>(runs[r]),
+                            v.begin() + static_cast<std::ptrdiff_t>(runs[r + 1]));
+                std::size_t out = runs[r], a = 0, b = runs[r + 1];
+                while (a < left.size() && b < runs[r + 2]) v[out++] = before(v[b], left[a]) ? v[b++] : left[a++];
+                while (a < left.size()) v[out++] = left[a++];
                 merged.push_back(runs[r + 2]);
             }
             if (runs.size() % 2 == 0) merged.push_back(runs.back());  // an odd run out waits a level

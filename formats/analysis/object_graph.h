@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "base/big_memory.h"
 #include "base/error.h"
 #include "formats/analysis/census.h"
 #include "formats/hprof/class_table.h"
@@ -61,14 +62,14 @@ private:
     };
     friend struct graph_builder;
 
-    std::vector<node_record> nodes_;
-    std::vector<std::uint32_t> bucket_start_;  // directory over id >> shift_ for node_of
+    big_vector<node_record> nodes_;
+    big_vector<std::uint32_t> bucket_start_;  // directory over id >> shift_ for node_of
     std::uint64_t min_id_ = 0;
     unsigned shift_ = 0;
-    std::vector<std::uint32_t> key_;
-    std::vector<std::uint32_t> shallow_;  // in units of 8 bytes (sizes are 8-aligned)
-    std::vector<std::uint64_t> edge_begin_;
-    std::vector<std::uint32_t> edges_;
+    big_vector<std::uint32_t> key_;
+    big_vector<std::uint32_t> shallow_;  // in units of 8 bytes (sizes are 8-aligned)
+    big_vector<std::uint64_t> edge_begin_;
+    big_vector<std::uint32_t> edges_;
     std::vector<std::uint32_t> roots_;
     std::vector<std::uint32_t> root_kinds_;
     std::vector<std::string> key_names_;

@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "support/jvm_process.h"
+#include "support/serve_process.h"
 
 namespace heapd::test {
 namespace {
@@ -220,6 +221,38 @@ TEST(analyze_command, truncated_dump_reports_what_was_read_and_where_it_stopped)
     EXPECT_LT(objects(cut), objects(full));
     ASSERT_FALSE(cut.at("problems").empty());
     EXPECT_TRUE(cut.at("problems")[0].at("truncation").get<bool>());
+}
+
+// An analysis allowed less memory than its object graph and dominator tree need keeps those big
+// arrays in a nameless file instead (beside the dump, or in --spill-dir) and reports the same,
+// figure for figure; the file is gone when it ends.
+TEST(analyze_command, with_less_memory_than_its_graph_needs_it_spills_and_reports_the_same) {
+    scratch_dir dir, spill;
+    const std::string file = dir.file("big.hprof");
+    ASSERT_TRUE(write_big_dump(file, 1'000'000));  // about 2 million objects and 4 million references
+    auto plain = run_command({heapd_binary(), "analyze", "--json", "--no-index", file});
+    ASSERT_EQ(plain.exit_code, 0) << plain.err;
+    EXPECT_EQ(plain.err.find("kept in a file"), std::string::npos) << plain.err;
+    auto spilled = run_command(
+        {heapd_binary(), "analyze", "--json", "--no-index", "--memory", "64M", "--spill-dir", spill.path(), file});
+    ASSERT_EQ(spilled.exit_code, 0) << spilled.err;
+    EXPECT_NE(spilled.err.find("of big arrays were kept in a file in " + spill.path()), std::string::npos)
+        << spilled.err;
+    EXPECT_EQ(nlohmann::json::parse(spilled.out), nlohmann::json::parse(plain.out));
+    EXPECT_TRUE(std::filesystem::is_empty(spill.path()));
+    // Where the file has no room (a 1 MiB tmpfs, in a mount namespace of its own), the same limit
+    // is too little: the spill is what makes the analysis fit.
+    auto cramped = run_command({"unshare", "--mount", "--propagation", "private", "sh", "-c",
+                                "mount -t tmpfs -o size=1m tmpfs \"$0\" && exec \"$@\"", spill.path(), heapd_binary(),
+                                "analyze", "--no-index", "--memory", "64M", "--spill-dir", spill.path(), file});
+    EXPECT_EQ(cramped.exit_code, 2) << cramped.out;
+    EXPECT_NE(cramped.err.find("the analysis needs more memory than --memory 64M allows"), std::string::npos)
+        << cramped.err;
+    // The same limit with nowhere to spill to is refused with the reason.
+    auto nowhere = run_command(
+        {heapd_binary(), "analyze", "--no-index", "--memory", "64M", "--spill-dir", dir.file("missing"), file});
+    EXPECT_EQ(nowhere.exit_code, 2);
+    EXPECT_NE(nowhere.err.find("--spill-dir"), std::string::npos) << nowhere.err;
 }
 
 TEST(analyze_command, a_second_analysis_reads_the_index_until_the_dump_changes) {

@@ -131,5 +131,64 @@ TEST(serve_attack, an_analysis_beyond_its_memory_limit_fails_with_the_reason_and
     EXPECT_EQ(run_heapctl(d, {"status"}).exit_code, 0);
 }
 
+// A memory cgroup of its own (v1 or v2, whichever the host has), removed on destruction: what
+// systemd's MemoryMax= makes of the service.
+class memory_cgroup {
+public:
+    explicit memory_cgroup(const std::string& limit) {
+        const std::string name = "heapd-test-" + std::to_string(::getpid());
+        for (auto [dir, file] : {std::pair{"/sys/fs/cgroup/memory/", "memory.limit_in_bytes"},
+                                 {"/sys/fs/cgroup/unified/", "memory.max"},
+                                 {"/sys/fs/cgroup/", "memory.max"}}) {
+            std::error_code ec;
+            if (!fs::create_directory(dir + name, ec)) continue;
+            if ((std::ofstream(dir + name + "/" + file) << limit).flush()) {
+                path_ = dir + name;
+                return;
+            }
+            fs::remove(dir + name, ec);
+        }
+    }
+    ~memory_cgroup() {
+        if (path_.empty()) return;
+        for (int i = 0; i < 50 && ::rmdir(path_.c_str()) != 0; ++i) ::usleep(100000);  // its processes end first
+    }
+    memory_cgroup(const memory_cgroup&) = delete;
+    memory_cgroup& operator=(const memory_cgroup&) = delete;
+    bool ok() const { return !path_.empty(); }
+    // A launcher that moves the process into the group, then runs the rest of its arguments.
+    std::vector<std::string> launcher() const {
+        return {"sh", "-c", "echo $$ > \"$0\" && exec \"$@\"", path_ + "/cgroup.procs"};
+    }
+
+private:
+    std::string path_;
+};
+
+// The daemon in a memory cgroup of 128 MiB, with no limit of its own configured, analyses a dump
+// whose object graph and dominator tree alone need more than that: its analysis process sees how
+// little the cgroup leaves and keeps those arrays in a file of the store's scratch directory, and
+// the report is the one an unlimited analysis makes.
+TEST(serve_attack, an_analysis_bigger_than_the_services_memory_cgroup_spills_and_completes) {
+    shared_dir dir;
+    const std::string file = dir.file("big.hprof");
+    ASSERT_TRUE(write_big_dump(file, 2'000'000));  // 134 MB: about 4 million objects
+    auto expected = run_command({heapd_binary(), "analyze", "--json", "--no-index", file});
+    ASSERT_EQ(expected.exit_code, 0) << expected.err;
+    EXPECT_EQ(expected.err.find("kept in a file"), std::string::npos) << expected.err;
+    memory_cgroup group("128M");
+    if (!group.ok()) GTEST_SKIP() << "no memory cgroup can be made here";
+    {
+        serve_process d({}, group.launcher());
+        ASSERT_TRUE(d.ready()) << d.log();
+        auto r = run_heapctl(d, {"report", "--json", file});
+        ASSERT_EQ(r.exit_code, 0) << r.err << d.log();
+        const json got = json::parse(r.out), want = json::parse(expected.out);
+        for (const char* part : {"histogram", "reachability", "leak_suspects", "dominators", "retained_by_class"})
+            EXPECT_EQ(got.value(part, json()), want.at(part)) << part;
+        EXPECT_FALSE(has_temp_files(d.store()));
+    }
+}
+
 }  // namespace
 }  // namespace heapd::test

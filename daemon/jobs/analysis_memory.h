@@ -1,0 +1,34 @@
+#pragma once
+// How much memory an analysis process may take, and where its big arrays go beyond that: the
+// object graph and dominator tree of a heap bigger than the machine's free memory are spilled to a
+// nameless file (base/big_memory.h) instead of failing or being killed. Used by the daemon's
+// analysis process and by `heapd analyze`.
+#include <cstdint>
+#include <limits>
+#include <string>
+
+#include "base/error.h"
+
+namespace heapd::daemon {
+
+// An analysis's memory: a limit of its own, and the file to spill to.
+struct memory_plan {
+    // Anonymous memory it may take beyond what it holds now (RLIMIT_DATA; 0: no limit of its own).
+    // The big arrays stay within three quarters of it, or within half the memory available
+    // (available_memory) when there is no limit; beyond that they are spilled.
+    std::uint64_t limit = 0;
+    int spill_file = -1;  // an unlinked file open read-write; -1: nothing is spilled
+    std::uint64_t max_spilled = std::numeric_limits<std::uint64_t>::max();  // disk the spill may take
+};
+
+// Sets the limit and the spill policy of this process; an error when the limit cannot be set.
+result<void> apply_memory_plan(const memory_plan& plan);
+
+// A nameless file in dir to spill to (O_TMPFILE, mode 0600), or -1 when dir takes none.
+int spill_file_in(const std::string& dir);
+
+// The bytes this process may still take: what the kernel says is available (MemAvailable), or
+// less where its memory cgroup leaves less (its limit less its anonymous memory); 0 when unknown.
+std::uint64_t available_memory();
+
+}  // namespace heapd::daemon
