@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # Runs the full-analysis benchmark: on the same dump as the histogram benchmark (BigHeap.java),
 # times `cat FILE >/dev/null`, `heapd analyze` (the object graph, dominator tree and retained sizes
-# included, and without them) and VisualVM's heap library computing retained sizes for the top
+# included, and without them; and with --memory, its big arrays then spilled to a file beyond
+# three quarters of it) and VisualVM's heap library computing retained sizes for the top
 # objects (tests/java/RetainedSizes.java), with each one's wall time and peak memory. heapd runs
 # with --no-index (analyzed afresh each time), then once more reading the analysis index.
 #
 #   bench/run_analysis_bench.sh [--fresh] [--runs N] [--visualvm-runs N] [--build-dir DIR] [--scale S]
 #                               [--top N] [--visualvm-xmx SIZE] [--no-visualvm] [--keep-cache]
+#                               [--spill-memory SIZE (default 256M; 0: no such run)]
 #
 # Before timing, the dump's pages are evicted from the page cache (dd iflag=nocache) and read back
 # once, so every tool starts from the same cache state; --keep-cache skips the eviction.
@@ -30,6 +32,7 @@ scale=1.0
 top=20
 vv_xmx=2g
 visualvm=1
+spill_memory=256M
 build_dir=${HEAPD_BUILD_DIR:-$repo_dir/build}
 vv_jar=${VISUALVM_HEAP_JAR:-/usr/share/visualvm/visualvm/modules/org-graalvm-visualvm-lib-jfluid-heap.jar}
 while [[ $# -gt 0 ]]; do
@@ -43,7 +46,8 @@ while [[ $# -gt 0 ]]; do
         --visualvm-xmx) vv_xmx=$2; shift ;;
         --no-visualvm) visualvm=0 ;;
         --keep-cache) keep_cache=1 ;;
-        -h|--help) sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        --spill-memory) spill_memory=$2; shift ;;
+        -h|--help) sed -n '2,22p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
         *) echo "unknown argument: $1" >&2; exit 2 ;;
     esac
     shift
@@ -123,6 +127,16 @@ echo "timing heapd analyze ($runs runs)"
 for ((i = 0; i < runs; ++i)); do
     measure retained "$work_dir/heapd.out" "$heapd_bin" analyze --no-index --top "$top" "$dump"
 done
+if [[ $spill_memory != 0 ]]; then
+    echo "timing heapd analyze --memory $spill_memory, big arrays spilled beyond it ($runs runs)"
+    for ((i = 0; i < runs; ++i)); do
+        measure spilled "$work_dir/spilled.out" "$heapd_bin" analyze --no-index --top "$top" \
+            --memory "$spill_memory" --spill-dir "$work_dir" "$dump"
+    done
+    sed 's/^/  /' "$work_dir/stderr"   # how much was spilled
+    cmp -s "$work_dir/heapd.out" "$work_dir/spilled.out" && echo "  the same report as without a limit" ||
+        echo "  THE REPORT DIFFERS from the one without a limit"
+fi
 # The analysis index: written once (into the work directory), then every later analysis reads it.
 "$heapd_bin" analyze --index-dir "$work_dir" "$dump" >/dev/null
 echo "timing heapd analyze with its index ($runs runs)"
@@ -149,7 +163,7 @@ if [[ $visualvm == 1 ]]; then
 fi
 
 echo
-awk -v bytes="$file_bytes" -v build="${build_type:-unknown}" -v xmx="$vv_xmx" '
+awk -v bytes="$file_bytes" -v build="${build_type:-unknown}" -v xmx="$vv_xmx" -v spill="$spill_memory" '
     { n[$1]++; w = $2 / 1e9; wall[$1, n[$1]] = w
       if (!($1 in best) || w < best[$1]) best[$1] = w
       if ($3 > rss[$1]) rss[$1] = $3
@@ -170,6 +184,7 @@ awk -v bytes="$file_bytes" -v build="${build_type:-unknown}" -v xmx="$vv_xmx" '
         row("cat", "cat FILE >/dev/null (warm cache)")
         row("histogram", "heapd analyze --no-retained")
         row("retained", "heapd analyze (retained sizes)")
+        row("spilled", "heapd analyze --memory " spill " (spilled)")
         row("indexed", "heapd analyze, second time (index)")
         row("visualvm", "VisualVM RetainedSizes (-Xmx" xmx ")")
         print "MB = 10^6 bytes. max RSS: peak resident set (/usr/bin/time), mapped file pages included;"

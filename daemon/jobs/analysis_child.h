@@ -25,7 +25,8 @@
 
 namespace heapd::daemon {
 
-// Where a compressed dump is inflated, and how much room it has there (none: no bound).
+// Where a compressed dump is inflated and big arrays are spilled (analysis_memory.h), and how much
+// room each has there (none: no bound).
 struct child_scratch {
     std::string dir;
     std::optional<std::uint64_t> max_bytes;
