@@ -100,10 +100,10 @@ struct graph_builder {
         template <class Each>
         void emit(std::uint32_t node, std::uint32_t count, Each&& each) {
             if (!fill) {
-                b->g.edge_begin_[node + 1] = count;
+                b->g.edge_low_[node + 1] = count;
                 return;
             }
-            std::uint64_t at = b->g.edge_begin_[node];
+            std::uint64_t at = b->g.edge_begin(node);
             each([&](std::uint64_t id) { b->g.edges_[at++] = b->g.node_of(id); });
         }
         void class_dump(const class_dump_view& c) {
@@ -239,10 +239,9 @@ struct graph_builder {
         const std::size_t n = g.nodes_.size();
         g.key_.assign(n, 0);
         g.shallow_.assign(n, 0);
-        g.edge_begin_.assign(n + 1, 0);
+        g.edge_low_.assign(n + 1, 0);
         walk_parts<references>([this] { return references{{}, this, false}; });
-        for (std::size_t i = 0; i < n; ++i) g.edge_begin_[i + 1] += g.edge_begin_[i];
-        g.edges_.assign(g.edge_begin_[n], object_graph::no_node);
+        g.edges_.assign(index_edges(), object_graph::no_node);
         walk_parts<references>([this] { return references{{}, this, true}; });
         std::vector<std::pair<std::uint32_t, std::uint32_t>> rooted;  // (node, kind bit)
         for (auto [id, kind] : root_ids)
@@ -257,6 +256,21 @@ struct graph_builder {
             g.root_kinds_.back() |= bit;
         }
         return {};
+    }
+
+    // Turns the counts in edge_low_[node + 1] into first-edge indexes (their low bits, and the nodes
+    // where they wrap); the number of references.
+    std::uint64_t index_edges() {
+        g.edge_bits_ = std::clamp(options.edge_index_bits, 1u, 32u);
+        const std::uint64_t mask = (std::uint64_t{1} << g.edge_bits_) - 1;
+        std::uint64_t total = 0;
+        for (std::size_t i = 1; i < g.edge_low_.size(); ++i) {
+            total += g.edge_low_[i];
+            g.edge_low_[i] = static_cast<std::uint32_t>(total & mask);
+            while ((total >> g.edge_bits_) > g.edge_wraps_.size())
+                g.edge_wraps_.push_back(static_cast<std::uint32_t>(i));
+        }
+        return total;
     }
 
     // Ids come mostly ascending (HotSpot dumps walk the heap in address order): merge the sorted

@@ -2,9 +2,12 @@
 // The heap as a graph: dense node numbers for object ids, shallow sizes, classes and the strong
 // references between objects, built from the mapped dump in three walks.
 //
-// Memory, beyond the mapping: 32 bytes per node (id 8, record offset 8, class key 4, shallow size 4,
-// first-edge index 8) and 4 bytes per reference, plus 16 bytes per node while sorting ids.
+// Memory, beyond the mapping: 28 bytes per node (id 8, record offset 8, class key 4, shallow size 4,
+// first-edge index 4) and 4 bytes per reference, plus up to 8 bytes per node while sorting ids.
+// First-edge indexes keep their low 32 bits per node; where they pass each multiple of 2^32, the
+// node is noted (a few entries for billions of references), so any number of references works.
 // Node numbers are 32-bit: a heap of 2^32 - 1 objects or more is refused with a clear error.
+#include <algorithm>
 #include <cstdint>
 #include <span>
 #include <string>
@@ -22,6 +25,8 @@ namespace heapd {
 struct graph_options {
     bool instances_reference_their_class = true;  // an object keeps its class alive, as in the JVM
     unsigned threads = 0;  // walks of the dump in parallel (0: one per core, at most 4); same graph for any count
+    unsigned edge_index_bits = 32;  // bits of each node's first-edge index kept per node (a test lowers
+                                    // it to take the path of more than 2^32 references on a small graph)
 };
 
 // The strong object graph of a dump; nodes are numbered in ascending id order.
@@ -45,7 +50,7 @@ public:
     std::uint32_t key_count() const { return static_cast<std::uint32_t>(key_names_.size()); }
     // The nodes node references (no_node entries stand for ids the dump does not hold).
     std::span<const std::uint32_t> references(std::uint32_t node) const {
-        return {edges_.data() + edge_begin_[node], edges_.data() + edge_begin_[node + 1]};
+        return {edges_.data() + edge_begin(node), edges_.data() + edge_begin(node + 1)};
     }
     std::uint64_t reference_count() const { return edges_.size(); }
     // GC roots as nodes, each once, in ascending node order.
@@ -68,7 +73,18 @@ private:
     unsigned shift_ = 0;
     big_vector<std::uint32_t> key_;
     big_vector<std::uint32_t> shallow_;  // in units of 8 bytes (sizes are 8-aligned)
-    big_vector<std::uint64_t> edge_begin_;
+    // Where node's references start in edges_ (node up to size()).
+    std::uint64_t edge_begin(std::uint32_t node) const {
+        std::uint64_t high = 0;
+        if (!edge_wraps_.empty()) [[unlikely]]
+            high = static_cast<std::uint64_t>(std::upper_bound(edge_wraps_.begin(), edge_wraps_.end(), node) -
+                                              edge_wraps_.begin());
+        return high << edge_bits_ | edge_low_[node];
+    }
+
+    big_vector<std::uint32_t> edge_low_;     // first-edge index modulo 2^edge_bits_, size() + 1 entries
+    std::vector<std::uint32_t> edge_wraps_;  // k-th entry: the first node whose index is k * 2^edge_bits_ or more
+    unsigned edge_bits_ = 32;
     big_vector<std::uint32_t> edges_;
     std::vector<std::uint32_t> roots_;
     std::vector<std::uint32_t> root_kinds_;

@@ -1,9 +1,11 @@
-// The object graph is the same whatever the number of threads that walk the dump.
+// The object graph is the same whatever the number of threads that walk the dump, and whether the
+// indexes of its references wrap past 32 bits.
 #include "formats/analysis/object_graph.h"
 
 #include <gtest/gtest.h>
 
 #include <random>
+#include <string>
 
 #include "formats/hprof/heap_walk.h"
 #include "formats/hprof/hprof_reader.h"
@@ -40,39 +42,70 @@ hprof_builder segmented_heap(std::size_t n, std::size_t per_segment) {
     return b;
 }
 
+// Every node the same in both graphs: ids, offsets, classes, sizes, references, roots.
+void expect_same_graph(const object_graph& one, const object_graph& other, const std::string& what) {
+    ASSERT_EQ(other.size(), one.size()) << what;
+    ASSERT_EQ(other.reference_count(), one.reference_count()) << what;
+    EXPECT_EQ(other.roots(), one.roots()) << what;
+    EXPECT_EQ(other.root_kinds(), one.root_kinds()) << what;
+    ASSERT_EQ(other.key_count(), one.key_count()) << what;
+    for (std::uint32_t k = 0; k < one.key_count(); ++k) EXPECT_EQ(other.key_name(k), one.key_name(k)) << what;
+    for (std::uint32_t v = 0; v < one.size(); ++v) {
+        ASSERT_EQ(other.id(v), one.id(v)) << what;
+        ASSERT_EQ(other.record_offset(v), one.record_offset(v)) << what;
+        ASSERT_EQ(other.class_key(v), one.class_key(v)) << what;
+        ASSERT_EQ(other.shallow_size(v), one.shallow_size(v)) << what;
+        auto a = one.references(v), m = other.references(v);
+        ASSERT_TRUE(std::equal(a.begin(), a.end(), m.begin(), m.end())) << "node " << v << ", " << what;
+    }
+}
+
+// The census and class table of a dump, for building its graph.
+struct prepared {
+    explicit prepared(const hprof_builder& b)
+        : idx(record_index::build(*hprof_reader::parse(b.span()))), classes(idx), census(take_census(idx, classes)) {}
+    static census_result take_census(const record_index& idx, class_table& classes) {
+        heap_census census(idx, classes, 0);
+        walk_heap(idx, census);
+        return census.finish();
+    }
+    record_index idx;
+    class_table classes;
+    census_result census;
+};
+
 TEST(object_graph, any_thread_count_builds_the_same_graph) {
     hprof_builder b = segmented_heap(20000, 700);
-    record_index idx = record_index::build(*hprof_reader::parse(b.span()));
-    ASSERT_GT(idx.heap_records().size(), 20u);
-    class_table classes(idx);
-    heap_census census(idx, classes, 0);
-    walk_heap(idx, census);
-    census_result c = census.finish();
-    auto one = object_graph::build(idx, classes, c, {true, 1});
+    prepared p(b);
+    ASSERT_GT(p.idx.heap_records().size(), 20u);
+    auto one = object_graph::build(p.idx, p.classes, p.census, {true, 1});
     ASSERT_TRUE(one.has_value());
     EXPECT_EQ(one->size(), 20000u + 20000u * 2 / 3 + 2);
     for (unsigned threads : {2u, 3u, 8u}) {
-        auto many = object_graph::build(idx, classes, c, {true, threads});
+        auto many = object_graph::build(p.idx, p.classes, p.census, {true, threads});
         ASSERT_TRUE(many.has_value());
-        ASSERT_EQ(many->size(), one->size());
-        ASSERT_EQ(many->reference_count(), one->reference_count());
-        EXPECT_EQ(many->roots(), one->roots());
-        EXPECT_EQ(many->root_kinds(), one->root_kinds());
-        ASSERT_EQ(many->key_count(), one->key_count());
-        for (std::uint32_t k = 0; k < one->key_count(); ++k) EXPECT_EQ(many->key_name(k), one->key_name(k));
-        for (std::uint32_t v = 0; v < one->size(); ++v) {
-            ASSERT_EQ(many->id(v), one->id(v));
-            ASSERT_EQ(many->record_offset(v), one->record_offset(v));
-            ASSERT_EQ(many->class_key(v), one->class_key(v));
-            ASSERT_EQ(many->shallow_size(v), one->shallow_size(v));
-            auto a = one->references(v), m = many->references(v);
-            ASSERT_TRUE(std::equal(a.begin(), a.end(), m.begin(), m.end())) << "node " << v << " threads " << threads;
-        }
+        expect_same_graph(*one, *many, std::to_string(threads) + " threads");
     }
     // Both root kinds of a node that is a JNI global and a Java frame root are kept.
     std::uint32_t both = one->node_of(0x10000);
     EXPECT_EQ(one->root_kinds_of(both), (1u << static_cast<unsigned>(root_kind::jni_global)) |
                                             (1u << static_cast<unsigned>(root_kind::java_frame)));
+}
+
+// Each node keeps the low 32 bits of where its references start; a graph of 2^32 references or
+// more notes where those wrap. Forced here on a small graph by keeping fewer bits: the same graph,
+// whether they wrap once in a while or at nearly every node.
+TEST(object_graph, first_edge_indexes_that_wrap_give_the_same_graph) {
+    hprof_builder b = segmented_heap(20000, 700);
+    prepared p(b);
+    auto plain = object_graph::build(p.idx, p.classes, p.census, {true, 2});
+    ASSERT_TRUE(plain.has_value());
+    ASSERT_GT(plain->reference_count(), std::uint64_t{1} << 15);
+    for (unsigned bits : {15u, 8u, 3u, 1u}) {
+        auto narrow = object_graph::build(p.idx, p.classes, p.census, {true, 2, bits});
+        ASSERT_TRUE(narrow.has_value());
+        expect_same_graph(*plain, *narrow, std::to_string(bits) + " bits");
+    }
 }
 
 }  // namespace
