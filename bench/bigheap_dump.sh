@@ -33,8 +33,10 @@ now_ns() { date +%s%N; }
 make_dump() {
     echo "compiling BigHeap.java"
     "$javac_bin" -d "$work_dir" "$script_dir/BigHeap.java"
-    echo "starting the JVM (-Xmx3g, scale $scale)"
-    "$java_bin" -Xmx3g -cp "$work_dir" BigHeap "$scale" >"$work_dir/jvm.out" 2>&1 &
+    # About 1 GB of heap per unit of scale, and room to spare.
+    local xmx; xmx=$(awk -v s="$scale" 'BEGIN { x = int(s * 1.3) + 2; print (x < 3 ? 3 : x) "g" }')
+    echo "starting the JVM (-Xmx$xmx, scale $scale)"
+    "$java_bin" "-Xmx$xmx" -cp "$work_dir" BigHeap "$scale" >"$work_dir/jvm.out" 2>&1 &
     jvm_pid=$!
     local waited=0
     until grep -qx ready "$work_dir/jvm.out" 2>/dev/null; do

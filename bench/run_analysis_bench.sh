@@ -8,7 +8,11 @@
 #
 #   bench/run_analysis_bench.sh [--fresh] [--runs N] [--visualvm-runs N] [--build-dir DIR] [--scale S]
 #                               [--top N] [--visualvm-xmx SIZE] [--no-visualvm] [--keep-cache]
-#                               [--spill-memory SIZE (default 256M; 0: no such run)]
+#                               [--spill-memory SIZE (default 256M; 0: no such run)] [--cgroup SIZE]
+#                               [--skip-histogram] [--skip-index]
+#
+# --cgroup SIZE also times heapd analyze, with no limit of its own, in a memory cgroup of SIZE (as
+# under systemd's MemoryMax=): it spills what the cgroup has no room for. Needs root.
 #
 # Before timing, the dump's pages are evicted from the page cache (dd iflag=nocache) and read back
 # once, so every tool starts from the same cache state; --keep-cache skips the eviction.
@@ -33,6 +37,9 @@ top=20
 vv_xmx=2g
 visualvm=1
 spill_memory=256M
+cgroup_memory=
+skip_histogram=0
+skip_index=0
 build_dir=${HEAPD_BUILD_DIR:-$repo_dir/build}
 vv_jar=${VISUALVM_HEAP_JAR:-/usr/share/visualvm/visualvm/modules/org-graalvm-visualvm-lib-jfluid-heap.jar}
 while [[ $# -gt 0 ]]; do
@@ -47,7 +54,10 @@ while [[ $# -gt 0 ]]; do
         --no-visualvm) visualvm=0 ;;
         --keep-cache) keep_cache=1 ;;
         --spill-memory) spill_memory=$2; shift ;;
-        -h|--help) sed -n '2,22p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        --cgroup) cgroup_memory=$2; shift ;;
+        --skip-histogram) skip_histogram=1 ;;
+        --skip-index) skip_index=1 ;;
+        -h|--help) sed -n '2,27p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
         *) echo "unknown argument: $1" >&2; exit 2 ;;
     esac
     shift
@@ -121,8 +131,10 @@ measure() {
 
 echo "timing cat FILE >/dev/null ($runs runs)"
 for ((i = 0; i < runs; ++i)); do measure cat /dev/null cat "$dump"; done
-echo "timing heapd analyze --no-retained ($runs runs)"
-for ((i = 0; i < runs; ++i)); do measure histogram /dev/null "$heapd_bin" analyze --no-index --no-retained "$dump"; done
+if [[ $skip_histogram == 0 ]]; then
+    echo "timing heapd analyze --no-retained ($runs runs)"
+    for ((i = 0; i < runs; ++i)); do measure histogram /dev/null "$heapd_bin" analyze --no-index --no-retained "$dump"; done
+fi
 echo "timing heapd analyze ($runs runs)"
 for ((i = 0; i < runs; ++i)); do
     measure retained "$work_dir/heapd.out" "$heapd_bin" analyze --no-index --top "$top" "$dump"
@@ -137,12 +149,34 @@ if [[ $spill_memory != 0 ]]; then
     cmp -s "$work_dir/heapd.out" "$work_dir/spilled.out" && echo "  the same report as without a limit" ||
         echo "  THE REPORT DIFFERS from the one without a limit"
 fi
-# The analysis index: written once (into the work directory), then every later analysis reads it.
-"$heapd_bin" analyze --index-dir "$work_dir" "$dump" >/dev/null
-echo "timing heapd analyze with its index ($runs runs)"
-for ((i = 0; i < runs; ++i)); do
-    measure indexed /dev/null "$heapd_bin" analyze --index-dir "$work_dir" --top "$top" "$dump"
-done
+if [[ -n $cgroup_memory ]]; then
+    group=
+    for parent in /sys/fs/cgroup/memory:memory.limit_in_bytes /sys/fs/cgroup/unified:memory.max /sys/fs/cgroup:memory.max; do
+        dir=${parent%%:*}/heapd-bench-$$
+        if mkdir "$dir" 2>/dev/null; then
+            if echo "$cgroup_memory" >"$dir/${parent##*:}" 2>/dev/null; then group=$dir; break; fi
+            rmdir "$dir"
+        fi
+    done
+    [[ -n $group ]] || { echo "no memory cgroup can be made here (root, cgroup v1 or v2 memory controller)" >&2; exit 1; }
+    echo "timing heapd analyze in a memory cgroup of $cgroup_memory ($runs runs)"
+    for ((i = 0; i < runs; ++i)); do
+        measure cgroup "$work_dir/cgroup.out" sh -c 'echo $$ >"$0" && exec "$@"' "$group/cgroup.procs" \
+            "$heapd_bin" analyze --no-index --top "$top" --spill-dir "$work_dir" "$dump"
+    done
+    rmdir "$group"
+    sed 's/^/  /' "$work_dir/stderr"
+    cmp -s "$work_dir/heapd.out" "$work_dir/cgroup.out" && echo "  the same report as without a limit" ||
+        echo "  THE REPORT DIFFERS from the one without a limit"
+fi
+if [[ $skip_index == 0 ]]; then
+    # The analysis index: written once (into the work directory), then every later analysis reads it.
+    "$heapd_bin" analyze --index-dir "$work_dir" "$dump" >/dev/null
+    echo "timing heapd analyze with its index ($runs runs)"
+    for ((i = 0; i < runs; ++i)); do
+        measure indexed /dev/null "$heapd_bin" analyze --index-dir "$work_dir" --top "$top" "$dump"
+    done
+fi
 if [[ $visualvm == 1 ]]; then
     echo "timing VisualVM's heap library: RetainedSizes FILE $top with -Xmx$vv_xmx ($vv_runs runs)"
     for ((i = 0; i < vv_runs; ++i)); do
@@ -163,7 +197,7 @@ if [[ $visualvm == 1 ]]; then
 fi
 
 echo
-awk -v bytes="$file_bytes" -v build="${build_type:-unknown}" -v xmx="$vv_xmx" -v spill="$spill_memory" '
+awk -v bytes="$file_bytes" -v build="${build_type:-unknown}" -v xmx="$vv_xmx" -v spill="$spill_memory" -v cgroup="$cgroup_memory" '
     { n[$1]++; w = $2 / 1e9; wall[$1, n[$1]] = w
       if (!($1 in best) || w < best[$1]) best[$1] = w
       if ($3 > rss[$1]) rss[$1] = $3
@@ -185,6 +219,7 @@ awk -v bytes="$file_bytes" -v build="${build_type:-unknown}" -v xmx="$vv_xmx" -v
         row("histogram", "heapd analyze --no-retained")
         row("retained", "heapd analyze (retained sizes)")
         row("spilled", "heapd analyze --memory " spill " (spilled)")
+        row("cgroup", "heapd analyze in a cgroup of " cgroup)
         row("indexed", "heapd analyze, second time (index)")
         row("visualvm", "VisualVM RetainedSizes (-Xmx" xmx ")")
         print "MB = 10^6 bytes. max RSS: peak resident set (/usr/bin/time), mapped file pages included;"
