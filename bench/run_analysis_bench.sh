@@ -213,7 +213,7 @@ awk -v bytes="$file_bytes" -v build="${build_type:-unknown}" -v xmx="$vv_xmx" -v
             median(k), rss[k] / 1024 * 1.048576, anon[k] / 1024 * 1.048576
     }
     END {
-        printf "file: %.1f MB (%d bytes); heapd build type: %s\n", bytes / 1e6, bytes, build
+        printf "file: %.1f MB (%.0f bytes); heapd build type: %s\n", bytes / 1e6, bytes, build
         printf "%-36s %5s %9s %9s %9s %10s %10s\n", "", "runs", "best s", "MB/s", "median s", "max RSS MB", "anon MB"
         row("cat", "cat FILE >/dev/null (warm cache)")
         row("histogram", "heapd analyze --no-retained")

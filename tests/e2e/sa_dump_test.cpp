@@ -47,25 +47,28 @@ TEST(sa_dump, the_leak_is_named_by_its_class_and_static_field) {
     EXPECT_EQ(first.find("AppClassLoader"), std::string::npos) << first;
 }
 
-TEST(sa_dump, the_daemon_dumps_a_jvm_with_attach_disabled_from_outside_and_reports_the_leak) {
-    serve_process d;
-    ASSERT_TRUE(d.ready()) << d.log();
-    demo_jvm jvm(java_main{"Sessions"}, {"-Xmx256m", "-XX:+DisableAttachMechanism"}, {"20000"});
-    ASSERT_TRUE(jvm.ready());
-    const std::string pid = std::to_string(jvm.pid());
-    auto dumped = run_heapctl(d, {"dump", pid, "--wait"});
+// heapctl dump of the Sessions JVM pid, which takes no attach: the report names the leak, the stored
+// dump says it was taken from outside because attach failed, and the JVM goes on.
+void expect_dumped_from_outside(const serve_process& d, pid_t pid) {
+    auto dumped = run_heapctl(d, {"dump", std::to_string(pid), "--wait"});
     ASSERT_EQ(dumped.exit_code, 0) << dumped.err << d.log();
     EXPECT_NE(dumped.out.find("path: (sticky_class root) class Sessions (static LEAK)"), std::string::npos)
         << dumped.out;
     const auto dumps = nlohmann::json::parse(run_heapctl(d, {"dumps", "--json"}).out);
     ASSERT_EQ(dumps.size(), 1u);
-    // Said how it was taken, and that attach failed.
     const std::string file = dumps[0].value("file", "");
     EXPECT_NE(file.find("attach failed: "), std::string::npos) << dumps[0];
     EXPECT_NE(file.find("core by gdb, HPROF by jhsdb"), std::string::npos) << dumps[0];
-    EXPECT_EQ(dumps[0]["pid"], jvm.pid());
-    // The JVM goes on.
-    EXPECT_EQ(::kill(jvm.pid(), 0), 0);
+    EXPECT_EQ(dumps[0]["pid"], pid);
+    EXPECT_EQ(::kill(pid, 0), 0);
+}
+
+TEST(sa_dump, the_daemon_dumps_a_jvm_with_attach_disabled_from_outside_and_reports_the_leak) {
+    serve_process d;
+    ASSERT_TRUE(d.ready()) << d.log();
+    demo_jvm jvm(java_main{"Sessions"}, {"-Xmx256m", "-XX:+DisableAttachMechanism"}, {"20000"});
+    ASSERT_TRUE(jvm.ready());
+    expect_dumped_from_outside(d, jvm.pid());
 }
 
 // The same for a JVM in a container, run as another user from a JDK only the container has: gdb
@@ -80,16 +83,7 @@ TEST(sa_dump, the_daemon_dumps_a_container_jvm_that_takes_no_attach_with_the_jdk
     isolated_jvm jvm(java_main{"Sessions"}, {"-Xmx256m", "-XX:+DisableAttachMechanism"}, {"20000"}, how);
     ASSERT_TRUE(jvm.ready());
     ASSERT_FALSE(std::filesystem::exists("/tmp/jdk/bin/jhsdb"));  // not on the host
-    const std::string pid = std::to_string(jvm.pid());
-    auto dumped = run_heapctl(d, {"dump", pid, "--wait"});
-    ASSERT_EQ(dumped.exit_code, 0) << dumped.err << d.log();
-    EXPECT_NE(dumped.out.find("path: (sticky_class root) class Sessions (static LEAK)"), std::string::npos)
-        << dumped.out;
-    const auto dumps = nlohmann::json::parse(run_heapctl(d, {"dumps", "--json"}).out);
-    ASSERT_EQ(dumps.size(), 1u);
-    EXPECT_NE(dumps[0].value("file", "").find("core by gdb, HPROF by jhsdb"), std::string::npos) << dumps[0];
-    EXPECT_EQ(dumps[0]["pid"], jvm.pid());
-    EXPECT_EQ(::kill(jvm.pid(), 0), 0);
+    expect_dumped_from_outside(d, jvm.pid());
 }
 
 }  // namespace
