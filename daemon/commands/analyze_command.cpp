@@ -6,6 +6,7 @@
 #include <memory>
 #include <string>
 
+#include "base/atomic_file.h"
 #include "base/big_memory.h"
 #include "base/unique_fd.h"
 #include "daemon/commands/commands.h"
@@ -37,12 +38,6 @@ struct analyze_args {
     std::string memory;     // anonymous memory the analysis may take ("4G"), "" for no limit of its own
     std::string spill_dir;  // where big arrays go beyond it (default: beside the dump)
 };
-
-// The directory of path ("." for a bare name).
-std::string directory_of(const std::string& path) {
-    const auto slash = path.rfind('/');
-    return slash == std::string::npos ? "." : slash == 0 ? "/" : path.substr(0, slash);
-}
 
 // The report from the dump's index when it matches, else from a fresh analysis, which is then
 // indexed for next time (a dump in a place we cannot write to is simply not indexed).
@@ -124,7 +119,7 @@ int run_analyze(const analyze_args& a) {
         plan.limit = *bytes;
     }
     // Open for as long as the process runs: the big arrays spilled live in it.
-    const std::string spill_dir = a.spill_dir.empty() ? directory_of(a.file) : a.spill_dir;
+    const std::string spill_dir = a.spill_dir.empty() ? parent_of(a.file) : a.spill_dir;
     const unique_fd spill(daemon::spill_file_in(spill_dir));
     if (!spill && !a.spill_dir.empty()) {
         std::fprintf(stderr, "heapd: --spill-dir %s: cannot make a file there: %s\n", spill_dir.c_str(),
