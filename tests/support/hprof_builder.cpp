@@ -1,5 +1,6 @@
 #include "support/hprof_builder.h"
 
+#include "base/fd_io.h"
 #include "formats/hprof/basic_type.h"
 
 #include <algorithm>
@@ -53,6 +54,14 @@ bool hprof_builder::write_to(const std::string& path) const {
     if (!f) return false;
     f.write(reinterpret_cast<const char*>(out_.data()), static_cast<std::streamsize>(out_.size()));
     return static_cast<bool>(f);
+}
+
+bool hprof_builder::flush_to(int fd) {
+    assert(segment_length_at_ == 0 && "a heap dump segment is still open");
+    if (!write_all(fd, out_.data(), out_.size())) return false;
+    flushed_ += out_.size();
+    out_.clear();
+    return true;
 }
 
 void hprof_builder::record_header(std::uint8_t tag, std::uint32_t length) {

@@ -95,14 +95,20 @@ public:
                            std::uint64_t timestamp_ms = 0);
 
     unsigned id_size() const { return id_size_; }
+    // The bytes built since the last flush_to (all of them when it was never called).
     const byte_vector& bytes() const { return out_; }
     std::span<const std::byte> span() const { return out_; }
-    // Bytes written so far: the file offset the next write lands at.
-    std::uint64_t size() const { return out_.size(); }
+    // Bytes written so far, flushed ones included: the file offset the next write lands at.
+    std::uint64_t size() const { return flushed_ + out_.size(); }
     // Cuts the output to its first n bytes (to make truncated files).
     void truncate(std::size_t n) { out_.resize(n); }
     // Writes the bytes to a file; false when it cannot.
     bool write_to(const std::string& path) const;
+    // Appends the bytes built so far to fd and forgets them, so that files of any size can be
+    // written with a bounded buffer; no heap dump segment may be open. False on a write error.
+    bool flush_to(int fd);
+    // Keeps room for n bytes in the buffer (no reallocation while it fills up to that).
+    void reserve(std::size_t n) { out_.reserve(n); }
 
     // Top-level records. time_delta is written as 0 unless set_time_delta() changed it.
     hprof_builder& set_time_delta(std::uint32_t delta) {
@@ -202,6 +208,7 @@ private:
     unsigned id_size_;
     std::uint32_t time_delta_ = 0;
     byte_vector out_;
+    std::uint64_t flushed_ = 0;          // bytes given to flush_to
     std::size_t segment_length_at_ = 0;  // offset of the open segment's length field, 0 when none
 };
 
