@@ -255,6 +255,13 @@ struct graph_builder {
             }
             g.root_kinds_.back() |= bit;
         }
+        // Ids are read from the dump from now on; only the offsets are kept.
+        g.offsets_.resize(g.nodes_.size());
+        for (std::size_t i = 0; i < g.offsets_.size(); ++i) g.offsets_[i] = g.nodes_[i].offset;
+        big_vector<object_graph::node_record>().swap(g.nodes_);
+        const auto& recs = idx.heap_records();
+        if (!recs.empty()) g.dump_ = recs.front().body.data() - recs.front().body_offset;
+        g.id_size_ = id_size;
         return {};
     }
 
@@ -325,12 +332,21 @@ struct graph_builder {
 };
 
 std::uint32_t object_graph::node_of(std::uint64_t id) const {
-    if (nodes_.empty() || id < min_id_) return no_node;
+    if (bucket_start_.empty() || id < min_id_) return no_node;
     std::uint64_t b = (id - min_id_) >> shift_;
     if (b >= bucket_start_.size() - 1) return no_node;  // (b + 1 could wrap for an id near 2^64)
-    auto first = nodes_.begin() + bucket_start_[b], last = nodes_.begin() + bucket_start_[b + 1];
-    auto it = std::lower_bound(first, last, id, [](const node_record& r, std::uint64_t v) { return r.id < v; });
-    return it != last && it->id == id ? static_cast<std::uint32_t>(it - nodes_.begin()) : no_node;
+    // A binary search in the bucket: over the ids while the graph is built, then over the records.
+    std::uint32_t first = bucket_start_[b], last = bucket_start_[b + 1];
+    const bool building = !nodes_.empty();
+    while (first < last) {
+        std::uint32_t mid = first + (last - first) / 2;
+        if ((building ? nodes_[mid].id : this->id(mid)) < id)
+            first = mid + 1;
+        else
+            last = mid;
+    }
+    if (first == bucket_start_[b + 1]) return no_node;
+    return (building ? nodes_[first].id : this->id(first)) == id ? first : no_node;
 }
 
 std::uint32_t object_graph::root_kinds_of(std::uint32_t node) const {

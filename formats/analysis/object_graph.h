@@ -2,8 +2,11 @@
 // The heap as a graph: dense node numbers for object ids, shallow sizes, classes and the strong
 // references between objects, built from the mapped dump in three walks.
 //
-// Memory, beyond the mapping: 28 bytes per node (id 8, record offset 8, class key 4, shallow size 4,
-// first-edge index 4) and 4 bytes per reference, plus up to 8 bytes per node while sorting ids.
+// Memory, beyond the mapping: 20 bytes per node (record offset 8, class key 4, shallow size 4,
+// first-edge index 4) and 4 bytes per reference. Ids are not kept: each is read from its record in
+// the dump, so the graph must not outlive the dump's mapping. While it is built, 16 bytes per node
+// hold ids and offsets, plus up to 8 bytes per node while sorting them and 8 while the offsets are
+// taken out at the end.
 // First-edge indexes keep their low 32 bits per node; where they pass each multiple of 2^32, the
 // node is noted (a few entries for billions of references), so any number of references works.
 // Node numbers are 32-bit: a heap of 2^32 - 1 objects or more is refused with a clear error.
@@ -16,6 +19,7 @@
 #include "base/big_memory.h"
 #include "base/error.h"
 #include "formats/analysis/census.h"
+#include "formats/hprof/big_endian.h"
 #include "formats/hprof/class_table.h"
 #include "formats/hprof/record_index.h"
 
@@ -38,11 +42,14 @@ public:
     static result<object_graph> build(const record_index& idx, const class_table& classes, const census_result& census,
                                       const graph_options& options = {});
 
-    std::uint32_t size() const { return static_cast<std::uint32_t>(nodes_.size()); }
+    std::uint32_t size() const { return static_cast<std::uint32_t>(offsets_.size()); }
     // The node of an object id, or no_node.
     std::uint32_t node_of(std::uint64_t id) const;
-    std::uint64_t id(std::uint32_t node) const { return nodes_[node].id; }
-    std::uint64_t record_offset(std::uint32_t node) const { return nodes_[node].offset; }
+    // The object id of a node, read from its record in the dump.
+    std::uint64_t id(std::uint32_t node) const {
+        return be::id(dump_ + offsets_[node] + 1, id_size_);
+    }
+    std::uint64_t record_offset(std::uint32_t node) const { return offsets_[node]; }
     std::uint64_t shallow_size(std::uint32_t node) const { return std::uint64_t{shallow_[node]} * 8; }
     std::uint32_t class_key(std::uint32_t node) const { return key_[node]; }
     // The Java name of a class key ("java.util.HashMap$Node", "byte[]", "java.lang.Class").
@@ -67,7 +74,10 @@ private:
     };
     friend struct graph_builder;
 
-    big_vector<node_record> nodes_;
+    big_vector<node_record> nodes_;         // while building only: ids and offsets, by id
+    big_vector<std::uint64_t> offsets_;      // each node's record offset in the dump (its tag)
+    const std::byte* dump_ = nullptr;        // the dump's first byte: dump_ + offset is a record
+    unsigned id_size_ = 8;
     big_vector<std::uint32_t> bucket_start_;  // directory over id >> shift_ for node_of
     std::uint64_t min_id_ = 0;
     unsigned shift_ = 0;
