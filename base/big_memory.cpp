@@ -77,6 +77,10 @@ void* allocate(std::size_t bytes) {
         }
     } else {
         p = ::mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        // Huge pages where the kernel has them (transparent_hugepage "madvise" or "always"): one
+        // page fault per 2 MiB instead of per 4 KiB, which on virtual machines is most of the cost of
+        // first touching an array. Advice only: without them the mapping works the same.
+        if (p != MAP_FAILED) (void)::madvise(p, size, MADV_HUGEPAGE);
     }
     if (p == MAP_FAILED) throw std::bad_alloc();
     r.regions.emplace(p, where);

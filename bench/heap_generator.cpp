@@ -134,7 +134,9 @@ private:
     generator_options o_;
     random_stream random_;
     hprof_builder b_{8, "JAVA PROFILE 1.0.2", 1764000000000};
-    address_space mirrors_{0x4'0000'0000}, meta_{0x5'0000'0000}, data_{0x6'0000'0000};
+    // One heap, as HotSpot's is: class mirrors, then the objects made outside the rounds (less than
+    // a MiB whatever the size), then the rounds' data.
+    address_space mirrors_{0x6'0000'0000}, meta_{0x6'0001'0000}, data_{0x6'0400'0000};
     std::uint64_t next_utf8_ = 0x10000, objects_ = 0;
     std::uint32_t next_serial_ = 1;
     byte_vector fields_;
@@ -415,7 +417,7 @@ std::uint64_t heap_writer::write_list(loader_state& l) {
 }
 
 std::uint64_t heap_writer::write_blobs(loader_state& l) {
-    const std::uint32_t n = std::max<std::uint32_t>(o_.round_objects / 32, 1);
+    const std::uint32_t n = std::max<std::uint32_t>(o_.round_objects / 24, 1);
     const std::uint64_t array = data_.take(ref_array_size(n));
     std::vector<std::uint32_t> lengths(n);
     ids_.resize(n);
@@ -481,6 +483,12 @@ void heap_writer::write_loader_objects(loader_state& l) {
         test::put_u4(hf, static_cast<std::uint32_t>(held.size()));
         instance(l.holder_lists[s], array_list_);
         object_array(array, object_array_, held);
+        const unsigned loader = static_cast<unsigned>(&l - loaders_.data());
+        std::uint64_t retained = list_size + ref_array_size(held.size());
+        for (const generated_container& c : out_.containers)
+            if (c.loader == loader && std::find(held.begin(), held.end(), c.id) != held.end()) retained += c.retained;
+        static const char* const kinds[] = {"maps", "chains", "lists", "blobs-lists"};
+        out_.holders.push_back({l.holder_lists[s], kinds[s], loader, retained});
     }
 }
 

@@ -21,7 +21,9 @@ struct generator_options {
 // 64-bit JVM with compressed oops (12-byte headers, 4-byte references, 8-byte alignment).
 struct generated_container {
     std::uint64_t id = 0;
-    std::string kind;  // "chain" (its head), "map", "list", "blobs"
+    std::string kind;  // "chain" (its head), "map", "list", "blobs"; "maps", "chains", "lists",
+                       // "blobs-lists": the ArrayList in a static field of the loader's Holder class
+                       // that holds all of that kind
     unsigned loader = 0;
     std::uint64_t retained = 0;
 };
@@ -33,6 +35,7 @@ struct generated_heap {
     std::uint32_t classes = 0;
     unsigned rounds = 0;  // rounds per loader
     std::vector<generated_container> containers;
+    std::vector<generated_container> holders;  // the Holder classes' lists, 4 per loader
 };
 
 // Writes the dump to fd (HPROF 1.0.2, 8-byte ids, heap dump segments of at most 256 MiB).

@@ -2,6 +2,10 @@
 // (bench/heap_generator.h says what it holds), and prints what it wrote.
 //
 //   hprof_generator [--size SIZE] [--loaders N] [--round-objects N] [--seed N] [--containers] OUT.hprof
+//
+// It prints a summary line, then "holder ID KIND LOADER RETAINED" for each Holder class's list of
+// containers (and with --containers, "container ID KIND LOADER RETAINED" for each container): the
+// bytes each retains, by HotSpot 17's sizes, to compare with what an analyzer says.
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -74,9 +78,13 @@ int main(int argc, char** argv) {
         out, static_cast<unsigned long long>(heap->bytes), static_cast<unsigned long long>(heap->objects),
         static_cast<double>(heap->bytes) / static_cast<double>(heap->objects), heap->classes, o.loaders, heap->rounds,
         seconds, static_cast<double>(heap->bytes) / 1e6 / seconds);
+    // Each container, and each Holder's list of them, with the bytes it retains.
+    auto print = [](const char* what, const heapd::bench::generated_container& c) {
+        std::printf("%s %llu %s %u %llu\n", what, static_cast<unsigned long long>(c.id), c.kind.c_str(), c.loader,
+                    static_cast<unsigned long long>(c.retained));
+    };
     if (containers)
-        for (const auto& c : heap->containers)
-            std::printf("container %llu %s %u %llu\n", static_cast<unsigned long long>(c.id), c.kind.c_str(), c.loader,
-                        static_cast<unsigned long long>(c.retained));
+        for (const auto& c : heap->containers) print("container", c);
+    for (const auto& c : heap->holders) print("holder", c);
     return 0;
 }

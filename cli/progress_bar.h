@@ -5,19 +5,9 @@
 #include <string>
 
 #include "formats/protocol/protocol.h"
+#include "formats/report/progress_line.h"
 
 namespace heapd::ctl {
-
-// What the bar shows at one moment.
-struct progress_view {
-    std::string label;  // "hprof-64.bin"
-    std::string phase;  // "dominators"
-    std::uint64_t done = 0, total = 0;
-    double elapsed_s = 0;  // since the job started running
-};
-
-// The bar as one line of at most width columns (no newline): label, bar, percent, phase, rate, ETA.
-std::string progress_line(const progress_view& v, unsigned width);
 
 // Draws the bar on stderr (carriage return, no newline) when stderr is a terminal; does nothing
 // otherwise, so piped and redirected output stays clean.

@@ -9,6 +9,7 @@
 #include "base/atomic_file.h"
 #include "base/big_memory.h"
 #include "base/unique_fd.h"
+#include "daemon/commands/analyze_progress.h"
 #include "daemon/commands/commands.h"
 #include "daemon/config/config_values.h"
 #include "daemon/jobs/analysis_memory.h"
@@ -37,6 +38,7 @@ struct analyze_args {
     unsigned dump = 0;      // which heap dump of a file holding several (0: the last)
     std::string memory;     // anonymous memory the analysis may take ("4G"), "" for no limit of its own
     std::string spill_dir;  // where big arrays go beyond it (default: beside the dump)
+    bool progress = false;  // progress lines on stderr when it is no terminal (a terminal gets a bar anyway)
 };
 
 // The report from the dump's index when it matches, else from a fresh analysis, which is then
@@ -57,6 +59,14 @@ result<analysis_report> indexed_analysis(const analyze_args& a, analysis_options
     if (!dump) return std::unexpected(dump.error());
     if (!dump->inflate_warning().empty()) std::fprintf(stderr, "heapd: warning: %s\n", dump->inflate_warning().c_str());
     options.bulk_reads_done = [&dump] { dump->release_resident(); };
+    daemon::analyze_progress progress(a.file.substr(a.file.rfind('/') + 1), dump->bytes().size(), a.progress);
+    if (progress.active()) {
+        options.phase_started = [&progress](std::string_view phase) {
+            progress.phase(phase);
+            return true;
+        };
+        options.phase_progress = [&progress](double done) { progress.within(done); };
+    }
     auto report = analyze_dump(dump->bytes(), options);
     if (report && identity) {
         if (auto saved = save_index(index_file, *identity, index_options_key(options), *report); !saved)
@@ -170,6 +180,8 @@ void add_analyze(CLI::App& app, int& status) {
                     "of it (default: no limit, arrays beyond half the available memory go to a file)");
     sub->add_option("--spill-dir", args->spill_dir,
                     "Where the file for big arrays is made (nameless, gone at exit; default: beside the dump)");
+    sub->add_flag("--progress", args->progress,
+                  "Print progress lines on stderr when it is no terminal (a terminal always shows a progress bar)");
     sub->add_option("--dump", args->dump,
                     "Which heap dump of a file that holds several: 1 for the first (default: the last)")
         ->check(CLI::PositiveNumber);

@@ -49,6 +49,12 @@ double analysis_share_before(std::string_view phase) {
     return share;
 }
 
+double analysis_share_of(std::string_view phase) {
+    for (const auto& [name, s] : phase_shares)
+        if (name == phase) return s;
+    return 0;
+}
+
 std::string report_headline(const analysis_report& r) {
     if (!r.retention.leak_suspects.empty()) {
         const leak_suspect& s = r.retention.leak_suspects.front();

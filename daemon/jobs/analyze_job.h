@@ -45,6 +45,8 @@ wire::wire_result<analyzed_report> analyze_for_job(job_context& ctx, store& s, i
 // How far an analysis is when phase starts, as a share of its usual time (0 to 1), for progress
 // in bytes: done = share × the dump's size.
 double analysis_share_before(std::string_view phase);
+// The share of an analysis's usual time that phase takes (0 for a phase it does not know).
+double analysis_share_of(std::string_view phase);
 
 // One line on what fills the heap: the top leak suspect, or the heap's size when there is none.
 std::string report_headline(const analysis_report& r);

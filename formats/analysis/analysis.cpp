@@ -1,6 +1,7 @@
 #include "formats/analysis/analysis.h"
 
 #include <algorithm>
+#include <limits>
 #include <thread>
 
 #include "formats/analysis/census.h"
@@ -109,7 +110,9 @@ std::unexpected<error_info> cancelled() { return fail(error_code::cancelled, "th
 bool add_retention(analysis_report& r, const record_index& idx, const class_table& classes, const census_result& c,
                    const analysis_options& options) {
     if (!phase(options, "object graph")) return false;
-    auto graph = object_graph::build(idx, classes, c);
+    graph_options go;
+    go.progress = options.phase_progress;
+    auto graph = object_graph::build(idx, classes, c, go);
     if (options.bulk_reads_done) options.bulk_reads_done();
     if (!graph) {
         add_problem(r, {graph.error().message, 0, false});
@@ -118,7 +121,8 @@ bool add_retention(analysis_report& r, const record_index& idx, const class_tabl
     if (!phase(options, "dominators")) return false;
     root_paths paths;
     std::thread path_search([&] { paths = root_paths::compute(*graph); });
-    dominator_tree dom = dominator_tree::compute(*graph);
+    dominator_tree dom =
+        dominator_tree::compute(*graph, std::numeric_limits<std::uint32_t>::max(), options.phase_progress);
     path_search.join();
     if (!phase(options, "suspects")) return false;
     const auto children = dom.children();

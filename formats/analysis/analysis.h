@@ -29,6 +29,9 @@ struct analysis_options {
     // Called as each phase starts, with its name (analysis_phases lists them in order); returning
     // false stops the analysis, which then fails with error_code::cancelled.
     std::function<bool(std::string_view phase)> phase_started;
+    // Called now and then within the object graph and dominators phases, with how much of the
+    // phase is done (0 to 1).
+    std::function<void(double done)> phase_progress;
 };
 
 // The phases of a full analysis in the order they run; phases that options turn off are skipped.

@@ -23,9 +23,11 @@ public:
     static constexpr std::uint32_t unreachable = object_graph::no_node;
 
     // narrow_edges_below: graphs with fewer references than this keep predecessor offsets in 32
-    // bits (a test lowers it to take the 64-bit path on a small graph).
+    // bits (a test lowers it to take the 64-bit path on a small graph). progress, when set, is told
+    // how far the computation is now and then.
     static dominator_tree compute(const object_graph& g,
-                                  std::uint64_t narrow_edges_below = std::numeric_limits<std::uint32_t>::max());
+                                  std::uint64_t narrow_edges_below = std::numeric_limits<std::uint32_t>::max(),
+                                  const progress_callback& progress = {});
 
     // The node's immediate dominator: a node, virtual_root, or unreachable.
     std::uint32_t idom(std::uint32_t node) const { return idom_[node]; }

@@ -197,13 +197,22 @@ struct graph_builder {
         return out;
     }
     // Runs make_visitor(part) over each part, the parts on their own threads; returns the visitors.
+    // walk (0, 1 or 2) says which of the three walks it is, for progress: the first part, walked
+    // on this thread, stands for all of them (the parts are of about equal bytes).
     template <class V, class Make>
-    std::vector<V> walk_parts(Make make_visitor) const {
+    std::vector<V> walk_parts(Make make_visitor, unsigned walk_number) const {
         auto ps = parts();
         std::vector<V> visitors;
         for (std::size_t i = 0; i < ps.size(); ++i) visitors.push_back(make_visitor());
         auto walk = [&](std::size_t i) {
-            for (const hprof_record& rec : ps[i]) (void)walk_heap_body(rec.body, rec.body_offset, id_size, visitors[i]);
+            std::uint64_t part_bytes = 0, done = 0;
+            for (const hprof_record& rec : ps[i]) part_bytes += rec.body.size();
+            for (const hprof_record& rec : ps[i]) {
+                (void)walk_heap_body(rec.body, rec.body_offset, id_size, visitors[i]);
+                done += rec.body.size();
+                if (i == 0 && options.progress)
+                    options.progress((walk_number + static_cast<double>(done) / static_cast<double>(part_bytes)) / 3);
+            }
         };
         std::vector<std::thread> workers;
         for (std::size_t i = 1; i < ps.size(); ++i) workers.emplace_back(walk, i);
@@ -214,7 +223,7 @@ struct graph_builder {
 
     result<void> run() {
         prepare_classes();
-        auto collected = walk_parts<collect>([] { return collect{}; });
+        auto collected = walk_parts<collect>([] { return collect{}; }, 0);
         std::size_t total = 0;
         for (const collect& c : collected) total += c.nodes.size();
         if (total >= object_graph::no_node)
@@ -240,9 +249,9 @@ struct graph_builder {
         g.key_.assign(n, 0);
         g.shallow_.assign(n, 0);
         g.edge_low_.assign(n + 1, 0);
-        walk_parts<references>([this] { return references{{}, this, false}; });
+        walk_parts<references>([this] { return references{{}, this, false}; }, 1);
         g.edges_.assign(index_edges(), object_graph::no_node);
-        walk_parts<references>([this] { return references{{}, this, true}; });
+        walk_parts<references>([this] { return references{{}, this, true}; }, 2);
         std::vector<std::pair<std::uint32_t, std::uint32_t>> rooted;  // (node, kind bit)
         for (auto [id, kind] : root_ids)
             if (std::uint32_t node = g.node_of(id); node != object_graph::no_node)

@@ -12,6 +12,7 @@
 // Node numbers are 32-bit: a heap of 2^32 - 1 objects or more is refused with a clear error.
 #include <algorithm>
 #include <cstdint>
+#include <functional>
 #include <span>
 #include <string>
 #include <vector>
@@ -25,12 +26,16 @@
 
 namespace heapd {
 
+// Told now and then how much of a long computation is done (0 to 1), on the thread that runs it.
+using progress_callback = std::function<void(double done)>;
+
 // What counts as a reference when building the graph.
 struct graph_options {
     bool instances_reference_their_class = true;  // an object keeps its class alive, as in the JVM
     unsigned threads = 0;  // walks of the dump in parallel (0: one per core, at most 4); same graph for any count
     unsigned edge_index_bits = 32;  // bits of each node's first-edge index kept per node (a test lowers
                                     // it to take the path of more than 2^32 references on a small graph)
+    progress_callback progress;     // told as the walks go (the first part's share of each walk)
 };
 
 // The strong object graph of a dump; nodes are numbered in ascending id order.
@@ -46,9 +51,7 @@ public:
     // The node of an object id, or no_node.
     std::uint32_t node_of(std::uint64_t id) const;
     // The object id of a node, read from its record in the dump.
-    std::uint64_t id(std::uint32_t node) const {
-        return be::id(dump_ + offsets_[node] + 1, id_size_);
-    }
+    std::uint64_t id(std::uint32_t node) const { return be::id(dump_ + offsets_[node] + 1, id_size_); }
     std::uint64_t record_offset(std::uint32_t node) const { return offsets_[node]; }
     std::uint64_t shallow_size(std::uint32_t node) const { return std::uint64_t{shallow_[node]} * 8; }
     std::uint32_t class_key(std::uint32_t node) const { return key_[node]; }
@@ -74,9 +77,9 @@ private:
     };
     friend struct graph_builder;
 
-    big_vector<node_record> nodes_;         // while building only: ids and offsets, by id
-    big_vector<std::uint64_t> offsets_;      // each node's record offset in the dump (its tag)
-    const std::byte* dump_ = nullptr;        // the dump's first byte: dump_ + offset is a record
+    big_vector<node_record> nodes_;      // while building only: ids and offsets, by id
+    big_vector<std::uint64_t> offsets_;  // each node's record offset in the dump (its tag)
+    const std::byte* dump_ = nullptr;    // the dump's first byte: dump_ + offset is a record
     unsigned id_size_ = 8;
     big_vector<std::uint32_t> bucket_start_;  // directory over id >> shift_ for node_of
     std::uint64_t min_id_ = 0;

@@ -23,10 +23,10 @@ generated_dump generate_dump(const std::string& path, const std::string& size, s
             std::string file, bytes_word, objects_word;
             words >> file >> out.bytes >> bytes_word >> out.objects >> objects_word;
             if (bytes_word != "bytes," || objects_word != "objects") throw std::runtime_error("bad summary: " + line);
-        } else if (first == "container") {
+        } else if (first == "container" || first == "holder") {
             generated_dump::container c;
             if (!(words >> c.id >> c.kind >> c.loader >> c.retained)) throw std::runtime_error("bad line: " + line);
-            out.containers.push_back(std::move(c));
+            (first == "holder" ? out.holders : out.containers).push_back(std::move(c));
         }
     }
     if (out.objects == 0 || out.containers.empty()) throw std::runtime_error("hprof_generator printed: " + r.out);

@@ -19,6 +19,7 @@ struct generated_dump {
     std::string path;
     std::uint64_t bytes = 0, objects = 0;
     std::vector<container> containers;
+    std::vector<container> holders;  // the lists in the Holder classes' statics, 4 per loader
 };
 
 // Runs the generator (--size size --round-objects round_objects) into path; throws
