@@ -13,10 +13,12 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <cinttypes>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <new>
 #include <vector>
@@ -76,6 +78,9 @@ public:
                 if (watch_.total) watch_.total(std::strtoull(line.c_str() + 6, nullptr, 10));
             } else if (line.starts_with("phase ")) {
                 if (watch_.phase) watch_.phase(std::string_view(line).substr(6));
+            } else if (line.starts_with("within ")) {
+                const unsigned long permille = std::strtoul(line.c_str() + 7, nullptr, 10);
+                if (watch_.within) watch_.within(static_cast<double>(std::min(permille, 1000ul)) / 1000);
             } else if (line.starts_with("error ")) {
                 auto space = line.find(' ', 6);
                 failure_ = wire::wire_error{wire::error_kind_from_name(line.substr(6, space - 6)),
@@ -243,7 +248,17 @@ int analyze_mapped(const dump_file& dumped, const std::string& name, std::option
     options.all_retained_classes = true;  // diffs of stored reports compare every class
     options.file_name = name;
     options.bulk_reads_done = [&dump] { dump->release_resident(); };
-    options.phase_started = [](std::string_view phase) { return write_out("phase " + std::string(phase) + "\n"); };
+    int told = 0;  // the last thousandths of the phase written
+    options.phase_started = [&told](std::string_view phase) {
+        told = 0;
+        return write_out("phase " + std::string(phase) + "\n");
+    };
+    options.phase_progress = [&told](double done) {
+        const int permille = static_cast<int>(std::clamp(done, 0.0, 1.0) * 1000);
+        if (permille < told + 10) return;
+        told = permille;
+        (void)write_out("within " + std::to_string(permille) + "\n");
+    };
     auto report = analyze_dump(dump->bytes(), options);
     if (!report) {
         if (report.error().code == error_code::cancelled) return 1;  // the parent stopped reading

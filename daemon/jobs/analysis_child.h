@@ -6,6 +6,8 @@
 // its stdout, line by line:
 //   total BYTES           the size analyzed (inflated, for a compressed dump)
 //   phase NAME            a phase of the analysis starts
+//   within PERMILLE       how far the current phase is, in thousandths (the long phases only: the
+//                         object graph and the dominators; at most once per percent)
 //   error KIND MESSAGE    it failed (KIND: bad_input, internal), then exits 2
 //   report BYTES          followed by the report's JSON, then exits 0
 // Cancelling kills it at once; it dies with its parent thread (PR_SET_PDEATHSIG). Before it reads a
@@ -36,6 +38,7 @@ struct child_scratch {
 struct child_watch {
     std::function<void(std::uint64_t total)> total;     // the size being analyzed
     std::function<void(std::string_view phase)> phase;  // a phase starts
+    std::function<void(double done)> within;            // how far the current phase is (0 to 1)
     std::function<bool()> cancelled;                    // polled about every 100 ms
 };
 

@@ -74,9 +74,15 @@ wire::wire_result<analyzed_report> analyze_for_job(job_context& ctx, store& s, i
                                                    std::uint64_t& total, const std::string& executable) {
     child_watch watch;
     watch.total = [&](std::uint64_t bytes) { total = bytes; };
+    std::string current;  // the phase the child is in
     watch.phase = [&](std::string_view phase) {
+        current = std::string(phase);
         ctx.progress(phase, static_cast<std::uint64_t>(analysis_share_before(phase) * static_cast<double>(total)),
                      total);
+    };
+    watch.within = [&](double done) {
+        const double whole = analysis_share_before(current) + done * analysis_share_of(current);
+        ctx.progress(current, static_cast<std::uint64_t>(whole * static_cast<double>(total)), total);
     };
     watch.cancelled = [&] { return ctx.cancelled(); };
     auto text = analyze_in_child(dump_fd, name, {s.tmp_dir(), s.space_left().value_or(0)}, watch, executable);

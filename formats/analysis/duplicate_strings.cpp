@@ -82,7 +82,7 @@ std::vector<duplicate_strings::group> duplicate_strings::groups(const vm_layout&
         std::uint8_t coder() const { return static_cast<std::uint8_t>(size_coder); }
         chars contents() const { return {array, begin, bytes, coder()}; }
     };
-    std::vector<entry> entries;
+    big_vector<entry> entries;
     entries.reserve(strings_.size());
     for (const string_rec& s : strings_) {
         const array_rec& a = arrays_[s.array];

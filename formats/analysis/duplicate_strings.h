@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "base/big_memory.h"
 #include "formats/hprof/heap_records.h"
 #include "formats/hprof/id_map.h"
 #include "formats/hprof/object_layout.h"
@@ -71,8 +72,8 @@ private:
     std::span<const std::byte> bytes_of(const chars& c) const;
     std::vector<group> groups(const vm_layout& vm, waste_report& r) const;
 
-    std::vector<string_rec> strings_;
-    std::vector<array_rec> arrays_;
+    big_vector<string_rec> strings_;
+    big_vector<array_rec> arrays_;
     id_map<std::uint32_t> array_of_;  // value array id -> index into arrays_
 };
 

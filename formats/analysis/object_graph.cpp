@@ -77,15 +77,39 @@ struct graph_builder {
         return static_cast<std::uint32_t>(std::min<std::uint64_t>((bytes + 7) / 8, ~std::uint32_t{0}));
     }
 
+    // Where the first part's walk is, told to the progress callback every 2^16 objects: that part,
+    // walked on the calling thread, stands for all of them (the parts are of about equal bytes).
+    struct part_progress {
+        const progress_callback* progress = nullptr;
+        std::uint64_t begin = 0, bytes = 1;
+        unsigned walk = 0;  // which of the three walks (0, 1, 2)
+        std::uint32_t count = 0;
+        void at(std::uint64_t offset) {
+            if (progress == nullptr || (++count & 0xFFFF) != 0) return;
+            const double part = std::min(1.0, static_cast<double>(offset - begin) / static_cast<double>(bytes));
+            (*progress)((walk + part) / 3);
+        }
+    };
+
     // Pass 1, per part of the dump: every object and class with its record offset; the roots' ids.
     struct collect : heap_visitor {
+        part_progress tick;
         big_vector<object_graph::node_record> nodes;
         std::vector<std::pair<std::uint64_t, root_kind>> roots;
         void root(const root_view& r) { roots.emplace_back(r.object_id, r.kind); }
         void class_dump(const class_dump_view& c) { nodes.push_back({c.class_id(), c.offset}); }
-        void instance(const instance_view& v) { nodes.push_back({v.id, v.offset}); }
-        void object_array(const object_array_view& v) { nodes.push_back({v.id, v.offset}); }
-        void primitive_array(const primitive_array_view& v) { nodes.push_back({v.id, v.offset}); }
+        void instance(const instance_view& v) {
+            tick.at(v.offset);
+            nodes.push_back({v.id, v.offset});
+        }
+        void object_array(const object_array_view& v) {
+            tick.at(v.offset);
+            nodes.push_back({v.id, v.offset});
+        }
+        void primitive_array(const primitive_array_view& v) {
+            tick.at(v.offset);
+            nodes.push_back({v.id, v.offset});
+        }
     };
 
     // Passes 2 and 3: with fill false, sets keys and sizes and counts references per node; with
@@ -93,6 +117,7 @@ struct graph_builder {
     struct references : heap_visitor {
         const graph_builder* b;
         bool fill;
+        part_progress tick;
         std::uint32_t own(std::uint64_t id, std::uint64_t offset) const {
             std::uint32_t n = b->g.node_of(id);
             return n != object_graph::no_node && b->g.nodes_[n].offset == offset ? n : object_graph::no_node;
@@ -130,6 +155,7 @@ struct graph_builder {
             emit(n, 0, each);
         }
         void instance(const instance_view& v) {
+            tick.at(v.offset);
             std::uint32_t n = own(v.id, v.offset);
             if (n == object_graph::no_node) return;
             const auto& fields = b->reference_fields(v.class_id);
@@ -153,6 +179,7 @@ struct graph_builder {
             emit(n, 0, each);
         }
         void object_array(const object_array_view& v) {
+            tick.at(v.offset);
             std::uint32_t n = own(v.id, v.offset);
             if (n == object_graph::no_node) return;
             const bool link_class = b->options.instances_reference_their_class;
@@ -171,6 +198,7 @@ struct graph_builder {
             emit(n, 0, each);
         }
         void primitive_array(const primitive_array_view& v) {
+            tick.at(v.offset);
             std::uint32_t n = own(v.id, v.offset);
             if (n == object_graph::no_node || fill) return;
             b->g.key_[n] = b->key_for_primitive(v.type);
@@ -204,15 +232,15 @@ struct graph_builder {
         auto ps = parts();
         std::vector<V> visitors;
         for (std::size_t i = 0; i < ps.size(); ++i) visitors.push_back(make_visitor());
+        if (options.progress && !ps.empty() && !ps[0].empty()) {
+            const hprof_record &first = ps[0].front(), &last = ps[0].back();
+            visitors[0].tick = {&options.progress, first.body_offset,
+                                std::max<std::uint64_t>(last.body_offset + last.body.size() - first.body_offset, 1),
+                                walk_number};
+        }
         auto walk = [&](std::size_t i) {
-            std::uint64_t part_bytes = 0, done = 0;
-            for (const hprof_record& rec : ps[i]) part_bytes += rec.body.size();
-            for (const hprof_record& rec : ps[i]) {
-                (void)walk_heap_body(rec.body, rec.body_offset, id_size, visitors[i]);
-                done += rec.body.size();
-                if (i == 0 && options.progress)
-                    options.progress((walk_number + static_cast<double>(done) / static_cast<double>(part_bytes)) / 3);
-            }
+            for (const hprof_record& rec : ps[i]) (void)walk_heap_body(rec.body, rec.body_offset, id_size, visitors[i]);
+            if (i == 0 && options.progress) options.progress((walk_number + 1.0) / 3);
         };
         std::vector<std::thread> workers;
         for (std::size_t i = 1; i < ps.size(); ++i) workers.emplace_back(walk, i);
@@ -249,9 +277,9 @@ struct graph_builder {
         g.key_.assign(n, 0);
         g.shallow_.assign(n, 0);
         g.edge_low_.assign(n + 1, 0);
-        walk_parts<references>([this] { return references{{}, this, false}; }, 1);
+        walk_parts<references>([this] { return references{{}, this, false, {}}; }, 1);
         g.edges_.assign(index_edges(), object_graph::no_node);
-        walk_parts<references>([this] { return references{{}, this, true}; }, 2);
+        walk_parts<references>([this] { return references{{}, this, true, {}}; }, 2);
         std::vector<std::pair<std::uint32_t, std::uint32_t>> rooted;  // (node, kind bit)
         for (auto [id, kind] : root_ids)
             if (std::uint32_t node = g.node_of(id); node != object_graph::no_node)

@@ -1,12 +1,14 @@
 #pragma once
 // An open-addressing hash map from 64-bit identifiers to small values, for hot lookups by id.
 #include <cstdint>
-#include <vector>
+
+#include "base/big_memory.h"
 
 namespace heapd {
 
 // Maps any uint64 key to V; linear probing, power-of-two capacity, no erase. The one key that
-// marks empty slots (~0, which hostile input can use as an id) is kept beside the table.
+// marks empty slots (~0, which hostile input can use as an id) is kept beside the table. A big
+// table (a map per String or per object) is a big array, spilled to disk when memory is short.
 template <class V>
 class id_map {
 public:
@@ -59,8 +61,8 @@ private:
     }
     void grow() {
         std::size_t cap = keys_.empty() ? 64 : keys_.size() * 2;
-        std::vector<std::uint64_t> old_keys(cap, empty_key);
-        std::vector<V> old_values(cap);
+        big_vector<std::uint64_t> old_keys(cap, empty_key);
+        big_vector<V> old_values(cap);
         old_keys.swap(keys_);
         old_values.swap(values_);
         mask_ = cap - 1;
@@ -70,8 +72,8 @@ private:
             if (old_keys[i] != empty_key) insert(old_keys[i], old_values[i]);
     }
 
-    std::vector<std::uint64_t> keys_;
-    std::vector<V> values_;
+    big_vector<std::uint64_t> keys_;
+    big_vector<V> values_;
     std::size_t size_ = 0;  // keys in the table, the empty key aside
     bool has_empty_key_ = false;
     V empty_key_value_{};

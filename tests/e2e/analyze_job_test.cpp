@@ -9,11 +9,14 @@
 
 #include <filesystem>
 #include <fstream>
+#include <map>
+#include <set>
 #include <sstream>
 
 #include <spdlog/sinks/ostream_sink.h>
 #include <boost/asio/io_context.hpp>
 
+#include "support/generated_dump.h"
 #include "support/jvm_process.h"
 #include "support/shaped_heap.h"
 
@@ -92,6 +95,28 @@ TEST(analyze_job, keeps_the_full_report_as_an_entry_of_the_caller) {
     EXPECT_EQ(phases, (std::vector<std::string>{"open", "index", "census", "threads", "waste", "object graph",
                                                 "dominators", "suspects", "save"}));
     EXPECT_EQ(last, heap.b.size());
+}
+
+// The long phases tell how far they are, so a client's progress bar moves during them too.
+TEST(analyze_job, progress_moves_within_the_object_graph_and_the_dominators) {
+    fixture f;
+    const test::generated_dump dump = test::generate_dump(f.dir.file("generated.hprof"), "24M", 16384);
+    auto seen = f.analyze(dump.path);
+    ASSERT_FALSE(seen.empty());
+    ASSERT_EQ(seen.back().state, job_state::done) << seen.back().error;
+    std::map<std::string, std::set<std::uint64_t>> done_by_phase;
+    std::uint64_t last = 0;
+    for (const job_record& r : seen) {
+        if (r.state != job_state::running || r.phase.empty()) continue;
+        done_by_phase[r.phase].insert(r.done);
+        EXPECT_GE(r.done, last) << r.phase;
+        last = r.done;
+    }
+    // The graph's three walks and the dominator tree's steps each move it several times.
+    EXPECT_GE(done_by_phase["object graph"].size(), 3u);
+    EXPECT_GE(done_by_phase["dominators"].size(), 3u);
+    const double graph_end = analysis_share_before("dominators") * static_cast<double>(dump.bytes);
+    EXPECT_LE(static_cast<double>(*done_by_phase["object graph"].rbegin()), graph_end + 1);
 }
 
 TEST(analyze_job, a_file_that_is_no_dump_fails_as_bad_input) {

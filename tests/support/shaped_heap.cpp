@@ -4,12 +4,21 @@
 #include "formats/hprof/hprof_reader.h"
 
 namespace heapd::test {
+namespace {
+
+graph_options graph_options_of(bool instances_reference_their_class) {
+    graph_options o;
+    o.instances_reference_their_class = instances_reference_their_class;
+    return o;
+}
+
+}  // namespace
 
 analyzed::analyzed(const hprof_builder& b, bool instances_reference_their_class)
     : idx(record_index::build(*hprof_reader::parse(b.span()))),
       classes(idx),
       census(run_census()),
-      graph(*object_graph::build(idx, classes, census, {instances_reference_their_class})),
+      graph(*object_graph::build(idx, classes, census, graph_options_of(instances_reference_their_class))),
       dom(dominator_tree::compute(graph)) {}
 
 census_result analyzed::run_census() {

@@ -14,6 +14,14 @@
 namespace heapd {
 namespace {
 
+// Graph options with instances referencing their class, as heapd builds them.
+graph_options options_of(unsigned threads, unsigned edge_index_bits = 32) {
+    graph_options o;
+    o.threads = threads;
+    o.edge_index_bits = edge_index_bits;
+    return o;
+}
+
 using test::hprof_builder;
 using test::values;
 
@@ -78,11 +86,11 @@ TEST(object_graph, any_thread_count_builds_the_same_graph) {
     hprof_builder b = segmented_heap(20000, 700);
     prepared p(b);
     ASSERT_GT(p.idx.heap_records().size(), 20u);
-    auto one = object_graph::build(p.idx, p.classes, p.census, {true, 1});
+    auto one = object_graph::build(p.idx, p.classes, p.census, options_of(1));
     ASSERT_TRUE(one.has_value());
     EXPECT_EQ(one->size(), 20000u + 20000u * 2 / 3 + 2);
     for (unsigned threads : {2u, 3u, 8u}) {
-        auto many = object_graph::build(p.idx, p.classes, p.census, {true, threads});
+        auto many = object_graph::build(p.idx, p.classes, p.census, options_of(threads));
         ASSERT_TRUE(many.has_value());
         expect_same_graph(*one, *many, std::to_string(threads) + " threads");
     }
@@ -98,11 +106,11 @@ TEST(object_graph, any_thread_count_builds_the_same_graph) {
 TEST(object_graph, first_edge_indexes_that_wrap_give_the_same_graph) {
     hprof_builder b = segmented_heap(20000, 700);
     prepared p(b);
-    auto plain = object_graph::build(p.idx, p.classes, p.census, {true, 2});
+    auto plain = object_graph::build(p.idx, p.classes, p.census, options_of(2));
     ASSERT_TRUE(plain.has_value());
     ASSERT_GT(plain->reference_count(), std::uint64_t{1} << 15);
     for (unsigned bits : {15u, 8u, 3u, 1u}) {
-        auto narrow = object_graph::build(p.idx, p.classes, p.census, {true, 2, bits});
+        auto narrow = object_graph::build(p.idx, p.classes, p.census, options_of(2, bits));
         ASSERT_TRUE(narrow.has_value());
         expect_same_graph(*plain, *narrow, std::to_string(bits) + " bits");
     }
