@@ -1,7 +1,9 @@
 #include "formats/analysis/analysis.h"
 
 #include <algorithm>
+#include <functional>
 #include <limits>
+#include <optional>
 #include <thread>
 
 #include "formats/analysis/census.h"
@@ -105,10 +107,15 @@ bool phase(const analysis_options& options, std::string_view name) {
 
 std::unexpected<error_info> cancelled() { return fail(error_code::cancelled, "the analysis was cancelled"); }
 
-// The object graph and what the dominator tree tells. The shortest paths from the roots are found
-// on a second thread while the dominator tree is computed; both only read the graph.
+// Reads what needs a few objects' records (thread names and states, the version Strings): with
+// walks over the heap, or, given a finder, straight from their records.
+using record_reader = std::function<bool(const record_finder& finder)>;
+
+// The object graph and what the dominator tree tells; once the graph is built, read_records with
+// the graph's record offsets. The shortest paths from the roots are found on a second thread while
+// the dominator tree is computed; both only read the graph.
 bool add_retention(analysis_report& r, const record_index& idx, const class_table& classes, const census_result& c,
-                   const analysis_options& options) {
+                   const analysis_options& options, const record_reader& read_records) {
     if (!phase(options, "object graph")) return false;
     graph_options go;
     go.progress = options.phase_progress;
@@ -116,8 +123,15 @@ bool add_retention(analysis_report& r, const record_index& idx, const class_tabl
     if (options.bulk_reads_done) options.bulk_reads_done();
     if (!graph) {
         add_problem(r, {graph.error().message, 0, false});
-        return true;
+        return read_records({});
     }
+    const object_graph& g = *graph;
+    if (!read_records([&g](std::uint64_t id) -> std::optional<std::uint64_t> {
+            const std::uint32_t node = g.node_of(id);
+            if (node == object_graph::no_node) return std::nullopt;
+            return g.record_offset(node);
+        }))
+        return false;
     if (!phase(options, "dominators")) return false;
     root_paths paths;
     std::thread path_search([&] { paths = root_paths::compute(*graph); });
@@ -191,24 +205,29 @@ result<analysis_report> analyze_dump(std::span<const std::byte> data, const anal
     r.histogram = std::move(c.histogram);
     if (options.top != 0 && r.histogram.size() > options.top) r.histogram.resize(options.top);
     r.largest_objects = std::move(c.largest);
-    // The version Strings are read with the thread names when there are threads to name.
+    // The version Strings are read with the thread names when there are threads to name; after the
+    // object graph when there is one (its record offsets find them without walking the heap).
     const version_strings versions = find_version_strings(idx, classes, c);
     strings_along along{versions.ids, {}};
-    if (options.threads) {
-        if (!phase(options, "threads")) return cancelled();
-        for (thread_entry& t : collect_threads(idx, classes, c.thread_roots, c.stripped.strings, &along))
-            r.threads.push_back({std::move(t.name), std::move(t.state), t.daemon, std::move(t.frames)});
-    } else if (!versions.ids.empty()) {
-        along.text = read_strings(idx, classes, versions.ids);
-    }
-    const dump_origin origin = find_dump_origin(idx, classes, c, versions, along.text);
-    s.writer = origin.writer;
-    s.java_version = origin.java_version;
-    s.java_runtime = origin.java_runtime;
-    s.version_source = origin.version_source;
+    const record_reader read_records = [&](const record_finder& finder) {
+        if (options.threads) {
+            if (!phase(options, "threads")) return false;
+            for (thread_entry& t : collect_threads(idx, classes, c.thread_roots, c.stripped.strings, &along, finder))
+                r.threads.push_back({std::move(t.name), std::move(t.state), t.daemon, std::move(t.frames)});
+        } else if (!versions.ids.empty()) {
+            along.text = read_strings(idx, classes, versions.ids, finder);
+        }
+        const dump_origin origin = find_dump_origin(idx, classes, c, versions, along.text);
+        s.writer = origin.writer;
+        s.java_version = origin.java_version;
+        s.java_runtime = origin.java_runtime;
+        s.version_source = origin.version_source;
+        return true;
+    };
+    if (!options.retained && !read_records({})) return cancelled();
     if (options.waste && !phase(options, "waste")) return cancelled();
     if (options.waste) r.waste = find_waste(idx, classes, c, options.largest);
-    if (options.retained && !add_retention(r, idx, classes, c, options)) return cancelled();
+    if (options.retained && !add_retention(r, idx, classes, c, options, read_records)) return cancelled();
     if (!options.retained && options.bulk_reads_done) options.bulk_reads_done();
     add_legacy(r, idx);
     return r;

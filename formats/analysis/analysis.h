@@ -35,8 +35,9 @@ struct analysis_options {
 };
 
 // The phases of a full analysis in the order they run; phases that options turn off are skipped.
-inline constexpr std::string_view analysis_phases[] = {"index",        "census",     "threads", "waste",
-                                                       "object graph", "dominators", "suspects"};
+// Without the object graph (options.retained false), threads come before the waste report.
+inline constexpr std::string_view analysis_phases[] = {"index",   "census",     "waste",   "object graph",
+                                                       "threads", "dominators", "suspects"};
 
 // Analyses an HPROF image held in memory. Fails only when the header is unusable; damage further
 // on becomes problems in the report, which holds everything read before it.

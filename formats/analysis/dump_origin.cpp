@@ -73,9 +73,9 @@ version_strings find_version_strings(const record_index& idx, const class_table&
 }
 
 std::vector<std::string> read_strings(const record_index& idx, const class_table& classes,
-                                      const std::vector<std::uint64_t>& ids) {
+                                      const std::vector<std::uint64_t>& ids, const record_finder& finder) {
     std::vector<std::string> out(ids.size());
-    object_locator strings(idx, ids);
+    object_locator strings(idx, ids, finder);
     std::vector<string_fields> fields(ids.size());
     std::vector<std::uint64_t> values;
     for (std::size_t i = 0; i < ids.size(); ++i) {
@@ -86,7 +86,7 @@ std::vector<std::string> read_strings(const record_index& idx, const class_table
             values.push_back(f->value_id);
         }
     }
-    object_locator arrays(idx, values);
+    object_locator arrays(idx, values, finder);
     for (std::size_t i = 0; i < ids.size(); ++i) {
         const located_object* o = fields[i].value_id ? arrays.find(fields[i].value_id) : nullptr;
         if (o == nullptr || o->tag != 0x23) continue;

@@ -7,6 +7,7 @@
 
 #include "formats/analysis/census.h"
 #include "formats/hprof/class_table.h"
+#include "formats/hprof/object_locator.h"
 #include "formats/hprof/record_index.h"
 
 namespace heapd {
@@ -30,9 +31,10 @@ struct version_strings {
 version_strings find_version_strings(const record_index& idx, const class_table& classes, const census_result& census);
 
 // The contents of Strings by id ("" for those not found), with two walks of their own that keep only
-// those objects: for when no walk for thread names reads them (threads.h strings_along).
+// those objects (none with a finder): for when no walk for thread names reads them (threads.h
+// strings_along).
 std::vector<std::string> read_strings(const record_index& idx, const class_table& classes,
-                                      const std::vector<std::uint64_t>& ids);
+                                      const std::vector<std::uint64_t>& ids, const record_finder& finder = {});
 
 // The writer, told from the records and the census, and the version, from the contents of the
 // version Strings (text, in the order of v.ids) or else from the shape of java.lang.String.

@@ -55,10 +55,10 @@ std::vector<std::string> frames_of(const record_index& idx, std::uint32_t trace_
 
 // Reads name, state and daemon flag from the Thread objects (JDK 19+ keep the last two in holder).
 void read_thread_objects(const record_index& idx, const class_table& classes, std::vector<thread_entry>& threads,
-                         bool read_names, strings_along* along) {
+                         bool read_names, strings_along* along, const record_finder& finder) {
     std::vector<std::uint64_t> ids;
     for (const auto& t : threads) ids.push_back(t.object_id);
-    object_locator objects(idx, ids);
+    object_locator objects(idx, ids, finder);
     std::vector<std::uint64_t> next;  // names and holders
     std::map<std::uint64_t, std::uint64_t> name_of, holder_of;
     for (auto& t : threads) {
@@ -77,7 +77,7 @@ void read_thread_objects(const record_index& idx, const class_table& classes, st
         if (auto daemon = read_field(classes, o->instance, "daemon")) t.daemon = *daemon != 0;
     }
     if (along != nullptr) next.insert(next.end(), along->ids.begin(), along->ids.end());
-    object_locator second(idx, next);
+    object_locator second(idx, next, finder);
     std::vector<std::uint64_t> values;
     std::map<std::uint64_t, string_fields> str_of;
     std::vector<std::optional<string_fields>> along_fields;
@@ -106,7 +106,7 @@ void read_thread_objects(const record_index& idx, const class_table& classes, st
             t.name = decode_java_string(o->primitive_array, 0);  // JDK 6 and older: name is a char[]
         }
     }
-    object_locator third(idx, values);
+    object_locator third(idx, values, finder);
     for (auto& t : threads) {
         auto s = str_of.find(t.object_id);
         if (s == str_of.end()) continue;
@@ -128,7 +128,7 @@ void read_thread_objects(const record_index& idx, const class_table& classes, st
 
 std::vector<thread_entry> collect_threads(const record_index& idx, const class_table& classes,
                                           const std::vector<root_view>& thread_roots, bool strings_stripped,
-                                          strings_along* along) {
+                                          strings_along* along, const record_finder& finder) {
     // Thread roots first; a START_THREAD of the same thread object (its serial may differ) joins it.
     std::vector<thread_entry> threads;
     std::vector<std::uint32_t> traces;
@@ -153,7 +153,7 @@ std::vector<thread_entry> collect_threads(const record_index& idx, const class_t
         threads[it->second].name = std::string(idx.utf8(s.name_id));
     }
     for (std::size_t i = 0; i < threads.size(); ++i) threads[i].frames = frames_of(idx, traces[i]);
-    read_thread_objects(idx, classes, threads, !strings_stripped, along);
+    read_thread_objects(idx, classes, threads, !strings_stripped, along, finder);
     for (auto& t : threads)
         if (t.name.empty())
             t.name = "<thread " + std::to_string(t.serial) + (strings_stripped ? ", name stripped>" : ">");

@@ -7,6 +7,7 @@
 
 #include "formats/hprof/class_table.h"
 #include "formats/hprof/heap_records.h"
+#include "formats/hprof/object_locator.h"
 #include "formats/hprof/record_index.h"
 
 namespace heapd {
@@ -39,6 +40,6 @@ struct strings_along {
 // are named "<thread SERIAL, name stripped>". along, when given, is filled too.
 std::vector<thread_entry> collect_threads(const record_index& idx, const class_table& classes,
                                           const std::vector<root_view>& thread_roots, bool strings_stripped = false,
-                                          strings_along* along = nullptr);
+                                          strings_along* along = nullptr, const record_finder& finder = {});
 
 }  // namespace heapd

@@ -35,16 +35,18 @@ struct locate_visitor : heap_visitor {
 
 }  // namespace
 
-object_locator::object_locator(const record_index& idx, std::span<const std::uint64_t> ids) {
-    for (std::uint64_t id : ids) {
-        if (id == 0) continue;
-        if (slot_.insert(id, static_cast<std::uint32_t>(found_.size())).second) found_.emplace_back();
-    }
-    if (found_.empty()) return;
+object_locator::object_locator(const record_index& idx, std::span<const std::uint64_t> ids,
+                               const record_finder& finder) {
     locate_visitor v;
     v.slot = &slot_;
     v.found = &found_;
-    walk_heap(idx, v);
+    for (std::uint64_t id : ids) {
+        if (id == 0 || !slot_.insert(id, static_cast<std::uint32_t>(found_.size())).second) continue;
+        found_.emplace_back();
+        if (!finder) continue;
+        if (const auto offset = finder(id)) (void)visit_record_at(idx, *offset, v);
+    }
+    if (!found_.empty() && !finder) walk_heap(idx, v);
 }
 
 const located_object* object_locator::find(std::uint64_t id) const {

@@ -1,6 +1,9 @@
 #pragma once
-// Finds the records of a few objects by id with one walk over the heap; no index of all objects.
+// Finds the records of a few objects by id: with one walk over the heap, or, when something already
+// knows where each object's record is (the object graph), by going there; no index of all objects.
 #include <cstdint>
+#include <functional>
+#include <optional>
 #include <span>
 #include <vector>
 
@@ -18,11 +21,15 @@ struct located_object {
     primitive_array_view primitive_array{};
 };
 
-// Locates the given ids (duplicates and 0 are ignored) in one pass over the heap.
+// Where the record of an object id starts in the dump (an offset a heap walk reported), when known.
+using record_finder = std::function<std::optional<std::uint64_t>(std::uint64_t id)>;
+
+// Locates the given ids (duplicates and 0 are ignored).
 class object_locator {
 public:
-    // Walks the heap once and remembers the records of ids.
-    object_locator(const record_index& idx, std::span<const std::uint64_t> ids);
+    // Remembers the records of ids: found in one walk over the heap, or, with a finder (which knows
+    // every object of the dump, as the object graph does), read where it says, without a walk.
+    object_locator(const record_index& idx, std::span<const std::uint64_t> ids, const record_finder& finder = {});
     // The object's record, or nullptr when the dump does not hold it.
     const located_object* find(std::uint64_t id) const;
 

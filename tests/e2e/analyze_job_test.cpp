@@ -92,7 +92,7 @@ TEST(analyze_job, keeps_the_full_report_as_an_entry_of_the_caller) {
         EXPECT_EQ(r.total, heap.b.size());
         last = r.done;
     }
-    EXPECT_EQ(phases, (std::vector<std::string>{"open", "index", "census", "threads", "waste", "object graph",
+    EXPECT_EQ(phases, (std::vector<std::string>{"open", "index", "census", "waste", "object graph", "threads",
                                                 "dominators", "suspects", "save"}));
     EXPECT_EQ(last, heap.b.size());
 }
@@ -151,7 +151,7 @@ TEST(analyze_job, a_compressed_dump_is_inflated_in_the_store_scratch_and_nothing
 TEST(analyze_job, progress_shares_grow_to_one) {
     double last = -1;
     for (const char* phase :
-         {"open", "index", "census", "threads", "waste", "object graph", "dominators", "suspects", "save"}) {
+         {"open", "index", "census", "waste", "object graph", "threads", "dominators", "suspects", "save"}) {
         double share = analysis_share_before(phase);
         EXPECT_GT(share, last) << phase;
         EXPECT_LT(share, 1.0) << phase;

@@ -1,8 +1,10 @@
-// Tests of locating a few objects by id with one walk over the heap.
+// Tests of locating a few objects by id with one walk over the heap, or through a finder of their records.
 #include "formats/hprof/object_locator.h"
 
 #include <gtest/gtest.h>
 
+#include <map>
+#include <optional>
 #include <vector>
 
 #include "formats/hprof/hprof_reader.h"
@@ -103,6 +105,45 @@ TEST_P(object_locator_test, no_ids_find_nothing) {
     object_locator zeros(idx, zero);
     EXPECT_EQ(zeros.find(0), nullptr);
     EXPECT_EQ(zeros.find(0x1000), nullptr);
+}
+
+// With a finder (the object graph's record offsets), records are read where it says and nothing is
+// walked: an object it does not know is not found, and a record of another object is no answer.
+TEST_P(object_locator_test, a_finder_reads_records_where_it_says_without_a_walk) {
+    const unsigned id = GetParam();
+    std::uint64_t instance_at = 0;
+    const hprof_builder b = fixture(id, &instance_at);
+    record_index idx = index_of(b);
+    // Where a walk finds them.
+    const std::vector<std::uint64_t> all = {0x1000, 0x1010, 0x2000, 0x3000};
+    object_locator walked(idx, all);
+    std::map<std::uint64_t, std::uint64_t> offset_of;
+    for (std::uint64_t o : all) {
+        const located_object* l = walked.find(o);
+        ASSERT_NE(l, nullptr);
+        offset_of[o] = l->tag == 0x21   ? l->instance.offset
+                       : l->tag == 0x22 ? l->object_array.offset
+                                        : l->primitive_array.offset;
+    }
+    EXPECT_EQ(offset_of[0x1000], instance_at);
+    int asked = 0;
+    const record_finder finder = [&](std::uint64_t wanted) -> std::optional<std::uint64_t> {
+        ++asked;
+        if (wanted == 0x1010) return std::nullopt;       // unknown to it: a walk would find it
+        if (wanted == 0x3000) return offset_of[0x2000];  // a wrong record: another object's
+        return offset_of.count(wanted) ? std::optional(offset_of[wanted]) : std::nullopt;
+    };
+    object_locator found(idx, std::vector<std::uint64_t>{0x1000, 0x1010, 0x2000, 0x3000, 0x1000}, finder);
+    EXPECT_EQ(asked, 4);  // once per distinct id
+    const located_object* inst = found.find(0x1000);
+    ASSERT_NE(inst, nullptr);
+    EXPECT_EQ(inst->tag, 0x21);
+    EXPECT_EQ(byte_vector(inst->instance.data.begin(), inst->instance.data.end()), values(id).u4(0xCAFE).bytes());
+    const located_object* arr = found.find(0x2000);
+    ASSERT_NE(arr, nullptr);
+    EXPECT_EQ(arr->object_array.length, 3u);
+    EXPECT_EQ(found.find(0x1010), nullptr);  // no walk: what the finder does not know is not found
+    EXPECT_EQ(found.find(0x3000), nullptr);  // the record there was not 0x3000's
 }
 
 INSTANTIATE_TEST_SUITE_P(id_sizes, object_locator_test, ::testing::Values(4u, 8u));
