@@ -17,7 +17,7 @@ struct analysis_options {
     unsigned top = 20;                  // histogram rows kept in the report (0: all)
     unsigned largest = 20;              // largest objects kept, and the top retainers and classes by retained size
     bool all_retained_classes = false;  // keep every class's retained size, not only the largest (for diffs)
-    bool threads = true;                // resolve thread names and states (three extra walks over the heap)
+    bool threads = true;                // resolve thread names and states (three extra walks without the graph)
     bool retained = true;               // build the object graph and dominator tree (see object_graph.h for memory)
     double suspect_threshold = 0.10;    // leak suspects retain at least this share of the reachable heap
     bool waste = true;                  // the waste report: two more walks over the heap (see waste.h)
