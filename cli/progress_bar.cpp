@@ -1,20 +1,12 @@
 #include "cli/progress_bar.h"
 
-#include <sys/ioctl.h>
 #include <unistd.h>
 
 #include <cstdio>
 
+#include "base/terminal.h"
+
 namespace heapd::ctl {
-namespace {
-
-unsigned terminal_width() {
-    winsize ws{};
-    if (::ioctl(STDERR_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0) return ws.ws_col;
-    return 80;
-}
-
-}  // namespace
 
 progress_bar::progress_bar(std::string label) : active_(::isatty(STDERR_FILENO) == 1) {
     view_.label = std::move(label);
@@ -40,7 +32,7 @@ void progress_bar::tick() {
 void progress_bar::draw() {
     if (!active_) return;
     view_.elapsed_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
-    std::string line = "\r" + progress_line(view_, terminal_width()) + "\x1b[K";
+    std::string line = "\r" + progress_line(view_, terminal_width(STDERR_FILENO)) + "\x1b[K";
     std::fputs(line.c_str(), stderr);
     std::fflush(stderr);
     drawn_ = true;

@@ -1,23 +1,14 @@
 #include "daemon/commands/analyze_progress.h"
 
-#include <sys/ioctl.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cstdio>
 
+#include "base/terminal.h"
 #include "daemon/jobs/analyze_job.h"
 
 namespace heapd::daemon {
-namespace {
-
-unsigned terminal_width() {
-    winsize ws{};
-    if (::ioctl(STDERR_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0) return ws.ws_col;
-    return 80;
-}
-
-}  // namespace
 
 analyze_progress::analyze_progress(std::string label, std::uint64_t dump_bytes, bool lines)
     : terminal_(::isatty(STDERR_FILENO) == 1), lines_(lines && !terminal_), start_(std::chrono::steady_clock::now()) {
@@ -53,7 +44,7 @@ void analyze_progress::show(double done, bool force) {
     view_.done = static_cast<std::uint64_t>(whole * static_cast<double>(view_.total));
     view_.elapsed_s = std::chrono::duration<double>(now - start_).count();
     if (terminal_) {
-        std::string line = "\r" + progress_line(view_, terminal_width()) + "\x1b[K";
+        std::string line = "\r" + progress_line(view_, terminal_width(STDERR_FILENO)) + "\x1b[K";
         std::fputs(line.c_str(), stderr);
         drawn_ = true;
     } else {
