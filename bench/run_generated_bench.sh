@@ -7,8 +7,10 @@
 # deletes the dump unless --keep.
 #
 #   bench/run_generated_bench.sh [--size SIZE (default 8G)] [--memory SIZE] [--dir DIR] [--keep]
-#                                [--reuse] [--build-dir DIR] [--sample-ms N]
+#                                [--reuse] [--build-dir DIR] [--sample-ms N] [--dump FILE]
 #
+# --dump FILE measures that dump instead (BigHeap's, a real JVM's): no generator, no check against
+# it, and the file is left alone; its objects are counted from heapd's report.
 # --memory SIZE passes heapd analyze --memory SIZE: the anonymous memory it may take; its big arrays
 # go to a spill file in DIR beyond three quarters of it. Without it heapd spills beyond half of
 # the memory available. --reuse keeps a dump already in DIR (made with the same --size).
@@ -25,6 +27,7 @@ keep=0
 reuse=0
 sample_ms=200
 build_dir=${HEAPD_BUILD_DIR:-$repo_dir/build}
+given_dump=
 while [[ $# -gt 0 ]]; do
     case $1 in
         --size) size=$2; shift ;;
@@ -34,7 +37,8 @@ while [[ $# -gt 0 ]]; do
         --reuse) reuse=1 ;;
         --build-dir) build_dir=$2; shift ;;
         --sample-ms) sample_ms=$2; shift ;;
-        -h|--help) sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        --dump) given_dump=$2; shift ;;
+        -h|--help) sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
         *) echo "unknown argument: $1" >&2; exit 2 ;;
     esac
     shift
@@ -53,6 +57,7 @@ command -v python3 >/dev/null || { echo "python3 is needed to read the JSON repo
 
 mkdir -p "$dir"
 dump=$dir/generated-$size.hprof
+[[ -z $given_dump ]] || { dump=$given_dump; keep=1; }
 cleanup() {
     if [[ $keep == 0 ]]; then rm -f "$dump"; fi
     rm -f "$dir/report.json" "$dir/time.out"
@@ -62,14 +67,17 @@ trap cleanup EXIT
 now_ns() { date +%s%N; }
 seconds() { awk -v ns="$1" 'BEGIN { printf "%.1f", ns / 1e9 }'; }
 
-if [[ $reuse == 1 && -f $dump && -f $dump.generator ]]; then
+if [[ -n $given_dump ]]; then
+    echo "measuring $dump"
+elif [[ $reuse == 1 && -f $dump && -f $dump.generator ]]; then
     echo "reusing $dump"
 else
     echo "generating $dump (--size $size)"
     "$generator" --size "$size" "$dump" | tee "$dump.generator"
 fi
 file_bytes=$(stat -c %s "$dump")
-objects=$(awk '/^wrote/ { print $5 }' "$dump.generator")
+objects=0
+[[ -n $given_dump ]] || objects=$(awk '/^wrote/ { print $5 }' "$dump.generator")
 echo "free memory: $(awk '/^MemAvailable:/ { printf "%.1f GB", $2 * 1024 / 1e9 }' /proc/meminfo) available" \
     "of $(awk '/^MemTotal:/ { printf "%.1f GB", $2 * 1024 / 1e9 }' /proc/meminfo); disk: $(df -h --output=avail "$dir" | tail -1 | tr -d ' ') free in $dir"
 
@@ -105,6 +113,10 @@ if [[ $rc != 0 ]]; then
     exit 1
 fi
 read -r user_s sys_s maxrss_kb <"$dir/time.out"
+if [[ -n $given_dump ]]; then
+    objects=$(python3 -c 'import json, sys; s = json.load(open(sys.argv[1]))["summary"]
+print(s["instances"] + s["object_arrays"] + s["primitive_arrays"] + s["classes"])' "$dir/report.json")
+fi
 
 awk -v b="$file_bytes" -v o="$objects" -v ns="$wall_ns" -v u="$user_s" -v s="$sys_s" -v rss="$maxrss_kb" \
     -v anon="$peak_anon" -v filep="$file_at_peak" -v pfile="$peak_file" -v cat_ns="$cat_ns" 'BEGIN {
@@ -124,6 +136,7 @@ awk -v b="$file_bytes" -v o="$objects" -v ns="$wall_ns" -v u="$user_s" -v s="$sy
 }'
 
 # The report against the generator: objects, and what each Holder list retains.
+[[ -z $given_dump ]] || exit 0
 python3 - "$dir/report.json" "$dump.generator" <<'EOF'
 import json, sys
 report = json.load(open(sys.argv[1]))
