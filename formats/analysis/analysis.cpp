@@ -113,40 +113,51 @@ using record_reader = std::function<bool(const record_finder& finder)>;
 
 // The object graph and what the dominator tree tells; once the graph is built, read_records with
 // the graph's record offsets. The shortest paths from the roots are found on a second thread while
-// the dominator tree is computed; both only read the graph.
+// the dominator tree is computed; both only read the graph. Node is the type of node numbers.
+template <typename Node>
 bool add_retention(analysis_report& r, const record_index& idx, const class_table& classes, const census_result& c,
                    const analysis_options& options, const record_reader& read_records) {
-    if (!phase(options, "object graph")) return false;
+    using graph_type = basic_object_graph<Node>;
     graph_options go;
     go.progress = options.phase_progress;
-    auto graph = object_graph::build(idx, classes, c, go);
+    go.narrow_nodes_below = options.narrow_nodes_below;
+    auto graph = graph_type::build(idx, classes, c, go);
     if (options.bulk_reads_done) options.bulk_reads_done();
     if (!graph) {
         add_problem(r, {graph.error().message, 0, false});
         return read_records({});
     }
-    const object_graph& g = *graph;
+    const graph_type& g = *graph;
     if (!read_records([&g](std::uint64_t id) -> std::optional<std::uint64_t> {
-            const std::uint32_t node = g.node_of(id);
-            if (node == object_graph::no_node) return std::nullopt;
+            const Node node = g.node_of(id);
+            if (node == graph_type::no_node) return std::nullopt;
             return g.record_offset(node);
         }))
         return false;
     if (!phase(options, "dominators")) return false;
-    root_paths paths;
-    std::thread path_search([&] { paths = root_paths::compute(*graph); });
-    dominator_tree dom =
-        dominator_tree::compute(*graph, std::numeric_limits<std::uint32_t>::max(), options.phase_progress);
+    basic_root_paths<Node> paths;
+    std::thread path_search([&] { paths = basic_root_paths<Node>::compute(g); });
+    const auto dom =
+        basic_dominator_tree<Node>::compute(g, std::numeric_limits<std::uint32_t>::max(), options.phase_progress);
     path_search.join();
     if (!phase(options, "suspects")) return false;
     const auto children = dom.children();
-    r.retention = summarize_retention(*graph, dom, children, classes, options.largest,
+    r.retention = summarize_retention(g, dom, children, classes, options.largest,
                                       options.all_retained_classes ? 0 : options.largest);
     suspect_options so;
     so.threshold = options.suspect_threshold;
     r.retention.suspect_threshold = so.threshold;
-    r.retention.leak_suspects = find_leak_suspects(*graph, dom, children, classes, paths, so);
+    r.retention.leak_suspects = find_leak_suspects(g, dom, children, classes, paths, so);
     return true;
+}
+
+// add_retention with 32-bit node numbers when the census counts few enough objects, else 64-bit.
+bool add_retention(analysis_report& r, const record_index& idx, const class_table& classes, const census_result& c,
+                   const analysis_options& options, const record_reader& read_records) {
+    if (!phase(options, "object graph")) return false;
+    if (c.object_count() < options.narrow_nodes_below)
+        return add_retention<std::uint32_t>(r, idx, classes, c, options, read_records);
+    return add_retention<std::uint64_t>(r, idx, classes, c, options, read_records);
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
 #pragma once
 // `heapd analyze`: the reader and the first analyses put together into one report.
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <span>
 #include <string>
@@ -22,7 +23,10 @@ struct analysis_options {
     double suspect_threshold = 0.10;    // leak suspects retain at least this share of the reachable heap
     bool waste = true;                  // the waste report: two more walks over the heap (see waste.h)
     unsigned dump = 0;                  // which heap dump of a file holding several: 1 the first, 0 the last
-    std::string file_name;              // shown in the report
+    // Heaps of fewer objects than this get 32-bit node numbers, others 64-bit (see object_graph.h);
+    // a test lowers it to take the 64-bit path on a small heap.
+    std::uint64_t narrow_nodes_below = ~std::uint32_t{0};
+    std::string file_name;  // shown in the report
     // Called once the analysis has read all it reads in bulk from the dump (before the dominator
     // tree): the owner of a mapping may drop its resident pages (mapped_file::release_resident).
     std::function<void()> bulk_reads_done;

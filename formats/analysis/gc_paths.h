@@ -3,9 +3,11 @@
 // gives a path to every reachable object; a search backwards from one object finds the shortest
 // path from each of several different roots.
 //
-// Memory: root_paths keeps 4 bytes per node (plus 4 per node for the queue while searching);
-// paths_from_roots needs, while it runs, 12 bytes per node and 4 per reference (predecessors).
+// Memory, for 32-bit nodes: root_paths keeps 4 bytes per node (plus 4 per node for the queue
+// while searching); paths_from_roots needs, while it runs, 12 bytes per node and 4 per reference
+// (predecessors). With 64-bit nodes, 8 for each of those 4.
 #include <cstdint>
+#include <type_traits>
 #include <vector>
 
 #include "base/big_memory.h"
@@ -17,22 +19,29 @@ namespace heapd {
 // and the earlier reference, so the result is deterministic). Lasting roots come first: a node
 // that a class, a JNI global or a thread object reaches gets its path from one of those, however
 // short a path from a stack frame (java_frame, native_stack, jni_local, thread_block) would be.
-class root_paths {
+template <typename Node>
+class basic_root_paths {
 public:
-    static root_paths compute(const object_graph& g);
-    root_paths() = default;
+    static basic_root_paths compute(const basic_object_graph<Node>& g);
+    basic_root_paths() = default;
 
-    bool reachable(std::uint32_t node) const { return parent_[node] != object_graph::no_node; }
+    bool reachable(Node node) const { return parent_[node] != basic_object_graph<Node>::no_node; }
     // The path root first, node last; empty when the node is unreachable.
-    std::vector<std::uint32_t> path_to(std::uint32_t node) const;
+    std::vector<Node> path_to(Node node) const;
 
 private:
-    big_vector<std::uint32_t> parent_;  // no_node: unreached; a root is its own parent
+    big_vector<Node> parent_;  // no_node: unreached; a root is its own parent
 };
+
+using root_paths = basic_root_paths<std::uint32_t>;
+using wide_root_paths = basic_root_paths<std::uint64_t>;
+extern template class basic_root_paths<std::uint32_t>;
+extern template class basic_root_paths<std::uint64_t>;
 
 // Up to max_paths shortest paths to target, each from a different GC root, shortest first (root
 // first, target last). Empty when no root reaches it.
-std::vector<std::vector<std::uint32_t>> paths_from_roots(const object_graph& g, std::uint32_t target,
-                                                         unsigned max_paths);
+template <typename Node>
+std::vector<std::vector<Node>> paths_from_roots(const basic_object_graph<Node>& g, std::type_identity_t<Node> target,
+                                                unsigned max_paths);
 
 }  // namespace heapd

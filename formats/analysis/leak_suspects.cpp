@@ -9,46 +9,49 @@ namespace heapd {
 namespace {
 
 // Reads the dominator tree for the suspects of one analysis.
+template <typename Node>
 struct suspect_finder {
-    const object_graph& g;
-    const dominator_tree& d;
-    const dominator_tree::children_index& kids;
+    static constexpr Node no_node = basic_object_graph<Node>::no_node;
+    static constexpr std::uint32_t none_key = ~std::uint32_t{0};
+    const basic_object_graph<Node>& g;
+    const basic_dominator_tree<Node>& d;
+    const typename basic_dominator_tree<Node>::children_index& kids;
     const class_table& classes;
-    const root_paths& paths;
+    const basic_root_paths<Node>& paths;
     const suspect_options& opt;
     std::uint64_t threshold = 0;
 
-    std::span<const std::uint32_t> children(std::size_t slot) const {
+    std::span<const Node> children(std::size_t slot) const {
         return {kids.nodes.data() + kids.begin[slot], kids.nodes.data() + kids.begin[slot + 1]};
     }
-    dominator_entry entry(std::uint32_t v) const {
+    dominator_entry entry(Node v) const {
         return {g.id(v), node_name(g, classes, v), g.shallow_size(v), d.retained(v)};
     }
-    bool is_class_object(std::uint32_t v) const { return classes.find(g.id(v)) != nullptr; }
+    bool is_class_object(Node v) const { return classes.find(g.id(v)) != nullptr; }
 
     // The biggest child of v (lowest node on ties), or no_node.
-    std::uint32_t biggest_child(std::uint32_t v) const {
-        std::uint32_t best = object_graph::no_node;
-        for (std::uint32_t c : children(v))
-            if (best == object_graph::no_node || d.retained(c) > d.retained(best)) best = c;
+    Node biggest_child(Node v) const {
+        Node best = no_node;
+        for (Node c : children(v))
+            if (best == no_node || d.retained(c) > d.retained(best)) best = c;
         return best;
     }
-    bool keeps_most(std::uint32_t child, std::uint32_t parent) const {
-        return child != object_graph::no_node &&
+    bool keeps_most(Node child, Node parent) const {
+        return child != no_node &&
                static_cast<double>(d.retained(child)) >= opt.most * static_cast<double>(d.retained(parent));
     }
 
     // Top-level objects retaining the threshold; class objects give way to their big children.
-    std::vector<std::uint32_t> object_suspects() const {
-        std::vector<std::uint32_t> out, work;
-        for (std::uint32_t c : children(g.size()))
+    std::vector<Node> object_suspects() const {
+        std::vector<Node> out, work;
+        for (Node c : children(g.size()))
             if (d.retained(c) >= threshold) work.push_back(c);
         while (!work.empty()) {
-            std::uint32_t u = work.back();
+            Node u = work.back();
             work.pop_back();
             if (is_class_object(u)) {
                 std::size_t before = work.size();
-                for (std::uint32_t c : children(u))
+                for (Node c : children(u))
                     if (d.retained(c) >= threshold) work.push_back(c);
                 if (work.size() > before) continue;
             }
@@ -57,33 +60,33 @@ struct suspect_finder {
         return out;
     }
 
-    void accumulate(std::uint32_t u, leak_suspect& s) const {
-        std::uint32_t at = u;
+    void accumulate(Node u, leak_suspect& s) const {
+        Node at = u;
         for (;;) {
-            std::uint32_t c = biggest_child(at);
+            Node c = biggest_child(at);
             if (!keeps_most(c, at) || g.class_key(c) == g.class_key(at)) break;
             at = c;
         }
         s.accumulation = entry(at);
         s.chain_length = 1;
-        for (std::uint32_t v = at;;) {
-            std::uint32_t c = biggest_child(v);
-            if (c == object_graph::no_node || g.class_key(c) != g.class_key(at)) break;
+        for (Node v = at;;) {
+            Node c = biggest_child(v);
+            if (c == no_node || g.class_key(c) != g.class_key(at)) break;
             if (!keeps_most(c, v) && children(v).size() > 1) break;
             ++s.chain_length;
             v = c;
         }
-        s.accumulated = group_by_class(children(at), [](std::uint32_t v) { return v; });
-        std::vector<std::uint32_t> path = paths.path_to(at);
+        s.accumulated = group_by_class(children(at), [](Node v) { return v; });
+        std::vector<Node> path = paths.path_to(at);
         s.path = describe_path(g, classes, path);
     }
 
     // Nodes grouped by the class of key_of(node): count and retained bytes, biggest first.
     template <class Key>
-    std::vector<accumulated_class> group_by_class(std::span<const std::uint32_t> nodes, Key key_of) const {
+    std::vector<accumulated_class> group_by_class(std::span<const Node> nodes, Key key_of) const {
         std::map<std::string, accumulated_class> by;
-        for (std::uint32_t v : nodes) {
-            std::uint32_t k = key_of(v);
+        for (Node v : nodes) {
+            Node k = key_of(v);
             std::string name = k >= g.size() ? "<GC roots>" : node_name(g, classes, k);
             if (k < g.size() && is_class_object(k)) name = "java.lang.Class";
             accumulated_class& a = by[name];
@@ -104,30 +107,29 @@ struct suspect_finder {
     // Per class, what its outermost instances outside the covered subtrees retain.
     struct class_tally {
         std::vector<std::uint64_t> bytes, count;
-        std::vector<std::uint32_t> biggest;
+        std::vector<Node> biggest;
         std::vector<std::uint8_t> outermost;  // per node: an outermost instance of its class
     };
     class_tally tally_classes(const std::vector<std::uint8_t>& covered) const {
         class_tally t{std::vector<std::uint64_t>(g.key_count(), 0), std::vector<std::uint64_t>(g.key_count(), 0),
-                      std::vector<std::uint32_t>(g.key_count(), object_graph::no_node),
-                      std::vector<std::uint8_t>(g.size(), 0)};
+                      std::vector<Node>(g.key_count(), no_node), std::vector<std::uint8_t>(g.size(), 0)};
         std::vector<std::uint32_t> active(g.key_count(), 0);
         struct frame {
-            std::uint32_t node;
+            Node node;
             std::uint64_t next;
         };
         std::vector<frame> stack;
-        auto enter = [&](std::uint32_t v) {
+        auto enter = [&](Node v) {
             std::uint32_t k = g.class_key(v);
             if (active[k]++ == 0) {
                 t.outermost[v] = 1;
                 t.bytes[k] += d.retained(v);
                 ++t.count[k];
-                if (t.biggest[k] == object_graph::no_node || d.retained(v) > d.retained(t.biggest[k])) t.biggest[k] = v;
+                if (t.biggest[k] == no_node || d.retained(v) > d.retained(t.biggest[k])) t.biggest[k] = v;
             }
             stack.push_back({v, kids.begin[v]});
         };
-        for (std::uint32_t top : children(g.size())) {
+        for (Node top : children(g.size())) {
             if (covered[top]) continue;
             enter(top);
             while (!stack.empty()) {
@@ -137,7 +139,7 @@ struct suspect_finder {
                     stack.pop_back();
                     continue;
                 }
-                std::uint32_t c = kids.nodes[f.next++];
+                Node c = kids.nodes[f.next++];
                 if (!covered[c]) {
                     enter(c);
                     continue;
@@ -152,18 +154,17 @@ struct suspect_finder {
 
     // Class suspects, biggest first; each one's instances are covered before the next is chosen,
     // so a class held inside another suspect class's instances is not reported again.
-    std::vector<leak_suspect> class_suspects(const std::vector<std::uint32_t>& objects) const {
+    std::vector<leak_suspect> class_suspects(const std::vector<Node>& objects) const {
         std::vector<std::uint8_t> covered(g.size(), 0);  // roots of subtrees already explained
-        for (std::uint32_t u : objects) covered[u] = 1;
+        for (Node u : objects) covered[u] = 1;
         std::vector<leak_suspect> out;
         while (out.size() < opt.max_suspects) {
             class_tally t = tally_classes(covered);
-            std::uint32_t k = object_graph::no_node;
+            std::uint32_t k = none_key;
             for (std::uint32_t c = 0; c < g.key_count(); ++c)
-                if (t.bytes[c] >= threshold && t.biggest[c] != object_graph::no_node &&
-                    (k == object_graph::no_node || t.bytes[c] > t.bytes[k]))
+                if (t.bytes[c] >= threshold && t.biggest[c] != no_node && (k == none_key || t.bytes[c] > t.bytes[k]))
                     k = c;
-            if (k == object_graph::no_node) break;
+            if (k == none_key) break;
             leak_suspect s;
             s.is_class = true;
             s.suspect = entry(t.biggest[k]);
@@ -172,19 +173,18 @@ struct suspect_finder {
             s.retained_bytes = t.bytes[k];
             s.accumulation = s.suspect;
             s.chain_length = 1;
-            std::vector<std::uint32_t> instances;
-            for (std::uint32_t v = 0; v < g.size(); ++v)
+            std::vector<Node> instances;
+            for (Node v = 0; v < g.size(); ++v)
                 if (t.outermost[v] && g.class_key(v) == k) {
                     instances.push_back(v);
                     covered[v] = 1;
                 }
-            s.held_by = group_by_class(instances, [&](std::uint32_t v) { return d.idom(v); });
+            s.held_by = group_by_class(instances, [&](Node v) { return d.idom(v); });
             // Which instances add up: many class objects (statics) say nothing until named.
             const std::size_t top = std::min<std::size_t>(instances.size(), 5);
-            std::partial_sort(instances.begin(), instances.begin() + static_cast<std::ptrdiff_t>(top), instances.end(),
-                              [&](std::uint32_t a, std::uint32_t b) {
-                                  return d.retained(a) != d.retained(b) ? d.retained(a) > d.retained(b) : a < b;
-                              });
+            std::partial_sort(
+                instances.begin(), instances.begin() + static_cast<std::ptrdiff_t>(top), instances.end(),
+                [&](Node a, Node b) { return d.retained(a) != d.retained(b) ? d.retained(a) > d.retained(b) : a < b; });
             for (std::size_t i = 0; i < top; ++i) s.biggest.push_back(entry(instances[i]));
             s.path = describe_path(g, classes, paths.path_to(t.biggest[k]));
             out.push_back(std::move(s));
@@ -195,15 +195,17 @@ struct suspect_finder {
 
 }  // namespace
 
-std::vector<leak_suspect> find_leak_suspects(const object_graph& g, const dominator_tree& d,
-                                             const dominator_tree::children_index& children, const class_table& classes,
-                                             const root_paths& paths, const suspect_options& options) {
-    suspect_finder f{g, d, children, classes, paths, options};
+template <typename Node>
+std::vector<leak_suspect> find_leak_suspects(const basic_object_graph<Node>& g, const basic_dominator_tree<Node>& d,
+                                             const typename basic_dominator_tree<Node>::children_index& children,
+                                             const class_table& classes, const basic_root_paths<Node>& paths,
+                                             const suspect_options& options) {
+    suspect_finder<Node> f{g, d, children, classes, paths, options};
     double reachable = static_cast<double>(d.reachable_bytes());
     f.threshold = std::max<std::uint64_t>(1, static_cast<std::uint64_t>(options.threshold * reachable));
-    std::vector<std::uint32_t> objects = f.object_suspects();
+    std::vector<Node> objects = f.object_suspects();
     std::vector<leak_suspect> out;
-    for (std::uint32_t u : objects) {
+    for (Node u : objects) {
         leak_suspect s;
         s.suspect = f.entry(u);
         s.instances = 1;
@@ -219,5 +221,12 @@ std::vector<leak_suspect> find_leak_suspects(const object_graph& g, const domina
     if (out.size() > options.max_suspects) out.resize(options.max_suspects);
     return out;
 }
+
+template std::vector<leak_suspect> find_leak_suspects(const object_graph&, const dominator_tree&,
+                                                      const dominator_tree::children_index&, const class_table&,
+                                                      const root_paths&, const suspect_options&);
+template std::vector<leak_suspect> find_leak_suspects(const wide_object_graph&, const wide_dominator_tree&,
+                                                      const wide_dominator_tree::children_index&, const class_table&,
+                                                      const wide_root_paths&, const suspect_options&);
 
 }  // namespace heapd

@@ -29,8 +29,10 @@ struct suspect_options {
 // children; its accumulation point is found by descending while one child keeps most of the
 // size, stopping at the head of a chain of one class. A class suspect is a class whose instances
 // together retain the threshold outside every object suspect.
-std::vector<leak_suspect> find_leak_suspects(const object_graph& g, const dominator_tree& d,
-                                             const dominator_tree::children_index& children, const class_table& classes,
-                                             const root_paths& paths, const suspect_options& options = {});
+template <typename Node>
+std::vector<leak_suspect> find_leak_suspects(const basic_object_graph<Node>& g, const basic_dominator_tree<Node>& d,
+                                             const typename basic_dominator_tree<Node>::children_index& children,
+                                             const class_table& classes, const basic_root_paths<Node>& paths,
+                                             const suspect_options& options = {});
 
 }  // namespace heapd

@@ -8,17 +8,20 @@
 
 namespace heapd {
 
-// Builds an object_graph: collects ids, numbers them, then counts and fills references.
+// Builds an object graph: collects ids, numbers them, then counts and fills references.
+template <typename Node>
 struct graph_builder {
+    using graph = basic_object_graph<Node>;
+    static constexpr Node no_node = graph::no_node;
     graph_builder(const record_index& i, const class_table& c, const census_result& s, const graph_options& o,
-                  object_graph& out)
+                  graph& out)
         : idx(i), classes(c), census(s), options(o), g(out), id_size(i.id_size()) {}
 
     const record_index& idx;
     const class_table& classes;
     const census_result& census;
     graph_options options;
-    object_graph& g;
+    graph& g;
     unsigned id_size;
     id_map<std::uint32_t> key_by_class;
     std::array<std::uint32_t, 12> prim_key{};  // key + 1 per primitive type
@@ -94,7 +97,7 @@ struct graph_builder {
     // Pass 1, per part of the dump: every object and class with its record offset; the roots' ids.
     struct collect : heap_visitor {
         part_progress tick;
-        big_vector<object_graph::node_record> nodes;
+        big_vector<typename graph::node_record> nodes;
         std::vector<std::pair<std::uint64_t, root_kind>> roots;
         void root(const root_view& r) { roots.emplace_back(r.object_id, r.kind); }
         void class_dump(const class_dump_view& c) { nodes.push_back({c.class_id(), c.offset}); }
@@ -118,12 +121,12 @@ struct graph_builder {
         const graph_builder* b;
         bool fill;
         part_progress tick;
-        std::uint32_t own(std::uint64_t id, std::uint64_t offset) const {
-            std::uint32_t n = b->g.node_of(id);
-            return n != object_graph::no_node && b->g.nodes_[n].offset == offset ? n : object_graph::no_node;
+        Node own(std::uint64_t id, std::uint64_t offset) const {
+            Node n = b->g.node_of(id);
+            return n != no_node && b->g.nodes_[n].offset == offset ? n : no_node;
         }
         template <class Each>
-        void emit(std::uint32_t node, std::uint32_t count, Each&& each) {
+        void emit(Node node, std::uint32_t count, Each&& each) {
             if (!fill) {
                 b->g.edge_low_[node + 1] = count;
                 return;
@@ -132,8 +135,8 @@ struct graph_builder {
             each([&](std::uint64_t id) { b->g.edges_[at++] = b->g.node_of(id); });
         }
         void class_dump(const class_dump_view& c) {
-            std::uint32_t n = own(c.class_id(), c.offset);
-            if (n == object_graph::no_node) return;
+            Node n = own(c.class_id(), c.offset);
+            if (n == no_node) return;
             auto each = [&](auto&& put) {
                 for (std::uint64_t id : {c.super_id(), c.loader_id(), c.signers_id(), c.protection_domain_id()})
                     if (id != 0) put(id);
@@ -156,8 +159,8 @@ struct graph_builder {
         }
         void instance(const instance_view& v) {
             tick.at(v.offset);
-            std::uint32_t n = own(v.id, v.offset);
-            if (n == object_graph::no_node) return;
+            Node n = own(v.id, v.offset);
+            if (n == no_node) return;
             const auto& fields = b->reference_fields(v.class_id);
             const bool link_class = b->options.instances_reference_their_class;
             auto each = [&](auto&& put) {
@@ -180,8 +183,8 @@ struct graph_builder {
         }
         void object_array(const object_array_view& v) {
             tick.at(v.offset);
-            std::uint32_t n = own(v.id, v.offset);
-            if (n == object_graph::no_node) return;
+            Node n = own(v.id, v.offset);
+            if (n == no_node) return;
             const bool link_class = b->options.instances_reference_their_class;
             auto each = [&](auto&& put) {
                 for (std::uint32_t i = 0; i < v.length; ++i)
@@ -199,8 +202,8 @@ struct graph_builder {
         }
         void primitive_array(const primitive_array_view& v) {
             tick.at(v.offset);
-            std::uint32_t n = own(v.id, v.offset);
-            if (n == object_graph::no_node || fill) return;
+            Node n = own(v.id, v.offset);
+            if (n == no_node || fill) return;
             b->g.key_[n] = b->key_for_primitive(v.type);
             b->g.shallow_[n] = units(array_shallow_size(*b->census.vm, v.type, v.length));
         }
@@ -254,9 +257,10 @@ struct graph_builder {
         auto collected = walk_parts<collect>([] { return collect{}; }, 0);
         std::size_t total = 0;
         for (const collect& c : collected) total += c.nodes.size();
-        if (total >= object_graph::no_node)
-            return fail(error_code::unsupported, "the heap holds " + std::to_string(total) +
-                                                     " objects; the object graph numbers at most 2^32 - 2");
+        // no_node and the number below it (the dominator tree's virtual root) are never nodes.
+        if (sizeof(Node) < 8 && total >= std::min<std::uint64_t>(options.narrow_nodes_below, no_node))
+            return fail(error_code::unsupported,
+                        "the heap holds " + std::to_string(total) + " objects, too many for 32-bit node numbers");
         g.nodes_.reserve(total);
         std::vector<std::pair<std::uint64_t, root_kind>> root_ids;
         for (collect& c : collected) {
@@ -278,11 +282,11 @@ struct graph_builder {
         g.shallow_.assign(n, 0);
         g.edge_low_.assign(n + 1, 0);
         walk_parts<references>([this] { return references{{}, this, false, {}}; }, 1);
-        g.edges_.assign(index_edges(), object_graph::no_node);
+        g.edges_.assign(index_edges(), no_node);
         walk_parts<references>([this] { return references{{}, this, true, {}}; }, 2);
-        std::vector<std::pair<std::uint32_t, std::uint32_t>> rooted;  // (node, kind bit)
+        std::vector<std::pair<Node, std::uint32_t>> rooted;  // (node, kind bit)
         for (auto [id, kind] : root_ids)
-            if (std::uint32_t node = g.node_of(id); node != object_graph::no_node)
+            if (Node node = g.node_of(id); node != no_node)
                 rooted.emplace_back(node, 1u << static_cast<unsigned>(kind));
         std::sort(rooted.begin(), rooted.end());
         for (auto [node, bit] : rooted) {
@@ -295,7 +299,7 @@ struct graph_builder {
         // Ids are read from the dump from now on; only the offsets are kept.
         g.offsets_.resize(g.nodes_.size());
         for (std::size_t i = 0; i < g.offsets_.size(); ++i) g.offsets_[i] = g.nodes_[i].offset;
-        big_vector<object_graph::node_record>().swap(g.nodes_);
+        big_vector<typename graph::node_record>().swap(g.nodes_);
         const auto& recs = idx.heap_records();
         if (!recs.empty()) g.dump_ = recs.front().body.data() - recs.front().body_offset;
         g.id_size_ = id_size;
@@ -311,8 +315,7 @@ struct graph_builder {
         for (std::size_t i = 1; i < g.edge_low_.size(); ++i) {
             total += g.edge_low_[i];
             g.edge_low_[i] = static_cast<std::uint32_t>(total & mask);
-            while ((total >> g.edge_bits_) > g.edge_wraps_.size())
-                g.edge_wraps_.push_back(static_cast<std::uint32_t>(i));
+            while ((total >> g.edge_bits_) > g.edge_wraps_.size()) g.edge_wraps_.push_back(static_cast<Node>(i));
         }
         return total;
     }
@@ -320,7 +323,7 @@ struct graph_builder {
     // Ids come mostly ascending (HotSpot dumps walk the heap in address order): merge the sorted
     // runs pairwise, which is linear per level, instead of sorting from scratch.
     void sort_nodes() {
-        auto before = [](const object_graph::node_record& a, const object_graph::node_record& b) {
+        auto before = [](const typename graph::node_record& a, const typename graph::node_record& b) {
             return a.id != b.id ? a.id < b.id : a.offset < b.offset;
         };
         auto& v = g.nodes_;
@@ -334,7 +337,7 @@ struct graph_builder {
         runs.push_back(v.size());
         // The left run of each merge is copied aside (a big array: spilled like the rest when
         // memory is short), then both merge into place; the output never overtakes the right run.
-        big_vector<object_graph::node_record> left;
+        big_vector<typename graph::node_record> left;
         while (runs.size() > 2) {
             std::vector<std::size_t> merged = {0};
             for (std::size_t r = 0; r + 2 < runs.size(); r += 2) {
@@ -363,20 +366,21 @@ struct graph_builder {
         std::size_t i = 0;
         for (std::size_t b = 0; b < buckets; ++b) {
             while (i < g.nodes_.size() && ((g.nodes_[i].id - g.min_id_) >> shift) < b) ++i;
-            g.bucket_start_[b] = static_cast<std::uint32_t>(i);
+            g.bucket_start_[b] = static_cast<Node>(i);
         }
     }
 };
 
-std::uint32_t object_graph::node_of(std::uint64_t id) const {
+template <typename Node>
+Node basic_object_graph<Node>::node_of(std::uint64_t id) const {
     if (bucket_start_.empty() || id < min_id_) return no_node;
     std::uint64_t b = (id - min_id_) >> shift_;
     if (b >= bucket_start_.size() - 1) return no_node;  // (b + 1 could wrap for an id near 2^64)
     // A binary search in the bucket: over the ids while the graph is built, then over the records.
-    std::uint32_t first = bucket_start_[b], last = bucket_start_[b + 1];
+    Node first = bucket_start_[b], last = bucket_start_[b + 1];
     const bool building = !nodes_.empty();
     while (first < last) {
-        std::uint32_t mid = first + (last - first) / 2;
+        Node mid = first + (last - first) / 2;
         if ((building ? nodes_[mid].id : this->id(mid)) < id)
             first = mid + 1;
         else
@@ -386,19 +390,25 @@ std::uint32_t object_graph::node_of(std::uint64_t id) const {
     return (building ? nodes_[first].id : this->id(first)) == id ? first : no_node;
 }
 
-std::uint32_t object_graph::root_kinds_of(std::uint32_t node) const {
+template <typename Node>
+std::uint32_t basic_object_graph<Node>::root_kinds_of(Node node) const {
     auto it = std::lower_bound(roots_.begin(), roots_.end(), node);
     return it != roots_.end() && *it == node ? root_kinds_[static_cast<std::size_t>(it - roots_.begin())] : 0;
 }
 
-result<object_graph> object_graph::build(const record_index& idx, const class_table& classes,
-                                         const census_result& census, const graph_options& options) {
+template <typename Node>
+result<basic_object_graph<Node>> basic_object_graph<Node>::build(const record_index& idx, const class_table& classes,
+                                                                 const census_result& census,
+                                                                 const graph_options& options) {
     if (census.vm == nullptr) return fail(error_code::bad_value, "the census has not been finished");
-    object_graph g;
-    graph_builder b(idx, classes, census, options, g);
+    basic_object_graph g;
+    graph_builder<Node> b(idx, classes, census, options, g);
     b.threads = options.threads != 0 ? options.threads : std::clamp(std::thread::hardware_concurrency(), 1u, 4u);
     if (auto r = b.run(); !r) return std::unexpected(r.error());
     return g;
 }
+
+template class basic_object_graph<std::uint32_t>;
+template class basic_object_graph<std::uint64_t>;
 
 }  // namespace heapd

@@ -58,12 +58,15 @@ struct reference_finder : heap_visitor {
 
 }  // namespace
 
-std::string node_name(const object_graph& g, const class_table& classes, std::uint32_t node) {
+template <typename Node>
+std::string node_name(const basic_object_graph<Node>& g, const class_table& classes, std::type_identity_t<Node> node) {
     if (classes.find(g.id(node)) != nullptr) return "class " + classes.java_name(g.id(node));
     return g.key_name(g.class_key(node));
 }
 
-gc_path describe_path(const object_graph& g, const class_table& classes, std::span<const std::uint32_t> nodes) {
+template <typename Node>
+gc_path describe_path(const basic_object_graph<Node>& g, const class_table& classes,
+                      std::type_identity_t<std::span<const Node>> nodes) {
     gc_path path;
     if (nodes.empty()) return path;
     std::uint32_t kinds = g.root_kinds_of(nodes.front());
@@ -71,7 +74,7 @@ gc_path describe_path(const object_graph& g, const class_table& classes, std::sp
         if (kinds & (1u << k)) path.root_kinds.emplace_back(root_kind_name(static_cast<root_kind>(k)));
     path.length = nodes.size() - 1;
     for (std::size_t i = 0; i < nodes.size(); ++i) {
-        std::uint32_t u = nodes[i];
+        Node u = nodes[i];
         path_step step{g.id(u), node_name(g, classes, u), classes.find(g.id(u)) != nullptr, "", 1};
         if (i + 1 < nodes.size()) {
             reference_finder f;
@@ -94,5 +97,10 @@ gc_path describe_path(const object_graph& g, const class_table& classes, std::sp
     }
     return path;
 }
+
+template std::string node_name(const object_graph&, const class_table&, std::uint32_t);
+template std::string node_name(const wide_object_graph&, const class_table&, std::uint64_t);
+template gc_path describe_path(const object_graph&, const class_table&, std::span<const std::uint32_t>);
+template gc_path describe_path(const wide_object_graph&, const class_table&, std::span<const std::uint64_t>);
 
 }  // namespace heapd

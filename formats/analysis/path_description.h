@@ -3,6 +3,7 @@
 // array element, of each object holds the next one, read back from the objects' records.
 #include <cstdint>
 #include <span>
+#include <type_traits>
 
 #include "formats/analysis/object_graph.h"
 #include "formats/hprof/class_table.h"
@@ -12,9 +13,12 @@ namespace heapd {
 
 // The path (root first) as report steps, with runs of one class through one field (a linked
 // chain) folded into a single step with a repeat count.
-gc_path describe_path(const object_graph& g, const class_table& classes, std::span<const std::uint32_t> nodes);
+template <typename Node>
+gc_path describe_path(const basic_object_graph<Node>& g, const class_table& classes,
+                      std::type_identity_t<std::span<const Node>> nodes);
 
 // The name a report gives a node: "class NAME" for class objects, else its class's name.
-std::string node_name(const object_graph& g, const class_table& classes, std::uint32_t node);
+template <typename Node>
+std::string node_name(const basic_object_graph<Node>& g, const class_table& classes, std::type_identity_t<Node> node);
 
 }  // namespace heapd

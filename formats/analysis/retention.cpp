@@ -7,13 +7,14 @@
 namespace heapd {
 namespace {
 
-std::vector<dominator_entry> top_retainers(const object_graph& g, const dominator_tree& d, const class_table& classes,
-                                           unsigned top) {
-    std::vector<std::uint32_t> best;  // min-heap on retained size
-    auto smaller = [&](std::uint32_t a, std::uint32_t b) {
+template <typename Node>
+std::vector<dominator_entry> top_retainers(const basic_object_graph<Node>& g, const basic_dominator_tree<Node>& d,
+                                           const class_table& classes, unsigned top) {
+    std::vector<Node> best;  // min-heap on retained size
+    auto smaller = [&](Node a, Node b) {
         return d.retained(a) != d.retained(b) ? d.retained(a) > d.retained(b) : a < b;
     };
-    for (std::uint32_t v = 0; v < g.size() && top > 0; ++v) {
+    for (Node v = 0; v < g.size() && top > 0; ++v) {
         if (!d.reachable(v)) continue;
         if (best.size() < top) {
             best.push_back(v);
@@ -26,18 +27,20 @@ std::vector<dominator_entry> top_retainers(const object_graph& g, const dominato
     }
     std::sort(best.begin(), best.end(), smaller);
     std::vector<dominator_entry> out;
-    for (std::uint32_t v : best) {
+    for (Node v : best) {
         out.push_back({g.id(v), node_name(g, classes, v), g.shallow_size(v), d.retained(v)});
     }
     return out;
 }
 
-std::vector<retained_class_entry> retained_by_class(const object_graph& g, const dominator_tree& d,
-                                                    const dominator_tree::children_index& children) {
+template <typename Node>
+std::vector<retained_class_entry> retained_by_class(
+    const basic_object_graph<Node>& g, const basic_dominator_tree<Node>& d,
+    const typename basic_dominator_tree<Node>::children_index& children) {
     std::vector<std::uint64_t> bytes(g.key_count(), 0);
     std::vector<std::uint32_t> active(g.key_count(), 0);
     struct frame {
-        std::uint32_t node;
+        Node node;
         std::uint64_t next;
     };
     std::vector<frame> stack;
@@ -53,7 +56,7 @@ std::vector<retained_class_entry> retained_by_class(const object_graph& g, const
                 stack.pop_back();
                 continue;
             }
-            std::uint32_t c = children.nodes[f.next++];
+            Node c = children.nodes[f.next++];
             std::uint32_t ck = g.class_key(c);
             if (active[ck]++ == 0) bytes[ck] += d.retained(c);
             stack.push_back({c, children.begin[c]});
@@ -70,9 +73,10 @@ std::vector<retained_class_entry> retained_by_class(const object_graph& g, const
 
 }  // namespace
 
-retention_report summarize_retention(const object_graph& g, const dominator_tree& d,
-                                     const dominator_tree::children_index& children, const class_table& classes,
-                                     unsigned top, unsigned class_rows) {
+template <typename Node>
+retention_report summarize_retention(const basic_object_graph<Node>& g, const basic_dominator_tree<Node>& d,
+                                     const typename basic_dominator_tree<Node>::children_index& children,
+                                     const class_table& classes, unsigned top, unsigned class_rows) {
     retention_report r;
     r.computed = true;
     r.reachable_objects = d.reachable_count();
@@ -84,5 +88,12 @@ retention_report summarize_retention(const object_graph& g, const dominator_tree
     if (class_rows != 0 && r.retained_by_class.size() > class_rows) r.retained_by_class.resize(class_rows);
     return r;
 }
+
+template retention_report summarize_retention(const object_graph&, const dominator_tree&,
+                                              const dominator_tree::children_index&, const class_table&, unsigned,
+                                              unsigned);
+template retention_report summarize_retention(const wide_object_graph&, const wide_dominator_tree&,
+                                              const wide_dominator_tree::children_index&, const class_table&, unsigned,
+                                              unsigned);
 
 }  // namespace heapd

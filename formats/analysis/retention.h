@@ -11,8 +11,9 @@ namespace heapd {
 // instance counts unless a dominator above it is of the same class, so nesting is counted once.
 // Class objects are named "class NAME" from classes. top retainers and class_rows classes are kept
 // (0: all).
-retention_report summarize_retention(const object_graph& g, const dominator_tree& d,
-                                     const dominator_tree::children_index& children, const class_table& classes,
-                                     unsigned top, unsigned class_rows);
+template <typename Node>
+retention_report summarize_retention(const basic_object_graph<Node>& g, const basic_dominator_tree<Node>& d,
+                                     const typename basic_dominator_tree<Node>::children_index& children,
+                                     const class_table& classes, unsigned top, unsigned class_rows);
 
 }  // namespace heapd

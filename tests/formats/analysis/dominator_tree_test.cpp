@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "formats/analysis/census.h"
+#include "formats/analysis/gc_paths.h"
 #include "formats/analysis/object_graph.h"
 #include "formats/hprof/heap_walk.h"
 #include "support/hprof_builder.h"
@@ -149,6 +150,53 @@ TEST(dominator_tree, wide_predecessor_offsets_give_the_same_tree) {
             EXPECT_EQ(wide.idom(v), a.dom.idom(v)) << "seed " << seed << " node " << v;
             EXPECT_EQ(wide.retained(v), a.dom.retained(v)) << "seed " << seed << " node " << v;
         }
+    }
+}
+
+// Heaps of 2^32 - 1 objects or more take 64-bit node numbers everywhere (graph, tree, children,
+// root paths): the same dominators, retained sizes, children and paths, forced on small graphs.
+TEST(dominator_tree, sixty_four_bit_nodes_give_the_same_tree_and_paths) {
+    for (std::uint32_t seed = 1; seed <= 10; ++seed) {
+        random_heap heap(300, seed, 0.4);
+        analyzed a(heap.b);
+        auto g = wide_object_graph::build(a.idx, a.classes, a.census, graph_options{false});
+        ASSERT_TRUE(g.has_value());
+        ASSERT_EQ(g->size(), a.graph.size());
+        const wide_dominator_tree wide = wide_dominator_tree::compute(*g);
+        ASSERT_EQ(wide.reachable_count(), a.dom.reachable_count());
+        EXPECT_EQ(wide.reachable_bytes(), a.dom.reachable_bytes());
+        EXPECT_EQ(wide.unreachable_bytes(), a.dom.unreachable_bytes());
+        auto as_wide = [](std::uint32_t d) -> std::uint64_t {
+            return d == dominator_tree::virtual_root  ? wide_dominator_tree::virtual_root
+                   : d == dominator_tree::unreachable ? wide_dominator_tree::unreachable
+                                                      : d;
+        };
+        for (std::uint32_t v = 0; v < a.graph.size(); ++v) {
+            ASSERT_EQ(wide.idom(v), as_wide(a.dom.idom(v))) << "seed " << seed << " node " << v;
+            ASSERT_EQ(wide.retained(v), a.dom.retained(v)) << "seed " << seed << " node " << v;
+        }
+        const auto narrow_children = a.dom.children();
+        const auto wide_children = wide.children();
+        ASSERT_TRUE(std::equal(narrow_children.begin.begin(), narrow_children.begin.end(), wide_children.begin.begin(),
+                               wide_children.begin.end()));
+        ASSERT_TRUE(std::equal(narrow_children.nodes.begin(), narrow_children.nodes.end(), wide_children.nodes.begin(),
+                               wide_children.nodes.end()));
+        const root_paths narrow_paths = root_paths::compute(a.graph);
+        const wide_root_paths wide_paths = wide_root_paths::compute(*g);
+        std::size_t paths = 0;
+        for (std::uint32_t v = 0; v < a.graph.size(); v += 7) {
+            const auto one = narrow_paths.path_to(v);
+            const auto other = wide_paths.path_to(v);
+            ASSERT_TRUE(std::equal(one.begin(), one.end(), other.begin(), other.end())) << "node " << v;
+            const auto several = paths_from_roots(a.graph, v, 3);
+            const auto wide_several = paths_from_roots(*g, v, 3);
+            ASSERT_EQ(wide_several.size(), several.size()) << "node " << v;
+            for (std::size_t i = 0; i < several.size(); ++i)
+                ASSERT_TRUE(
+                    std::equal(several[i].begin(), several[i].end(), wide_several[i].begin(), wide_several[i].end()));
+            paths += several.size();
+        }
+        EXPECT_GT(paths, 10u) << "seed " << seed;
     }
 }
 

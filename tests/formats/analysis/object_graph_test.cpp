@@ -1,5 +1,5 @@
-// The object graph is the same whatever the number of threads that walk the dump, and whether the
-// indexes of its references wrap past 32 bits.
+// The object graph is the same whatever the number of threads that walk the dump, whether the
+// indexes of its references wrap past 32 bits, and whether its node numbers are 32 or 64 bits.
 #include "formats/analysis/object_graph.h"
 
 #include <gtest/gtest.h>
@@ -50,21 +50,33 @@ hprof_builder segmented_heap(std::size_t n, std::size_t per_segment) {
     return b;
 }
 
-// Every node the same in both graphs: ids, offsets, classes, sizes, references, roots.
-void expect_same_graph(const object_graph& one, const object_graph& other, const std::string& what) {
-    ASSERT_EQ(other.size(), one.size()) << what;
+// A node number as the same number in 64 bits, and no_node as 64-bit no_node.
+template <typename Node>
+std::uint64_t wide(Node v) {
+    return v == basic_object_graph<Node>::no_node ? wide_object_graph::no_node : v;
+}
+
+// Every node the same in both graphs (of the same or of different node types): ids, offsets,
+// classes, sizes, references (no_node for ids the dump lacks, in both), roots.
+template <typename One, typename Other>
+void expect_same_graph(const basic_object_graph<One>& one, const basic_object_graph<Other>& other,
+                       const std::string& what) {
+    ASSERT_EQ(std::uint64_t{other.size()}, std::uint64_t{one.size()}) << what;
     ASSERT_EQ(other.reference_count(), one.reference_count()) << what;
-    EXPECT_EQ(other.roots(), one.roots()) << what;
+    EXPECT_TRUE(std::equal(one.roots().begin(), one.roots().end(), other.roots().begin(), other.roots().end())) << what;
     EXPECT_EQ(other.root_kinds(), one.root_kinds()) << what;
     ASSERT_EQ(other.key_count(), one.key_count()) << what;
     for (std::uint32_t k = 0; k < one.key_count(); ++k) EXPECT_EQ(other.key_name(k), one.key_name(k)) << what;
     for (std::uint32_t v = 0; v < one.size(); ++v) {
         ASSERT_EQ(other.id(v), one.id(v)) << what;
+        ASSERT_EQ(other.node_of(one.id(v)), v) << what;
         ASSERT_EQ(other.record_offset(v), one.record_offset(v)) << what;
         ASSERT_EQ(other.class_key(v), one.class_key(v)) << what;
         ASSERT_EQ(other.shallow_size(v), one.shallow_size(v)) << what;
         auto a = one.references(v), m = other.references(v);
-        ASSERT_TRUE(std::equal(a.begin(), a.end(), m.begin(), m.end())) << "node " << v << ", " << what;
+        ASSERT_TRUE(
+            std::equal(a.begin(), a.end(), m.begin(), m.end(), [](One x, Other y) { return wide(x) == wide(y); }))
+            << "node " << v << ", " << what;
     }
 }
 
@@ -114,6 +126,32 @@ TEST(object_graph, first_edge_indexes_that_wrap_give_the_same_graph) {
         ASSERT_TRUE(narrow.has_value());
         expect_same_graph(*plain, *narrow, std::to_string(bits) + " bits");
     }
+}
+
+// A heap of 2^32 - 1 objects or more gets 64-bit node numbers: the same graph as with 32-bit ones
+// (ids the dump lacks stay no_node). A 32-bit graph refuses a heap at its limit, lowered here.
+TEST(object_graph, sixty_four_bit_node_numbers_give_the_same_graph) {
+    hprof_builder b = segmented_heap(20000, 700);
+    prepared p(b);
+    auto narrow = object_graph::build(p.idx, p.classes, p.census, options_of(2));
+    ASSERT_TRUE(narrow.has_value());
+    auto wide_graph = wide_object_graph::build(p.idx, p.classes, p.census, options_of(2, 8));
+    ASSERT_TRUE(wide_graph.has_value());
+    expect_same_graph(*narrow, *wide_graph, "64-bit nodes");
+    EXPECT_EQ(wide_graph->node_of(0x5), wide_object_graph::no_node);
+
+    graph_options limited = options_of(2);
+    limited.narrow_nodes_below = narrow->size();
+    auto refused = object_graph::build(p.idx, p.classes, p.census, limited);
+    ASSERT_FALSE(refused.has_value());
+    EXPECT_EQ(refused.error().code, error_code::unsupported);
+    EXPECT_EQ(refused.error().message,
+              "the heap holds " + std::to_string(narrow->size()) + " objects, too many for 32-bit node numbers");
+    limited.narrow_nodes_below = narrow->size() + 1;
+    EXPECT_TRUE(object_graph::build(p.idx, p.classes, p.census, limited).has_value());
+    // The limit is the 32-bit form's: a 64-bit graph takes any heap.
+    limited.narrow_nodes_below = 1;
+    EXPECT_TRUE(wide_object_graph::build(p.idx, p.classes, p.census, limited).has_value());
 }
 
 }  // namespace

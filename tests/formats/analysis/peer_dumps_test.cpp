@@ -24,6 +24,7 @@
 #include "formats/hprof/mapped_file.h"
 #include "formats/hprof/object_layout.h"
 #include "formats/hprof/record_index.h"
+#include "formats/report/report_json.h"
 
 namespace heapd {
 namespace {
@@ -444,6 +445,23 @@ TEST_P(peer_dump_test, an_old_dump_is_sized_by_the_rules_of_its_release) {
     };
     EXPECT_EQ(size_of("java.lang.String"), 24u);
     EXPECT_EQ(size_of("java.util.HashMap$Entry"), 24u);  // key, value, next, hash: 8 + 16
+}
+
+// A heap of 2^32 - 1 objects or more is analysed with 64-bit node numbers; forced here on a real
+// JVM's dump by lowering the limit: the same report, retained sizes, suspects and paths included.
+TEST_P(peer_dump_test, sixty_four_bit_node_numbers_give_the_same_report) {
+    analysis_options narrow;
+    narrow.largest = 100;
+    narrow.all_retained_classes = true;
+    narrow.suspect_threshold = 0.01;
+    analysis_options wide = narrow;
+    wide.narrow_nodes_below = 1;
+    auto one = analyze_dump(file_.bytes(), narrow);
+    auto other = analyze_dump(file_.bytes(), wide);
+    ASSERT_TRUE(one.has_value() && other.has_value());
+    ASSERT_TRUE(one->retention.computed);
+    EXPECT_FALSE(one->retention.leak_suspects.empty());
+    EXPECT_EQ(to_json(*other).dump(1), to_json(*one).dump(1));
 }
 
 INSTANTIATE_TEST_SUITE_P(peers, peer_dump_test, ::testing::Values("hprof-32", "hprof-64"),
