@@ -4,7 +4,9 @@
 // analysis allocates; sampled every 5 ms, so a phase's peak is seen, not only its end) apart from
 // the dump's file pages (RssFile, which the kernel can drop and read again).
 //
-//   analysis_phases_bench FILE
+//   analysis_phases_bench [--wide] FILE
+//
+// --wide numbers the nodes in 64 bits, as for a heap of 2^32 - 1 objects or more.
 #include <atomic>
 #include <chrono>
 #include <cstdio>
@@ -84,15 +86,46 @@ struct phase_clock {
     }
 };
 
+// The graph phases with node numbers of type Node; 2 when the graph cannot be built.
+template <typename Node>
+int graph_phases(phase_clock& clock, const record_index& idx, const class_table& classes, const census_result& c,
+                 std::uint64_t file_bytes) {
+    auto graph = basic_object_graph<Node>::build(idx, classes, c);
+    if (!graph) {
+        std::fprintf(stderr, "%s\n", graph.error().describe().c_str());
+        return 2;
+    }
+    clock.mark("object graph");
+    const auto dom = basic_dominator_tree<Node>::compute(*graph);
+    clock.mark("dominator tree");
+    auto children = dom.children();
+    retention_report r = summarize_retention(*graph, dom, children, classes, 20, 20);
+    clock.mark("retention");
+    const auto paths = basic_root_paths<Node>::compute(*graph);
+    clock.mark("root paths");
+    auto suspects = find_leak_suspects(*graph, dom, children, classes, paths);
+    clock.mark("leak suspects");
+    const double nodes = static_cast<double>(graph->size()), refs = static_cast<double>(graph->reference_count());
+    const double peak = static_cast<double>(clock.sampler.peak());
+    std::printf("%llu nodes of %zu bits, %llu references, %zu suspects, file %.0f MB\n",
+                static_cast<unsigned long long>(graph->size()), sizeof(Node) * 8,
+                static_cast<unsigned long long>(graph->reference_count()), suspects.size(),
+                static_cast<double>(file_bytes) / 1e6);
+    std::printf("peak anonymous memory %.0f MB: %.1f bytes per object, or %.1f per object beside %zu per reference\n",
+                peak / 1e6, peak / nodes, (peak - sizeof(Node) * refs) / nodes, sizeof(Node));
+    return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
-    if (argc != 2) {
-        std::fprintf(stderr, "usage: analysis_phases_bench FILE\n");
+    const bool wide = argc == 3 && std::string(argv[1]) == "--wide";
+    if (argc != 2 && !wide) {
+        std::fprintf(stderr, "usage: analysis_phases_bench [--wide] FILE\n");
         return 1;
     }
     phase_clock clock;
-    auto file = mapped_file::open(argv[1]);
+    auto file = mapped_file::open(argv[argc - 1]);
     if (!file) {
         std::fprintf(stderr, "%s\n", file.error().describe().c_str());
         return 2;
@@ -109,27 +142,6 @@ int main(int argc, char** argv) {
     walk_heap(idx, census);
     census_result c = census.finish();
     clock.mark("census");
-    auto graph = object_graph::build(idx, classes, c);
-    if (!graph) {
-        std::fprintf(stderr, "%s\n", graph.error().describe().c_str());
-        return 2;
-    }
-    clock.mark("object graph");
-    dominator_tree dom = dominator_tree::compute(*graph);
-    clock.mark("dominator tree");
-    auto children = dom.children();
-    retention_report r = summarize_retention(*graph, dom, children, classes, 20, 20);
-    clock.mark("retention");
-    root_paths paths = root_paths::compute(*graph);
-    clock.mark("root paths");
-    auto suspects = find_leak_suspects(*graph, dom, children, classes, paths);
-    clock.mark("leak suspects");
-    const double nodes = graph->size(), refs = static_cast<double>(graph->reference_count());
-    const double peak = static_cast<double>(clock.sampler.peak());
-    std::printf("%u nodes, %llu references, %zu suspects, file %.0f MB\n", graph->size(),
-                static_cast<unsigned long long>(graph->reference_count()), suspects.size(),
-                static_cast<double>(file->bytes().size()) / 1e6);
-    std::printf("peak anonymous memory %.0f MB: %.1f bytes per object, or %.1f per object beside 4 per reference\n",
-                peak / 1e6, peak / nodes, (peak - 4 * refs) / nodes);
-    return 0;
+    return wide ? graph_phases<std::uint64_t>(clock, idx, classes, c, file->bytes().size())
+                : graph_phases<std::uint32_t>(clock, idx, classes, c, file->bytes().size());
 }
