@@ -55,7 +55,9 @@ void spill_to(int file, std::uint64_t anonymous_budget, std::uint64_t max_spille
 usage current_usage() {
     registry& r = the_registry();
     const std::lock_guard hold(r.lock);
-    return r.now;
+    usage u = r.now;
+    u.budget = r.budget;
+    return u;
 }
 
 void* allocate(std::size_t bytes) {

@@ -26,6 +26,7 @@ void spill_to(int file, std::uint64_t anonymous_budget,
 struct usage {
     std::uint64_t anonymous = 0, anonymous_peak = 0;
     std::uint64_t spilled = 0, spilled_peak = 0;
+    std::uint64_t budget = std::numeric_limits<std::uint64_t>::max();  // for anonymous memory (spill_to)
 };
 usage current_usage();
 

@@ -16,17 +16,18 @@ namespace heapd::daemon {
 namespace {
 
 // Phases in order with their share of an analysis's time, as measured on the 625 MB dump of
-// bench/BigHeap.java (4.3 s in all; index 0.47 s, census 0.55, waste 0.89, object graph 0.99,
-// threads 0.14 before they were read through the graph's record offsets, dominators 0.94, suspects
-// and the report 0.34), rounded; opening and saving are quick.
+// bench/BigHeap.java (2.3 to 3.7 s in all, the waste report beside the dominators: index and census
+// 0.5 s, object graph 0.9, threads 0.02, dominators with the waste walks 1.3, suspects and the
+// report 0.3), rounded, with a little for the waste report, which runs on its own where memory is
+// short; opening and saving are quick.
 constexpr std::array<std::pair<std::string_view, double>, 9> phase_shares{{{"open", 0.01},
                                                                            {"index", 0.11},
                                                                            {"census", 0.13},
-                                                                           {"waste", 0.21},
-                                                                           {"object graph", 0.23},
+                                                                           {"object graph", 0.25},
                                                                            {"threads", 0.01},
-                                                                           {"dominators", 0.21},
-                                                                           {"suspects", 0.08},
+                                                                           {"waste", 0.05},
+                                                                           {"dominators", 0.33},
+                                                                           {"suspects", 0.10},
                                                                            {"save", 0.01}}};
 
 // A compressed dump inflates to about this many times its size (HPROF compresses 3 to 6 times).

@@ -4,8 +4,10 @@
 #include <functional>
 #include <limits>
 #include <optional>
+#include <system_error>
 #include <thread>
 
+#include "base/big_memory.h"
 #include "formats/analysis/census.h"
 #include "formats/analysis/class_roots.h"
 #include "formats/analysis/dominator_tree.h"
@@ -111,19 +113,35 @@ std::unexpected<error_info> cancelled() { return fail(error_code::cancelled, "th
 // walks over the heap, or, given a finder, straight from their records.
 using record_reader = std::function<bool(const record_finder& finder)>;
 
+// Runs work on a thread of its own (joined when the handle goes), or now on this one where no
+// thread can be made: under a tight memory limit (RLIMIT_DATA) a thread's stack may not fit.
+std::jthread beside(const std::function<void()>& work) {
+    try {
+        return std::jthread(work);
+    } catch (const std::system_error&) {
+        work();
+        return {};
+    }
+}
+
 // The object graph and what the dominator tree tells; once the graph is built, read_records with
 // the graph's record offsets. The shortest paths from the roots are found on a second thread while
 // the dominator tree is computed; both only read the graph. Node is the type of node numbers.
 template <typename Node>
 bool add_retention(analysis_report& r, const record_index& idx, const class_table& classes, const census_result& c,
-                   const analysis_options& options, const record_reader& read_records) {
+                   const analysis_options& options, const record_reader& read_records,
+                   const std::function<void()>& waste_walk, bool waste_beside) {
     using graph_type = basic_object_graph<Node>;
     graph_options go;
     go.progress = options.phase_progress;
     go.narrow_nodes_below = options.narrow_nodes_below;
     auto graph = graph_type::build(idx, classes, c, go);
-    if (options.bulk_reads_done) options.bulk_reads_done();
+    if (options.bulk_reads_done && !waste_walk) options.bulk_reads_done();
     if (!graph) {
+        if (waste_walk) {
+            waste_walk();
+            if (options.bulk_reads_done) options.bulk_reads_done();
+        }
         add_problem(r, {graph.error().message, 0, false});
         return read_records({});
     }
@@ -134,12 +152,26 @@ bool add_retention(analysis_report& r, const record_index& idx, const class_tabl
             return g.record_offset(node);
         }))
         return false;
+    // The waste report's walks, beside the dominator tree (which keeps one core busy) when
+    // waste_beside; the dump is read in bulk until they end. Joined before this returns.
+    std::jthread waste_thread;
+    if (waste_walk) {
+        if (!phase(options, "waste")) return false;
+        auto walk = [&waste_walk, &options] {
+            waste_walk();
+            if (options.bulk_reads_done) options.bulk_reads_done();
+        };
+        if (waste_beside)
+            waste_thread = beside(walk);
+        else
+            walk();
+    }
     if (!phase(options, "dominators")) return false;
     basic_root_paths<Node> paths;
-    std::thread path_search([&] { paths = basic_root_paths<Node>::compute(g); });
+    std::jthread path_search = beside([&] { paths = basic_root_paths<Node>::compute(g); });
     const auto dom =
         basic_dominator_tree<Node>::compute(g, std::numeric_limits<std::uint32_t>::max(), options.phase_progress);
-    path_search.join();
+    if (path_search.joinable()) path_search.join();
     if (!phase(options, "suspects")) return false;
     const auto children = dom.children();
     r.retention = summarize_retention(g, dom, children, classes, options.largest,
@@ -152,12 +184,25 @@ bool add_retention(analysis_report& r, const record_index& idx, const class_tabl
 }
 
 // add_retention with 32-bit node numbers when the census counts few enough objects, else 64-bit.
+// waste_walk, when given, runs once the graph is built, beside the dominator tree if waste_beside.
 bool add_retention(analysis_report& r, const record_index& idx, const class_table& classes, const census_result& c,
-                   const analysis_options& options, const record_reader& read_records) {
+                   const analysis_options& options, const record_reader& read_records,
+                   const std::function<void()>& waste_walk, bool waste_beside) {
     if (!phase(options, "object graph")) return false;
     if (c.object_count() < options.narrow_nodes_below)
-        return add_retention<std::uint32_t>(r, idx, classes, c, options, read_records);
-    return add_retention<std::uint64_t>(r, idx, classes, c, options, read_records);
+        return add_retention<std::uint32_t>(r, idx, classes, c, options, read_records, waste_walk, waste_beside);
+    return add_retention<std::uint64_t>(r, idx, classes, c, options, read_records, waste_walk, waste_beside);
+}
+
+// Whether the waste report's walks may run beside the dominator tree: only when the big arrays'
+// budget (base/big_memory.h) leaves room for twice the peak measured per object (about 60 bytes,
+// docs/analyze.md) beside what is taken, and nothing has been spilled: where memory is short the
+// two would compete for it, and the walks run on their own, between the threads and the dominators.
+bool waste_beside_dominators(const census_result& c) {
+    const big_memory::usage u = big_memory::current_usage();
+    if (u.spilled != 0 || u.anonymous >= u.budget) return false;
+    const std::uint64_t room = u.budget - u.anonymous;
+    return c.object_count() <= room / 128;
 }
 
 }  // namespace
@@ -236,9 +281,15 @@ result<analysis_report> analyze_dump(std::span<const std::byte> data, const anal
         return true;
     };
     if (!options.retained && !read_records({})) return cancelled();
-    if (options.waste && !phase(options, "waste")) return cancelled();
-    if (options.waste) r.waste = find_waste(idx, classes, c, options.largest);
-    if (options.retained && !add_retention(r, idx, classes, c, options, read_records)) return cancelled();
+    std::function<void()> waste_walk;
+    if (options.waste) waste_walk = [&] { r.waste = find_waste(idx, classes, c, options.largest); };
+    if (options.retained) {
+        const bool beside = options.waste_beside_dominators && waste_beside_dominators(c);
+        if (!add_retention(r, idx, classes, c, options, read_records, waste_walk, beside)) return cancelled();
+    } else if (waste_walk) {
+        if (!phase(options, "waste")) return cancelled();
+        waste_walk();
+    }
     if (!options.retained && options.bulk_reads_done) options.bulk_reads_done();
     add_legacy(r, idx);
     return r;

@@ -22,7 +22,11 @@ struct analysis_options {
     bool retained = true;               // build the object graph and dominator tree (see object_graph.h for memory)
     double suspect_threshold = 0.10;    // leak suspects retain at least this share of the reachable heap
     bool waste = true;                  // the waste report: two more walks over the heap (see waste.h)
-    unsigned dump = 0;                  // which heap dump of a file holding several: 1 the first, 0 the last
+    // With the object graph, the waste report's walks run on a second thread beside the dominator
+    // tree when the big arrays' budget has room for both (analysis.cpp); false: never (they run
+    // between the threads and the dominators either way).
+    bool waste_beside_dominators = true;
+    unsigned dump = 0;  // which heap dump of a file holding several: 1 the first, 0 the last
     // Heaps of fewer objects than this get 32-bit node numbers, others 64-bit (see object_graph.h);
     // a test lowers it to take the 64-bit path on a small heap.
     std::uint64_t narrow_nodes_below = ~std::uint32_t{0};
@@ -38,10 +42,11 @@ struct analysis_options {
     std::function<void(double done)> phase_progress;
 };
 
-// The phases of a full analysis in the order they run; phases that options turn off are skipped.
-// Without the object graph (options.retained false), threads come before the waste report.
-inline constexpr std::string_view analysis_phases[] = {"index",   "census",     "waste",   "object graph",
-                                                       "threads", "dominators", "suspects"};
+// The phases of a full analysis in the order they start; phases that options turn off are skipped.
+// Without the object graph (options.retained false), threads come before the waste report. The
+// waste report may run on beside the dominators (waste_beside_dominators).
+inline constexpr std::string_view analysis_phases[] = {"index", "census",     "object graph", "threads",
+                                                       "waste", "dominators", "suspects"};
 
 // Analyses an HPROF image held in memory. Fails only when the header is unusable; damage further
 // on becomes problems in the report, which holds everything read before it.

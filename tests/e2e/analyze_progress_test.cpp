@@ -33,13 +33,13 @@ TEST(analyze_progress, lines_go_through_every_phase_and_within_the_long_ones) {
         const int percent = percent_of(line);
         EXPECT_GE(percent, last) << line;
         last = percent;
-        for (const char* phase : {"index", "census", "waste", "object graph", "threads", "dominators", "suspects"}) {
+        for (const char* phase : {"index", "census", "object graph", "threads", "waste", "dominators", "suspects"}) {
             if (line.find(std::string("%  ") + phase + "  ") == std::string::npos) continue;
             if (phases.empty() || phases.back() != phase) phases.push_back(phase);
             if (line.ends_with("of the phase)")) (std::string(phase) == "dominators" ? dominator_steps : graph_steps)++;
         }
     }
-    EXPECT_EQ(phases, (std::vector<std::string>{"index", "census", "waste", "object graph", "threads", "dominators",
+    EXPECT_EQ(phases, (std::vector<std::string>{"index", "census", "object graph", "threads", "waste", "dominators",
                                                 "suspects"}));
     EXPECT_GE(graph_steps, 3);
     EXPECT_GE(dominator_steps, 3);

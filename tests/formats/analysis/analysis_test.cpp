@@ -2,12 +2,18 @@
 // old-agent records, and how damage, truncation and unknown records become problems.
 #include "formats/analysis/analysis.h"
 
+#include <fcntl.h>
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <array>
 #include <string>
+#include <thread>
 #include <vector>
 
+#include "base/big_memory.h"
+#include "base/unique_fd.h"
+#include "formats/report/report_json.h"
 #include "support/hprof_builder.h"
 
 namespace heapd {
@@ -389,6 +395,37 @@ TEST(analyze_dump, tells_each_phase_and_stops_when_asked) {
         ASSERT_FALSE(r.has_value()) << stop_at;
         EXPECT_EQ(r.error().code, error_code::cancelled);
         EXPECT_EQ(seen.back(), stop_at);  // nothing after the phase that said stop
+    }
+}
+
+// The waste report's walks run on a thread of their own beside the dominator tree when memory
+// allows (the dump's bulk reads end on that thread), on the caller's where it is short or when
+// options say so; the report is the same every way.
+TEST(analyze_dump, the_waste_walks_run_beside_the_dominators_only_where_memory_allows) {
+    const hprof_builder b = fixture();
+    auto run = [&b](bool beside, std::thread::id& reads_ended_on) {
+        analysis_options o;
+        o.waste_beside_dominators = beside;
+        o.bulk_reads_done = [&reads_ended_on] { reads_ended_on = std::this_thread::get_id(); };
+        auto r = analyze_dump(b.span(), o);
+        EXPECT_TRUE(r.has_value());
+        return r ? to_json(*r).dump() : std::string();
+    };
+    std::thread::id beside, serial, short_of_memory;
+    const std::string report = run(true, beside);
+    EXPECT_NE(beside, std::this_thread::get_id());
+    EXPECT_NE(beside, std::thread::id{});
+    EXPECT_EQ(run(false, serial), report);
+    EXPECT_EQ(serial, std::this_thread::get_id());
+    {
+        // Big arrays beyond a budget of nothing go to a file: no room for the waste walks beside.
+        unique_fd spill(::open("/tmp", O_TMPFILE | O_RDWR, 0600));
+        ASSERT_TRUE(spill);
+        big_memory::spill_to(spill.get(), 0);
+        const std::string small = run(true, short_of_memory);
+        big_memory::spill_to(-1, 0);
+        EXPECT_EQ(small, report);
+        EXPECT_EQ(short_of_memory, std::this_thread::get_id());
     }
 }
 

@@ -159,7 +159,9 @@ TEST(dominator_tree, sixty_four_bit_nodes_give_the_same_tree_and_paths) {
     for (std::uint32_t seed = 1; seed <= 10; ++seed) {
         random_heap heap(300, seed, 0.4);
         analyzed a(heap.b);
-        auto g = wide_object_graph::build(a.idx, a.classes, a.census, graph_options{false});
+        graph_options options;
+        options.instances_reference_their_class = false;  // as analyzed builds its graph
+        auto g = wide_object_graph::build(a.idx, a.classes, a.census, options);
         ASSERT_TRUE(g.has_value());
         ASSERT_EQ(g->size(), a.graph.size());
         const wide_dominator_tree wide = wide_dominator_tree::compute(*g);
