@@ -34,10 +34,10 @@ struct random_heap {
     // Ids in a scrambled order (37 is prime to the sizes used), so the graph must sort them.
     static std::uint64_t id_of(std::size_t i) { return 0x10000 + (i * 37 % 60 + i / 60 * 60) * 32; }
 
-    random_heap(std::size_t n, std::uint32_t seed, double density) {
+    random_heap(std::size_t n, std::uint32_t seed, double density, double root_share = 0.1) {
         std::mt19937 rng(seed);
         std::uniform_int_distribution<std::size_t> pick(0, n - 1);
-        std::bernoulli_distribution link(density), is_root(0.1);
+        std::bernoulli_distribution link(density), is_root(root_share);
         const std::pair<std::uint64_t, const char*> names[] = {{object_class, "java/lang/Object"},
                                                                {node_class, "demo/Node"},
                                                                {reference_class, "java/lang/ref/Reference"},
@@ -98,8 +98,8 @@ std::vector<bool> reachable_without(const object_graph& g, std::uint32_t removed
     return seen;
 }
 
-void check_against_definitions(std::size_t n, std::uint32_t seed, double density) {
-    random_heap heap(n, seed, density);
+void check_against_definitions(std::size_t n, std::uint32_t seed, double density, double root_share = 0.1) {
+    random_heap heap(n, seed, density, root_share);
     analyzed a(heap.b);
     const object_graph& g = a.graph;
     ASSERT_EQ(g.size(), n + 3 + 4);  // nodes, weak references, classes
@@ -134,6 +134,12 @@ void check_against_definitions(std::size_t n, std::uint32_t seed, double density
 
 TEST(dominator_tree, matches_the_definitions_on_random_graphs) {
     for (std::uint32_t seed = 1; seed <= 30; ++seed) check_against_definitions(60, seed, seed % 3 == 0 ? 0.6 : 0.3);
+}
+
+// Graphs where many nodes are roots and many references point at them (as each instance points at
+// its class, a root for the JDK's classes) match the definitions too.
+TEST(dominator_tree, matches_the_definitions_where_many_references_point_at_roots) {
+    for (std::uint32_t seed = 1; seed <= 40; ++seed) check_against_definitions(60, seed, 0.5, 0.2 + 0.02 * (seed % 10));
 }
 
 // Graphs of 2^32 references or more keep predecessor offsets in 64 bits: the same tree, forced
