@@ -15,6 +15,7 @@
 #include "base/unique_fd.h"
 #include "formats/report/report_json.h"
 #include "support/hprof_builder.h"
+#include "support/jvm_process.h"
 
 namespace heapd {
 namespace {
@@ -419,7 +420,8 @@ TEST(analyze_dump, the_waste_walks_run_beside_the_dominators_only_where_memory_a
     EXPECT_EQ(serial, std::this_thread::get_id());
     {
         // Big arrays beyond a budget of nothing go to a file: no room for the waste walks beside.
-        unique_fd spill(::open("/tmp", O_TMPFILE | O_RDWR, 0600));
+        test::scratch_dir dir;
+        unique_fd spill(::open(dir.path().c_str(), O_TMPFILE | O_RDWR | O_CLOEXEC, 0600));
         ASSERT_TRUE(spill);
         big_memory::spill_to(spill.get(), 0);
         const std::string small = run(true, short_of_memory);
