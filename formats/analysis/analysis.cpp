@@ -139,6 +139,7 @@ bool add_retention(analysis_report& r, const record_index& idx, const class_tabl
     if (options.bulk_reads_done && !waste_walk) options.bulk_reads_done();
     if (!graph) {
         if (waste_walk) {
+            if (!phase(options, "waste")) return false;
             waste_walk();
             if (options.bulk_reads_done) options.bulk_reads_done();
         }
