@@ -7,8 +7,10 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <optional>
+#include <random>
 
 #include "attach/internal/attach_capability.h"
 #include "attach/internal/attach_child.h"
@@ -84,6 +86,13 @@ error_info explain(error_info error, pid_t pid) {
 }
 
 }  // namespace
+
+std::string staging_name(std::string_view prefix, pid_t ns_pid, std::string_view suffix) {
+    std::random_device random;
+    char digits[17];
+    std::snprintf(digits, sizeof digits, "%08x%08x", random(), random());
+    return std::string(prefix) + std::to_string(ns_pid) + "-" + digits + std::string(suffix);
+}
 
 int open_jvm_tmp(pid_t pid) {
     unique_fd root(open_dir(proc(pid, "root")));

@@ -5,6 +5,7 @@
 #include <sys/types.h>
 
 #include <string>
+#include <string_view>
 
 #include "attach/attach_request.h"
 #include "base/error.h"
@@ -29,6 +30,9 @@ struct session_file {
 // last step never follows a symbolic link (a link there would resolve against our root, not the
 // JVM's: a container's "/tmp -> /etc" would be the host's /etc).
 int open_jvm_tmp(pid_t pid);
+
+// A name nobody else uses in the JVM's /tmp: prefix, the JVM's own pid, 16 random hex digits, suffix.
+std::string staging_name(std::string_view prefix, pid_t ns_pid, std::string_view suffix);
 
 // Runs request against the JVM with host pid `pid`; file may be null.
 result<attach_reply> run_session(pid_t pid, const attach_request& request, const attach_options& options,

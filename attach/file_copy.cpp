@@ -47,4 +47,14 @@ result<void> copy_to_new_file(int in, std::uint64_t size, const std::string& pat
     return {};
 }
 
+std::optional<std::string> handed_over_refusal(const struct stat& st, uid_t jvm_uid, std::uint64_t max_bytes) {
+    if (!S_ISREG(st.st_mode)) return "is not a regular file";
+    if (st.st_uid != jvm_uid)
+        return "is owned by uid " + std::to_string(st.st_uid) + ", not by the JVM's uid " + std::to_string(jvm_uid);
+    if (st.st_nlink != 0) return "still has " + std::to_string(st.st_nlink) + " other name(s) (a hard link)";
+    if (max_bytes != 0 && static_cast<std::uint64_t>(st.st_size) > max_bytes)
+        return "is " + std::to_string(st.st_size) + " bytes, more than the " + std::to_string(max_bytes) + " allowed";
+    return std::nullopt;
+}
+
 }  // namespace heapd::attach

@@ -5,11 +5,8 @@
 #include <unistd.h>
 
 #include <cerrno>
-#include <cstdio>
 #include <cstring>
 #include <filesystem>
-#include <optional>
-#include <random>
 
 #include "attach/attach_session.h"
 #include "attach/file_copy.h"
@@ -19,26 +16,6 @@ namespace heapd::attach {
 namespace {
 
 namespace fs = std::filesystem;
-
-// A name nobody else uses in the JVM's /tmp.
-std::string staging_name(pid_t ns_pid) {
-    std::random_device random;
-    char suffix[17];
-    std::snprintf(suffix, sizeof suffix, "%08x%08x", random(), random());
-    return "heapd-dump-" + std::to_string(ns_pid) + "-" + suffix + ".hprof";
-}
-
-// Why a collected file is not taken, or nothing when it may be: a regular file of the JVM's user
-// whose last name is gone (st_nlink 0: no hard link left to a file of any other use), within max_bytes.
-std::optional<std::string> refusal(const struct stat& st, uid_t jvm_uid, std::uint64_t max_bytes) {
-    if (!S_ISREG(st.st_mode)) return "is not a regular file";
-    if (st.st_uid != jvm_uid)
-        return "is owned by uid " + std::to_string(st.st_uid) + ", not by the JVM's uid " + std::to_string(jvm_uid);
-    if (st.st_nlink != 0) return "still has " + std::to_string(st.st_nlink) + " other name(s) (a hard link)";
-    if (max_bytes != 0 && static_cast<std::uint64_t>(st.st_size) > max_bytes)
-        return "is " + std::to_string(st.st_size) + " bytes, more than the " + std::to_string(max_bytes) + " allowed";
-    return std::nullopt;
-}
 
 }  // namespace
 
@@ -73,7 +50,7 @@ result<dump_reply> dump_heap(pid_t pid, const std::string& path, const dump_opti
     std::string jvm_path = out.path;
     session_file file{absolute.parent_path().string(), absolute.filename().string()};
     if (!in_place) {
-        file = session_file{"", staging_name(target->ns_pid), true};
+        file = session_file{"", staging_name("heapd-dump-", target->ns_pid, ".hprof"), true};
         jvm_path = out.staged_path = "/tmp/" + file.name;
         if (dump.on_staging) dump.on_staging(file.name);
     }
@@ -96,7 +73,7 @@ result<dump_reply> dump_heap(pid_t pid, const std::string& path, const dump_opti
     struct stat st {};
     if (::fstat(file.collected.get(), &st) != 0)
         return fail(error_code::io, "cannot stat the dump " + out.staged_path + ": " + std::strerror(errno));
-    if (auto why = refusal(st, target->euid, dump.max_bytes))
+    if (auto why = handed_over_refusal(st, target->euid, dump.max_bytes))
         return fail(error_code::io,
                     "the dump " + out.staged_path + " of process " + std::to_string(pid) + " " + *why + ": not taken");
     if (auto copied = copy_to_new_file(file.collected.get(), static_cast<std::uint64_t>(st.st_size), out.path); !copied)

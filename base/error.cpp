@@ -30,6 +30,7 @@ const char* error_code_name(error_code code) {
     case error_code::protocol: return "protocol";
     case error_code::already_traced: return "already_traced";
     case error_code::timed_out: return "timed_out";
+    case error_code::agent_refused: return "agent_refused";
     }
     return "unknown";
 }

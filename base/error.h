@@ -31,6 +31,9 @@ enum class error_code {
     protocol,           // the JVM answered something this client does not understand
     already_traced,     // another tracer (a debugger) holds the process
     timed_out,          // a helper process did not finish within its time limit and was killed
+    // The agent (agent/): the JVM would not load it, or it would not do what it was asked. The last
+    // code: native_stacks.cpp checks the codes it decodes against it.
+    agent_refused,
 };
 
 // A short stable name of the code ("not_responding"), for JSON and logs.

@@ -1,4 +1,4 @@
-# heapd_component(NAME DIR dir [EXECUTABLE] SOURCES ... [PUBLIC deps...] [PRIVATE deps...])
+# heapd_component(NAME DIR dir [EXECUTABLE|MODULE] SOURCES ... [PUBLIC deps...] [PRIVATE deps...])
 #
 # One component: a folder of the source tree (DIR, from the repository's root) built as one target.
 # Its headers are included by their path from the root ("formats/hprof/hprof_reader.h"), but the
@@ -10,9 +10,11 @@
 # Each component's folder, what it may include and which outside libraries it links are written to
 # ${PROJECT_BINARY_DIR}/layering.txt, which the layering test reads (tests/layering_test.cpp).
 function(heapd_component name)
-  cmake_parse_arguments(C "EXECUTABLE" "DIR" "SOURCES;PUBLIC;PRIVATE" ${ARGN})
+  cmake_parse_arguments(C "EXECUTABLE;MODULE" "DIR" "SOURCES;PUBLIC;PRIVATE" ${ARGN})
   if(C_EXECUTABLE)
     add_executable(${name} ${C_SOURCES})
+  elseif(C_MODULE)
+    add_library(${name} MODULE ${C_SOURCES})  # a library loaded at run time (dlopen), linked by nothing
   else()
     add_library(${name} STATIC ${C_SOURCES})
   endif()
@@ -20,7 +22,7 @@ function(heapd_component name)
   get_filename_component(parent "${root}/${C_DIR}" DIRECTORY)
   file(MAKE_DIRECTORY "${parent}")
   file(CREATE_LINK "${PROJECT_SOURCE_DIR}/${C_DIR}" "${root}/${C_DIR}" SYMBOLIC)
-  if(C_EXECUTABLE)
+  if(C_EXECUTABLE OR C_MODULE)
     target_include_directories(${name} PRIVATE "${root}")
   else()
     target_include_directories(${name} PUBLIC "$<BUILD_INTERFACE:${root}>")

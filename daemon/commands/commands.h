@@ -41,4 +41,9 @@ void add_attach(CLI::App& app, int& status);
 // `heapd stack PID [--native] [--timeout S] [--json]`: the JVM's thread dump, else native stacks.
 void add_stack(CLI::App& app, int& status);
 
+// `heapd sites PID [--seconds N | --start | --show | --stop | --status] [--interval BYTES] [--depth N]
+// [--by site|method|class] [--order live|allocated] [--cutoff R] [--json]`: allocation sites sampled
+// by heapd's agent in the JVM.
+void add_sites(CLI::App& app, int& status);
+
 }  // namespace heapd::cmd

@@ -116,7 +116,7 @@ std::expected<native_stacks, error_info> decode(const std::string& bytes) {
         error_info e;
         e.code = static_cast<error_code>(r.u64());
         e.message = r.str();
-        if (r.bad() || e.code > error_code::timed_out) return broken();
+        if (r.bad() || e.code > error_code::agent_refused) return broken();  // the last code
         return std::unexpected(std::move(e));
     }
     if (tag != result_tag) return broken();

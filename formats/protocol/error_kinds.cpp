@@ -21,7 +21,8 @@ error_kind kind_of(error_code code) {
     case error_code::not_responding:
     case error_code::protocol:
     case error_code::already_traced:
-    case error_code::timed_out: return error_kind::failed;
+    case error_code::timed_out:
+    case error_code::agent_refused: return error_kind::failed;
     }
     return error_kind::internal;
 }

@@ -1,0 +1,111 @@
+#include "agent/agent_options.h"
+
+#include <cerrno>
+#include <cstdlib>
+#include <string_view>
+#include <type_traits>
+
+namespace heapd::agent {
+namespace {
+
+// A decimal number within [low, high], else false.
+bool parse_number(std::string_view text, std::int64_t low, std::int64_t high, std::int64_t& out) {
+    if (text.empty() || text.size() > 19) return false;
+    std::int64_t value = 0;
+    for (char c : text) {
+        if (c < '0' || c > '9') return false;
+        value = value * 10 + (c - '0');
+    }
+    if (value < low || value > high) return false;
+    out = value;
+    return true;
+}
+
+// An answer file's name: /tmp/heapd-agent-<letters, digits, '-'>.json and nothing else.
+bool valid_file(std::string_view path) {
+    constexpr std::string_view prefix = "/tmp/heapd-agent-", suffix = ".json";
+    if (!path.starts_with(prefix) || !path.ends_with(suffix) || path.size() > 200) return false;
+    std::string_view middle = path.substr(prefix.size(), path.size() - prefix.size() - suffix.size());
+    if (middle.empty()) return false;
+    for (char c : middle)
+        if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-')) return false;
+    return true;
+}
+
+}  // namespace
+
+const char* command_name(command c) {
+    switch (c) {
+    case command::start: return "start";
+    case command::show: return "show";
+    case command::stop: return "stop";
+    case command::status: return "status";
+    }
+    return "?";
+}
+
+bool parse_agent_options(const char* text, agent_options& out, std::string& error) {
+    // The first error is kept and the rest is read all the same, so that an answer file named after
+    // the error still gets it.
+    auto note = [&error](std::string why) {
+        if (error.empty()) error = std::move(why);
+    };
+    std::string_view rest = text == nullptr ? std::string_view{} : std::string_view{text};
+    if (rest.size() > 1000) {
+        note("the options are longer than 1000 bytes");
+        rest = rest.substr(0, 1000);
+    }
+    // Reads value into out when it is a number within [low, high], else notes why.
+    auto number = [&note](std::string_view value, std::int64_t low, std::int64_t high, const char* what,
+                          auto& out_value) {
+        std::int64_t n = 0;
+        if (parse_number(value, low, high, n))
+            out_value = static_cast<std::remove_reference_t<decltype(out_value)>>(n);
+        else
+            note(std::string(what) + " must be a number from " + std::to_string(low) + " to " + std::to_string(high));
+    };
+    bool first = true;
+    while (first || !rest.empty()) {
+        std::size_t comma = rest.find(',');
+        std::string_view item = rest.substr(0, comma);
+        rest = comma == std::string_view::npos ? std::string_view{} : rest.substr(comma + 1);
+        if (first) {
+            first = false;
+            if (item == "start")
+                out.what = command::start;
+            else if (item == "show")
+                out.what = command::show;
+            else if (item == "stop")
+                out.what = command::stop;
+            else if (item == "status" || item.empty())
+                out.what = command::status;
+            else
+                note("unknown command '" + std::string(item.substr(0, 40)) + "' (start, show, stop or status)");
+            continue;
+        }
+        std::size_t eq = item.find('=');
+        std::string_view key = item.substr(0, eq);
+        std::string_view value = eq == std::string_view::npos ? std::string_view{} : item.substr(eq + 1);
+        if (key == "interval") {
+            number(value, 0, max_interval, "interval (bytes)", out.interval);
+        } else if (key == "depth") {
+            number(value, 1, max_depth, "depth (frames)", out.depth);
+        } else if (key == "protocol") {
+            number(value, 1, 1000, "protocol", out.protocol);
+        } else if (key == "gc") {
+            int gc = out.gc ? 1 : 0;
+            number(value, 0, 1, "gc", gc);
+            out.gc = gc == 1;
+        } else if (key == "file") {
+            if (valid_file(value))
+                out.file = std::string(value);
+            else
+                note("file must be /tmp/heapd-agent-NAME.json (NAME of letters, digits and '-')");
+        } else {
+            note("unknown option '" + std::string(key.substr(0, 40)) + "' (interval, depth, gc, file, protocol)");
+        }
+    }
+    return error.empty();
+}
+
+}  // namespace heapd::agent

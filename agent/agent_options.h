@@ -1,0 +1,40 @@
+#pragma once
+// The options string heapd passes to the agent with each attach `load` (or a JVM's -agentpath:):
+// a command and its settings, e.g. "start,interval=524288,depth=16,protocol=1".
+#include <cstdint>
+#include <string>
+
+namespace heapd::agent {
+
+// The version of the options and of the answer file; heapd and a loaded agent must agree.
+inline constexpr int protocol_version = 1;
+
+// Bounds of the settings, and their defaults (HotSpot's own sampling interval, hprof's depth).
+inline constexpr std::int64_t default_interval = 512 * 1024;
+inline constexpr std::int64_t max_interval = (std::int64_t{1} << 31) - 1;  // SetHeapSamplingInterval takes a jint
+inline constexpr int default_depth = 16;
+inline constexpr int max_depth = 64;
+
+// What the agent is asked to do.
+enum class command { start, show, stop, status };
+
+// One parsed options string.
+struct agent_options {
+    command what = command::status;
+    std::int64_t interval = default_interval;  // bytes between samples, on average, per thread (0: every allocation)
+    int depth = default_depth;                 // frames kept per sample
+    bool gc = false;                           // show, stop: a full collection first, so that live means reachable
+    std::string file;                          // where the answer goes: /tmp/heapd-agent-*.json, or none
+    int protocol = protocol_version;           // what heapd speaks (start with -agentpath: needs none)
+};
+
+// Parses "COMMAND[,key=value...]" (keys: interval, depth, gc, file, protocol). False with why in
+// error for anything else: an unknown command or key, a number out of bounds, a file outside
+// /tmp/heapd-agent-*.json or with a '/' in its name. An unknown command still reads the keys after it
+// (so that the error can be answered in the file named there).
+bool parse_agent_options(const char* text, agent_options& out, std::string& error);
+
+// The name of a command, as in the options string.
+const char* command_name(command c);
+
+}  // namespace heapd::agent

@@ -1,0 +1,187 @@
+#include "agent/answer_file.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+
+namespace heapd::agent {
+namespace {
+
+// Appends a \uXXXX escape.
+void append_unit(std::string& out, unsigned unit) {
+    char buf[8];
+    std::snprintf(buf, sizeof buf, "\\u%04x", unit & 0xFFFF);
+    out += buf;
+}
+
+// Appends s, which is modified UTF-8 as JVMTI gives names, as a JSON string of ASCII: each UTF-16
+// unit beyond ASCII, and each control character, escaped; a malformed sequence as U+FFFD.
+void append_string(std::string& out, const std::string& s) {
+    out += '"';
+    const auto* p = reinterpret_cast<const unsigned char*>(s.data());
+    const auto* end = p + s.size();
+    while (p < end) {
+        unsigned c = *p;
+        if (c < 0x80) {
+            if (c == '"' || c == '\\') {
+                out += '\\';
+                out += static_cast<char>(c);
+            } else if (c < 0x20 || c == 0x7F) {
+                append_unit(out, c);
+            } else {
+                out += static_cast<char>(c);
+            }
+            ++p;
+        } else if ((c & 0xE0) == 0xC0 && end - p >= 2 && (p[1] & 0xC0) == 0x80) {
+            append_unit(out, ((c & 0x1F) << 6) | (p[1] & 0x3F));
+            p += 2;
+        } else if ((c & 0xF0) == 0xE0 && end - p >= 3 && (p[1] & 0xC0) == 0x80 && (p[2] & 0xC0) == 0x80) {
+            append_unit(out, ((c & 0x0F) << 12) | ((p[1] & 0x3F) << 6) | (p[2] & 0x3F));
+            p += 3;
+        } else {
+            append_unit(out, 0xFFFD);
+            ++p;
+        }
+    }
+    out += '"';
+}
+
+void append_number(std::string& out, double v) {
+    char buf[40];
+    std::snprintf(buf, sizeof buf, "%.17g", v);
+    out += buf;
+}
+
+void append_number(std::string& out, std::uint64_t v) { out += std::to_string(v); }
+void append_number(std::string& out, std::int64_t v) { out += std::to_string(v); }
+
+// "key":
+void append_key(std::string& out, const char* key) {
+    out += '"';
+    out += key;
+    out += "\":";
+}
+
+void append_tables(std::string& out, const site_table& t) {
+    // Live estimates per site, from the objects still watched.
+    std::vector<estimate> live(t.sites().size(), estimate{0, 0});
+    std::vector<std::uint64_t> live_samples(t.sites().size(), 0);
+    for (const live_sample& l : t.live()) {
+        estimate e = estimate_of(l.size, t.interval());
+        live[l.site].objects += e.objects;
+        live[l.site].bytes += e.bytes;
+        ++live_samples[l.site];
+    }
+    out += ",\"samples\":";
+    append_number(out, t.samples());
+    out += ",\"dropped_sites\":";
+    append_number(out, t.dropped().sites);
+    out += ",\"dropped_live\":";
+    append_number(out, t.dropped().live);
+    out += ",\"dropped_unnamed\":";
+    append_number(out, t.dropped().classes);
+    out += ",\"classes\":[";
+    for (std::size_t i = 0; i < t.classes().size(); ++i) {
+        if (i) out += ',';
+        append_string(out, t.classes()[i]);
+    }
+    out += "],\"methods\":[";
+    for (std::size_t i = 0; i < t.methods().size(); ++i) {
+        const method_info& m = t.methods()[i];
+        out += i ? ",{" : "{";
+        append_key(out, "class");
+        append_string(out, m.klass);
+        out += ',';
+        append_key(out, "name");
+        append_string(out, m.name);
+        out += ',';
+        append_key(out, "descriptor");
+        append_string(out, m.descriptor);
+        out += ',';
+        append_key(out, "file");
+        append_string(out, m.file);
+        out += '}';
+    }
+    out += "],\"sites\":[";
+    for (std::size_t i = 0; i < t.sites().size(); ++i) {
+        const site& s = t.sites()[i];
+        out += i ? ",{" : "{";
+        append_key(out, "class");
+        append_number(out, std::uint64_t{s.klass});
+        out += ",\"frames\":[";
+        for (std::size_t f = 0; f < s.frames.size(); ++f) {
+            out += f ? ",[" : "[";
+            append_number(out, std::uint64_t{s.frames[f].method});
+            out += ',';
+            append_number(out, std::int64_t{s.frames[f].line});
+            out += ']';
+        }
+        out += "],\"samples\":";
+        append_number(out, s.samples);
+        out += ",\"objects\":";
+        append_number(out, s.objects);
+        out += ",\"bytes\":";
+        append_number(out, s.bytes);
+        out += ",\"live_samples\":";
+        append_number(out, live_samples[i]);
+        out += ",\"live_objects\":";
+        append_number(out, live[i].objects);
+        out += ",\"live_bytes\":";
+        append_number(out, live[i].bytes);
+        out += '}';
+    }
+    out += ']';
+}
+
+}  // namespace
+
+std::string answer_json(const answer_facts& facts, const site_table* tables) {
+    std::string out = "{\"protocol\":";
+    append_number(out, std::int64_t{protocol_version});
+    out += ",\"agent\":";
+    append_string(out, HEAPD_AGENT_VERSION);
+    out += ",\"command\":";
+    append_string(out, command_name(facts.what));
+    out += ",\"error\":";
+    append_string(out, facts.error);
+    out += ",\"sampling\":";
+    out += facts.sampling ? "true" : "false";
+    out += ",\"interval\":";
+    append_number(out, facts.interval);
+    out += ",\"depth\":";
+    append_number(out, std::int64_t{facts.depth});
+    out += ",\"seconds\":";
+    append_number(out, facts.seconds);
+    out += ",\"dropped_ring\":";
+    append_number(out, facts.ring_dropped);
+    out += ",\"memory_bytes\":";
+    append_number(out, facts.memory_bytes);
+    if (tables != nullptr) append_tables(out, *tables);
+    out += "}\n";
+    return out;
+}
+
+bool write_answer(const std::string& path, const std::string& text, std::string& error) {
+    int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (fd < 0) {
+        error = path + ": " + std::strerror(errno);
+        return false;
+    }
+    std::size_t done = 0;
+    while (done < text.size()) {
+        ssize_t n = ::write(fd, text.data() + done, text.size() - done);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) {
+            error = path + ": " + std::strerror(errno);
+            ::close(fd);
+            return false;
+        }
+        done += static_cast<std::size_t>(n);
+    }
+    return ::close(fd) == 0;
+}
+
+}  // namespace heapd::agent

@@ -1,0 +1,110 @@
+#include "attach/agent_control.h"
+
+#include <sys/stat.h>
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <optional>
+#include <vector>
+
+#include "attach/attach_client.h"
+#include "attach/attach_session.h"
+#include "attach/file_copy.h"
+#include "attach/process_info.h"
+#include "base/fd_io.h"
+#include "base/safe_text.h"
+
+namespace heapd::attach {
+namespace {
+
+// The JVM's reply, cut and made safe to show.
+std::string reply_text(const std::string& output) {
+    std::string text = output.substr(0, 400);
+    while (!text.empty() && (text.back() == '\n' || text.back() == ' ')) text.pop_back();
+    return terminal_safe(text);
+}
+
+// Why a library (or its directory) may not be given to a JVM to load, or nothing.
+std::optional<std::string> unsafe(const std::string& path, bool directory) {
+    struct stat st {};
+    if (::stat(path.c_str(), &st) != 0) return std::string(std::strerror(errno));
+    if (directory ? !S_ISDIR(st.st_mode) : !S_ISREG(st.st_mode))
+        return directory ? "is not a directory" : "is not a regular file";
+    if (st.st_uid != 0 && st.st_uid != ::geteuid()) return "is owned by uid " + std::to_string(st.st_uid);
+    if ((st.st_mode & (S_IWGRP | S_IWOTH)) != 0) return "is writable by others";
+    return std::nullopt;
+}
+
+}  // namespace
+
+result<std::string> find_agent_library(const std::string& chosen) {
+    std::vector<std::string> candidates;
+    if (!chosen.empty()) {
+        if (chosen.front() != '/')
+            return fail(error_code::not_found, "the agent library " + chosen + " is not an absolute path");
+        candidates.push_back(chosen);
+    } else {
+        char exe[4096];
+        ssize_t n = ::readlink("/proc/self/exe", exe, sizeof exe - 1);
+        if (n > 0) {
+            std::string dir(exe, static_cast<std::size_t>(n));
+            dir.resize(dir.rfind('/'));
+            candidates.push_back(dir + "/libheapd_agent.so");
+        }
+        candidates.push_back(HEAPD_AGENT_INSTALL_PATH);
+    }
+    for (const std::string& path : candidates) {
+        struct stat st {};
+        if (::stat(path.c_str(), &st) != 0) continue;
+        if (auto why = unsafe(path, false))
+            return fail(error_code::permission_denied, "the agent library " + path + " " + *why + ": not loaded");
+        const std::string dir = path.substr(0, std::max<std::size_t>(path.rfind('/'), 1));
+        if (auto why = unsafe(dir, true))
+            return fail(error_code::permission_denied,
+                        "the directory " + dir + " of the agent library " + *why + ": not loaded");
+        return path;
+    }
+    std::string tried;
+    for (const std::string& path : candidates) tried += (tried.empty() ? "" : ", ") + path;
+    return fail(error_code::not_found, "heapd's agent library is not installed (looked for " + tried + ")");
+}
+
+result<std::string> agent_command(pid_t pid, const agent_target& agent, std::string_view command, int protocol,
+                                  const attach_options& options) {
+    auto target = read_process_info(pid);
+    if (!target) return std::unexpected(target.error());
+    if (!same_filesystem_view(pid))
+        return fail(error_code::unsupported, "process " + std::to_string(pid) +
+                                                 " sees another filesystem (a container): heapd does not place its "
+                                                 "agent there yet");
+    const std::string who = "process " + std::to_string(pid);
+    session_file file{"", staging_name("heapd-agent-", target->ns_pid, ".json"), true};
+    const std::string options_text =
+        std::string(command) + ",protocol=" + std::to_string(protocol) + ",file=/tmp/" + file.name;
+    attach_request request{"load", {agent.library, "true", options_text}};
+    auto reply = run_session(pid, request, options, &file);
+    if (!reply) return std::unexpected(reply.error());
+    const std::optional<int> code = agent_return_code(reply->output);
+    if (reply->status != 0 || (code && *code != 0))
+        return fail(error_code::agent_refused,
+                    who + " did not load heapd's agent " + agent.library + ": " + reply_text(reply->output));
+    if (!file.collected) {
+        if (file.collect_errno == ENOENT)
+            return fail(error_code::agent_refused, "heapd's agent in " + who + " wrote no answer in time");
+        return fail(error_code::io,
+                    "cannot open the answer of heapd's agent in " + who + ": " + std::strerror(file.collect_errno));
+    }
+    struct stat st {};
+    if (::fstat(file.collected.get(), &st) != 0)
+        return fail(error_code::io, "cannot stat the answer of heapd's agent in " + who + ": " + std::strerror(errno));
+    if (auto why = handed_over_refusal(st, target->euid, agent.max_answer_bytes))
+        return fail(error_code::io, "the answer of heapd's agent in " + who + " " + *why + ": not taken");
+    auto text = read_to_end(file.collected.get(), agent.max_answer_bytes);
+    if (!text) return fail(error_code::io, "cannot read the answer of heapd's agent in " + who);
+    return std::move(*text);
+}
+
+}  // namespace heapd::attach

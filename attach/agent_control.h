@@ -1,0 +1,39 @@
+#pragma once
+// Commands to heapd's allocation-sampling agent (agent/) in a running JVM. Each is one attach `load`
+// of the agent library with the command in its options: the JVM loads the library the first time
+// and afterwards hands each load to the agent already there. The agent writes its answer to a new
+// file in the JVM's /tmp, which is collected the way a staged heap dump is (heap_dump.h: opened with
+// the JVM's rights, never through a link, its name removed, then checked) and read whole.
+#include <sys/types.h>
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "attach/attach_request.h"
+#include "base/error.h"
+
+namespace heapd::attach {
+
+// How to reach the agent.
+struct agent_target {
+    std::string library;  // absolute path of libheapd_agent.so, as the JVM sees it
+    std::uint64_t max_answer_bytes = 64u << 20;
+};
+
+// The agent library to load: `chosen` when given, else libheapd_agent.so beside the running
+// executable (the build tree), else where it is installed (HEAPD_AGENT_INSTALL_PATH). Whatever the
+// JVM loads runs as the JVM's user, so the file must be a regular file owned by root or by us and
+// writable by nobody else, and so must its directory. Errors: not_found, permission_denied.
+result<std::string> find_agent_library(const std::string& chosen = {});
+
+// Sends `command` ("start,interval=524288,depth=16", "show,gc=1", "stop", "status"; the answer
+// file and protocol version are added) and returns the agent's answer (JSON, unchecked: see
+// formats/sites). Errors: those of attach_command; unsupported for a JVM in another mount
+// namespace (a container: the library is not placed there yet); agent_refused when the JVM would
+// not load the library (its reply says why) or the agent wrote no answer in time; io when the
+// answer cannot be taken.
+result<std::string> agent_command(pid_t pid, const agent_target& agent, std::string_view command, int protocol,
+                                  const attach_options& options = {});
+
+}  // namespace heapd::attach

@@ -1,0 +1,143 @@
+#include "formats/sites/allocation_profile.h"
+
+#include <cmath>
+#include <nlohmann/json.hpp>
+
+#include "formats/hprof/java_names.h"
+
+namespace heapd::sites {
+namespace {
+
+using json = nlohmann::json;
+
+// Thrown inside this file only, for a field that is not what it must be; turned into bad_value.
+struct bad_field {
+    std::string what;
+};
+
+const json& field(const json& object, const char* key) {
+    auto it = object.find(key);
+    if (it == object.end()) throw bad_field{std::string("no \"") + key + "\""};
+    return *it;
+}
+
+std::string text_of(const json& object, const char* key) {
+    const json& v = field(object, key);
+    if (!v.is_string()) throw bad_field{std::string("\"") + key + "\" is not a string"};
+    return v.get<std::string>();
+}
+
+std::uint64_t count_of(const json& object, const char* key) {
+    const json& v = field(object, key);
+    if (!v.is_number_unsigned()) throw bad_field{std::string("\"") + key + "\" is not a count"};
+    return v.get<std::uint64_t>();
+}
+
+std::int64_t integer_of(const json& object, const char* key) {
+    const json& v = field(object, key);
+    if (!v.is_number_integer()) throw bad_field{std::string("\"") + key + "\" is not an integer"};
+    return v.get<std::int64_t>();
+}
+
+// A finite, non-negative estimate.
+double estimate_of(const json& object, const char* key) {
+    const json& v = field(object, key);
+    if (!v.is_number()) throw bad_field{std::string("\"") + key + "\" is not a number"};
+    double d = v.get<double>();
+    if (!std::isfinite(d) || d < 0) throw bad_field{std::string("\"") + key + "\" is not a non-negative number"};
+    return d;
+}
+
+const json& array_of(const json& object, const char* key, std::size_t max) {
+    const json& v = field(object, key);
+    if (!v.is_array()) throw bad_field{std::string("\"") + key + "\" is not an array"};
+    if (v.size() > max)
+        throw bad_field{std::string("\"") + key + "\" holds " + std::to_string(v.size()) + " entries, more than " +
+                        std::to_string(max)};
+    return v;
+}
+
+void read_tables(const json& j, allocation_profile& p) {
+    p.has_tables = true;
+    p.samples = count_of(j, "samples");
+    p.dropped_sites = count_of(j, "dropped_sites");
+    p.dropped_live = count_of(j, "dropped_live");
+    p.dropped_unnamed = count_of(j, "dropped_unnamed");
+    for (const json& c : array_of(j, "classes", max_entries)) {
+        if (!c.is_string()) throw bad_field{"a class is not a string"};
+        p.classes.push_back(java_type_name(c.get<std::string>()));
+    }
+    for (const json& m : array_of(j, "methods", max_entries)) {
+        if (!m.is_object()) throw bad_field{"a method is not an object"};
+        p.methods.push_back(
+            {java_type_name(text_of(m, "class")), text_of(m, "name"), text_of(m, "descriptor"), text_of(m, "file")});
+    }
+    for (const json& s : array_of(j, "sites", max_entries)) {
+        if (!s.is_object()) throw bad_field{"a site is not an object"};
+        profile_site site;
+        std::uint64_t klass = count_of(s, "class");
+        if (klass >= p.classes.size()) throw bad_field{"a site's class " + std::to_string(klass) + " is not listed"};
+        site.klass = static_cast<std::uint32_t>(klass);
+        for (const json& f : array_of(s, "frames", max_frames)) {
+            if (!f.is_array() || f.size() != 2 || !f[0].is_number_unsigned() || !f[1].is_number_integer())
+                throw bad_field{"a frame is not [method, line]"};
+            std::uint64_t method = f[0].get<std::uint64_t>();
+            std::int64_t line = f[1].get<std::int64_t>();
+            if (method >= p.methods.size())
+                throw bad_field{"a frame's method " + std::to_string(method) + " is not listed"};
+            if (line < -2 || line > INT32_MAX)
+                throw bad_field{"a frame's line " + std::to_string(line) + " is out of range"};
+            site.frames.push_back({static_cast<std::uint32_t>(method), static_cast<std::int32_t>(line)});
+        }
+        site.samples = count_of(s, "samples");
+        site.live_samples = count_of(s, "live_samples");
+        site.objects = estimate_of(s, "objects");
+        site.bytes = estimate_of(s, "bytes");
+        site.live_objects = estimate_of(s, "live_objects");
+        site.live_bytes = estimate_of(s, "live_bytes");
+        p.sites.push_back(std::move(site));
+    }
+}
+
+}  // namespace
+
+std::string java_type_name(std::string_view signature) {
+    if (signature.size() >= 2 && signature.front() == 'L' && signature.back() == ';')
+        signature = signature.substr(1, signature.size() - 2);
+    return java_class_name(signature);
+}
+
+result<allocation_profile> parse_allocation_profile(std::string_view text) {
+    if (text.size() > max_answer_bytes)
+        return fail(error_code::bad_value, "the agent's answer is " + std::to_string(text.size()) +
+                                               " bytes, more than the " + std::to_string(max_answer_bytes) +
+                                               " allowed");
+    json j = json::parse(text, nullptr, false);
+    if (j.is_discarded() || !j.is_object())
+        return fail(error_code::bad_value, "the agent's answer is not a JSON object");
+    allocation_profile p;
+    try {
+        p.protocol = static_cast<int>(integer_of(j, "protocol"));
+        p.agent_version = text_of(j, "agent");
+        if (p.protocol != agent_protocol)
+            return fail(error_code::protocol, "the agent (" + p.agent_version + ") speaks protocol " +
+                                                  std::to_string(p.protocol) + ", heapd " +
+                                                  std::to_string(agent_protocol));
+        p.command = text_of(j, "command");
+        p.error = text_of(j, "error");
+        const json& sampling = field(j, "sampling");
+        if (!sampling.is_boolean()) throw bad_field{"\"sampling\" is not true or false"};
+        p.sampling = sampling.get<bool>();
+        p.interval = integer_of(j, "interval");
+        p.depth = static_cast<int>(integer_of(j, "depth"));
+        p.seconds = estimate_of(j, "seconds");
+        p.dropped_ring = count_of(j, "dropped_ring");
+        p.memory_bytes = count_of(j, "memory_bytes");
+        if (j.contains("sites")) read_tables(j, p);
+    } catch (const bad_field& e) {
+        return fail(error_code::bad_value, "the agent's answer: " + e.what);
+    }
+    return p;
+}
+
+}  // namespace heapd::sites

@@ -1,0 +1,190 @@
+// `heapd sites` against real JVMs: tests/java/AllocSites.java allocates from known methods known
+// amounts (200 live arrays of 1 MiB from keep(), 2 GiB of 1 KiB arrays that die at once from
+// churn(), 25 dropped arrays of 4 MiB from big()); the agent's estimates must find them. Then what
+// goes wrong: not sampling, sampling twice, the capability held by another agent (a second copy of
+// the library), the JVM exiting while sampled, and many start/stop cycles.
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <thread>
+
+#include "attach/agent_control.h"
+#include "support/jvm_process.h"
+
+namespace heapd {
+namespace {
+
+using test::demo_jvm;
+using test::java_main;
+using test::run_command;
+
+constexpr double mib = 1024.0 * 1024.0;
+
+std::string agent_library() { return std::string(HEAPD_BINARY_DIR) + "/daemon/libheapd_agent.so"; }
+
+test::command_result sites(pid_t pid, std::vector<std::string> args) {
+    std::vector<std::string> argv = {test::heapd_binary(), "sites", std::to_string(pid)};
+    argv.insert(argv.end(), args.begin(), args.end());
+    return run_command(argv);
+}
+
+// The row of a `--by method --json` table whose method is `method`, or null.
+const nlohmann::json* method_row(const nlohmann::json& table, const std::string& method) {
+    for (const auto& row : table["rows"])
+        if (row["method"] == method) return &row;
+    return nullptr;
+}
+
+TEST(sites_command, finds_the_known_allocation_sites_of_a_real_jvm) {
+    test::scratch_dir dir;
+    const std::string trigger = dir.file("go");
+    demo_jvm jvm(java_main{"AllocSites"}, {"-Xmx1g"}, {trigger});
+    ASSERT_TRUE(jvm.ready());
+    auto started = sites(jvm.pid(), {"--start"});
+    ASSERT_EQ(started.exit_code, 0) << started.err;
+    ASSERT_TRUE(test::leaky_grow(trigger));
+    auto stopped = sites(jvm.pid(), {"--stop", "--by", "method", "--cutoff", "0", "--json"});
+    ASSERT_EQ(stopped.exit_code, 0) << stopped.err;
+    auto table = nlohmann::json::parse(stopped.out);
+    EXPECT_EQ(table["dropped"]["no_slot"], 0);
+    EXPECT_EQ(table["collected_first"], true);
+
+    // The keeping method is the top live site, its live bytes within 15% of the 200 MiB it holds.
+    ASSERT_FALSE(table["rows"].empty());
+    EXPECT_EQ(table["rows"][0]["method"], "AllocSites.keep") << table.dump(1);
+    const nlohmann::json* keep = method_row(table, "AllocSites.keep");
+    ASSERT_NE(keep, nullptr);
+    EXPECT_NEAR((*keep)["live_bytes"].get<double>() / mib, 200, 30) << keep->dump();
+    EXPECT_NEAR((*keep)["live_objects"].get<double>(), 200, 30);
+
+    // The churning method allocated 2 GiB, within 15%, and under 1% of it is alive.
+    const nlohmann::json* churn = method_row(table, "AllocSites.churn");
+    ASSERT_NE(churn, nullptr);
+    const double churned = (*churn)["bytes"].get<double>();
+    EXPECT_NEAR(churned / mib, 2048, 2048 * 0.15) << churn->dump();
+    EXPECT_LT((*churn)["live_bytes"].get<double>(), churned * 0.01) << churn->dump();
+
+    // big() allocated 100 MiB in 4 MiB arrays and dropped them.
+    const nlohmann::json* big = method_row(table, "AllocSites.big");
+    ASSERT_NE(big, nullptr);
+    EXPECT_NEAR((*big)["bytes"].get<double>() / mib, 100, 15) << big->dump();
+    EXPECT_LT((*big)["live_bytes"].get<double>(), 8 * mib);
+
+    // Sampling stopped: nothing more to show.
+    auto again = sites(jvm.pid(), {"--show"});
+    EXPECT_EQ(again.exit_code, 3);
+    EXPECT_NE(again.err.find("not sampling"), std::string::npos) << again.err;
+}
+
+TEST(sites_command, prints_the_sites_table_with_stacks) {
+    test::scratch_dir dir;
+    const std::string trigger = dir.file("go");
+    demo_jvm jvm(java_main{"AllocSites"}, {"-Xmx1g"}, {trigger});
+    ASSERT_TRUE(jvm.ready());
+    std::thread grow([&] { std::this_thread::sleep_for(std::chrono::milliseconds(500)), test::leaky_grow(trigger); });
+    auto table = sites(jvm.pid(), {"--seconds", "6", "--depth", "2"});
+    grow.join();
+    ASSERT_EQ(table.exit_code, 0) << table.err;
+    EXPECT_NE(table.out.find("ranked by live bytes"), std::string::npos) << table.out;
+    // Rank 1 is the kept byte[] with its two frames under it.
+    auto rank1 = table.out.find("   1 ");
+    ASSERT_NE(rank1, std::string::npos) << table.out;
+    auto keep = table.out.find("byte[]\n          at AllocSites.keep(AllocSites.java:", rank1);
+    EXPECT_NE(keep, std::string::npos) << table.out;
+    EXPECT_NE(table.out.find("          at AllocSites.main(AllocSites.java:", keep), std::string::npos) << table.out;
+}
+
+TEST(sites_command, refuses_what_cannot_be_done_and_says_why) {
+    test::scratch_dir dir;
+    demo_jvm jvm(java_main{"AllocSites"}, {"-Xmx256m"}, {dir.file("never")});
+    ASSERT_TRUE(jvm.ready());
+    auto show = sites(jvm.pid(), {"--show"});
+    EXPECT_EQ(show.exit_code, 3);
+    EXPECT_NE(show.err.find("not sampling"), std::string::npos) << show.err;
+
+    ASSERT_EQ(sites(jvm.pid(), {"--start"}).exit_code, 0);
+    auto twice = sites(jvm.pid(), {"--start"});
+    EXPECT_EQ(twice.exit_code, 3);
+    EXPECT_NE(twice.err.find("already sampling"), std::string::npos) << twice.err;
+    auto status = sites(jvm.pid(), {"--status"});
+    EXPECT_EQ(status.exit_code, 0);
+    EXPECT_NE(status.out.find("sampling for"), std::string::npos) << status.out;
+
+    // A second copy of the agent (another path: another library to the JVM) cannot sample while the
+    // first holds the capability, which is one environment's at a time.
+    const std::string copy = dir.file("libheapd_agent_copy.so");
+    std::filesystem::copy_file(agent_library(), copy);
+    ::chmod(dir.path().c_str(), 0755);
+    auto second = sites(jvm.pid(), {"--start", "--agent", copy});
+    EXPECT_EQ(second.exit_code, 3);
+    EXPECT_NE(second.err.find("another JVMTI agent holds allocation sampling"), std::string::npos) << second.err;
+    ASSERT_EQ(sites(jvm.pid(), {"--stop"}).exit_code, 0);
+    // Once the first let go, the second may.
+    EXPECT_EQ(sites(jvm.pid(), {"--start", "--agent", copy}).exit_code, 0);
+    EXPECT_EQ(sites(jvm.pid(), {"--stop", "--agent", copy}).exit_code, 0);
+
+    // An agent library others could have written is never given to a JVM.
+    ::chmod(copy.c_str(), 0666);
+    auto unsafe = sites(jvm.pid(), {"--start", "--agent", copy});
+    EXPECT_EQ(unsafe.exit_code, 2);
+    EXPECT_NE(unsafe.err.find("writable by others"), std::string::npos) << unsafe.err;
+}
+
+TEST(sites_command, a_jvm_that_exits_while_sampled_exits_as_it_would) {
+    test::scratch_dir dir;
+    auto p = test::start_until_ready({"java", "-Xmx256m", "-XX:ErrorFile=" + dir.file("hs_err.log"), "-cp",
+                                      test::test_classes_dir(), "AllocSites", dir.file("never"), "forever"},
+                                     dir.path());
+    ASSERT_TRUE(p.ready);
+    EXPECT_EQ(sites(p.pid, {"--start", "--interval", "16384"}).exit_code, 0);
+    std::this_thread::sleep_for(std::chrono::milliseconds(500));
+    ::kill(p.pid, SIGTERM);
+    int status = 0;
+    ASSERT_EQ(::waitpid(p.pid, &status, 0), p.pid);
+    // Shutdown by SIGTERM: exit status 143, no crash report.
+    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 143) << status;
+    EXPECT_FALSE(std::filesystem::exists(dir.file("hs_err.log")));
+}
+
+// Resident memory of a process in KiB (VmRSS).
+long rss_kib(pid_t pid) {
+    std::ifstream in("/proc/" + std::to_string(pid) + "/status");
+    std::string line;
+    while (std::getline(in, line))
+        if (line.rfind("VmRSS:", 0) == 0) return std::stol(line.substr(6));
+    return -1;
+}
+
+TEST(sites_command, a_hundred_start_stop_cycles_leave_nothing_behind) {
+    test::scratch_dir dir;
+    demo_jvm jvm(java_main{"AllocSites"}, {"-Xmx256m", "-Xms256m"}, {dir.file("never")});
+    ASSERT_TRUE(jvm.ready());
+    attach::agent_target agent{agent_library()};
+    auto cycle = [&] {
+        auto start = attach::agent_command(jvm.pid(), agent, "start,interval=1024", 1);
+        ASSERT_TRUE(start.has_value()) << start.error().describe();
+        EXPECT_NE(start->find("\"error\":\"\""), std::string::npos) << *start;
+        auto stop = attach::agent_command(jvm.pid(), agent, "stop", 1);
+        ASSERT_TRUE(stop.has_value()) << stop.error().describe();
+        EXPECT_NE(stop->find("\"error\":\"\""), std::string::npos) << *stop;
+    };
+    for (int i = 0; i < 10; ++i) cycle();
+    const long after_ten = rss_kib(jvm.pid());
+    for (int i = 0; i < 90; ++i) cycle();
+    const long after_hundred = rss_kib(jvm.pid());
+    // Each cycle allocates the ring (1.2 MiB) and tables afresh: 90 leaked cycles would be 100+ MiB.
+    EXPECT_LT(after_hundred - after_ten, 16 * 1024) << after_ten << " KiB after 10, " << after_hundred << " after 100";
+    // No file of the agent's is left in /tmp.
+    for (const auto& e : std::filesystem::directory_iterator("/tmp"))
+        EXPECT_EQ(e.path().filename().string().find("heapd-agent-" + std::to_string(jvm.pid()) + "-"),
+                  std::string::npos);
+}
+
+}  // namespace
+}  // namespace heapd
