@@ -4,10 +4,12 @@
 #include <cstdio>
 #include <cstring>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "base/atomic_file.h"
 #include "base/big_memory.h"
+#include "base/fd_io.h"
 #include "base/unique_fd.h"
 #include "daemon/commands/analyze_progress.h"
 #include "daemon/commands/commands.h"
@@ -18,6 +20,8 @@
 #include "formats/hprof/dump_file.h"
 #include "formats/report/report_json.h"
 #include "formats/report/report_text.h"
+#include "formats/sites/allocation_profile.h"
+#include "formats/sites/sites_join.h"
 
 namespace heapd::cmd {
 namespace {
@@ -39,6 +43,7 @@ struct analyze_args {
     std::string memory;     // anonymous memory the analysis may take ("4G"), "" for no limit of its own
     std::string spill_dir;  // where big arrays go beyond it (default: beside the dump)
     bool progress = false;  // progress lines on stderr when it is no terminal (a terminal gets a bar anyway)
+    std::string sites;      // an allocation profile of heapd's agent to join (heapd sites --save)
 };
 
 // The report from the dump's index when it matches, else from a fresh analysis, which is then
@@ -76,6 +81,22 @@ result<analysis_report> indexed_analysis(const analyze_args& a, analysis_options
 }
 
 int analyze_and_print(const analyze_args& a) {
+    std::optional<sites::allocation_profile> profile;
+    if (!a.sites.empty()) {
+        auto text = read_small_file(a.sites, sites::max_answer_bytes);
+        if (!text) {
+            std::fprintf(stderr, "heapd: --sites %s: %s\n", a.sites.c_str(), std::strerror(errno));
+            return bad_input;
+        }
+        auto parsed = sites::parse_allocation_profile(*text);
+        if (!parsed || !parsed->has_tables) {
+            std::fprintf(
+                stderr, "heapd: --sites %s: %s\n", a.sites.c_str(),
+                parsed ? "an answer without tables (save one of --show or --stop)" : parsed.error().message.c_str());
+            return bad_input;
+        }
+        profile = std::move(*parsed);
+    }
     analysis_options options;
     // The index keeps at least 100 of each top list, so other --top values are cut from it.
     const unsigned largest = a.top == 0 ? 20 : a.top;
@@ -101,6 +122,7 @@ int analyze_and_print(const analyze_args& a) {
     cut(report->retention.dominators, largest);
     cut(report->retention.retained_by_class, largest);
     cut(report->waste.duplicate_strings_top, largest);
+    if (profile) sites::join_allocation_sites(*report, *profile);
     if (a.json) {
         std::string text = to_json(*report).dump(2, ' ', false, nlohmann::json::error_handler_t::replace);
         std::fwrite(text.data(), 1, text.size(), stdout);
@@ -180,6 +202,9 @@ void add_analyze(CLI::App& app, int& status) {
                     "of it (default: no limit, arrays beyond half the available memory go to a file)");
     sub->add_option("--spill-dir", args->spill_dir,
                     "Where the file for big arrays is made (nameless, gone at exit; default: beside the dump)");
+    sub->add_option("--sites", args->sites,
+                    "Join an allocation profile saved by `heapd sites PID --save FILE` (taken while the JVM ran): "
+                    "each leak suspect says where its objects were allocated");
     sub->add_flag("--progress", args->progress,
                   "Print progress lines on stderr when it is no terminal (a terminal always shows a progress bar)");
     sub->add_option("--dump", args->dump,

@@ -10,6 +10,7 @@
 #include <string>
 
 #include "attach/agent_control.h"
+#include "base/atomic_file.h"
 #include "base/safe_text.h"
 #include "daemon/commands/commands.h"
 #include "formats/report/report_text.h"
@@ -34,6 +35,7 @@ struct sites_args {
     bool json = false;
     std::string agent;
     double timeout_seconds = 30;
+    std::string save;  // the agent's answer, as it came, for heapd analyze --sites
 };
 
 std::atomic<bool> interrupted{false};
@@ -74,6 +76,13 @@ struct agent_call {
             return std::unexpected(text.error().code == error_code::agent_refused ? jvm_failed : attach_failed);
         }
         auto profile = sites::parse_allocation_profile(*text);
+        if (profile && profile->has_tables && !args.save.empty()) {
+            if (auto saved = write_file_atomic(args.save, *text, {0600}); !saved) {
+                std::fprintf(stderr, "heapd: sites %d: --save %s: %s\n", args.pid, args.save.c_str(),
+                             saved.error().message.c_str());
+                return std::unexpected(bad_input);
+            }
+        }
         if (!profile) {
             std::fprintf(stderr, "heapd: sites %d: %s\n", args.pid, profile.error().message.c_str());
             return std::unexpected(jvm_failed);
@@ -189,6 +198,8 @@ void add_sites(CLI::App& app, int& status) {
     sub->add_flag("--no-gc", args->no_gc,
                   "Do not run a full collection before counting live objects (live then means not yet collected)");
     sub->add_flag("--json", args->json, "Print JSON for machines");
+    sub->add_option("--save", args->save,
+                    "Also write the agent's answer to this new file, for `heapd analyze DUMP --sites FILE`");
     sub->add_option("--agent", args->agent, "The agent library (default: beside heapd, else where it is installed)");
     sub->add_option("--timeout", args->timeout_seconds, "Seconds to attach and for the agent to answer")
         ->check(CLI::PositiveNumber)

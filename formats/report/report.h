@@ -132,6 +132,26 @@ struct accumulated_class {
     std::uint64_t retained_bytes = 0;
 };
 
+// Where live objects of one class were allocated, from heapd's allocation-sampling agent (agent/)
+// joined to the dump by class name (formats/sites/sites_join.h): a site's estimated live bytes and
+// objects, and its share of the class's sampled live bytes.
+struct allocation_site_entry {
+    std::string class_name;
+    std::string origin;               // the first frame outside the JDK, else the allocating frame
+    std::vector<std::string> frames;  // allocating frame first: "java.util.HashMap.newNode(HashMap.java:1901)"
+    std::uint64_t live_bytes = 0, live_objects = 0;
+    double share = 0;
+};
+
+// The allocation profile a report was joined with: which agent, how it sampled.
+struct allocation_profile_facts {
+    bool joined = false;
+    std::string agent;          // its version
+    std::int64_t interval = 0;  // bytes between samples, on average, per thread
+    double seconds = 0;         // sampled for
+    std::uint64_t samples = 0;
+};
+
 // An object, or the instances of a class, retaining a large share of the reachable heap.
 struct leak_suspect {
     bool is_class = false;        // instances of one class together, no single one large
@@ -145,6 +165,9 @@ struct leak_suspect {
     std::vector<accumulated_class> held_by;      // for a class: its instances' dominators by class
     std::vector<dominator_entry> biggest;        // for a class: its instances retaining most (up to 5)
     gc_path path;                                // from a GC root to the accumulation point
+    // Where the suspect's class (for a class) and the accumulated classes were allocated, when the
+    // report was joined with an allocation profile; by class, then by live bytes.
+    std::vector<allocation_site_entry> allocated_at;
 };
 
 // The dominator tree's findings: biggest retainers, retention by class, and reachability.
@@ -220,6 +243,7 @@ struct analysis_report {
     std::vector<problem_report> problems;  // at most problem_list::max_kept
     std::uint64_t problems_omitted = 0;    // found past that bound, counted only
     waste_report waste;
+    allocation_profile_facts allocations;  // joined: the suspects say where their objects were allocated
 };
 
 }  // namespace heapd

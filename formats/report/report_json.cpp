@@ -99,6 +99,17 @@ json suspects_json(const retention_report& t) {
             e["biggest_instances"] = std::move(biggest);
         }
         e["path"] = path_json(s.path);
+        if (!s.allocated_at.empty()) {
+            json sites = json::array();
+            for (const allocation_site_entry& a : s.allocated_at)
+                sites.push_back({{"class", a.class_name},
+                                 {"origin", a.origin},
+                                 {"frames", a.frames},
+                                 {"live_bytes", a.live_bytes},
+                                 {"live_objects", a.live_objects},
+                                 {"share", a.share}});
+            e["allocated_at"] = std::move(sites);
+        }
         list.push_back(std::move(e));
     }
     return {{"threshold", t.suspect_threshold}, {"suspects", list}};
@@ -136,6 +147,12 @@ void suspects_from_json(const json& j, retention_report& t) {
         s.chain_length = e.at("accumulation_point").at("chain_length").get<std::uint64_t>();
         s.accumulated = groups_from_json(e.at("accumulated"));
         s.path = path_from_json(e.at("path"));
+        if (e.contains("allocated_at"))
+            for (const json& a : e.at("allocated_at"))
+                s.allocated_at.push_back({a.at("class").get<std::string>(), a.at("origin").get<std::string>(),
+                                          a.at("frames").get<std::vector<std::string>>(),
+                                          a.at("live_bytes").get<std::uint64_t>(),
+                                          a.at("live_objects").get<std::uint64_t>(), a.at("share").get<double>()});
         t.leak_suspects.push_back(std::move(s));
     }
 }
@@ -298,6 +315,11 @@ nlohmann::ordered_json to_json(const analysis_report& r) {
     out["threads"] = threads;
     out["legacy"] = legacy_json(r.legacy);
     if (r.waste.computed) out["waste"] = waste_json(r.waste);
+    if (r.allocations.joined)
+        out["allocation_profile"] = {{"agent", r.allocations.agent},
+                                     {"interval", r.allocations.interval},
+                                     {"seconds", r.allocations.seconds},
+                                     {"samples", r.allocations.samples}};
     out["problems"] = problems;
     if (r.problems_omitted != 0) out["problems_omitted"] = r.problems_omitted;
     return out;
@@ -391,6 +413,11 @@ result<analysis_report> report_from_json(const nlohmann::ordered_json& j) {
         }
         if (j.contains("legacy")) legacy_from_json(j.at("legacy"), r.legacy);
         if (j.contains("waste")) waste_from_json(j.at("waste"), r.waste);
+        if (j.contains("allocation_profile")) {
+            const json& a = j.at("allocation_profile");
+            r.allocations = {true, a.at("agent").get<std::string>(), a.at("interval").get<std::int64_t>(),
+                             a.at("seconds").get<double>(), a.at("samples").get<std::uint64_t>()};
+        }
         if (j.contains("dominators")) {
             retention_report& t = r.retention;
             t.computed = true;

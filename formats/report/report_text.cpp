@@ -216,6 +216,10 @@ void suspects(std::string& out, const analysis_report& r) {
     const retention_report& t = r.retention;
     if (!t.computed) return;
     out += fmt("\nLeak suspects (each retaining at least %.0f%% of the reachable heap)\n", 100 * t.suspect_threshold);
+    if (r.allocations.joined)
+        out += fmt("  Where they were allocated: heapd's agent sampled %s allocations over %.0f s, one per %s\n",
+                   grouped(r.allocations.samples).c_str(), r.allocations.seconds,
+                   human_bytes(static_cast<std::uint64_t>(r.allocations.interval)).c_str());
     if (t.leak_suspects.empty()) out += "  none\n";
     unsigned i = 0;
     for (const leak_suspect& s : t.leak_suspects) {
@@ -247,6 +251,10 @@ void suspects(std::string& out, const analysis_report& r) {
             if (!biggest.empty()) wrapped_list(out, "     ", "the biggest: " + biggest);
         }
         wrapped_path(out, "     ", (s.is_class ? "path to the biggest: " : "path: ") + path_text(s.path));
+        for (const allocation_site_entry& a : s.allocated_at)
+            wrapped_list(out, "     ",
+                         a.class_name + " allocated at " + a.origin + ": " + text::round_percent(100 * a.share) +
+                             " of its sampled live bytes (" + human_bytes(a.live_bytes) + ")");
     }
 }
 

@@ -188,3 +188,46 @@ TEST(sites_command, a_hundred_start_stop_cycles_leave_nothing_behind) {
 
 }  // namespace
 }  // namespace heapd
+
+namespace heapd {
+namespace {
+
+// The join: a dump taken while the agent samples, analyzed with the agent's saved answer, says where
+// the leak suspect's objects were allocated, down to the line.
+TEST(sites_command, a_dump_report_says_where_its_suspects_objects_were_allocated) {
+    test::scratch_dir dir;
+    const std::string trigger = dir.file("go");
+    demo_jvm jvm(java_main{"AllocSites"}, {"-Xmx1g"}, {trigger});
+    ASSERT_TRUE(jvm.ready());
+    ASSERT_EQ(sites(jvm.pid(), {"--start"}).exit_code, 0);
+    ASSERT_TRUE(test::leaky_grow(trigger));
+    const std::string profile = dir.file("sites.json"), dump = dir.file("heap.hprof");
+    auto show = sites(jvm.pid(), {"--show", "--save", profile});
+    ASSERT_EQ(show.exit_code, 0) << show.err;
+    auto dumped = run_command({test::heapd_binary(), "attach", std::to_string(jvm.pid()), "dumpheap", dump});
+    ASSERT_EQ(dumped.exit_code, 0) << dumped.err;
+
+    auto analyzed = run_command({test::heapd_binary(), "analyze", dump, "--no-index", "--json", "--sites", profile});
+    ASSERT_EQ(analyzed.exit_code, 0) << analyzed.err;
+    auto report = nlohmann::json::parse(analyzed.out);
+    ASSERT_TRUE(report.contains("allocation_profile"));
+    EXPECT_GT(report["allocation_profile"]["samples"].get<std::uint64_t>(), 100u);
+    const auto& suspects = report["leak_suspects"]["suspects"];
+    ASSERT_FALSE(suspects.empty());
+    ASSERT_TRUE(suspects[0].contains("allocated_at")) << suspects[0].dump(1);
+    const auto& site = suspects[0]["allocated_at"][0];
+    EXPECT_EQ(site["class"], "byte[]");
+    EXPECT_EQ(site["origin"].get<std::string>().rfind("AllocSites.keep(AllocSites.java:", 0), 0u) << site.dump();
+    EXPECT_GT(site["share"].get<double>(), 0.9);
+    EXPECT_NEAR(site["live_bytes"].get<double>() / mib, 200, 30);
+
+    auto text = run_command({test::heapd_binary(), "analyze", dump, "--no-index", "--sites", profile});
+    ASSERT_EQ(text.exit_code, 0) << text.err;
+    EXPECT_NE(text.out.find("byte[] allocated at AllocSites.keep(AllocSites.java:"), std::string::npos) << text.out;
+    // Without the profile, no such line.
+    auto plain = run_command({test::heapd_binary(), "analyze", dump, "--no-index"});
+    EXPECT_EQ(plain.out.find("allocated at"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace heapd
