@@ -14,9 +14,9 @@
 #include "base/safe_text.h"
 #include "daemon/commands/commands.h"
 #include "formats/report/report_text.h"
+#include "formats/report/sites_report.h"
 #include "formats/sites/allocation_profile.h"
 #include "formats/sites/site_ranking.h"
-#include "formats/sites/sites_text.h"
 
 namespace heapd::cmd {
 namespace {
@@ -104,13 +104,13 @@ int print_table(const sites_args& args, const sites::allocation_profile& profile
     t.depth = args.depth;
     t.cutoff = args.cutoff;
     t.top = args.top;
-    sites::site_table table = sites::rank_sites(profile, t);
+    sites_report table = sites::rank_sites(profile, t, !args.no_gc);
     if (args.json) {
-        nlohmann::json j = sites::sites_json(profile, table, !args.no_gc);
+        nlohmann::ordered_json j = to_json(table);
         j["pid"] = args.pid;
-        std::printf("%s\n", j.dump(2).c_str());
+        std::printf("%s\n", j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
     } else {
-        std::printf("Process %d\n%s", args.pid, sites::sites_text(profile, table, !args.no_gc).c_str());
+        std::printf("Process %d\n%s", args.pid, render_sites_text(table).c_str());
     }
     return ok;
 }

@@ -61,10 +61,18 @@ std::string frame_text(const allocation_profile& profile, const profile_frame& f
     return m.klass + "." + m.name + "(" + where + ")";
 }
 
-site_table rank_sites(const allocation_profile& profile, const table_options& options) {
-    site_table t;
-    t.by = options.by;
-    t.order = options.order;
+sites_report rank_sites(const allocation_profile& profile, const table_options& options, bool collected_first) {
+    sites_report t;
+    t.agent = profile.agent_version;
+    t.interval = profile.interval;
+    t.sampled_depth = profile.depth;
+    t.seconds = profile.seconds;
+    t.samples = profile.samples;
+    t.dropped = {profile.dropped_ring, profile.dropped_sites, profile.dropped_unnamed, profile.dropped_live};
+    t.agent_memory_bytes = profile.memory_bytes;
+    t.collected_first = collected_first;
+    t.by = grouping_name(options.by);
+    t.order = ranking_name(options.order);
     t.depth = options.by == grouping::site ? options.depth : 0;
     t.cutoff = options.cutoff;
     std::map<row_key, site_row> rows;

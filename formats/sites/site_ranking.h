@@ -1,11 +1,13 @@
 #pragma once
-// hprof's SITES table from an allocation profile: sites grouped by class and stack (cut to a
-// depth), by allocating method or by class, ranked by live or allocated bytes, with the smallest
-// left out below a cutoff. Percentages are of all sampled bytes, whatever is shown.
+// hprof's SITES table (formats/report/sites_report.h) from an allocation profile: sites grouped by
+// class and stack (cut to a depth), by allocating method or by class, ranked by live or allocated
+// bytes, with the smallest left out below a cutoff. Percentages are of all sampled bytes, whatever
+// is shown.
 #include <cstdint>
 #include <string>
 #include <vector>
 
+#include "formats/report/sites_report.h"
 #include "formats/sites/allocation_profile.h"
 
 namespace heapd::sites {
@@ -24,28 +26,9 @@ struct table_options {
     unsigned top = 0;        // at most this many rows (0: all above the cutoff)
 };
 
-// One row: its class (empty when grouped by method), its frames (as text: "a.B.m(B.java:12)"), the
-// estimates, and their shares of the totals.
-struct site_row {
-    std::string klass;
-    std::vector<std::string> frames;
-    double live_bytes = 0, live_objects = 0, bytes = 0, objects = 0;
-    std::uint64_t samples = 0;
-    double self = 0, accumulated = 0;  // shares (0 to 1) of the ranking total
-};
-
-// The table.
-struct site_table {
-    grouping by = grouping::site;
-    ranking order = ranking::live;
-    int depth = 0;
-    double cutoff = 0;
-    double live_bytes = 0, live_objects = 0, bytes = 0, objects = 0;  // totals of all sites
-    std::uint64_t rows_left_out = 0;                                  // below the cutoff or past top
-    std::vector<site_row> rows;
-};
-
-site_table rank_sites(const allocation_profile& profile, const table_options& options);
+// The table, with the profile's sampling facts; collected_first: the answer came after a full
+// collection (live means reachable).
+sites_report rank_sites(const allocation_profile& profile, const table_options& options, bool collected_first);
 
 // A frame as Java prints it: "java.util.HashMap.resize(HashMap.java:704)", "(Native Method)",
 // "(Unknown Source)".

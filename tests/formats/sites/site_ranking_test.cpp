@@ -33,7 +33,7 @@ allocation_profile profile() {
 TEST(site_ranking, ranks_sites_by_live_bytes_with_shares) {
     table_options o;
     o.cutoff = 0;
-    site_table t = rank_sites(profile(), o);
+    sites_report t = rank_sites(profile(), o, true);
     ASSERT_EQ(t.rows.size(), 3u);
     EXPECT_DOUBLE_EQ(t.live_bytes, 1000);
     EXPECT_DOUBLE_EQ(t.bytes, 10000);
@@ -49,17 +49,17 @@ TEST(site_ranking, groups_by_depth_method_and_class) {
     table_options o;
     o.cutoff = 0;
     o.depth = 0;
-    site_table by_nothing = rank_sites(profile(), o);  // depth 0: one row per class
+    sites_report by_nothing = rank_sites(profile(), o, true);  // depth 0: one row per class
     ASSERT_EQ(by_nothing.rows.size(), 2u);
     EXPECT_DOUBLE_EQ(by_nothing.rows[0].live_bytes, 900);
     o.by = grouping::method;
-    site_table by_method = rank_sites(profile(), o);
+    sites_report by_method = rank_sites(profile(), o, true);
     ASSERT_EQ(by_method.rows.size(), 2u);
     EXPECT_EQ(by_method.rows[0].frames, std::vector<std::string>{"App.keep"});
     EXPECT_TRUE(by_method.rows[0].klass.empty());
     o.by = grouping::klass;
     o.order = ranking::allocated;
-    site_table by_class = rank_sites(profile(), o);
+    sites_report by_class = rank_sites(profile(), o, true);
     ASSERT_EQ(by_class.rows.size(), 2u);
     EXPECT_EQ(by_class.rows[0].klass, "java.lang.String");
     EXPECT_DOUBLE_EQ(by_class.rows[0].self, 0.85);
@@ -68,12 +68,12 @@ TEST(site_ranking, groups_by_depth_method_and_class) {
 TEST(site_ranking, leaves_out_rows_below_the_cutoff_or_past_top) {
     table_options o;
     o.cutoff = 0.2;
-    site_table t = rank_sites(profile(), o);
+    sites_report t = rank_sites(profile(), o, true);
     EXPECT_EQ(t.rows.size(), 2u);
     EXPECT_EQ(t.rows_left_out, 1u);
     o.cutoff = 0;
     o.top = 1;
-    site_table top = rank_sites(profile(), o);
+    sites_report top = rank_sites(profile(), o, true);
     EXPECT_EQ(top.rows.size(), 1u);
     EXPECT_EQ(top.rows_left_out, 2u);
 }
