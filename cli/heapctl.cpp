@@ -42,6 +42,18 @@ Commands:
                                        from DUMP_A (earlier) to DUMP_B (later)
   path DUMP|PID OBJECT_ID [--roots N]  shortest strong paths from GC roots to an object of DUMP (or
                                        the latest dump of PID), from up to N different roots
+  sites PID [--seconds N]              where the JVM PID allocates: heapd's agent samples its
+                                       allocations (JEP 331) for N seconds (default 10), then the
+                                       sites are ranked by live bytes (hprof's SITES table)
+  sites PID --start|--show|--stop|--status
+                                       sampling that outlives the command: start it, show the
+                                       table so far, stop it and show the table, or ask
+      [--interval BYTES] [--depth N]   (start) bytes between samples per thread (default 512 KiB),
+                                       frames per site (default 16)
+      [--by site|method|class] [--order live|allocated] [--cutoff R] [--no-gc]
+                                       (table) rows per site, allocating method or class; ranked by
+                                       live or allocated bytes; rows under the share R (default
+                                       0.0001) left out; no full collection before counting live
   rm DUMP                              remove a dump and its report
   cancel JOB                           cancel a queued or running job
   metrics                              metrics of heapd and of the JVMs you may see, in the
@@ -119,6 +131,9 @@ std::optional<options> parse(int argc, char** argv, int& status) {
         } else if (a == "--") {
             o.words.insert(o.words.end(), args.begin() + static_cast<std::ptrdiff_t>(i) + 1, args.end());
             break;
+        } else if (a.starts_with("-") && a.size() > 1 && !o.words.empty() && o.words[0] == "sites" && a != "--top" &&
+                   !a.starts_with("--top=")) {
+            o.words.push_back(a);  // heapctl sites reads its own options
         } else if (a.starts_with("-") && a.size() > 1) {
             complain("unknown option " + a + " (see heapctl --help)", usage);
             return std::nullopt;
@@ -352,6 +367,7 @@ int run(int argc, char** argv) {
     if (command == "diff") return diff(*o);
     if (command == "path") return path(*o);
     if (command == "metrics") return metrics(*o);
+    if (command == "sites") return sites(*o);
     return complain("unknown command " + command + " (see heapctl --help)", usage);
 }
 

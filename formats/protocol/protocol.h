@@ -64,7 +64,7 @@ inline std::unexpected<wire_error> wire_fail(error_kind kind, std::string messag
 }
 
 // A client's request: "status", "jobs", "analyse", "report", "dumps", "rm", "cancel", "dump", "jvms",
-// "diff", "path", "metrics".
+// "diff", "path", "metrics", "sites".
 struct request {
     std::uint64_t id = 0;
     std::string type;

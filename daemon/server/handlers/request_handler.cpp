@@ -71,6 +71,8 @@ void request_handler::handle(const wire::request& r, const connection_ptr& c) {
         path(r, c);
     else if (r.type == "metrics")
         metrics(r, c);
+    else if (r.type == "sites")
+        sites(r, c);
     else
         send_error(c, r.id, error_kind::unknown_type, "unknown request type \"" + r.type + "\"");
 }

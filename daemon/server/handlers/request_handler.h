@@ -1,12 +1,13 @@
 #pragma once
-// Answers requests: status, jobs, analyze, report, dumps, rm, cancel, dump, jvms, diff, path, metrics. Runs on the
-// io_context thread and never blocks on analysis work, which goes to the job manager's workers. Who may do what is
-// decided here from the connection's peer credentials (peer.h).
+// Answers requests: status, jobs, analyze, report, dumps, rm, cancel, dump, jvms, diff, path, metrics,
+// sites. Runs on the io_context thread and never blocks on analysis work, which goes to the job
+// manager's workers. Who may do what is decided here from the connection's peer credentials (peer.h).
 #include <sys/types.h>
 
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <set>
 #include <string>
@@ -51,6 +52,8 @@ public:
     // boot). Busy when a dump of that JVM is under way or too many jobs wait.
     wire::wire_result<job_record> dump_for_rule(pid_t pid, std::uint64_t start_time, const std::string& rule,
                                                 bool live);
+    // The agent library sites requests load (empty: find_agent_library's default).
+    void set_agent_library(std::string path) { agent_library_ = std::move(path); }
     // Where metrics requests get their snapshots (none: they are refused).
     void set_metrics(metrics_service* m) { metrics_ = m; }
     // The arming of JVMs for their OutOfMemoryError, shown by `jvms`; it outlives the handler's use.
@@ -69,6 +72,8 @@ private:
     // dump_requests.cpp: a JVM's heap dumped (or its own OOM dump adopted) and analyzed; the JVMs.
     void dump(const wire::request& r, const connection_ptr& c);
     void jvms(const wire::request& r, const connection_ptr& c);
+    // sites_requests.cpp: heapd's allocation-sampling agent in a JVM the peer may dump.
+    void sites(const wire::request& r, const connection_ptr& c);
     // query_requests.cpp: questions about stored dumps.
     void diff(const wire::request& r, const connection_ptr& c);
     void path(const wire::request& r, const connection_ptr& c);
@@ -104,6 +109,12 @@ private:
     // io thread, so that status, jobs and every other client are answered meanwhile. Replies go
     // back through connection::send, which hands them to the io thread. Destroyed (joined) first.
     boost::asio::thread_pool readers_{2};
+    // Where sites requests attach to JVMs (each up to its timeout), apart from the readers; a JVM
+    // takes one sites command at a time (sampling_busy_, shared with those threads).
+    std::string agent_library_;
+    std::mutex sampling_mutex_;
+    std::set<pid_t> sampling_busy_;
+    boost::asio::thread_pool samplers_{2};
 };
 
 // The report as sent to clients: the histogram cut to top rows (0: all), the other top lists to

@@ -1,0 +1,152 @@
+// heapctl sites PID: where a JVM allocates, sampled by heapd's agent, which the daemon loads into
+// the JVM (for whoever may dump it). By default samples for --seconds and prints the table;
+// --start, --show, --stop and --status work on a sampling that outlives the command.
+#include <signal.h>
+#include <time.h>
+
+#include <atomic>
+#include <cerrno>
+#include <cstdlib>
+#include <string>
+
+#include "base/safe_text.h"
+#include "cli/command_line.h"
+#include "formats/report/sites_report.h"
+#include "formats/report/text_format.h"
+
+namespace heapd::ctl {
+namespace {
+
+std::atomic<bool> interrupted{false};
+void on_signal(int) { interrupted = true; }
+
+// Sleeps for seconds, or less when SIGINT or SIGTERM arrives.
+void wait_seconds(double seconds) {
+    struct sigaction sa {};
+    sa.sa_handler = on_signal;
+    sigaction(SIGINT, &sa, nullptr);
+    sigaction(SIGTERM, &sa, nullptr);
+    timespec until{};
+    clock_gettime(CLOCK_MONOTONIC, &until);
+    const auto ns = static_cast<long long>(seconds * 1e9);
+    until.tv_sec += static_cast<time_t>(ns / 1000000000LL + (until.tv_nsec + ns % 1000000000LL) / 1000000000LL);
+    until.tv_nsec = static_cast<long>((until.tv_nsec + ns % 1000000000LL) % 1000000000LL);
+    while (!interrupted && clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &until, nullptr) != 0) {}
+}
+
+// A number option's value within [low, high], else nothing (and the complaint printed).
+std::optional<double> number(const std::string& flag, const std::string& text, double low, double high) {
+    char* end = nullptr;
+    errno = 0;
+    double v = std::strtod(text.c_str(), &end);
+    if (text.empty() || *end != '\0' || errno != 0 || !(v >= low && v <= high)) {
+        complain(flag + " needs a number from " + heapd::text::fmt("%g", low) + " to " + heapd::text::fmt("%g", high) +
+                     ", not \"" + text + "\"",
+                 usage);
+        return std::nullopt;
+    }
+    return v;
+}
+
+int print_table(const options& o, const wire::json& result, int pid) {
+    auto it = result.find("table");
+    if (it == result.end()) return complain("heapd's reply has no table", protocol_mismatch);
+    if (o.json) {
+        print_json(*it);
+        return ok;
+    }
+    auto table = sites_report_from_json(*it);
+    if (!table) return complain("heapd's table cannot be read: " + table.error().message, protocol_mismatch);
+    print("Process " + std::to_string(pid) + "\n" + render_sites_text(*table));
+    return ok;
+}
+
+}  // namespace
+
+int sites(const options& o) {
+    // heapctl sites PID [--seconds N | --start | --show | --stop | --status] [--interval B] [--depth N]
+    //   [--by site|method|class] [--order live|allocated] [--cutoff R] [--no-gc]
+    std::optional<int> pid;
+    double seconds = 10;
+    std::string action;
+    wire::json args = wire::json::object();
+    bool gc = true;
+    for (std::size_t i = 1; i < o.words.size(); ++i) {
+        const std::string& w = o.words[i];
+        auto value = [&]() -> std::optional<std::string> {
+            if (i + 1 < o.words.size()) return o.words[++i];
+            complain(w + " needs a value", usage);
+            return std::nullopt;
+        };
+        if (w == "--start" || w == "--show" || w == "--stop" || w == "--status") {
+            if (!action.empty()) return complain("--start, --show, --stop and --status go alone", usage);
+            action = w.substr(2);
+        } else if (w == "--no-gc") {
+            gc = false;
+        } else if (w == "--seconds" || w == "--interval" || w == "--depth" || w == "--cutoff") {
+            auto v = value();
+            if (!v) return usage;
+            const double high = w == "--seconds" ? 86400 : w == "--interval" ? 2147483647 : w == "--depth" ? 64 : 1;
+            auto n = number(w, *v, w == "--depth" ? 1 : 0, high);
+            if (!n) return usage;
+            if (w == "--seconds")
+                seconds = *n;
+            else if (w == "--cutoff")
+                args["cutoff"] = *n;
+            else
+                args[w.substr(2)] = static_cast<std::uint64_t>(*n);
+        } else if (w == "--by" || w == "--order") {
+            auto v = value();
+            if (!v) return usage;
+            args[w.substr(2)] = *v;
+        } else if (!pid && is_pid(w)) {
+            pid = std::atoi(w.c_str());
+        } else {
+            return complain("sites: unexpected " + w + " (see heapctl --help)", usage);
+        }
+    }
+    if (!pid) return complain("sites needs a PID (see heapctl --help)", usage);
+    args["pid"] = *pid;
+    args["gc"] = gc;
+    if (o.top) args["top"] = *o.top;
+    auto client = daemon_client::connect(o.socket);
+    if (!client) return complain(client.error());
+    auto call = [&](const std::string& what) {
+        wire::json a = args;
+        a["action"] = what;
+        return client->call("sites", a);
+    };
+    if (action == "status" || action == "start") {
+        auto result = call(action);
+        if (!result) return complain(result.error());
+        if (o.json) {
+            print_json(*result);
+            return ok;
+        }
+        const bool sampling = result->value("sampling", false);
+        const auto interval = result->value("interval", std::uint64_t{0});
+        std::string line = "process " + std::to_string(*pid) + ": ";
+        if (!sampling)
+            line += "not sampling";
+        else
+            line +=
+                heapd::text::fmt("sampling every %s, %d frames", human_bytes(interval).c_str(),
+                                 result->value("depth", 0)) +
+                (action == "status" ? heapd::text::fmt(", for %.1f s", result->value("seconds", 0.0)) : std::string());
+        print(line + " (agent " + terminal_safe(result->value("agent", std::string("?"))) + ")\n");
+        return ok;
+    }
+    if (action == "show" || action == "stop") {
+        auto result = call(action);
+        if (!result) return complain(result.error());
+        return print_table(o, *result, *pid);
+    }
+    auto started = call("start");
+    if (!started) return complain(started.error());
+    wait_seconds(seconds);
+    auto result = call("stop");
+    if (!result) return complain(result.error());
+    return print_table(o, *result, *pid);
+}
+
+}  // namespace heapd::ctl

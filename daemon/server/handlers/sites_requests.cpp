@@ -1,0 +1,140 @@
+// The request handler's `sites` request (request_handler.h): heapd's allocation-sampling agent
+// (agent/) in a JVM the caller may dump, started, shown, stopped or asked for its state. The attach
+// runs on the samplers' pool, one command per JVM at a time; the agent's answer is checked
+// (formats/sites) before anything of it is ranked, logged or sent.
+#include <boost/asio/post.hpp>
+
+#include "attach/agent_control.h"
+#include "attach/process_info.h"
+#include "daemon/policy/jvm_facts.h"
+#include "daemon/runtime/log_text.h"
+#include "daemon/server/handlers/request_handler.h"
+#include "formats/protocol/error_kinds.h"
+#include "formats/report/sites_report.h"
+#include "formats/sites/allocation_profile.h"
+#include "formats/sites/site_ranking.h"
+
+namespace heapd::daemon {
+namespace {
+
+using wire::error_kind;
+
+// A sites request's arguments, checked.
+struct sites_args {
+    std::string action;  // start, show, stop, status
+    std::int64_t interval = 512 * 1024;
+    int depth = 16;
+    bool gc = true;
+    sites::table_options table;
+};
+
+wire::wire_result<sites_args> read_args(const wire::json& a) {
+    auto action = wire::arg_string(a, "action", std::nullopt);
+    auto interval = wire::arg_uint(a, "interval", 512 * 1024);
+    auto depth = wire::arg_uint(a, "depth", 16);
+    auto gc = wire::arg_bool(a, "gc", true);
+    auto by = wire::arg_string(a, "by", "site");
+    auto order = wire::arg_string(a, "order", "live");
+    auto top = wire::arg_uint(a, "top", 0);
+    auto cutoff = a.contains("cutoff") && a["cutoff"].is_number() ? a["cutoff"].get<double>() : 0.0001;
+    if (!action || !interval || !depth || !gc || !by || !order || !top)
+        return wire::wire_fail(error_kind::bad_request,
+                               "sites: a missing or mistyped argument (action, interval, depth, gc, by, order, top)");
+    sites_args s;
+    s.action = *action;
+    if (s.action != "start" && s.action != "show" && s.action != "stop" && s.action != "status")
+        return wire::wire_fail(error_kind::bad_request, "sites: action is start, show, stop or status");
+    if (*interval > 0x7fffffff || *depth < 1 || *depth > 64 || *top > 1000000 || !(cutoff >= 0 && cutoff <= 1))
+        return wire::wire_fail(error_kind::bad_request,
+                               "sites: interval up to 2^31-1 bytes, depth 1 to 64, cutoff 0 to 1, top up to 10^6");
+    if (*by != "site" && *by != "method" && *by != "class")
+        return wire::wire_fail(error_kind::bad_request, "sites: by is site, method or class");
+    if (*order != "live" && *order != "allocated")
+        return wire::wire_fail(error_kind::bad_request, "sites: order is live or allocated");
+    s.interval = static_cast<std::int64_t>(*interval);
+    s.depth = static_cast<int>(*depth);
+    s.gc = *gc;
+    s.table.by = *by == "method"  ? sites::grouping::method
+                 : *by == "class" ? sites::grouping::klass
+                                  : sites::grouping::site;
+    s.table.order = *order == "allocated" ? sites::ranking::allocated : sites::ranking::live;
+    s.table.depth = s.depth;
+    s.table.cutoff = cutoff;
+    s.table.top = static_cast<unsigned>(*top);
+    return s;
+}
+
+// The agent's command line for the arguments.
+std::string agent_command_text(const sites_args& s) {
+    if (s.action == "start")
+        return "start,interval=" + std::to_string(s.interval) + ",depth=" + std::to_string(s.depth);
+    if (s.action == "status") return "status";
+    return s.action + (s.gc ? ",gc=1" : "");
+}
+
+}  // namespace
+
+void request_handler::sites(const wire::request& r, const connection_ptr& c) {
+    auto args = read_args(r.args);
+    auto named = wire::arg_uint(r.args, "pid", std::nullopt);
+    if (!args || !named || *named == 0 || *named > 0x3fffffff)
+        return c->send(wire::make_error(r.id, error_kind::bad_request,
+                                        args ? "sites: pid must be a process id" : args.error().message));
+    const peer_credentials& p = c->peer();
+    auto host = host_pid(p, static_cast<pid_t>(*named));
+    if (!host) return c->send(wire::make_error(r.id, wire::kind_of(host.error().code), host.error().message));
+    const pid_t target = *host;
+    const std::string who = "pid " + std::to_string(target);
+    // Who may sample a JVM: who may dump it.
+    auto jvm = find_jvm_facts(target);
+    if (!jvm) return c->send(wire::make_error(r.id, wire::kind_of(jvm.error().code), who + ": " + jvm.error().message));
+    if (!may_access(p, jvm->jvm.uid))
+        return c->send(wire::make_error(r.id, error_kind::permission_denied, who + " belongs to another user"));
+    auto info = attach::read_process_info(target);
+    if (!info)
+        return c->send(wire::make_error(r.id, wire::kind_of(info.error().code), who + ": " + info.error().message));
+    {
+        std::lock_guard lock(sampling_mutex_);
+        if (!sampling_busy_.insert(target).second)
+            return c->send(wire::make_error(r.id, error_kind::busy, "a sites command to " + who + " is under way"));
+    }
+    log_->info("sites {} of {} asked by uid {}", args->action, who, p.uid);
+    const std::uint64_t start_time = info->start_time;
+    boost::asio::post(samplers_, [this, r, c, target, start_time, who, a = std::move(*args)] {
+        auto reply = [&]() -> wire::reply {
+            auto library = attach::find_agent_library(agent_library_);
+            if (!library) return wire::make_error(r.id, error_kind::internal, library.error().message);
+            attach::attach_options options;
+            options.expected_start_time = start_time;
+            options.timeout = std::chrono::seconds(30);
+            auto text =
+                attach::agent_command(target, {*library}, agent_command_text(a), sites::agent_protocol, options);
+            if (!text) {
+                log_->warn("sites {} of {}: {}", a.action, who, bounded_text(text.error().message));
+                return wire::make_error(r.id, wire::kind_of(text.error().code), text.error().message);
+            }
+            auto profile = sites::parse_allocation_profile(*text);
+            if (!profile) {
+                log_->warn("sites {} of {}: {}", a.action, who, bounded_text(profile.error().message));
+                return wire::make_error(r.id, error_kind::failed, who + ": " + profile.error().message);
+            }
+            if (!profile->error.empty())
+                return wire::make_error(r.id, error_kind::failed, who + ": the agent: " + profile->error);
+            if (profile->has_tables)
+                return wire::make_result(r.id, {{"table", to_json(sites::rank_sites(*profile, a.table, a.gc))}});
+            return wire::make_result(r.id, {{"sampling", profile->sampling},
+                                            {"agent", profile->agent_version},
+                                            {"interval", profile->interval},
+                                            {"depth", profile->depth},
+                                            {"seconds", profile->seconds},
+                                            {"memory_bytes", profile->memory_bytes}});
+        }();
+        {
+            std::lock_guard lock(sampling_mutex_);
+            sampling_busy_.erase(target);
+        }
+        c->send(std::move(reply));
+    });
+}
+
+}  // namespace heapd::daemon

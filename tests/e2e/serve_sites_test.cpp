@@ -1,0 +1,73 @@
+// heapctl sites through the daemon: a user samples their own JVM (the daemon, as root, loads heapd's
+// agent into it), another user may not, and the table reaches heapctl as JSON and text.
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "support/isolated_jvm.h"
+#include "support/jvm_process.h"
+#include "support/serve_process.h"
+
+namespace heapd {
+namespace {
+
+using test::isolated_jvm;
+using test::isolation;
+using test::java_main;
+using test::run_heapctl;
+using test::serve_process;
+using test::temp_user;
+
+TEST(serve_sites, a_user_samples_their_own_jvm_and_nobody_else_may) {
+    serve_process d;
+    ASSERT_TRUE(d.ready());
+    temp_user owner, other;
+    ASSERT_TRUE(owner.ok() && other.ok());
+    // The JVM's trigger file lives in a directory its owner may write (AllocSites deletes it).
+    const std::string dir = d.dir() + "/jvm";
+    std::filesystem::create_directory(dir);
+    ASSERT_EQ(::chown(dir.c_str(), owner.uid(), owner.gid()), 0);
+    const std::string trigger = dir + "/go";
+    isolated_jvm jvm(java_main{"AllocSites"}, {"-Xmx512m"}, {trigger}, isolation{&owner, false});
+    ASSERT_TRUE(jvm.ready());
+    const std::string pid = std::to_string(jvm.pid());
+
+    auto denied = run_heapctl(d, {"sites", pid, "--start"}, &other);
+    EXPECT_EQ(denied.exit_code, 4) << denied.out << denied.err;
+    EXPECT_NE(denied.err.find("belongs to another user"), std::string::npos) << denied.err;
+
+    auto started = run_heapctl(d, {"sites", pid, "--start"}, &owner);
+    ASSERT_EQ(started.exit_code, 0) << started.err;
+    EXPECT_NE(started.out.find("sampling every 512 KiB, 16 frames"), std::string::npos) << started.out;
+    auto status = run_heapctl(d, {"sites", pid, "--status"}, &owner);
+    EXPECT_EQ(status.exit_code, 0) << status.err;
+    EXPECT_NE(status.out.find("sampling every"), std::string::npos) << status.out;
+    ASSERT_TRUE(test::leaky_grow(trigger));
+    // Another user may neither look nor stop it.
+    EXPECT_EQ(run_heapctl(d, {"sites", pid, "--stop"}, &other).exit_code, 4);
+
+    auto stopped = run_heapctl(d, {"sites", pid, "--stop", "--by", "method", "--cutoff", "0", "--json"}, &owner);
+    ASSERT_EQ(stopped.exit_code, 0) << stopped.err;
+    auto table = nlohmann::json::parse(stopped.out);
+    ASSERT_FALSE(table["rows"].empty()) << stopped.out;
+    EXPECT_EQ(table["rows"][0]["method"], "AllocSites.keep") << stopped.out;
+    EXPECT_NEAR(table["rows"][0]["live_bytes"].get<double>() / (1024.0 * 1024.0), 200, 30);
+
+    // The whole run in one command, as text; then nothing is left sampling.
+    auto whole = run_heapctl(d, {"sites", pid, "--seconds", "1", "--by", "class"}, &owner);
+    ASSERT_EQ(whole.exit_code, 0) << whole.err;
+    EXPECT_NE(whole.out.find("Process " + pid + "\nAllocation sites: "), std::string::npos) << whole.out;
+    EXPECT_NE(whole.out.find("By class, ranked by live bytes"), std::string::npos) << whole.out;
+    auto after = run_heapctl(d, {"sites", pid, "--status"}, &owner);
+    EXPECT_NE(after.out.find("not sampling"), std::string::npos) << after.out;
+    auto show = run_heapctl(d, {"sites", pid, "--show"}, &owner);
+    EXPECT_EQ(show.exit_code, 6);
+    EXPECT_NE(show.err.find("the agent: not sampling"), std::string::npos) << show.err;
+}
+
+}  // namespace
+}  // namespace heapd
