@@ -1,5 +1,6 @@
 #include "attach/agent_control.h"
 
+#include <fcntl.h>
 #include <sys/stat.h>
 
 #include <unistd.h>
@@ -16,6 +17,7 @@
 #include "attach/process_info.h"
 #include "base/fd_io.h"
 #include "base/safe_text.h"
+#include "base/unique_fd.h"
 
 namespace heapd::attach {
 namespace {
@@ -35,6 +37,25 @@ std::optional<std::string> unsafe(const std::string& path, bool directory) {
         return directory ? "is not a directory" : "is not a regular file";
     if (st.st_uid != 0 && st.st_uid != ::geteuid()) return "is owned by uid " + std::to_string(st.st_uid);
     if ((st.st_mode & (S_IWGRP | S_IWOTH)) != 0) return "is writable by others";
+    return std::nullopt;
+}
+
+// The path (as the JVM sees it) of a copy of the agent placed in the JVM's /tmp by an earlier
+// command and loaded since: loading that path again reaches the same agent (the dynamic loader
+// matches it by name before it opens anything).
+std::optional<std::string> loaded_agent_copy(pid_t pid) {
+    auto maps = read_small_file("/proc/" + std::to_string(pid) + "/maps", 64u << 20);
+    if (!maps) return std::nullopt;
+    std::size_t at = 0;
+    while ((at = maps->find(" /tmp/heapd-agent-", at)) != std::string::npos) {
+        std::size_t end = maps->find('\n', at);
+        std::string path = maps->substr(at + 1, end == std::string::npos ? std::string::npos : end - at - 1);
+        at = end;
+        // heapd-agent-<pid>-<16 hex digits>.so, as staging_name makes them.
+        if (path.size() < 25 || !path.ends_with(".so") || path.find('/', 5) != std::string::npos) continue;
+        if (path.find_first_not_of("abcdefghijklmnopqrstuvwxyz0123456789-.", 5) != std::string::npos) continue;
+        return path;
+    }
     return std::nullopt;
 }
 
@@ -76,21 +97,34 @@ result<std::string> agent_command(pid_t pid, const agent_target& agent, std::str
                                   const attach_options& options) {
     auto target = read_process_info(pid);
     if (!target) return std::unexpected(target.error());
-    if (!same_filesystem_view(pid))
-        return fail(error_code::unsupported, "process " + std::to_string(pid) +
-                                                 " sees another filesystem (a container): heapd does not place its "
-                                                 "agent there yet");
     const std::string who = "process " + std::to_string(pid);
+    // A JVM that sees our filesystem loads the library where it is; one in a container loads the
+    // copy it already has, else a copy placed in its /tmp for it (as its user, under a new name).
+    std::string library = agent.library;
+    unique_fd library_fd;
+    std::optional<session_install> install;
+    if (!same_filesystem_view(pid)) {
+        if (auto loaded = loaded_agent_copy(pid)) {
+            library = *loaded;
+        } else {
+            library_fd.reset(::open(agent.library.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW));
+            if (!library_fd)
+                return fail(error_code::io,
+                            "cannot open the agent library " + agent.library + ": " + std::strerror(errno));
+            install = session_install{library_fd.get(), staging_name("heapd-agent-", target->ns_pid, ".so")};
+            library = "/tmp/" + install->name;
+        }
+    }
     session_file file{"", staging_name("heapd-agent-", target->ns_pid, ".json"), true};
     const std::string options_text =
         std::string(command) + ",protocol=" + std::to_string(protocol) + ",file=/tmp/" + file.name;
-    attach_request request{"load", {agent.library, "true", options_text}};
-    auto reply = run_session(pid, request, options, &file);
+    attach_request request{"load", {library, "true", options_text}};
+    auto reply = run_session(pid, request, options, &file, install ? &*install : nullptr);
     if (!reply) return std::unexpected(reply.error());
     const std::optional<int> code = agent_return_code(reply->output);
     if (reply->status != 0 || (code && *code != 0))
         return fail(error_code::agent_refused,
-                    who + " did not load heapd's agent " + agent.library + ": " + reply_text(reply->output));
+                    who + " did not load heapd's agent " + library + ": " + reply_text(reply->output));
     if (!file.collected) {
         if (file.collect_errno == ENOENT)
             return fail(error_code::agent_refused, "heapd's agent in " + who + " wrote no answer in time");

@@ -29,10 +29,11 @@ result<std::string> find_agent_library(const std::string& chosen = {});
 
 // Sends `command` ("start,interval=524288,depth=16", "show,gc=1", "stop", "status"; the answer
 // file and protocol version are added) and returns the agent's answer (JSON, unchecked: see
-// formats/sites). Errors: those of attach_command; unsupported for a JVM in another mount
-// namespace (a container: the library is not placed there yet); agent_refused when the JVM would
-// not load the library (its reply says why) or the agent wrote no answer in time; io when the
-// answer cannot be taken.
+// formats/sites). A JVM in a container loads a copy of the library that the attach child places
+// in the JVM's /tmp as the JVM's user (heapd-agent-PID-RANDOM.so, created new), the first time;
+// later commands load the copy the JVM has mapped. Errors: those of attach_command; agent_refused
+// when the JVM would not load the library (its reply says why) or the agent wrote no answer in
+// time; io when the library cannot be placed or the answer cannot be taken.
 result<std::string> agent_command(pid_t pid, const agent_target& agent, std::string_view command, int protocol,
                                   const attach_options& options = {});
 

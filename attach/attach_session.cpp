@@ -101,7 +101,7 @@ int open_jvm_tmp(pid_t pid) {
 }
 
 result<attach_reply> run_session(pid_t pid, const attach_request& request, const attach_options& options,
-                                 session_file* file) {
+                                 session_file* file, const session_install* install) {
     if (auto ok = check_request(request); !ok) return std::unexpected(ok.error());
     const std::int64_t start = monotonic_ms();
     auto first = read_process_info(pid);
@@ -172,6 +172,11 @@ result<attach_reply> run_session(pid_t pid, const attach_request& request, const
         if (!file->in_jvm_tmp) watch_dir.reset(open_dir(file->dir));
         plan.watch = progress_watch{file->in_jvm_tmp ? tmp.get() : watch_dir.get(), file->name.c_str()};
         if (file->in_jvm_tmp) plan.collect_name = file->name.c_str();
+    }
+
+    if (install != nullptr) {
+        plan.install_fd = install->fd;
+        plan.install_name = install->name.c_str();
     }
 
     attach_reply reply;

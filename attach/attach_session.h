@@ -26,6 +26,13 @@ struct session_file {
     int collect_errno = 0;
 };
 
+// A file the session places in the JVM's /tmp before the request (attach_child.h's install): the
+// contents of fd under a new name, as the JVM's user.
+struct session_install {
+    int fd = -1;
+    std::string name;
+};
+
 // The JVM's /tmp through /proc/PID/root, as an O_PATH descriptor (-1 and errno on failure): the
 // last step never follows a symbolic link (a link there would resolve against our root, not the
 // JVM's: a container's "/tmp -> /etc" would be the host's /etc).
@@ -34,8 +41,8 @@ int open_jvm_tmp(pid_t pid);
 // A name nobody else uses in the JVM's /tmp: prefix, the JVM's own pid, 16 random hex digits, suffix.
 std::string staging_name(std::string_view prefix, pid_t ns_pid, std::string_view suffix);
 
-// Runs request against the JVM with host pid `pid`; file may be null.
+// Runs request against the JVM with host pid `pid`; file and install may be null.
 result<attach_reply> run_session(pid_t pid, const attach_request& request, const attach_options& options,
-                                 session_file* file);
+                                 session_file* file, const session_install* install = nullptr);
 
 }  // namespace heapd::attach

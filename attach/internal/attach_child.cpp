@@ -5,6 +5,7 @@
 #include <poll.h>
 #include <sched.h>
 #include <signal.h>
+#include <sys/sendfile.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -106,7 +107,8 @@ void on_trigger(void* context, trigger_place place) {
 // is killed (to remove what the JVM wrote), and must not keep the parent's store lock, client
 // sockets or files open meanwhile, least of all with the JVM's uid.
 void close_others(const child_plan& plan, int out_fd) {
-    int keep[] = {out_fd, plan.target.pidfd, plan.target.cwd_fd, plan.target.tmp_fd, plan.mnt_ns_fd, plan.watch.dir_fd};
+    int keep[] = {out_fd,         plan.target.pidfd, plan.target.cwd_fd, plan.target.tmp_fd,
+                  plan.mnt_ns_fd, plan.watch.dir_fd, plan.install_fd};
     constexpr int count = sizeof keep / sizeof keep[0];
     for (int i = 1; i < count; ++i)  // insertion sort: no allocation after fork
         for (int j = i; j > 0 && keep[j - 1] > keep[j]; --j) std::swap(keep[j - 1], keep[j]);
@@ -117,6 +119,33 @@ void close_others(const child_plan& plan, int out_fd) {
         low = static_cast<unsigned>(fd) + 1;
     }
     ::close_range(low, ~0u, 0);
+}
+
+// Places plan.install_fd's contents at plan.install_name in the JVM's /tmp, as the identity the
+// child has taken; false with the failure set.
+bool install(const child_plan& plan, listener_failure& failure) {
+    int out =
+        ::openat(plan.target.tmp_fd, plan.install_name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (out < 0) {
+        set_failure(failure, error_code::io, "cannot create /tmp/%s in the JVM's filesystem: %s", plan.install_name,
+                    std::strerror(errno));
+        return false;
+    }
+    off_t offset = 0;
+    for (;;) {
+        ssize_t n = ::sendfile(out, plan.install_fd, &offset, 1 << 20);
+        if (n == 0) break;
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0) {
+            set_failure(failure, error_code::io, "cannot write /tmp/%s in the JVM's filesystem: %s", plan.install_name,
+                        std::strerror(errno));
+            ::unlinkat(plan.target.tmp_fd, plan.install_name, 0);
+            ::close(out);
+            return false;
+        }
+    }
+    ::close(out);
+    return true;
 }
 
 // The child: only system calls and fixed buffers from here on (the parent may have had threads).
@@ -138,6 +167,7 @@ void close_others(const child_plan& plan, int out_fd) {
             child_fail(w, failure);
         }
     }
+    if (plan.install_name != nullptr && !install(plan, failure)) child_fail(w, failure);
     if (!listener_ready(plan.target, plan.names)) {
         if (!plan.may_trigger) {
             set_failure(failure, plan.refuse_code, "%s", plan.refuse_message.c_str());

@@ -37,6 +37,11 @@ struct child_plan {
     // A name in the JVM's /tmp (target.tmp_fd) to collect once the JVM has answered: opened as above
     // (O_NOFOLLOW, O_NONBLOCK), its name removed, and the descriptor handed to on_file. Null: none.
     const char* collect_name = nullptr;
+    // A file to place in the JVM's /tmp (target.tmp_fd) before the request, with install_fd's
+    // contents: created new (O_EXCL, never through a link, mode 0600) as the JVM's user, in its mount
+    // namespace (heapd's agent library, for a JVM that cannot see ours). Null: none.
+    const char* install_name = nullptr;
+    int install_fd = -1;
 };
 
 // What the parent hears from the child, as it arrives.

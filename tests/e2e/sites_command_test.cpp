@@ -11,10 +11,12 @@
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <string>
 #include <thread>
 
 #include "attach/agent_control.h"
+#include "support/isolated_jvm.h"
 #include "support/jvm_process.h"
 
 namespace heapd {
@@ -227,6 +229,40 @@ TEST(sites_command, a_dump_report_says_where_its_suspects_objects_were_allocated
     // Without the profile, no such line.
     auto plain = run_command({test::heapd_binary(), "analyze", dump, "--no-index"});
     EXPECT_EQ(plain.out.find("allocated at"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace heapd
+
+namespace heapd {
+namespace {
+
+// A JVM in a container (own mount and pid namespaces, a private /tmp) cannot see heapd's library:
+// a copy is placed in its /tmp, loaded, and reached again by later commands.
+TEST(sites_command, samples_a_jvm_in_a_container) {
+    test::scratch_dir dir;
+    const std::string trigger = dir.file("go");
+    test::isolated_jvm jvm(java_main{"AllocSites"}, {"-Xmx512m"}, {trigger}, test::isolation{nullptr, true});
+    ASSERT_TRUE(jvm.ready());
+    auto started = sites(jvm.pid(), {"--start"});
+    ASSERT_EQ(started.exit_code, 0) << started.err;
+    ASSERT_TRUE(test::leaky_grow(trigger));
+    auto shown = sites(jvm.pid(), {"--show", "--by", "method", "--json"});
+    ASSERT_EQ(shown.exit_code, 0) << shown.err;
+    auto table = nlohmann::json::parse(shown.out);
+    ASSERT_FALSE(table["rows"].empty()) << shown.out;
+    EXPECT_EQ(table["rows"][0]["method"], "AllocSites.keep");
+    ASSERT_EQ(sites(jvm.pid(), {"--stop"}).exit_code, 0);
+    // One copy only: the later commands reached the agent the first one loaded.
+    std::string maps;
+    {
+        std::ifstream in("/proc/" + std::to_string(jvm.pid()) + "/maps");
+        maps.assign(std::istreambuf_iterator<char>(in), {});
+    }
+    std::set<std::string> copies;
+    for (std::size_t at = maps.find("heapd-agent-"); at != std::string::npos; at = maps.find("heapd-agent-", at + 1))
+        copies.insert(maps.substr(at, maps.find('\n', at) - at));
+    EXPECT_EQ(copies.size(), 1u) << maps;
 }
 
 }  // namespace
