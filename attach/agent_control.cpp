@@ -9,6 +9,7 @@
 #include <cerrno>
 #include <cstring>
 #include <optional>
+#include <string_view>
 #include <vector>
 
 #include "attach/attach_client.h"
@@ -40,26 +41,30 @@ std::optional<std::string> unsafe(const std::string& path, bool directory) {
     return std::nullopt;
 }
 
-// The path (as the JVM sees it) of a copy of the agent placed in the JVM's /tmp by an earlier
-// command and loaded since: loading that path again reaches the same agent (the dynamic loader
-// matches it by name before it opens anything).
-std::optional<std::string> loaded_agent_copy(pid_t pid) {
+}  // namespace
+
+std::optional<std::string> loaded_agent_library(pid_t pid) {
     auto maps = read_small_file("/proc/" + std::to_string(pid) + "/maps", 64u << 20);
     if (!maps) return std::nullopt;
-    std::size_t at = 0;
-    while ((at = maps->find(" /tmp/heapd-agent-", at)) != std::string::npos) {
-        std::size_t end = maps->find('\n', at);
-        std::string path = maps->substr(at + 1, end == std::string::npos ? std::string::npos : end - at - 1);
-        at = end;
-        // heapd-agent-<pid>-<16 hex digits>.so, as staging_name makes them.
-        if (path.size() < 25 || !path.ends_with(".so") || path.find('/', 5) != std::string::npos) continue;
-        if (path.find_first_not_of("abcdefghijklmnopqrstuvwxyz0123456789-.", 5) != std::string::npos) continue;
-        return path;
+    std::size_t line = 0;
+    while (line < maps->size()) {
+        std::size_t end = maps->find('\n', line);
+        if (end == std::string::npos) end = maps->size();
+        const std::string_view text(maps->data() + line, end - line);
+        line = end + 1;
+        const std::size_t slash = text.find('/');
+        if (slash == std::string_view::npos) continue;
+        const std::string_view path = text.substr(slash);
+        if (path.ends_with("/libheapd_agent.so")) return std::string(path);
+        // A copy placed in a container's /tmp: heapd-agent-<pid>-<16 hex digits>.so, as staging_name
+        // makes them.
+        constexpr std::string_view copy = "/tmp/heapd-agent-";
+        if (path.starts_with(copy) && path.ends_with(".so") &&
+            path.find_first_not_of("0123456789abcdef-.so", copy.size()) == std::string_view::npos)
+            return std::string(path);
     }
     return std::nullopt;
 }
-
-}  // namespace
 
 result<std::string> find_agent_library(const std::string& chosen) {
     std::vector<std::string> candidates;
@@ -104,7 +109,7 @@ result<std::string> agent_command(pid_t pid, const agent_target& agent, std::str
     unique_fd library_fd;
     std::optional<session_install> install;
     if (!same_filesystem_view(pid)) {
-        if (auto loaded = loaded_agent_copy(pid)) {
+        if (auto loaded = loaded_agent_library(pid)) {
             library = *loaded;
         } else {
             library_fd.reset(::open(agent.library.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW));

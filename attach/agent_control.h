@@ -7,6 +7,7 @@
 #include <sys/types.h>
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -26,6 +27,11 @@ struct agent_target {
 // JVM loads runs as the JVM's user, so the file must be a regular file owned by root or by us and
 // writable by nobody else, and so must its directory. Errors: not_found, permission_denied.
 result<std::string> find_agent_library(const std::string& chosen = {});
+
+// The agent library the JVM has loaded, as the JVM names it (heapd's installed library, or a copy
+// placed in its /tmp), found in /proc/PID/maps; nullopt when it has none. Loading that path again
+// reaches the agent already there and runs no new code.
+std::optional<std::string> loaded_agent_library(pid_t pid);
 
 // Sends `command` ("start,interval=524288,depth=16", "show,gc=1", "stop", "status"; the answer
 // file and protocol version are added) and returns the agent's answer (JSON, unchecked: see

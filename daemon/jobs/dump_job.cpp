@@ -12,6 +12,7 @@
 #include <memory>
 #include <thread>
 
+#include "attach/agent_control.h"
 #include "attach/attach_client.h"
 #include "attach/file_copy.h"
 #include "attach/heap_dump.h"
@@ -20,7 +21,10 @@
 #include "daemon/jobs/analyze_job.h"
 #include "daemon/policy/oom_arming.h"
 #include "daemon/store/staging_journal.h"
+#include "formats/report/report_json.h"
 #include "formats/report/text_format.h"
+#include "formats/sites/allocation_profile.h"
+#include "formats/sites/sites_join.h"
 
 namespace heapd::daemon {
 namespace {
@@ -139,6 +143,24 @@ std::expected<unique_fd, wire::wire_error> snapshot_heap(store& s, const dump_re
 
 }  // namespace
 
+// What heapd's agent sampled in the JVM, when it is sampling there, asked right after the dump and
+// kept in the entry (sites.json): a live dump's full collection has just cleared the references of
+// what was unreachable, so the agent's live objects are the dump's. Nothing when the JVM has no
+// agent, is not sampling, or does not answer within a few seconds: the dump is what matters.
+std::optional<sites::allocation_profile> sampled_sites(const dump_request& r, store::staged_entry& entry) {
+    auto library = attach::loaded_agent_library(r.pid);
+    if (!library) return std::nullopt;
+    attach::attach_options options;
+    options.timeout = std::chrono::seconds(10);
+    options.expected_start_time = r.start_time;
+    auto text = attach::agent_command(r.pid, {*library}, "show", sites::agent_protocol, options);
+    if (!text) return std::nullopt;
+    auto profile = sites::parse_allocation_profile(*text);
+    if (!profile || !profile->error.empty() || !profile->has_tables) return std::nullopt;
+    if (!entry.write("sites.json", *text)) return std::nullopt;
+    return std::move(*profile);
+}
+
 job_work make_dump_work(store& s, dump_request request) {
     auto req = std::make_shared<dump_request>(std::move(request));
     return [&s, req](job_context& ctx) -> job_outcome {
@@ -187,6 +209,7 @@ job_work make_dump_work(store& s, dump_request request) {
         const std::string path = staged->path("dump.hprof");
 
         ctx.progress("dump", 0, req->estimate);
+        std::optional<sites::allocation_profile> profile;
         if (req->adopt) {
             // The size checked against the space guard bounds the copy (a file that grows does not).
             if (auto copied = attach::copy_to_new_file(req->adopt->get(), req->estimate, path); !copied)
@@ -234,6 +257,7 @@ job_work make_dump_work(store& s, dump_request request) {
             }
             if (!dumped) return failure(wire::kind_of(dumped.error().code), dumped.error().message);
             if (!dumped->written) return failure(error_kind::failed, who + " wrote no dump: " + dumped->reply.output);
+            profile = sampled_sites(*req, *staged);
         }
         if (auto a = apply_access(path, false, s.options().access); !a)
             return failure(error_kind::internal, a.error().message);
@@ -247,6 +271,10 @@ job_work make_dump_work(store& s, dump_request request) {
         fd.reset();
         if (!analyzed) return failure(analyzed.error().kind, analyzed.error().message);
         if (ctx.cancelled()) return failure(error_kind::cancelled, "cancelled");
+        if (profile) {
+            sites::join_allocation_sites(analyzed->report, *profile);
+            analyzed->json = to_json(analyzed->report).dump();
+        }
         ctx.progress("save", total, total);
         staged->metadata().headline = report_headline(analyzed->report);
         if (auto w = staged->write("report.json", analyzed->json); !w)

@@ -1,7 +1,9 @@
 #pragma once
 // The dump job: a running JVM's heap dumped through attach (or a dump the JVM already wrote, passed
 // as a descriptor) into a store entry, owned by root and the store's group with mode 0640, then
-// analyzed in a child process like any other dump, its report kept beside it.
+// analyzed in a child process like any other dump, its report kept beside it. When heapd's agent
+// samples the JVM's allocations (formats/sites), its table is kept too (sites.json) and the report's
+// suspects say where their objects were allocated.
 #include <sys/types.h>
 
 #include <cstdint>

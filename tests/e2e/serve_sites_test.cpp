@@ -50,6 +50,18 @@ TEST(serve_sites, a_user_samples_their_own_jvm_and_nobody_else_may) {
     // Another user may neither look nor stop it.
     EXPECT_EQ(run_heapctl(d, {"sites", pid, "--stop"}, &other).exit_code, 4);
 
+    // A dump taken while the agent samples says where its suspect's objects were allocated.
+    auto dumped = run_heapctl(d, {"dump", pid, "--wait", "--json"}, &owner);
+    ASSERT_EQ(dumped.exit_code, 0) << dumped.err;
+    auto report = nlohmann::json::parse(dumped.out);
+    ASSERT_TRUE(report.contains("allocation_profile")) << dumped.out.substr(0, 2000);
+    const auto& suspect = report["leak_suspects"]["suspects"][0];
+    ASSERT_TRUE(suspect.contains("allocated_at")) << suspect.dump(1);
+    EXPECT_EQ(suspect["allocated_at"][0]["origin"].get<std::string>().rfind("AllocSites.keep(AllocSites.java:", 0), 0u)
+        << suspect.dump(1);
+    auto text = run_heapctl(d, {"report", pid}, &owner);
+    EXPECT_NE(text.out.find("byte[] allocated at AllocSites.keep(AllocSites.java:"), std::string::npos) << text.out;
+
     auto stopped = run_heapctl(d, {"sites", pid, "--stop", "--by", "method", "--cutoff", "0", "--json"}, &owner);
     ASSERT_EQ(stopped.exit_code, 0) << stopped.err;
     auto table = nlohmann::json::parse(stopped.out);
