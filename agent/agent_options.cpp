@@ -1,7 +1,11 @@
 #include "agent/agent_options.h"
 
+#include <unistd.h>
+
 #include <cerrno>
+#include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <string_view>
 #include <type_traits>
 
@@ -33,6 +37,22 @@ bool valid_file(std::string_view path) {
 }
 
 }  // namespace
+
+std::string oom_answer_path() {
+    // Field 22 of /proc/self/stat, after the command's closing parenthesis (field 2 may hold spaces).
+    char stat[1024] = {};
+    if (FILE* f = std::fopen("/proc/self/stat", "r")) {
+        std::size_t n = std::fread(stat, 1, sizeof stat - 1, f);
+        stat[n] = '\0';
+        std::fclose(f);
+    }
+    const char* at = std::strrchr(stat, ')');
+    unsigned long long start = 0;
+    for (int field = 2; at != nullptr && *at != '\0' && field < 22; ++at)
+        if (*at == ' ') ++field;
+    if (at != nullptr) start = std::strtoull(at, nullptr, 10);
+    return "/tmp/heapd-agent-oom-" + std::to_string(::getpid()) + "-" + std::to_string(start) + ".json";
+}
 
 const char* command_name(command c) {
     switch (c) {

@@ -28,6 +28,13 @@ struct agent_options {
     int protocol = protocol_version;           // what heapd speaks (start with -agentpath: needs none)
 };
 
+// Where a sampling agent writes its table when the JVM first runs out of Java heap (JVMTI's
+// ResourceExhausted, after the JVM's own OnOutOfMemoryError hook has run): /tmp/heapd-agent-oom-
+// PID-START.json, with the JVM's pid as it knows it and its start time (clock ticks since boot,
+// /proc/self/stat field 22), so that heapd finds it for the OOM dump even after the JVM exited
+// (attach/agent_control.h's oom_answer_name makes the same name).
+std::string oom_answer_path();
+
 // Parses "COMMAND[,key=value...]" (keys: interval, depth, gc, file, protocol). False with why in
 // error for anything else: an unknown command or key, a number out of bounds, a file outside
 // /tmp/heapd-agent-*.json or with a '/' in its name. An unknown command still reads the keys after it

@@ -136,6 +136,27 @@ void append_tables(std::string& out, const site_table& t) {
     out += ']';
 }
 
+// Creates path (never an existing name, never through a link, mode 0600) and writes text to it.
+bool write_new_file(const std::string& path, const std::string& text, std::string& error) {
+    int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (fd < 0) {
+        error = path + ": " + std::strerror(errno);
+        return false;
+    }
+    std::size_t done = 0;
+    while (done < text.size()) {
+        ssize_t n = ::write(fd, text.data() + done, text.size() - done);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) {
+            error = path + ": " + std::strerror(errno);
+            ::close(fd);
+            return false;
+        }
+        done += static_cast<std::size_t>(n);
+    }
+    return ::close(fd) == 0;
+}
+
 }  // namespace
 
 std::string answer_json(const answer_facts& facts, const site_table* tables) {
@@ -164,24 +185,19 @@ std::string answer_json(const answer_facts& facts, const site_table* tables) {
     return out;
 }
 
-bool write_answer(const std::string& path, const std::string& text, std::string& error) {
-    int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-    if (fd < 0) {
-        error = path + ": " + std::strerror(errno);
+bool write_answer(const std::string& final_path, const std::string& text, std::string& error) {
+    // Written under a name of its own, then renamed: whoever finds the answer's name finds it whole.
+    const std::string path = final_path + ".part";
+    if (!write_new_file(path, text, error)) {
+        ::unlink(path.c_str());
         return false;
     }
-    std::size_t done = 0;
-    while (done < text.size()) {
-        ssize_t n = ::write(fd, text.data() + done, text.size() - done);
-        if (n < 0 && errno == EINTR) continue;
-        if (n <= 0) {
-            error = path + ": " + std::strerror(errno);
-            ::close(fd);
-            return false;
-        }
-        done += static_cast<std::size_t>(n);
+    if (::rename(path.c_str(), final_path.c_str()) != 0) {
+        error = final_path + ": " + std::strerror(errno);
+        ::unlink(path.c_str());
+        return false;
     }
-    return ::close(fd) == 0;
+    return true;
 }
 
 }  // namespace heapd::agent

@@ -25,8 +25,9 @@ struct answer_facts {
 // UTF-8) are written as \u escapes beyond ASCII, so the text is plain ASCII.
 std::string answer_json(const answer_facts& facts, const site_table* tables);
 
-// Creates `path` (never an existing name, never through a link, mode 0600) and writes text to it.
-// False with why in error.
+// Writes text to `path` whole: to a new file beside it (never an existing name, never through a
+// link, mode 0600), then renamed to `path`, so whoever finds the name finds the whole answer. False
+// with why in error.
 bool write_answer(const std::string& path, const std::string& text, std::string& error);
 
 }  // namespace heapd::agent

@@ -12,6 +12,7 @@ jvmtiCapabilities sampling_capabilities() {
     caps.can_generate_sampled_object_alloc_events = 1;
     caps.can_get_line_numbers = 1;
     caps.can_get_source_file_name = 1;
+    caps.can_generate_resource_exhaustion_heap_events = 1;
     return caps;
 }
 
@@ -44,6 +45,7 @@ bool sampler::ensure_environment(JavaVM* vm, std::string& error) {
     callbacks.SampledObjectAlloc = &on_sample;
     callbacks.VMInit = &on_vm_init;
     callbacks.VMDeath = &on_vm_death;
+    callbacks.ResourceExhausted = &on_resource_exhausted;
     env->SetEventCallbacks(&callbacks, sizeof callbacks);
     env->SetEventNotificationMode(JVMTI_ENABLE, JVMTI_EVENT_VM_INIT, nullptr);
     env->SetEventNotificationMode(JVMTI_ENABLE, JVMTI_EVENT_VM_DEATH, nullptr);
@@ -104,8 +106,14 @@ jint sampler::on_attach(JavaVM* vm, const agent_options& options, const std::str
         bool written = !options.file.empty() && write_answer(options.file, answer_json(f, nullptr), write_error);
         return written || jvmti_ != nullptr ? JNI_OK : JNI_ERR;
     }
-    // Hand the command to the agent thread and wait for it, one command at a time.
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(command_wait_ms);
+    hand_over(options, command_wait_ms);
+    return JNI_OK;  // the answer file says how it went (none: the agent was too slow)
+}
+
+bool sampler::hand_over(const agent_options& options, int wait_ms) {
+    // One command at a time; the agent thread copies it before this returns, or it is withdrawn.
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(wait_ms);
+    bool done = false;
     jvmti_->RawMonitorEnter(lock_);
     while (pending_ != nullptr && !dead_ && std::chrono::steady_clock::now() < deadline)
         jvmti_->RawMonitorWait(lock_, 50);
@@ -116,9 +124,10 @@ jint sampler::on_attach(JavaVM* vm, const agent_options& options, const std::str
         while (finished_ < ticket && !dead_ && std::chrono::steady_clock::now() < deadline)
             jvmti_->RawMonitorWait(lock_, 50);
         if (pending_ == &options) pending_ = nullptr;  // never taken: forget it before it dangles
+        done = finished_ >= ticket;
     }
     jvmti_->RawMonitorExit(lock_);
-    return JNI_OK;  // the answer file says how it went (none: the agent was too slow)
+    return done;
 }
 
 void JNICALL sampler::thread_main(jvmtiEnv* jvmti, JNIEnv* jni, void* arg) {
@@ -207,6 +216,7 @@ std::string sampler::start(const agent_options& options) {
         return "the JVM refused the capabilities for allocation sampling";
     }
     holds_capability_ = true;
+    oom_answered_.store(false);
     owned_ring_ = std::make_unique<sample_ring>(ring_slots, options.depth);
     tables_ = std::make_unique<site_table>(options.interval);
     interval_ = options.interval;
@@ -216,12 +226,14 @@ std::string sampler::start(const agent_options& options) {
     ring_.store(owned_ring_.get());
     sampling_.store(true);
     jvmti_->SetEventNotificationMode(JVMTI_ENABLE, JVMTI_EVENT_SAMPLED_OBJECT_ALLOC, nullptr);
+    jvmti_->SetEventNotificationMode(JVMTI_ENABLE, JVMTI_EVENT_RESOURCE_EXHAUSTED, nullptr);
     return {};
 }
 
 void sampler::stop_sampling(JNIEnv* jni) {
     sampling_.store(false);
     jvmti_->SetEventNotificationMode(JVMTI_DISABLE, JVMTI_EVENT_SAMPLED_OBJECT_ALLOC, nullptr);
+    jvmti_->SetEventNotificationMode(JVMTI_DISABLE, JVMTI_EVENT_RESOURCE_EXHAUSTED, nullptr);
     for (int i = 0; i < 1000 && active_.load() != 0; ++i) sleep_ms(1);
     drain(jni);
     ring_.store(nullptr);
@@ -283,6 +295,21 @@ void JNICALL sampler::on_vm_init(jvmtiEnv*, JNIEnv* jni, jthread) {
     sampler& s = instance();
     std::string error;
     s.ensure_thread(jni, error);
+}
+
+// The first time the Java heap runs out while sampling, the table goes to oom_answer_path(), where
+// heapd looks for it when it handles the OOM dump: the JVM may exit right after. The thread that
+// ran out waits for it (oom_wait_ms at most); the JVM's own hook has already run.
+void JNICALL sampler::on_resource_exhausted(jvmtiEnv*, JNIEnv*, jint flags, const void*, const char*) {
+    sampler& s = instance();
+    if ((flags & JVMTI_RESOURCE_EXHAUSTED_JAVA_HEAP) == 0 || !s.sampling_.load()) return;
+    if (s.oom_answered_.exchange(true)) return;
+    // HotSpot logs each event it posts as an error on the JVM's output: one line is enough.
+    s.jvmti_->SetEventNotificationMode(JVMTI_DISABLE, JVMTI_EVENT_RESOURCE_EXHAUSTED, nullptr);
+    agent_options show;
+    show.what = command::show;
+    show.file = oom_answer_path();
+    s.hand_over(show, oom_wait_ms);
 }
 
 void JNICALL sampler::on_vm_death(jvmtiEnv* jvmti, JNIEnv*) {

@@ -21,8 +21,10 @@ namespace heapd::agent {
 // drain_ms while sampling: 4096 slots take a burst of 200,000 samples a second.
 inline constexpr std::uint32_t ring_slots = 4096;
 inline constexpr int drain_ms = 20;
-// The longest an attach `load` waits for the agent thread to carry out its command.
+// The longest an attach `load` waits for the agent thread to carry out its command, and the longest
+// the thread that ran out of heap waits for the table to be written.
 inline constexpr int command_wait_ms = 10000;
+inline constexpr int oom_wait_ms = 5000;
 
 // The agent's state; all of it reached through instance().
 class sampler {
@@ -54,6 +56,10 @@ private:
                                   jlong size);
     static void JNICALL on_vm_init(jvmtiEnv* jvmti, JNIEnv* jni, jthread thread);
     static void JNICALL on_vm_death(jvmtiEnv* jvmti, JNIEnv* jni);
+    static void JNICALL on_resource_exhausted(jvmtiEnv* jvmti, JNIEnv* jni, jint flags, const void* reserved,
+                                              const char* description);
+    // Hands a command to the agent thread and waits for it (at most wait_ms); true when carried out.
+    bool hand_over(const agent_options& options, int wait_ms);
 
     jvmtiEnv* jvmti_ = nullptr;
     jrawMonitorID lock_ = nullptr;  // guards the fields below it
@@ -66,6 +72,7 @@ private:
     std::atomic<bool> sampling_{false};
     std::atomic<int> active_{0};  // callbacks inside
     std::atomic<sample_ring*> ring_{nullptr};
+    std::atomic<bool> oom_answered_{false};  // the answer at the first OutOfMemoryError is written
 
     // The agent thread's own.
     std::unique_ptr<sample_ring> owned_ring_;

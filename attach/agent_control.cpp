@@ -15,6 +15,7 @@
 #include "attach/attach_client.h"
 #include "attach/attach_session.h"
 #include "attach/file_copy.h"
+#include "attach/owner_removal.h"
 #include "attach/process_info.h"
 #include "base/fd_io.h"
 #include "base/safe_text.h"
@@ -144,6 +145,35 @@ result<std::string> agent_command(pid_t pid, const agent_target& agent, std::str
     auto text = read_to_end(file.collected.get(), agent.max_answer_bytes);
     if (!text) return fail(error_code::io, "cannot read the answer of heapd's agent in " + who);
     return std::move(*text);
+}
+
+std::string oom_answer_name(pid_t ns_pid, std::uint64_t start_time) {
+    return "heapd-agent-oom-" + std::to_string(ns_pid) + "-" + std::to_string(start_time) + ".json";
+}
+
+std::optional<std::string> take_oom_answer(pid_t pid, pid_t ns_pid, std::uint64_t start_time, uid_t uid, gid_t gid,
+                                           bool host_tmp, std::chrono::milliseconds wait, std::uint64_t max_bytes) {
+    const std::string name = oom_answer_name(ns_pid, start_time);
+    const auto deadline = std::chrono::steady_clock::now() + wait;
+    for (;;) {
+        auto now = read_process_info(pid);
+        const bool alive = now && now->start_time == start_time;
+        unique_fd dir(alive      ? open_jvm_tmp(pid)
+                      : host_tmp ? ::open("/tmp", O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+                                 : -1);
+        unique_fd file(dir ? ::openat(dir.get(), name.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC) : -1);
+        struct stat st {};
+        if (file && ::fstat(file.get(), &st) == 0) {
+            if (!S_ISREG(st.st_mode) || st.st_uid != uid || st.st_nlink != 1 ||
+                static_cast<std::uint64_t>(st.st_size) > max_bytes)
+                return std::nullopt;  // not the agent's: left where it is
+            auto text = read_to_end(file.get(), max_bytes);
+            remove_as_owner(dir.get(), name, uid, gid);
+            return text;
+        }
+        if (!alive || std::chrono::steady_clock::now() >= deadline) return std::nullopt;
+        ::usleep(50 * 1000);
+    }
 }
 
 }  // namespace heapd::attach

@@ -27,16 +27,24 @@ public class AllocChurn {
             final int slot = t * 8;
             workers[t] = new Thread(() -> {
                 Object[] ring = new Object[1 << 16];
-                long n = 0, i = 0;
+                long n = 0, i = 0, bytes = 0;
                 while (!done) {
                     int size = 16 + (int) ((i * 2654435761L) & 1023);
                     Object o = (i & 3) == 0 ? new Node(new byte[size], null) : new byte[size];
                     ring[(int) (i & (ring.length - 1))] = o;
                     i++;
-                    if (measuring) n++;
-                    if ((i & 4095) == 0) counts[slot] = n;
+                    if (measuring) {
+                        n++;
+                        // Heap bytes: a 16-byte array header, elements rounded up to 8; a Node is 24.
+                        bytes += ((16 + size + 7) & ~7) + ((i & 3) == 1 ? 24 : 0);
+                    }
+                    if ((i & 4095) == 0) {
+                        counts[slot] = n;
+                        counts[slot + 1] = bytes;
+                    }
                 }
                 counts[slot] = n;
+                counts[slot + 1] = bytes;
             });
             workers[t].start();
         }
@@ -45,9 +53,13 @@ public class AllocChurn {
         Thread.sleep((long) (measure * 1000));
         measuring = false;
         done = true;
-        long total = 0;
+        long total = 0, bytes = 0;
         for (Thread w : workers) w.join();
-        for (int t = 0; t < threads; t++) total += counts[t * 8];
+        for (int t = 0; t < threads; t++) {
+            total += counts[t * 8];
+            bytes += counts[t * 8 + 1];
+        }
         System.out.printf("allocations_per_second %.0f%n", total / measure);
+        System.out.printf("bytes_per_second %.0f%n", bytes / measure);
     }
 }

@@ -42,9 +42,11 @@ for ((r = 1; r <= runs; r++)); do
     for c in "${configs[@]}"; do
         flags=(-Xmx1g -Xms1g)
         [[ $c != none ]] && flags+=("-agentpath:$agent=start,interval=$c,depth=16")
-        rate=$("$java" "${flags[@]}" -cp "$classes" AllocChurn 3 "$seconds" "$threads" | awk '/allocations_per_second/ {print $2}')
+        out=$("$java" "${flags[@]}" -cp "$classes" AllocChurn 3 "$seconds" "$threads")
+        rate=$(awk '/allocations_per_second/ {print $2}' <<<"$out")
+        bytes=$(awk '/bytes_per_second/ {print $2}' <<<"$out")
         results[$c]+="$rate "
-        printf 'run %d  %-7s  %12.0f allocations/s\n' "$r" "$c" "$rate"
+        printf 'run %d  %-7s  %12.0f allocations/s  %6.2f GB/s allocated\n' "$r" "$c" "$rate" "$(awk -v b="$bytes" 'BEGIN {print b / 1e9}')"
     done
 done
 

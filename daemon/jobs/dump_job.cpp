@@ -161,6 +161,24 @@ std::optional<sites::allocation_profile> sampled_sites(const dump_request& r, st
     return std::move(*profile);
 }
 
+// The table a sampling agent wrote when the JVM ran out of heap (after its hook, which handed over
+// this dump), kept in the entry like sampled_sites'. The JVM may have exited since: a JVM of the
+// host leaves it in /tmp. Waits a few seconds for a JVM that still runs and has not written it yet.
+std::optional<sites::allocation_profile> oom_sites(const dump_request& r, store::staged_entry& entry) {
+    if (!r.start_time) return std::nullopt;
+    auto info = attach::read_process_info(r.pid);
+    const bool alive = info && info->start_time == *r.start_time;
+    if (alive && !attach::loaded_agent_library(r.pid)) return std::nullopt;
+    const pid_t ns_pid = alive ? info->ns_pid : r.pid;
+    const bool host_tmp = alive ? attach::same_filesystem_view(r.pid) : true;
+    auto text = attach::take_oom_answer(r.pid, ns_pid, *r.start_time, r.uid, r.gid, host_tmp, std::chrono::seconds(5));
+    if (!text) return std::nullopt;
+    auto profile = sites::parse_allocation_profile(*text);
+    if (!profile || !profile->error.empty() || !profile->has_tables) return std::nullopt;
+    if (!entry.write("sites.json", *text)) return std::nullopt;
+    return std::move(*profile);
+}
+
 job_work make_dump_work(store& s, dump_request request) {
     auto req = std::make_shared<dump_request>(std::move(request));
     return [&s, req](job_context& ctx) -> job_outcome {
@@ -215,6 +233,7 @@ job_work make_dump_work(store& s, dump_request request) {
             if (auto copied = attach::copy_to_new_file(req->adopt->get(), req->estimate, path); !copied)
                 return failure(error_kind::internal, copied.error().message);
             req->adopt.reset();
+            if (req->trigger == "oom") profile = oom_sites(*req, *staged);
         } else {
             attach::attach_options options;
             options.timeout = std::chrono::seconds(120);  // of silence: a growing file is an answer

@@ -254,7 +254,7 @@ void suspects(std::string& out, const analysis_report& r) {
         for (const allocation_site_entry& a : s.allocated_at)
             wrapped_list(out, "     ",
                          a.class_name + " allocated at " + a.origin + ": " + text::round_percent(100 * a.share) +
-                             " of its sampled live bytes (" + human_bytes(a.live_bytes) + ")");
+                             " of its sampled live bytes (" + human_bytes(a.live_bytes) + " estimated)");
     }
 }
 

@@ -5,11 +5,14 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <fstream>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <thread>
 
 #include "support/isolated_jvm.h"
 #include "support/jvm_process.h"
+#include "support/oom_scenario.h"
 #include "support/serve_process.h"
 
 namespace heapd {
@@ -79,6 +82,52 @@ TEST(serve_sites, a_user_samples_their_own_jvm_and_nobody_else_may) {
     auto show = run_heapctl(d, {"sites", pid, "--show"}, &owner);
     EXPECT_EQ(show.exit_code, 6);
     EXPECT_NE(show.err.find("the agent: not sampling"), std::string::npos) << show.err;
+}
+
+}  // namespace
+}  // namespace heapd
+
+namespace heapd {
+namespace {
+
+// The OOM demo with the agent sampling from the start: the JVM fills a static map until its error,
+// its hook hands the dump to the daemon, the agent writes its table once the hook has run, and the
+// JVM exits; the report of the OOM names the line that filled the map.
+TEST(serve_sites, the_report_of_an_oom_names_the_line_that_filled_the_map) {
+    serve_process d({"--spool", ""});
+    ASSERT_TRUE(d.ready()) << d.log();
+    test::scratch_dir dir;
+    const std::string agent = std::string(HEAPD_BINARY_DIR) + "/daemon/libheapd_agent.so";
+    test::demo_jvm jvm(
+        java_main{"OomExit"},
+        {"-Xmx64m", test::hook_flag(d, dir.path(), dir.file("unused-spool")), "-agentpath:" + agent + "=start"},
+        {dir.file("go")}, dir.file("jvm.out"));
+    ASSERT_TRUE(jvm.ready());
+    // The daemon arms the JVM (its dump path) before it may leak.
+    bool armed = false;
+    for (int i = 0; i < 600 && !armed; ++i) {
+        auto r = run_heapctl(d, {"jvms", "--json"});
+        if (r.exit_code == 0)
+            for (const auto& j : nlohmann::json::parse(r.out))
+                if (j.value("pid", 0) == jvm.pid() &&
+                    j.value("oom_arming", nlohmann::json::object()).value("state", "") == "armed")
+                    armed = true;
+        if (!armed) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    ASSERT_TRUE(armed) << d.log();
+    std::ofstream(dir.file("go")) << "go\n";
+    ASSERT_TRUE(test::ended(jvm.pid()));
+    auto job = test::finished_dump_job(d, jvm.pid());
+    ASSERT_EQ(job.value("state", ""), "done") << job << d.log();
+    auto report = run_heapctl(d, {"report", std::to_string(jvm.pid())});
+    ASSERT_EQ(report.exit_code, 0) << report.err;
+    // What accumulates in the map's table are its nodes, put there by line 25.
+    EXPECT_NE(report.out.find("java.util.HashMap$Node allocated at OomExit.main(OomExit.java:25)"), std::string::npos)
+        << report.out;
+    // The agent's file in /tmp went with it.
+    for (const auto& e : std::filesystem::directory_iterator("/tmp"))
+        EXPECT_FALSE(e.path().filename().string().starts_with("heapd-agent-oom-" + std::to_string(jvm.pid()) + "-"))
+            << e.path();
 }
 
 }  // namespace
