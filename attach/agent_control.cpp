@@ -127,8 +127,10 @@ result<std::string> agent_command(pid_t pid, const agent_target& agent, std::str
     attach_request request{"load", {library, "true", options_text}};
     auto reply = run_session(pid, request, options, &file, install ? &*install : nullptr);
     if (!reply) return std::unexpected(reply.error());
+    // A JVM that ran Agent_OnAttach says "return code: N"; one that would not load the library says
+    // why instead (JDK 21+ with -XX:-EnableDynamicAgentLoading answers with status 0 and the reason).
     const std::optional<int> code = agent_return_code(reply->output);
-    if (reply->status != 0 || (code && *code != 0))
+    if (reply->status != 0 || (code && *code != 0) || (!code && !file.collected))
         return fail(error_code::agent_refused,
                     who + " did not load heapd's agent " + library + ": " + reply_text(reply->output));
     if (!file.collected) {

@@ -291,3 +291,57 @@ TEST(sites_command, samples_a_jvm_in_a_container) {
 
 }  // namespace
 }  // namespace heapd
+
+namespace heapd {
+namespace {
+
+// A newer JDK, when the machine has one (HEAPD_TEST_JDK21, else the first JDK 21 or later found in
+// /usr/lib/jvm): sampled the same way, and with -XX:-EnableDynamicAgentLoading refused with the JVM's
+// reason.
+std::string newer_java() {
+    if (const char* dir = std::getenv("HEAPD_TEST_JDK21")) return std::string(dir) + "/bin/java";
+    std::error_code ec;
+    for (const auto& e : std::filesystem::directory_iterator("/usr/lib/jvm", ec)) {
+        const std::string release = e.path().string() + "/release";
+        std::ifstream in(release);
+        std::string line;
+        while (std::getline(in, line))
+            if (line.starts_with("JAVA_VERSION=\"")) {
+                const int major = std::atoi(line.c_str() + 14);
+                if (major >= 21 && std::filesystem::exists(e.path() / "bin/java"))
+                    return (e.path() / "bin/java").string();
+            }
+    }
+    return {};
+}
+
+TEST(sites_command, a_newer_jdk_is_sampled_and_one_without_dynamic_agents_says_so) {
+    const std::string java = newer_java();
+    if (java.empty()) GTEST_SKIP() << "no JDK 21 or later in /usr/lib/jvm (set HEAPD_TEST_JDK21 to one)";
+    test::scratch_dir dir;
+    const std::string trigger = dir.file("go");
+    auto p = test::start_until_ready({java, "-Xmx512m", "-cp", test::test_classes_dir(), "AllocSites", trigger});
+    ASSERT_TRUE(p.ready) << java;
+    ASSERT_EQ(sites(p.pid, {"--start"}).exit_code, 0);
+    ASSERT_TRUE(test::leaky_grow(trigger));
+    auto stopped = sites(p.pid, {"--stop", "--by", "method", "--json"});
+    ::kill(p.pid, SIGKILL);
+    ::waitpid(p.pid, nullptr, 0);
+    ASSERT_EQ(stopped.exit_code, 0) << stopped.err;
+    auto table = nlohmann::json::parse(stopped.out);
+    ASSERT_FALSE(table["rows"].empty());
+    EXPECT_EQ(table["rows"][0]["method"], "AllocSites.keep");
+    EXPECT_NEAR(table["rows"][0]["live_bytes"].get<double>() / mib, 200, 30);
+
+    auto locked = test::start_until_ready(
+        {java, "-XX:-EnableDynamicAgentLoading", "-cp", test::test_classes_dir(), "AllocSites", dir.file("never")});
+    ASSERT_TRUE(locked.ready);
+    auto refused = sites(locked.pid, {"--start"});
+    ::kill(locked.pid, SIGKILL);
+    ::waitpid(locked.pid, nullptr, 0);
+    EXPECT_EQ(refused.exit_code, 3);
+    EXPECT_NE(refused.err.find("Dynamic agent loading is not enabled"), std::string::npos) << refused.err;
+}
+
+}  // namespace
+}  // namespace heapd
