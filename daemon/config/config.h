@@ -29,6 +29,9 @@ struct serve_options {
     std::uint64_t analysis_memory =
         0;  // an analysis process's memory beyond heapd and the dump; 0: no limit of its own
     std::chrono::milliseconds shutdown_grace{10000};
+    // heapd's allocation-sampling agent, for sites requests and sampling rules; "" for the one beside
+    // heapd, else where it is installed (attach/agent_control.h's find_agent_library).
+    std::string agent_library;
 };
 
 // Which JVMs a rule applies to: every condition given must hold (none given: every JVM).
@@ -39,6 +42,10 @@ struct jvm_selector {
     std::string user;                      // user name or numeric uid the JVM runs as
     std::optional<bool> container;         // in a container (true) or on the host (false)
 };
+
+// What a rule does when it fires: dump the JVM, or have heapd's agent sample its allocations (so
+// that a later dump, at an OutOfMemoryError or by another rule, says where its objects came from).
+enum class rule_action { dump, sample };
 
 // When a rule dumps: on a schedule, on thresholds read from hsperfdata (no attach), or both.
 struct dump_rule {
@@ -60,6 +67,9 @@ struct dump_rule {
     std::chrono::seconds cooldown{3600};  // no second dump of one JVM by this rule within this time
     unsigned max_dumps = 3;               // dumps of one JVM (pid and start time) by this rule; 0: no limit
     bool live = true;                     // only reachable objects (a full GC first)
+    rule_action action = rule_action::dump;
+    std::int64_t sample_interval = 512 * 1024;  // sample: bytes between samples, per thread
+    int sample_depth = 16;                      // sample: frames per sample
 };
 
 // Arming JVMs ahead of their OutOfMemoryError (oom_armer.h).

@@ -59,10 +59,10 @@ void read_selector(config_reader& r, const toml::table& t, const std::string& pr
 void read_rule(config_reader& r, const toml::table& t, std::map<std::string, int>& names, std::vector<dump_rule>& out) {
     dump_rule rule;
     rule.line = static_cast<int>(t.source().begin.line);
-    r.only_known_keys(
-        t, "[[rule]]",
-        {"name", "main_class", "command", "user", "container", "every", "old_gen_percent", "old_gen_collections",
-         "gc_time_percent", "gc_window", "predict_full_within", "predict_window", "cooldown", "max_dumps", "live"});
+    r.only_known_keys(t, "[[rule]]",
+                      {"name", "main_class", "command", "user", "container", "every", "old_gen_percent",
+                       "old_gen_collections", "gc_time_percent", "gc_window", "predict_full_within", "predict_window",
+                       "cooldown", "max_dumps", "live", "action", "sample_interval", "sample_depth"});
     std::string prefix = "the rule at line " + std::to_string(rule.line) + ": ";
     const toml::node* name = t.get("name");
     if (name == nullptr) {
@@ -96,6 +96,21 @@ void read_rule(config_reader& r, const toml::table& t, std::map<std::string, int
     read_key(t, "max_dumps", rule.max_dumps,
              [&](const toml::node& n) { return r.integer(n, prefix + "max_dumps", 0, 1'000'000); });
     read_key(t, "live", rule.live, [&](const toml::node& n) { return r.boolean(n, prefix + "live"); });
+    read_key(t, "action", rule.action, [&](const toml::node& n) -> std::optional<rule_action> {
+        auto a = r.string(n, prefix + "action");
+        if (!a) return std::nullopt;
+        if (*a == "dump") return rule_action::dump;
+        if (*a == "sample") return rule_action::sample;
+        r.error(n.source(), prefix + "action is \"dump\" or \"sample\", not \"" + *a + "\"");
+        return std::nullopt;
+    });
+    read_key(t, "sample_interval", rule.sample_interval,
+             [&](const toml::node& n) { return r.integer(n, prefix + "sample_interval", 0, 0x7fffffff); });
+    read_key(t, "sample_depth", rule.sample_depth,
+             [&](const toml::node& n) { return r.integer(n, prefix + "sample_depth", 1, 64); });
+    for (const char* key : {"sample_interval", "sample_depth"})
+        if (const toml::node* n = t.get(key); n != nullptr && rule.action != rule_action::sample)
+            r.error(n->source(), prefix + key + " does nothing unless action = \"sample\"");
 
     // Settings of a threshold that is not there are a mistake, not a default.
     if (const toml::node* n = t.get("old_gen_collections"); n != nullptr && !t.contains("old_gen_percent"))

@@ -33,7 +33,8 @@ bool same_rule(const dump_rule& a, const dump_rule& b) {
            a.old_gen_percent == b.old_gen_percent && a.old_gen_collections == b.old_gen_collections &&
            a.gc_time_percent == b.gc_time_percent && a.gc_window == b.gc_window &&
            a.predict_full_within == b.predict_full_within && a.predict_window == b.predict_window &&
-           a.cooldown == b.cooldown && a.max_dumps == b.max_dumps && a.live == b.live;
+           a.cooldown == b.cooldown && a.max_dumps == b.max_dumps && a.live == b.live && a.action == b.action &&
+           a.sample_interval == b.sample_interval && a.sample_depth == b.sample_depth;
 }
 
 // Appends "name before -> after" to out when they differ.
@@ -76,6 +77,11 @@ std::string describe_triggers(const dump_rule& r) {
 }
 
 std::string describe_limits(const dump_rule& r) {
+    if (r.action == rule_action::sample)
+        return "samples allocations every " + size_string(static_cast<std::uint64_t>(r.sample_interval)) + ", " +
+               std::to_string(r.sample_depth) + " frames; cooldown " + duration_string(r.cooldown) + ", " +
+               (r.max_dumps == 0 ? std::string("no limit of starts per JVM")
+                                 : "at most " + plural(r.max_dumps, "start", "starts") + " per JVM");
     return "cooldown " + duration_string(r.cooldown) + ", " +
            (r.max_dumps == 0 ? std::string("no limit of dumps per JVM")
                              : "at most " + plural(r.max_dumps, "dump", "dumps") + " per JVM") +
@@ -123,6 +129,7 @@ config_changes compare_configs(const heapd_config& running, const heapd_config& 
     compare(out.need_restart, "daemon.spool", a.spool_dir, b.spool_dir, text);
     compare(out.need_restart, "daemon.group", a.group, b.group, text);
     compare(out.need_restart, "daemon.workers", a.workers, b.workers, number);
+    compare(out.need_restart, "daemon.agent_library", a.agent_library, b.agent_library, text);
     compare(out.live, "daemon.poll_interval", running.poll_interval, next.poll_interval, duration);
     compare(out.live, "daemon.max_connections", a.max_connections, b.max_connections, number);
     compare(out.live, "daemon.max_connections_per_user", a.max_connections_per_user, b.max_connections_per_user,

@@ -204,8 +204,9 @@ void rule_watcher::evaluate(const poll_result& p) {
             const auto asked = policy_clock::now();  // the cooldown and the schedule count from here
             if (job) {
                 policy_.record(rule.name, j.id, dump_outcome::submitted, asked);
-                log_->info("rule {}: dumping pid {} ({}) as job {}: {}", rule.name, j.id.pid, selected_by.main_class,
-                           job->id, *reason);
+                log_->info("rule {}: {} pid {} ({}){}: {}", rule.name,
+                           rule.action == rule_action::sample ? "sampling the allocations of" : "dumping", j.id.pid,
+                           selected_by.main_class, *job, *reason);
             } else if (job.error().kind == wire::error_kind::busy) {
                 policy_.record(rule.name, j.id, dump_outcome::busy, asked);
                 log_->debug("rule {}: pid {} not dumped now: {}", rule.name, j.id.pid, job.error().message);

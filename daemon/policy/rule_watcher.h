@@ -40,9 +40,10 @@ namespace heapd::daemon {
 // Polls the JVMs for the dump rules and asks for the dumps they decide on.
 class rule_watcher {
 public:
-    // Asks for a dump of the JVM for rule, on the io_context thread: the job queued, or why not
-    // (error_kind::busy when the JVM is being dumped already or too many jobs wait).
-    using dump_function = std::function<wire::wire_result<job_record>(const jvm_identity& jvm, const dump_rule& rule)>;
+    // Does what the rule says to the JVM (a dump; or sampling by heapd's agent), on the io_context
+    // thread: what was done, for the log ("as job 17"), or why not (error_kind::busy when the JVM is
+    // being dumped already or too many jobs wait).
+    using dump_function = std::function<wire::wire_result<std::string>(const jvm_identity& jvm, const dump_rule& rule)>;
 
     rule_watcher(boost::asio::io_context& io, dump_function dump, std::shared_ptr<spdlog::logger> log);
     ~rule_watcher();

@@ -119,10 +119,14 @@ result<std::unique_ptr<server>> server::open(const heapd_config& config, std::sh
     info.pid = ::getpid();
     info.admin_group = s->admin_group_;
     s->handler_ = std::make_unique<request_handler>(info, *s->store_, *s->jobs_, log);
+    s->handler_->set_agent_library(s->options_.agent_library);
     s->rules_ = std::make_unique<rule_watcher>(
         s->io_,
-        [h = s->handler_.get()](const jvm_identity& jvm, const dump_rule& rule) {
-            return h->dump_for_rule(jvm.pid, jvm.start_time, rule.name, rule.live);
+        [h = s->handler_.get()](const jvm_identity& jvm, const dump_rule& rule) -> wire::wire_result<std::string> {
+            if (rule.action == rule_action::sample) return h->sample_for_rule(jvm.pid, jvm.start_time, rule);
+            auto job = h->dump_for_rule(jvm.pid, jvm.start_time, rule.name, rule.live);
+            if (!job) return std::unexpected(job.error());
+            return " as job " + std::to_string(job->id);
         },
         log);
     s->armer_ = std::make_unique<oom_armer>(log, s->options_.socket_path);

@@ -22,6 +22,7 @@ rule_daemon::rule_daemon(std::vector<daemon::dump_rule> rules, std::chrono::mill
     o.socket_path = dir_.file("heapd.sock");
     o.store_dir = dir_.file("store");
     o.spool_dir = "";
+    o.agent_library = std::string(HEAPD_BINARY_DIR) + "/daemon/libheapd_agent.so";
     config.rules = std::move(rules);
     config.poll_interval = poll;
     auto sink = std::make_shared<spdlog::sinks::basic_file_sink_mt>(dir_.file("heapd.log"));

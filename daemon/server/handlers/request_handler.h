@@ -54,6 +54,10 @@ public:
                                                 bool live);
     // The agent library sites requests load (empty: find_agent_library's default).
     void set_agent_library(std::string path) { agent_library_ = std::move(path); }
+    // sites_requests.cpp: has heapd's agent sample the JVM's allocations for a sampling rule (as
+    // root), on the samplers' pool: "" when that is queued (the outcome is logged), busy when a
+    // sites command to the JVM is under way.
+    wire::wire_result<std::string> sample_for_rule(pid_t pid, std::uint64_t start_time, const dump_rule& rule);
     // Where metrics requests get their snapshots (none: they are refused).
     void set_metrics(metrics_service* m) { metrics_ = m; }
     // The arming of JVMs for their OutOfMemoryError, shown by `jvms`; it outlives the handler's use.

@@ -137,4 +137,35 @@ void request_handler::sites(const wire::request& r, const connection_ptr& c) {
     });
 }
 
+wire::wire_result<std::string> request_handler::sample_for_rule(pid_t pid, std::uint64_t start_time,
+                                                                const dump_rule& rule) {
+    {
+        std::lock_guard lock(sampling_mutex_);
+        if (!sampling_busy_.insert(pid).second)
+            return wire::wire_fail(error_kind::busy, "a sites command to pid " + std::to_string(pid) + " is under way");
+    }
+    const std::string command =
+        "start,interval=" + std::to_string(rule.sample_interval) + ",depth=" + std::to_string(rule.sample_depth);
+    boost::asio::post(samplers_, [this, pid, start_time, command, name = rule.name] {
+        const std::string who = "pid " + std::to_string(pid);
+        auto library = attach::find_agent_library(agent_library_);
+        attach::attach_options options;
+        options.expected_start_time = start_time;
+        options.timeout = std::chrono::seconds(30);
+        auto text = library ? attach::agent_command(pid, {*library}, command, sites::agent_protocol, options)
+                            : std::unexpected(library.error());
+        auto profile = text ? sites::parse_allocation_profile(*text) : std::unexpected(text.error());
+        if (!profile)
+            log_->warn("rule {}: cannot sample {}: {}", name, who, bounded_text(profile.error().message));
+        else if (!profile->error.empty())
+            log_->warn("rule {}: {}: the agent: {}", name, who, bounded_text(profile->error));
+        else
+            log_->info("rule {}: {} is sampled every {} bytes, {} frames", name, who, profile->interval,
+                       profile->depth);
+        std::lock_guard lock(sampling_mutex_);
+        sampling_busy_.erase(pid);
+    });
+    return std::string();
+}
+
 }  // namespace heapd::daemon

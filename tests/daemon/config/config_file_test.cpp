@@ -132,6 +132,29 @@ every = "1h30m"
     EXPECT_EQ(u.predict_window, 600s);
 }
 
+TEST(config_file, sampling_rules_are_read) {
+    auto c = parse_config(
+        "[daemon]\nagent_library = \"/opt/heapd/libheapd_agent.so\"\n[[rule]]\nname = \"s\"\n"
+        "every = \"1h\"\naction = \"sample\"\nsample_interval = 65536\nsample_depth = 8\n",
+        "heapd.toml");
+    ASSERT_TRUE(c) << c.error().front().describe();
+    EXPECT_EQ(c->serve.agent_library, "/opt/heapd/libheapd_agent.so");
+    ASSERT_EQ(c->rules.size(), 1u);
+    EXPECT_EQ(c->rules[0].action, rule_action::sample);
+    EXPECT_EQ(c->rules[0].sample_interval, 65536);
+    EXPECT_EQ(c->rules[0].sample_depth, 8);
+    auto d = parse_config("[[rule]]\nname = \"d\"\nevery = \"1h\"\n", "heapd.toml");
+    ASSERT_TRUE(d);
+    EXPECT_EQ(d->rules[0].action, rule_action::dump);
+    EXPECT_EQ(
+        errors_of("[[rule]]\nname = \"a\"\nevery = \"1h\"\naction = \"watch\"\n"),
+        (std::vector<std::string>{"heapd.toml:4:10: rule \"a\": action is \"dump\" or \"sample\", not \"watch\""}));
+    EXPECT_EQ(errors_of("[[rule]]\nname = \"a\"\nevery = \"1h\"\nsample_depth = 4\n"),
+              (std::vector<std::string>{
+                  "heapd.toml:4:16: rule \"a\": sample_depth does nothing unless action = \"sample\""}));
+    EXPECT_EQ(errors_of("[[rule]]\nname = \"a\"\nevery = \"1h\"\naction = \"sample\"\nsample_depth = 65\n").size(), 1u);
+}
+
 TEST(config_file, the_predicting_rule_keys_are_read) {
     auto c = parse_config("[[rule]]\nname = \"leak\"\npredict_full_within = \"15m\"\npredict_window = \"20m\"\n",
                           "heapd.toml");
@@ -350,7 +373,10 @@ TEST(config_file, every_commented_setting_and_example_of_the_default_file_is_val
     EXPECT_EQ(c->oom.arm, defaults.oom.arm);
     EXPECT_EQ(c->oom.poll_interval, defaults.oom.poll_interval);
     EXPECT_EQ(c->oom.recheck, defaults.oom.recheck);
-    ASSERT_EQ(c->rules.size(), 4u);
+    ASSERT_EQ(c->rules.size(), 5u);
+    EXPECT_EQ(c->serve.agent_library, defaults.serve.agent_library);
+    EXPECT_EQ(c->rules[4].action, rule_action::sample);
+    EXPECT_EQ(c->rules[4].sample_interval, dump_rule{}.sample_interval);
     EXPECT_EQ(c->rules[0].every, std::chrono::hours(6));
     EXPECT_EQ(c->rules[1].old_gen_percent, 85.0);
     EXPECT_EQ(c->rules[1].old_gen_collections, 3u);

@@ -140,6 +140,42 @@ TEST(rule_watcher, a_scheduled_rule_dumps_on_time_until_its_cap) {
     EXPECT_EQ(jobs[2]["trigger"], "rule:renamed");
 }
 
+// A sampling rule has heapd's agent sample a JVM when it fires (here on a schedule), once; a later
+// dump of the JVM then says where its suspect's objects were allocated.
+TEST(rule_watcher, a_sampling_rule_starts_the_agent_and_a_later_dump_names_the_allocating_line) {
+    scratch_dir scratch;
+    const std::string trigger = scratch.file("go");
+    demo_jvm jvm(java_main{"AllocSites"}, {"-Xmx512m"}, {trigger});
+    ASSERT_TRUE(jvm.ready());
+    daemon::dump_rule r;
+    r.name = "sample-allocs";
+    r.select = selector("AllocSites", regex_quote(trigger));
+    r.every = 1s;
+    r.action = daemon::rule_action::sample;
+    r.sample_interval = 256 * 1024;
+    r.max_dumps = 1;
+    rule_daemon d({r}, 200ms);
+    ASSERT_TRUE(d.serving());
+    const std::string started =
+        "rule sample-allocs: pid " + std::to_string(jvm.pid()) + " is sampled every 262144 bytes";
+    for (int i = 0; i < 300 && d.log().find(started) == std::string::npos; ++i) std::this_thread::sleep_for(100ms);
+    ASSERT_NE(d.log().find(started), std::string::npos) << d.log();
+    EXPECT_NE(d.log().find("rule sample-allocs: sampling the allocations of pid " + std::to_string(jvm.pid())),
+              std::string::npos)
+        << d.log();
+    ASSERT_TRUE(leaky_grow(trigger));
+    json report = d.heapctl({"dump", std::to_string(jvm.pid()), "--wait"});
+    ASSERT_TRUE(report.contains("allocation_profile")) << report.dump().substr(0, 2000);
+    EXPECT_EQ(report["allocation_profile"]["interval"], 262144);
+    const json& suspect = report["leak_suspects"]["suspects"][0];
+    ASSERT_TRUE(suspect.contains("allocated_at")) << suspect.dump(1);
+    EXPECT_EQ(suspect["allocated_at"][0]["origin"].get<std::string>().rfind("AllocSites.keep(AllocSites.java:", 0), 0u);
+    // Started once only (max_dumps 1 counts the starts).
+    std::this_thread::sleep_for(2s);
+    const std::string log = d.log();
+    EXPECT_EQ(log.find(started, log.find(started) + 1), std::string::npos) << log;
+}
+
 // A rule's dump of a JVM that takes no attach (-XX:+DisableAttachMechanism) is taken from outside,
 // as heapctl dump's is (a core by gdb, converted by the JVM's own jhsdb), and says so.
 TEST(rule_watcher, a_rule_dumps_a_jvm_that_takes_no_attach_from_outside) {
