@@ -8,6 +8,7 @@
 #include <cstring>
 #include <string_view>
 #include <type_traits>
+#include <utility>
 
 namespace heapd::agent {
 namespace {
@@ -60,6 +61,9 @@ const char* command_name(command c) {
     case command::show: return "show";
     case command::stop: return "stop";
     case command::status: return "status";
+    case command::cpu_start: return "cpu_start";
+    case command::cpu_show: return "cpu_show";
+    case command::cpu_stop: return "cpu_stop";
     }
     return "?";
 }
@@ -91,16 +95,19 @@ bool parse_agent_options(const char* text, agent_options& out, std::string& erro
         rest = comma == std::string_view::npos ? std::string_view{} : rest.substr(comma + 1);
         if (first) {
             first = false;
-            if (item == "start")
-                out.what = command::start;
-            else if (item == "show")
-                out.what = command::show;
-            else if (item == "stop")
-                out.what = command::stop;
-            else if (item == "status" || item.empty())
-                out.what = command::status;
-            else
-                note("unknown command '" + std::string(item.substr(0, 40)) + "' (start, show, stop or status)");
+            static constexpr std::pair<std::string_view, command> names[] = {
+                {"start", command::start},       {"show", command::show},        {"stop", command::stop},
+                {"status", command::status},     {"", command::status},          {"cpu_start", command::cpu_start},
+                {"cpu_show", command::cpu_show}, {"cpu_stop", command::cpu_stop}};
+            bool known = false;
+            for (const auto& [name, c] : names)
+                if (item == name) {
+                    out.what = c;
+                    known = true;
+                }
+            if (!known)
+                note("unknown command '" + std::string(item.substr(0, 40)) +
+                     "' (start, show, stop, status, cpu_start, cpu_show or cpu_stop)");
             continue;
         }
         std::size_t eq = item.find('=');
@@ -110,6 +117,8 @@ bool parse_agent_options(const char* text, agent_options& out, std::string& erro
             number(value, 0, max_interval, "interval (bytes)", out.interval);
         } else if (key == "depth") {
             number(value, 1, max_depth, "depth (frames)", out.depth);
+        } else if (key == "period") {
+            number(value, 1, max_period_ms, "period (milliseconds)", out.period_ms);
         } else if (key == "protocol") {
             number(value, 1, 1000, "protocol", out.protocol);
         } else if (key == "gc") {
@@ -122,7 +131,8 @@ bool parse_agent_options(const char* text, agent_options& out, std::string& erro
             else
                 note("file must be /tmp/heapd-agent-NAME.json (NAME of letters, digits and '-')");
         } else {
-            note("unknown option '" + std::string(key.substr(0, 40)) + "' (interval, depth, gc, file, protocol)");
+            note("unknown option '" + std::string(key.substr(0, 40)) +
+                 "' (interval, depth, gc, period, file, protocol)");
         }
     }
     return error.empty();

@@ -15,8 +15,13 @@ inline constexpr std::int64_t max_interval = (std::int64_t{1} << 31) - 1;  // Se
 inline constexpr int default_depth = 16;
 inline constexpr int max_depth = 64;
 
-// What the agent is asked to do.
-enum class command { start, show, stop, status };
+// What the agent is asked to do: allocation sampling (start, show, stop), CPU sampling (cpu_start,
+// cpu_show, cpu_stop), or its state.
+enum class command { start, show, stop, status, cpu_start, cpu_show, cpu_stop };
+
+// CPU samples: milliseconds between ticks, and its bounds.
+inline constexpr int default_period_ms = 10;
+inline constexpr int max_period_ms = 1000;
 
 // One parsed options string.
 struct agent_options {
@@ -24,6 +29,7 @@ struct agent_options {
     std::int64_t interval = default_interval;  // bytes between samples, on average, per thread (0: every allocation)
     int depth = default_depth;                 // frames kept per sample
     bool gc = false;                           // show, stop: a full collection first, so that live means reachable
+    int period_ms = default_period_ms;         // cpu_start: between ticks
     std::string file;                          // where the answer goes: /tmp/heapd-agent-*.json, or none
     int protocol = protocol_version;           // what heapd speaks (start with -agentpath: needs none)
 };
@@ -35,7 +41,7 @@ struct agent_options {
 // (attach/agent_control.h's oom_answer_name makes the same name).
 std::string oom_answer_path();
 
-// Parses "COMMAND[,key=value...]" (keys: interval, depth, gc, file, protocol). False with why in
+// Parses "COMMAND[,key=value...]" (keys: interval, depth, gc, period, file, protocol). False with why in
 // error for anything else: an unknown command or key, a number out of bounds, a file outside
 // /tmp/heapd-agent-*.json or with a '/' in its name. An unknown command still reads the keys after it
 // (so that the error can be answered in the file named there).

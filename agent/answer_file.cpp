@@ -65,6 +65,59 @@ void append_key(std::string& out, const char* key) {
     out += "\":";
 }
 
+void append_methods(std::string& out, const std::vector<method_info>& methods) {
+    for (std::size_t i = 0; i < methods.size(); ++i) {
+        const method_info& m = methods[i];
+        out += i ? ",{" : "{";
+        append_key(out, "class");
+        append_string(out, m.klass);
+        out += ',';
+        append_key(out, "name");
+        append_string(out, m.name);
+        out += ',';
+        append_key(out, "descriptor");
+        append_string(out, m.descriptor);
+        out += ',';
+        append_key(out, "file");
+        append_string(out, m.file);
+        out += '}';
+    }
+}
+
+void append_frames(std::string& out, const std::vector<site_frame>& frames) {
+    out += "\"frames\":[";
+    for (std::size_t f = 0; f < frames.size(); ++f) {
+        out += f ? ",[" : "[";
+        append_number(out, std::uint64_t{frames[f].method});
+        out += ',';
+        append_number(out, std::int64_t{frames[f].line});
+        out += ']';
+    }
+    out += ']';
+}
+
+void append_cpu(std::string& out, const cpu_table& c) {
+    out += ",\"cpu_depth\":";
+    append_number(out, std::int64_t{c.depth()});
+    out += ",\"cpu_ticks\":";
+    append_number(out, c.ticks());
+    out += ",\"cpu_samples\":";
+    append_number(out, c.samples());
+    out += ",\"cpu_dropped\":";
+    append_number(out, c.dropped());
+    out += ",\"cpu_methods\":[";
+    append_methods(out, c.methods());
+    out += "],\"cpu_traces\":[";
+    for (std::size_t i = 0; i < c.traces().size(); ++i) {
+        out += i ? ",{" : "{";
+        append_frames(out, c.traces()[i].frames);
+        out += ",\"count\":";
+        append_number(out, c.traces()[i].count);
+        out += '}';
+    }
+    out += ']';
+}
+
 void append_tables(std::string& out, const site_table& t) {
     // Live estimates per site, from the objects still watched.
     std::vector<estimate> live(t.sites().size(), estimate{0, 0});
@@ -89,37 +142,16 @@ void append_tables(std::string& out, const site_table& t) {
         append_string(out, t.classes()[i]);
     }
     out += "],\"methods\":[";
-    for (std::size_t i = 0; i < t.methods().size(); ++i) {
-        const method_info& m = t.methods()[i];
-        out += i ? ",{" : "{";
-        append_key(out, "class");
-        append_string(out, m.klass);
-        out += ',';
-        append_key(out, "name");
-        append_string(out, m.name);
-        out += ',';
-        append_key(out, "descriptor");
-        append_string(out, m.descriptor);
-        out += ',';
-        append_key(out, "file");
-        append_string(out, m.file);
-        out += '}';
-    }
+    append_methods(out, t.methods());
     out += "],\"sites\":[";
     for (std::size_t i = 0; i < t.sites().size(); ++i) {
         const site& s = t.sites()[i];
         out += i ? ",{" : "{";
         append_key(out, "class");
         append_number(out, std::uint64_t{s.klass});
-        out += ",\"frames\":[";
-        for (std::size_t f = 0; f < s.frames.size(); ++f) {
-            out += f ? ",[" : "[";
-            append_number(out, std::uint64_t{s.frames[f].method});
-            out += ',';
-            append_number(out, std::int64_t{s.frames[f].line});
-            out += ']';
-        }
-        out += "],\"samples\":";
+        out += ',';
+        append_frames(out, s.frames);
+        out += ",\"samples\":";
         append_number(out, s.samples);
         out += ",\"objects\":";
         append_number(out, s.objects);
@@ -159,7 +191,7 @@ bool write_new_file(const std::string& path, const std::string& text, std::strin
 
 }  // namespace
 
-std::string answer_json(const answer_facts& facts, const site_table* tables) {
+std::string answer_json(const answer_facts& facts, const site_table* tables, const cpu_table* cpu) {
     std::string out = "{\"protocol\":";
     append_number(out, std::int64_t{protocol_version});
     out += ",\"agent\":";
@@ -180,7 +212,14 @@ std::string answer_json(const answer_facts& facts, const site_table* tables) {
     append_number(out, facts.ring_dropped);
     out += ",\"memory_bytes\":";
     append_number(out, facts.memory_bytes);
+    out += ",\"cpu_sampling\":";
+    out += facts.cpu_sampling ? "true" : "false";
+    out += ",\"cpu_period_ms\":";
+    append_number(out, std::int64_t{facts.cpu_period_ms});
+    out += ",\"cpu_seconds\":";
+    append_number(out, facts.cpu_seconds);
     if (tables != nullptr) append_tables(out, *tables);
+    if (cpu != nullptr) append_cpu(out, *cpu);
     out += "}\n";
     return out;
 }

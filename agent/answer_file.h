@@ -5,6 +5,7 @@
 #include <string>
 
 #include "agent/agent_options.h"
+#include "agent/cpu_table.h"
 #include "agent/site_table.h"
 
 namespace heapd::agent {
@@ -19,11 +20,15 @@ struct answer_facts {
     double seconds = 0;              // since sampling started
     std::uint64_t ring_dropped = 0;  // samples no slot was free for
     std::uint64_t memory_bytes = 0;  // the agent's tables and ring, about
+    bool cpu_sampling = false;
+    int cpu_period_ms = 0;
+    double cpu_seconds = 0;  // since CPU sampling started
 };
 
-// The answer as JSON; the tables when given (for show and stop). Names from the JVM (modified
-// UTF-8) are written as \u escapes beyond ASCII, so the text is plain ASCII.
-std::string answer_json(const answer_facts& facts, const site_table* tables);
+// The answer as JSON; the allocation tables when given (for show and stop), the CPU samples when
+// given (cpu_show, cpu_stop). Names from the JVM (modified UTF-8) are written as \u escapes beyond
+// ASCII, so the text is plain ASCII.
+std::string answer_json(const answer_facts& facts, const site_table* tables, const cpu_table* cpu = nullptr);
 
 // Writes text to `path` whole: to a new file beside it (never an existing name, never through a
 // link, mode 0600), then renamed to `path`, so whoever finds the name finds the whole answer. False

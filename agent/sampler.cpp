@@ -2,16 +2,16 @@
 
 #include <time.h>
 
+#include <algorithm>
+
 namespace heapd::agent {
 namespace {
 
-// The capabilities sampling needs: the event (one environment at a time holds it) and names for
-// the frames.
+// The capabilities allocation sampling takes and gives back: the event (one environment at a time
+// holds it) and the heap's exhaustion.
 jvmtiCapabilities sampling_capabilities() {
     jvmtiCapabilities caps{};
     caps.can_generate_sampled_object_alloc_events = 1;
-    caps.can_get_line_numbers = 1;
-    caps.can_get_source_file_name = 1;
     caps.can_generate_resource_exhaustion_heap_events = 1;
     return caps;
 }
@@ -49,6 +49,11 @@ bool sampler::ensure_environment(JavaVM* vm, std::string& error) {
     env->SetEventCallbacks(&callbacks, sizeof callbacks);
     env->SetEventNotificationMode(JVMTI_ENABLE, JVMTI_EVENT_VM_INIT, nullptr);
     env->SetEventNotificationMode(JVMTI_ENABLE, JVMTI_EVENT_VM_DEATH, nullptr);
+    // Names for the frames of every table, kept for good (any number of environments may have them).
+    jvmtiCapabilities names{};
+    names.can_get_line_numbers = 1;
+    names.can_get_source_file_name = 1;
+    env->AddCapabilities(&names);
     lock_ = lock;
     jvmti_ = env;
     return true;
@@ -135,7 +140,7 @@ void JNICALL sampler::thread_main(jvmtiEnv* jvmti, JNIEnv* jni, void* arg) {
     auto last_sweep = std::chrono::steady_clock::now();
     jvmti->RawMonitorEnter(s.lock_);
     while (!s.dead_) {
-        if (s.pending_ == nullptr) jvmti->RawMonitorWait(s.lock_, s.sampling_ ? drain_ms : 1000);
+        if (s.pending_ == nullptr) jvmti->RawMonitorWait(s.lock_, s.wait_ms());
         if (s.dead_) break;
         if (s.pending_ != nullptr) {
             agent_options options = *s.pending_;
@@ -147,6 +152,14 @@ void JNICALL sampler::thread_main(jvmtiEnv* jvmti, JNIEnv* jni, void* arg) {
             s.finished_ = ticket;
             jvmti->RawMonitorNotifyAll(s.lock_);
             continue;
+        }
+        if (s.cpu_ && std::chrono::steady_clock::now() >= s.cpu_next_) {
+            jvmti->RawMonitorExit(s.lock_);
+            s.cpu_->sample(jvmti, jni);
+            const auto now = std::chrono::steady_clock::now();
+            s.cpu_next_ += std::chrono::milliseconds(s.cpu_period_ms_);
+            if (s.cpu_next_ < now) s.cpu_next_ = now + std::chrono::milliseconds(s.cpu_period_ms_);  // fell behind
+            jvmti->RawMonitorEnter(s.lock_);
         }
         if (s.sampling_ && s.tables_) {
             jvmti->RawMonitorExit(s.lock_);
@@ -198,9 +211,48 @@ void sampler::run(JNIEnv* jni, const agent_options& options) {
         }
         break;
     case command::status: text = answer_json(facts(command::status), nullptr); break;
+    case command::cpu_start:
+    case command::cpu_show:
+    case command::cpu_stop: text = run_cpu(options); break;
     }
     std::string error;
     if (!options.file.empty()) write_answer(options.file, text, error);
+}
+
+std::string sampler::run_cpu(const agent_options& options) {
+    answer_facts f;
+    if (options.what == command::cpu_start) {
+        std::string error;
+        if (cpu_) {
+            error = "already sampling CPU, every " + std::to_string(cpu_period_ms_) + " ms";
+        } else {
+            cpu_ = std::make_unique<cpu_table>(options.depth);
+            cpu_period_ms_ = options.period_ms;
+            cpu_started_ = cpu_next_ = std::chrono::steady_clock::now();
+        }
+        f = facts(command::cpu_start);
+        f.error = error;
+        return answer_json(f, nullptr);
+    }
+    if (!cpu_) {
+        f = facts(options.what);
+        f.error = "not sampling CPU";
+        return answer_json(f, nullptr);
+    }
+    f = facts(options.what);
+    std::string text = answer_json(f, nullptr, cpu_.get());
+    if (options.what == command::cpu_stop) cpu_.reset();
+    return text;
+}
+
+long sampler::wait_ms() const {
+    long ms = sampling_ ? drain_ms : 1000;
+    if (cpu_) {
+        const auto until =
+            std::chrono::duration_cast<std::chrono::milliseconds>(cpu_next_ - std::chrono::steady_clock::now());
+        ms = std::min<long>(ms, std::max<long>(1, static_cast<long>(until.count())));
+    }
+    return ms;
 }
 
 std::string sampler::start(const agent_options& options) {
@@ -258,12 +310,16 @@ answer_facts sampler::facts(command what) const {
     if (tables_) f.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count();
     if (owned_ring_) f.ring_dropped = owned_ring_->dropped();
     f.memory_bytes = memory_bytes();
+    f.cpu_sampling = cpu_ != nullptr;
+    f.cpu_period_ms = cpu_period_ms_;
+    if (cpu_) f.cpu_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - cpu_started_).count();
     return f;
 }
 
 std::uint64_t sampler::memory_bytes() const {
     std::uint64_t bytes = owned_ring_ ? owned_ring_->bytes() : 0;
     if (tables_) bytes += tables_->memory_bytes();
+    if (cpu_) bytes += cpu_->memory_bytes();
     return bytes;
 }
 

@@ -12,6 +12,7 @@
 
 #include "agent/agent_options.h"
 #include "agent/answer_file.h"
+#include "agent/cpu_table.h"
 #include "agent/sample_ring.h"
 #include "agent/site_table.h"
 
@@ -48,6 +49,10 @@ private:
     std::string start(const agent_options& options);
     void stop_sampling(JNIEnv* jni);
     void drain(JNIEnv* jni);
+    // The CPU commands, on the agent thread; the answer's text.
+    std::string run_cpu(const agent_options& options);
+    // Milliseconds the agent thread may wait before its next piece of work.
+    long wait_ms() const;
     answer_facts facts(command what) const;
     std::uint64_t memory_bytes() const;
 
@@ -77,6 +82,9 @@ private:
     // The agent thread's own.
     std::unique_ptr<sample_ring> owned_ring_;
     std::unique_ptr<site_table> tables_;
+    std::unique_ptr<cpu_table> cpu_;  // while CPU sampling
+    int cpu_period_ms_ = 0;
+    std::chrono::steady_clock::time_point cpu_started_{}, cpu_next_{};
     std::chrono::steady_clock::time_point started_{};
     std::int64_t interval_ = 0;
     int depth_ = 0;

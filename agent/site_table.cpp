@@ -49,43 +49,6 @@ std::uint32_t site_table::class_index(jvmtiEnv* jvmti, JNIEnv* jni, jweak klass)
     return index;
 }
 
-std::uint32_t site_table::method_index(jvmtiEnv* jvmti, jmethodID method) {
-    if (auto it = method_ids_.find(method); it != method_ids_.end()) return it->second;
-    if (methods_.size() >= max_methods) return none;
-    method_info m;
-    char *name = nullptr, *descriptor = nullptr;
-    if (jvmti->GetMethodName(method, &name, &descriptor, nullptr) != JVMTI_ERROR_NONE) return none;
-    m.name = take_string(jvmti, name);
-    m.descriptor = take_string(jvmti, descriptor);
-    jclass declaring = nullptr;
-    if (jvmti->GetMethodDeclaringClass(method, &declaring) == JVMTI_ERROR_NONE) {
-        char* signature = nullptr;
-        if (jvmti->GetClassSignature(declaring, &signature, nullptr) == JVMTI_ERROR_NONE)
-            m.klass = take_string(jvmti, signature);
-        char* file = nullptr;
-        if (jvmti->GetSourceFileName(declaring, &file) == JVMTI_ERROR_NONE) m.file = take_string(jvmti, file);
-    }
-    jint count = 0;
-    jvmtiLineNumberEntry* table = nullptr;
-    if (jvmti->GetLineNumberTable(method, &count, &table) == JVMTI_ERROR_NONE) {
-        m.lines.reserve(static_cast<std::size_t>(count));
-        for (jint i = 0; i < count; ++i) m.lines.emplace_back(table[i].start_location, table[i].line_number);
-        jvmti->Deallocate(reinterpret_cast<unsigned char*>(table));
-        std::sort(m.lines.begin(), m.lines.end());
-    }
-    auto index = static_cast<std::uint32_t>(methods_.size());
-    methods_.push_back(std::move(m));
-    method_ids_.emplace(method, index);
-    return index;
-}
-
-std::int32_t site_table::line_of(const method_info& m, jlocation at) {
-    if (at < 0) return -2;  // a native method
-    auto it = std::upper_bound(m.lines.begin(), m.lines.end(), std::make_pair(at, std::numeric_limits<jint>::max()));
-    if (it == m.lines.begin()) return -1;
-    return std::prev(it)->second;
-}
-
 void site_table::add(jvmtiEnv* jvmti, JNIEnv* jni, sample_slot& s) {
     ++samples_;
     std::uint32_t klass = class_index(jvmti, jni, s.klass);
@@ -95,11 +58,11 @@ void site_table::add(jvmtiEnv* jvmti, JNIEnv* jni, sample_slot& s) {
     std::vector<site_frame> frames;
     bool readable = klass != none;
     for (jint i = 0; readable && i < s.frame_count; ++i) {
-        std::uint32_t m = method_index(jvmti, s.frames[i].method);
-        if (m == none)
+        site_frame f = methods_.frame(jvmti, s.frames[i]);
+        if (f.method == no_method)
             readable = false;
         else
-            frames.push_back({m, line_of(methods_[m], s.frames[i].location)});
+            frames.push_back(f);
     }
     std::uint32_t at = none;
     if (readable) {
@@ -149,11 +112,9 @@ void site_table::sweep(JNIEnv* jni) {
 }
 
 std::uint64_t site_table::memory_bytes() const {
-    std::uint64_t bytes =
-        class_names_.size() * 80 + methods_.size() * 150 + sites_.size() * 100 + live_.capacity() * sizeof(live_sample);
+    std::uint64_t bytes = class_names_.size() * 80 + methods_.memory_bytes() + sites_.size() * 100 +
+                          live_.capacity() * sizeof(live_sample);
     for (const std::string& c : class_names_) bytes += c.size();
-    for (const method_info& m : methods_)
-        bytes += m.klass.size() + m.name.size() + m.descriptor.size() + m.file.size() + m.lines.size() * 16;
     for (const site& s : sites_) bytes += s.frames.size() * sizeof(site_frame);
     return bytes;
 }
@@ -167,8 +128,6 @@ void site_table::clear(JNIEnv* jni) {
     sites_.shrink_to_fit();
     site_ids_.clear();
     methods_.clear();
-    methods_.shrink_to_fit();
-    method_ids_.clear();
     class_names_.clear();
     class_names_.shrink_to_fit();
     class_ids_.clear();

@@ -10,27 +10,15 @@
 #include <unordered_map>
 #include <vector>
 
+#include "agent/method_table.h"
 #include "agent/sample_ring.h"
 
 namespace heapd::agent {
 
-// Caps, and the memory each entry takes (beyond the strings of names).
+// Caps, and the memory each entry takes (beyond the strings of names; methods: method_table.h).
 inline constexpr std::uint32_t max_classes = 1u << 16;       // ~80 B + name
-inline constexpr std::uint32_t max_methods = 1u << 16;       // ~150 B + names + 16 B per line entry
 inline constexpr std::uint32_t max_sites = 1u << 16;         // ~100 B + 8 B per frame
 inline constexpr std::uint32_t max_live_samples = 1u << 17;  // 24 B
-
-// A resolved method: its class's signature, name and descriptor, source file, and line table.
-struct method_info {
-    std::string klass, name, descriptor, file;
-    std::vector<std::pair<jlocation, jint>> lines;  // start location, line; sorted by location
-};
-
-// One frame of a site: a method (index into methods) and its line (-1 unknown, -2 native).
-struct site_frame {
-    std::uint32_t method;
-    std::int32_t line;
-};
 
 // An allocation site: the class allocated, the stack, and what was allocated there.
 struct site {
@@ -80,7 +68,7 @@ public:
 
     std::int64_t interval() const { return interval_; }
     const std::vector<std::string>& classes() const { return class_names_; }
-    const std::vector<method_info>& methods() const { return methods_; }
+    const std::vector<method_info>& methods() const { return methods_.methods(); }
     const std::vector<site>& sites() const { return sites_; }
     const std::vector<live_sample>& live() const { return live_; }
     const drop_counts& dropped() const { return dropped_; }
@@ -91,15 +79,12 @@ public:
 private:
     // Index of the class (signature), or none when the table is full or the name unreadable.
     std::uint32_t class_index(jvmtiEnv* jvmti, JNIEnv* jni, jweak klass);
-    std::uint32_t method_index(jvmtiEnv* jvmti, jmethodID method);
-    static std::int32_t line_of(const method_info& m, jlocation at);
 
     std::int64_t interval_;
     std::uint64_t samples_ = 0;
     std::vector<std::string> class_names_;
     std::unordered_map<std::string, std::uint32_t> class_ids_;
-    std::vector<method_info> methods_;
-    std::unordered_map<jmethodID, std::uint32_t> method_ids_;
+    method_table methods_;
     std::vector<site> sites_;
     std::unordered_map<std::string, std::uint32_t> site_ids_;  // key: class and frames as bytes
     std::vector<live_sample> live_;

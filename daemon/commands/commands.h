@@ -45,5 +45,8 @@ void add_stack(CLI::App& app, int& status);
 // [--by site|method|class] [--order live|allocated] [--cutoff R] [--json]`: allocation sites sampled
 // by heapd's agent in the JVM.
 void add_sites(CLI::App& app, int& status);
+// `heapd cpu PID [--seconds N | --start | --show | --stop] [--period MS] [--depth N] [--top N] [--json]`:
+// stacks of the threads running Java code, sampled by heapd's agent (hprof's cpu=samples).
+void add_cpu(CLI::App& app, int& status);
 
 }  // namespace heapd::cmd

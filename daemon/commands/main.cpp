@@ -16,6 +16,7 @@ int main(int argc, char** argv) {
     heapd::cmd::add_attach(app, status);
     heapd::cmd::add_stack(app, status);
     heapd::cmd::add_sites(app, status);
+    heapd::cmd::add_cpu(app, status);
     heapd::cmd::add_serve(app, status);
     heapd::cmd::add_analyze_fd(app, status);
     heapd::cmd::add_dump(app, status);

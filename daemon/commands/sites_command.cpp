@@ -1,17 +1,13 @@
 // `heapd sites PID`: where a running JVM allocates, sampled by heapd's agent (agent/), which this
 // loads into the JVM through attach. By default samples for --seconds and prints hprof's SITES
 // table; --start, --show, --stop and --status work on a sampling that outlives the command.
-#include <signal.h>
-#include <time.h>
-
-#include <atomic>
 #include <cstdio>
 #include <memory>
 #include <string>
 
 #include "attach/agent_control.h"
-#include "base/atomic_file.h"
 #include "base/safe_text.h"
+#include "daemon/commands/agent_call.h"
 #include "daemon/commands/commands.h"
 #include "formats/report/report_text.h"
 #include "formats/report/sites_report.h"
@@ -36,63 +32,6 @@ struct sites_args {
     std::string agent;
     double timeout_seconds = 30;
     std::string save;  // the agent's answer, as it came, for heapd analyze --sites
-};
-
-std::atomic<bool> interrupted{false};
-
-void on_signal(int) { interrupted = true; }
-
-// Sleeps for seconds, or less when SIGINT or SIGTERM arrives.
-void wait_seconds(double seconds) {
-    struct sigaction sa {};
-    sa.sa_handler = on_signal;
-    sigaction(SIGINT, &sa, nullptr);
-    sigaction(SIGTERM, &sa, nullptr);
-    timespec until{};
-    clock_gettime(CLOCK_MONOTONIC, &until);
-    const auto ns = static_cast<long long>(seconds * 1e9);
-    until.tv_sec += static_cast<time_t>(ns / 1000000000LL);
-    until.tv_nsec += static_cast<long>(ns % 1000000000LL);
-    if (until.tv_nsec >= 1000000000L) {
-        until.tv_sec += 1;
-        until.tv_nsec -= 1000000000L;
-    }
-    while (!interrupted && clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &until, nullptr) != 0) {}
-}
-
-// One command to the agent and its answer checked; prints why and gives the exit status on failure.
-struct agent_call {
-    const sites_args& args;
-    std::string library;
-
-    std::expected<sites::allocation_profile, int> run(const std::string& command) const {
-        attach::attach_options options;
-        options.timeout = std::chrono::milliseconds(static_cast<long long>(args.timeout_seconds * 1000));
-        attach::agent_target target{library};
-        auto text = attach::agent_command(args.pid, target, command, sites::agent_protocol, options);
-        if (!text) {
-            std::fprintf(stderr, "heapd: sites %d: %s: %s\n", args.pid, error_code_name(text.error().code),
-                         text.error().message.c_str());
-            return std::unexpected(text.error().code == error_code::agent_refused ? jvm_failed : attach_failed);
-        }
-        auto profile = sites::parse_allocation_profile(*text);
-        if (profile && profile->has_tables && !args.save.empty()) {
-            if (auto saved = write_file_atomic(args.save, *text, {0600}); !saved) {
-                std::fprintf(stderr, "heapd: sites %d: --save %s: %s\n", args.pid, args.save.c_str(),
-                             saved.error().message.c_str());
-                return std::unexpected(bad_input);
-            }
-        }
-        if (!profile) {
-            std::fprintf(stderr, "heapd: sites %d: %s\n", args.pid, profile.error().message.c_str());
-            return std::unexpected(jvm_failed);
-        }
-        if (!profile->error.empty()) {
-            std::fprintf(stderr, "heapd: sites %d: the agent: %s\n", args.pid, terminal_safe(profile->error).c_str());
-            return std::unexpected(jvm_failed);
-        }
-        return std::move(*profile);
-    }
 };
 
 int print_table(const sites_args& args, const sites::allocation_profile& profile) {
@@ -125,7 +64,7 @@ int run_sites(const sites_args& args) {
         std::fprintf(stderr, "heapd: sites: %s\n", library.error().message.c_str());
         return bad_input;
     }
-    agent_call agent{args, *library};
+    agent_call agent{"sites", args.pid, *library, args.timeout_seconds, args.save};
     const std::string start =
         "start,interval=" + std::to_string(args.interval) + ",depth=" + std::to_string(args.depth);
     const std::string gc = args.no_gc ? "" : ",gc=1";

@@ -57,6 +57,39 @@ const json& array_of(const json& object, const char* key, std::size_t max) {
     return v;
 }
 
+profile_method method_of(const json& m) {
+    if (!m.is_object()) throw bad_field{"a method is not an object"};
+    return {java_type_name(text_of(m, "class")), text_of(m, "name"), text_of(m, "descriptor"), text_of(m, "file")};
+}
+
+std::vector<profile_frame> frames_of(const json& s, std::size_t methods) {
+    std::vector<profile_frame> out;
+    for (const json& f : array_of(s, "frames", max_frames)) {
+        if (!f.is_array() || f.size() != 2 || !f[0].is_number_unsigned() || !f[1].is_number_integer())
+            throw bad_field{"a frame is not [method, line]"};
+        std::uint64_t method = f[0].get<std::uint64_t>();
+        std::int64_t line = f[1].get<std::int64_t>();
+        if (method >= methods) throw bad_field{"a frame's method " + std::to_string(method) + " is not listed"};
+        if (line < -2 || line > INT32_MAX)
+            throw bad_field{"a frame's line " + std::to_string(line) + " is out of range"};
+        out.push_back({static_cast<std::uint32_t>(method), static_cast<std::int32_t>(line)});
+    }
+    return out;
+}
+
+void read_cpu(const json& j, allocation_profile& p) {
+    p.has_cpu = true;
+    p.cpu_depth = static_cast<int>(integer_of(j, "cpu_depth"));
+    p.cpu_ticks = count_of(j, "cpu_ticks");
+    p.cpu_samples = count_of(j, "cpu_samples");
+    p.cpu_dropped = count_of(j, "cpu_dropped");
+    for (const json& m : array_of(j, "cpu_methods", max_entries)) p.cpu_methods.push_back(method_of(m));
+    for (const json& t : array_of(j, "cpu_traces", max_entries)) {
+        if (!t.is_object()) throw bad_field{"a CPU trace is not an object"};
+        p.cpu_traces.push_back({frames_of(t, p.cpu_methods.size()), count_of(t, "count")});
+    }
+}
+
 void read_tables(const json& j, allocation_profile& p) {
     p.has_tables = true;
     p.samples = count_of(j, "samples");
@@ -67,28 +100,14 @@ void read_tables(const json& j, allocation_profile& p) {
         if (!c.is_string()) throw bad_field{"a class is not a string"};
         p.classes.push_back(java_type_name(c.get<std::string>()));
     }
-    for (const json& m : array_of(j, "methods", max_entries)) {
-        if (!m.is_object()) throw bad_field{"a method is not an object"};
-        p.methods.push_back(
-            {java_type_name(text_of(m, "class")), text_of(m, "name"), text_of(m, "descriptor"), text_of(m, "file")});
-    }
+    for (const json& m : array_of(j, "methods", max_entries)) p.methods.push_back(method_of(m));
     for (const json& s : array_of(j, "sites", max_entries)) {
         if (!s.is_object()) throw bad_field{"a site is not an object"};
         profile_site site;
         std::uint64_t klass = count_of(s, "class");
         if (klass >= p.classes.size()) throw bad_field{"a site's class " + std::to_string(klass) + " is not listed"};
         site.klass = static_cast<std::uint32_t>(klass);
-        for (const json& f : array_of(s, "frames", max_frames)) {
-            if (!f.is_array() || f.size() != 2 || !f[0].is_number_unsigned() || !f[1].is_number_integer())
-                throw bad_field{"a frame is not [method, line]"};
-            std::uint64_t method = f[0].get<std::uint64_t>();
-            std::int64_t line = f[1].get<std::int64_t>();
-            if (method >= p.methods.size())
-                throw bad_field{"a frame's method " + std::to_string(method) + " is not listed"};
-            if (line < -2 || line > INT32_MAX)
-                throw bad_field{"a frame's line " + std::to_string(line) + " is out of range"};
-            site.frames.push_back({static_cast<std::uint32_t>(method), static_cast<std::int32_t>(line)});
-        }
+        site.frames = frames_of(s, p.methods.size());
         site.samples = count_of(s, "samples");
         site.live_samples = count_of(s, "live_samples");
         site.objects = estimate_of(s, "objects");
@@ -133,7 +152,15 @@ result<allocation_profile> parse_allocation_profile(std::string_view text) {
         p.seconds = estimate_of(j, "seconds");
         p.dropped_ring = count_of(j, "dropped_ring");
         p.memory_bytes = count_of(j, "memory_bytes");
+        if (j.contains("cpu_sampling")) {
+            const json& cpu = field(j, "cpu_sampling");
+            if (!cpu.is_boolean()) throw bad_field{"\"cpu_sampling\" is not true or false"};
+            p.cpu_sampling = cpu.get<bool>();
+            p.cpu_period_ms = static_cast<int>(integer_of(j, "cpu_period_ms"));
+            p.cpu_seconds = estimate_of(j, "cpu_seconds");
+        }
         if (j.contains("sites")) read_tables(j, p);
+        if (j.contains("cpu_traces")) read_cpu(j, p);
     } catch (const bad_field& e) {
         return fail(error_code::bad_value, "the agent's answer: " + e.what);
     }

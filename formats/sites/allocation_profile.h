@@ -40,7 +40,13 @@ struct profile_site {
     double objects = 0, bytes = 0, live_objects = 0, live_bytes = 0;
 };
 
-// One answer.
+// A stack seen by CPU sampling, and how many times.
+struct cpu_trace_entry {
+    std::vector<profile_frame> frames;  // indices into allocation_profile::cpu_methods
+    std::uint64_t count = 0;
+};
+
+// One answer: allocation sampling's state and tables, and CPU sampling's.
 struct allocation_profile {
     int protocol = 0;
     std::string agent_version;
@@ -57,6 +63,15 @@ struct allocation_profile {
     std::vector<std::string> classes;  // Java form: "byte[]", "java.lang.String"
     std::vector<profile_method> methods;
     std::vector<profile_site> sites;
+    // CPU sampling (cpu_start, cpu_show, cpu_stop).
+    bool cpu_sampling = false;
+    int cpu_period_ms = 0;
+    double cpu_seconds = 0;
+    bool has_cpu = false;  // cpu_show and cpu_stop answer with the samples
+    int cpu_depth = 0;
+    std::uint64_t cpu_ticks = 0, cpu_samples = 0, cpu_dropped = 0;
+    std::vector<profile_method> cpu_methods;
+    std::vector<cpu_trace_entry> cpu_traces;
 };
 
 // Reads an answer. Errors (bad_value, naming what is wrong): not JSON, too big, a field missing or

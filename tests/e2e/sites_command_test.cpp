@@ -345,3 +345,35 @@ TEST(sites_command, a_newer_jdk_is_sampled_and_one_without_dynamic_agents_says_s
 
 }  // namespace
 }  // namespace heapd
+
+namespace heapd {
+namespace {
+
+// heapd cpu: one thread spins in CpuSpin.spin(), the others sleep or wait: the samples are spin()'s.
+TEST(cpu_command, samples_the_stacks_of_threads_running_java_code) {
+    demo_jvm jvm(java_main{"CpuSpin"}, {"-Xmx64m"}, {});
+    ASSERT_TRUE(jvm.ready());
+    auto r = run_command({test::heapd_binary(), "cpu", std::to_string(jvm.pid()), "--seconds", "2", "--json"});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    auto j = nlohmann::json::parse(r.out);
+    // 200 ticks at 10 ms in 2 s (fewer when the machine is busy), one sample each: only the spinner runs.
+    EXPECT_GE(j["ticks"].get<std::uint64_t>(), 50u);
+    EXPECT_LE(j["samples"].get<std::uint64_t>(), j["ticks"].get<std::uint64_t>() + 5);
+    ASSERT_FALSE(j["rows"].empty()) << r.out;
+    const auto& top = j["rows"][0];
+    EXPECT_EQ(top["frames"][0].get<std::string>().rfind("CpuSpin.spin(CpuSpin.java:", 0), 0u) << r.out;
+    EXPECT_GT(top["self"].get<double>(), 0.9) << r.out;
+    // Not sampling any more; --stop says so.
+    auto again = run_command({test::heapd_binary(), "cpu", std::to_string(jvm.pid()), "--stop"});
+    EXPECT_EQ(again.exit_code, 3);
+    EXPECT_NE(again.err.find("not sampling CPU"), std::string::npos) << again.err;
+    // Text: the spinning line ranked first.
+    auto text = run_command({test::heapd_binary(), "cpu", std::to_string(jvm.pid()), "--seconds", "0.5"});
+    ASSERT_EQ(text.exit_code, 0) << text.err;
+    EXPECT_NE(text.out.find("Safepoint-biased"), std::string::npos);
+    EXPECT_NE(text.out.find("   1 "), std::string::npos) << text.out;
+    EXPECT_NE(text.out.find("CpuSpin.spin(CpuSpin.java:"), std::string::npos) << text.out;
+}
+
+}  // namespace
+}  // namespace heapd

@@ -1,0 +1,29 @@
+#pragma once
+// What heapd sites and heapd cpu share: one command to heapd's agent in a JVM, its answer checked
+// and its failure printed with the exit status it calls for; and a wait that Ctrl-C cuts short (so
+// that sampling is stopped all the same).
+#include <sys/types.h>
+
+#include <expected>
+#include <string>
+
+#include "formats/sites/allocation_profile.h"
+
+namespace heapd::cmd {
+
+// How to reach the agent of one JVM.
+struct agent_call {
+    std::string name;  // the subcommand, for messages: "sites", "cpu"
+    pid_t pid = 0;
+    std::string library;  // found by attach::find_agent_library
+    double timeout_seconds = 30;
+    std::string save;  // when set, an answer with allocation tables is also written here
+
+    // The agent's answer to command, or the exit status (its reason printed on stderr).
+    std::expected<sites::allocation_profile, int> run(const std::string& command) const;
+};
+
+// Sleeps for seconds, or less when SIGINT or SIGTERM arrives.
+void wait_seconds(double seconds);
+
+}  // namespace heapd::cmd

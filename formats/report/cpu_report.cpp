@@ -1,0 +1,65 @@
+#include "formats/report/cpu_report.h"
+
+#include "base/safe_text.h"
+#include "formats/report/report_text.h"
+#include "formats/report/text_format.h"
+
+namespace heapd {
+
+using json = nlohmann::ordered_json;
+
+json to_json(const cpu_report& r) {
+    json rows = json::array();
+    for (const cpu_row& row : r.rows)
+        rows.push_back(
+            {{"frames", row.frames}, {"count", row.count}, {"self", row.self}, {"accumulated", row.accumulated}});
+    return {{"agent", r.agent},       {"period_ms", r.period_ms},
+            {"seconds", r.seconds},   {"ticks", r.ticks},
+            {"samples", r.samples},   {"dropped", r.dropped},
+            {"depth", r.depth},       {"rows_left_out", r.rows_left_out},
+            {"rows", std::move(rows)}};
+}
+
+result<cpu_report> cpu_report_from_json(const json& j) {
+    try {
+        cpu_report r;
+        r.agent = j.at("agent").get<std::string>();
+        r.period_ms = j.at("period_ms").get<int>();
+        r.seconds = j.at("seconds").get<double>();
+        r.ticks = j.at("ticks").get<std::uint64_t>();
+        r.samples = j.at("samples").get<std::uint64_t>();
+        r.dropped = j.at("dropped").get<std::uint64_t>();
+        r.depth = j.at("depth").get<int>();
+        r.rows_left_out = j.at("rows_left_out").get<std::uint64_t>();
+        for (const json& row : j.at("rows"))
+            r.rows.push_back({row.at("frames").get<std::vector<std::string>>(), row.at("count").get<std::uint64_t>(),
+                              row.at("self").get<double>(), row.at("accumulated").get<double>()});
+        return r;
+    } catch (const json::exception& e) {
+        return fail(error_code::bad_value, std::string("CPU samples JSON: ") + e.what());
+    }
+}
+
+std::string render_cpu_text(const cpu_report& r) {
+    std::string out = text::fmt("CPU samples: %s in %.1f s, every %d ms (%s ticks), of the threads running Java code\n",
+                                grouped(r.samples).c_str(), r.seconds, r.period_ms, grouped(r.ticks).c_str());
+    out +=
+        "Safepoint-biased, as hprof's cpu=samples: each tick stops the JVM and takes the stacks where the\n"
+        "threads stopped, which is where compiled code polls for safepoints, not always where time went\n";
+    if (r.dropped != 0)
+        out += "Dropped samples: " + grouped(r.dropped) + " (a method without a name, or the trace table full)\n";
+    out += "\n" + text::fmt("%4s %6s %6s %9s  %s\n", "rank", "self", "accum", "count", "trace");
+    unsigned rank = 0;
+    for (const cpu_row& row : r.rows) {
+        out += text::fmt("%4u %6s %6s %9s  ", ++rank, text::percent_text(100 * row.self, 1).c_str(),
+                         text::percent_text(100 * row.accumulated, 1).c_str(), grouped(row.count).c_str());
+        out += (row.frames.empty() ? std::string("(no frames)") : terminal_safe(row.frames.front())) + "\n";
+        for (std::size_t i = 1; i < row.frames.size(); ++i)
+            out += "          at " + terminal_safe(row.frames[i]) + "\n";
+    }
+    if (r.rows.empty()) out += "     (no thread ran Java code at any tick)\n";
+    if (r.rows_left_out > 0) out += text::fmt("     %s more stacks\n", grouped(r.rows_left_out).c_str());
+    return out;
+}
+
+}  // namespace heapd
