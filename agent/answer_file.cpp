@@ -6,6 +6,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <type_traits>
 
 namespace heapd::agent {
 namespace {
@@ -58,6 +59,18 @@ void append_number(std::string& out, double v) {
 void append_number(std::string& out, std::uint64_t v) { out += std::to_string(v); }
 void append_number(std::string& out, std::int64_t v) { out += std::to_string(v); }
 
+// ,"key":value
+template <typename T>
+void append_field(std::string& out, const char* key, T value) {
+    out += ",\"";
+    out += key;
+    out += "\":";
+    if constexpr (std::is_same_v<T, bool>)
+        out += value ? "true" : "false";
+    else
+        append_number(out, value);
+}
+
 // "key":
 void append_key(std::string& out, const char* key) {
     out += '"';
@@ -97,22 +110,17 @@ void append_frames(std::string& out, const std::vector<site_frame>& frames) {
 }
 
 void append_cpu(std::string& out, const cpu_table& c) {
-    out += ",\"cpu_depth\":";
-    append_number(out, std::int64_t{c.depth()});
-    out += ",\"cpu_ticks\":";
-    append_number(out, c.ticks());
-    out += ",\"cpu_samples\":";
-    append_number(out, c.samples());
-    out += ",\"cpu_dropped\":";
-    append_number(out, c.dropped());
+    append_field(out, "cpu_depth", std::int64_t{c.depth()});
+    append_field(out, "cpu_ticks", c.ticks());
+    append_field(out, "cpu_samples", c.samples());
+    append_field(out, "cpu_dropped", c.dropped());
     out += ",\"cpu_methods\":[";
     append_methods(out, c.methods());
     out += "],\"cpu_traces\":[";
     for (std::size_t i = 0; i < c.traces().size(); ++i) {
         out += i ? ",{" : "{";
         append_frames(out, c.traces()[i].frames);
-        out += ",\"count\":";
-        append_number(out, c.traces()[i].count);
+        append_field(out, "count", c.traces()[i].count);
         out += '}';
     }
     out += ']';
@@ -128,14 +136,10 @@ void append_tables(std::string& out, const site_table& t) {
         live[l.site].bytes += e.bytes;
         ++live_samples[l.site];
     }
-    out += ",\"samples\":";
-    append_number(out, t.samples());
-    out += ",\"dropped_sites\":";
-    append_number(out, t.dropped().sites);
-    out += ",\"dropped_live\":";
-    append_number(out, t.dropped().live);
-    out += ",\"dropped_unnamed\":";
-    append_number(out, t.dropped().classes);
+    append_field(out, "samples", t.samples());
+    append_field(out, "dropped_sites", t.dropped().sites);
+    append_field(out, "dropped_live", t.dropped().live);
+    append_field(out, "dropped_unnamed", t.dropped().classes);
     out += ",\"classes\":[";
     for (std::size_t i = 0; i < t.classes().size(); ++i) {
         if (i) out += ',';
@@ -151,18 +155,12 @@ void append_tables(std::string& out, const site_table& t) {
         append_number(out, std::uint64_t{s.klass});
         out += ',';
         append_frames(out, s.frames);
-        out += ",\"samples\":";
-        append_number(out, s.samples);
-        out += ",\"objects\":";
-        append_number(out, s.objects);
-        out += ",\"bytes\":";
-        append_number(out, s.bytes);
-        out += ",\"live_samples\":";
-        append_number(out, live_samples[i]);
-        out += ",\"live_objects\":";
-        append_number(out, live[i].objects);
-        out += ",\"live_bytes\":";
-        append_number(out, live[i].bytes);
+        append_field(out, "samples", s.samples);
+        append_field(out, "objects", s.objects);
+        append_field(out, "bytes", s.bytes);
+        append_field(out, "live_samples", live_samples[i]);
+        append_field(out, "live_objects", live[i].objects);
+        append_field(out, "live_bytes", live[i].bytes);
         out += '}';
     }
     out += ']';
@@ -200,24 +198,15 @@ std::string answer_json(const answer_facts& facts, const site_table* tables, con
     append_string(out, command_name(facts.what));
     out += ",\"error\":";
     append_string(out, facts.error);
-    out += ",\"sampling\":";
-    out += facts.sampling ? "true" : "false";
-    out += ",\"interval\":";
-    append_number(out, facts.interval);
-    out += ",\"depth\":";
-    append_number(out, std::int64_t{facts.depth});
-    out += ",\"seconds\":";
-    append_number(out, facts.seconds);
-    out += ",\"dropped_ring\":";
-    append_number(out, facts.ring_dropped);
-    out += ",\"memory_bytes\":";
-    append_number(out, facts.memory_bytes);
-    out += ",\"cpu_sampling\":";
-    out += facts.cpu_sampling ? "true" : "false";
-    out += ",\"cpu_period_ms\":";
-    append_number(out, std::int64_t{facts.cpu_period_ms});
-    out += ",\"cpu_seconds\":";
-    append_number(out, facts.cpu_seconds);
+    append_field(out, "sampling", facts.sampling);
+    append_field(out, "interval", facts.interval);
+    append_field(out, "depth", std::int64_t{facts.depth});
+    append_field(out, "seconds", facts.seconds);
+    append_field(out, "dropped_ring", facts.ring_dropped);
+    append_field(out, "memory_bytes", facts.memory_bytes);
+    append_field(out, "cpu_sampling", facts.cpu_sampling);
+    append_field(out, "cpu_period_ms", std::int64_t{facts.cpu_period_ms});
+    append_field(out, "cpu_seconds", facts.cpu_seconds);
     if (tables != nullptr) append_tables(out, *tables);
     if (cpu != nullptr) append_cpu(out, *cpu);
     out += "}\n";

@@ -1,14 +1,11 @@
 // heapctl sites PID: where a JVM allocates, sampled by heapd's agent, which the daemon loads into
 // the JVM (for whoever may dump it). By default samples for --seconds and prints the table;
 // --start, --show, --stop and --status work on a sampling that outlives the command.
-#include <signal.h>
-#include <time.h>
-
-#include <atomic>
 #include <cerrno>
 #include <cstdlib>
 #include <string>
 
+#include "base/interruptible_sleep.h"
 #include "base/safe_text.h"
 #include "cli/command_line.h"
 #include "formats/report/sites_report.h"
@@ -16,23 +13,6 @@
 
 namespace heapd::ctl {
 namespace {
-
-std::atomic<bool> interrupted{false};
-void on_signal(int) { interrupted = true; }
-
-// Sleeps for seconds, or less when SIGINT or SIGTERM arrives.
-void wait_seconds(double seconds) {
-    struct sigaction sa {};
-    sa.sa_handler = on_signal;
-    sigaction(SIGINT, &sa, nullptr);
-    sigaction(SIGTERM, &sa, nullptr);
-    timespec until{};
-    clock_gettime(CLOCK_MONOTONIC, &until);
-    const auto ns = static_cast<long long>(seconds * 1e9);
-    until.tv_sec += static_cast<time_t>(ns / 1000000000LL + (until.tv_nsec + ns % 1000000000LL) / 1000000000LL);
-    until.tv_nsec = static_cast<long>((until.tv_nsec + ns % 1000000000LL) % 1000000000LL);
-    while (!interrupted && clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &until, nullptr) != 0) {}
-}
 
 // A number option's value within [low, high], else nothing (and the complaint printed).
 std::optional<double> number(const std::string& flag, const std::string& text, double low, double high) {
@@ -143,7 +123,7 @@ int sites(const options& o) {
     }
     auto started = call("start");
     if (!started) return complain(started.error());
-    wait_seconds(seconds);
+    sleep_unless_interrupted(seconds);
     auto result = call("stop");
     if (!result) return complain(result.error());
     return print_table(o, *result, *pid);

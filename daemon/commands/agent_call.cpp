@@ -1,9 +1,5 @@
 #include "daemon/commands/agent_call.h"
 
-#include <signal.h>
-#include <time.h>
-
-#include <atomic>
 #include <cstdio>
 
 #include "attach/agent_control.h"
@@ -12,14 +8,6 @@
 #include "daemon/commands/commands.h"
 
 namespace heapd::cmd {
-namespace {
-
-std::atomic<bool> interrupted{false};
-
-void on_signal(int) { interrupted = true; }
-
-}  // namespace
-
 std::expected<sites::allocation_profile, int> agent_call::run(const std::string& command) const {
     attach::attach_options options;
     options.timeout = std::chrono::milliseconds(static_cast<long long>(timeout_seconds * 1000));
@@ -48,23 +36,6 @@ std::expected<sites::allocation_profile, int> agent_call::run(const std::string&
         return std::unexpected(jvm_failed);
     }
     return std::move(*profile);
-}
-
-void wait_seconds(double seconds) {
-    struct sigaction sa {};
-    sa.sa_handler = on_signal;
-    sigaction(SIGINT, &sa, nullptr);
-    sigaction(SIGTERM, &sa, nullptr);
-    timespec until{};
-    clock_gettime(CLOCK_MONOTONIC, &until);
-    const auto ns = static_cast<long long>(seconds * 1e9);
-    until.tv_sec += static_cast<time_t>(ns / 1000000000LL);
-    until.tv_nsec += static_cast<long>(ns % 1000000000LL);
-    if (until.tv_nsec >= 1000000000L) {
-        until.tv_sec += 1;
-        until.tv_nsec -= 1000000000L;
-    }
-    while (!interrupted && clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &until, nullptr) != 0) {}
 }
 
 }  // namespace heapd::cmd

@@ -1,7 +1,6 @@
 #pragma once
 // What heapd sites and heapd cpu share: one command to heapd's agent in a JVM, its answer checked
-// and its failure printed with the exit status it calls for; and a wait that Ctrl-C cuts short (so
-// that sampling is stopped all the same).
+// and its failure printed with the exit status it calls for.
 #include <sys/types.h>
 
 #include <expected>
@@ -22,8 +21,5 @@ struct agent_call {
     // The agent's answer to command, or the exit status (its reason printed on stderr).
     std::expected<sites::allocation_profile, int> run(const std::string& command) const;
 };
-
-// Sleeps for seconds, or less when SIGINT or SIGTERM arrives.
-void wait_seconds(double seconds);
 
 }  // namespace heapd::cmd

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "attach/agent_control.h"
+#include "base/interruptible_sleep.h"
 #include "daemon/commands/agent_call.h"
 #include "daemon/commands/commands.h"
 #include "formats/report/cpu_report.h"
@@ -69,7 +70,7 @@ int run_cpu(const cpu_args& args) {
     if (!args.json)
         std::fprintf(stderr, "heapd: CPU samples of process %d for %g s every %d ms (Ctrl-C ends it early)\n", args.pid,
                      args.seconds, args.period_ms);
-    wait_seconds(args.seconds);
+    sleep_unless_interrupted(args.seconds);
     auto p = agent.run("cpu_stop");
     if (!p) return p.error();
     return print_samples(args, *p);

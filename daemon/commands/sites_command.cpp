@@ -6,6 +6,7 @@
 #include <string>
 
 #include "attach/agent_control.h"
+#include "base/interruptible_sleep.h"
 #include "base/safe_text.h"
 #include "daemon/commands/agent_call.h"
 #include "daemon/commands/commands.h"
@@ -97,7 +98,7 @@ int run_sites(const sites_args& args) {
     if (!args.json)
         std::fprintf(stderr, "heapd: sampling process %d for %g s every %s (Ctrl-C ends it early)\n", args.pid,
                      args.seconds, human_bytes(static_cast<std::uint64_t>(args.interval)).c_str());
-    wait_seconds(args.seconds);
+    sleep_unless_interrupted(args.seconds);
     auto p = agent.run("stop" + gc);
     if (!p) return p.error();
     return print_table(args, *p);

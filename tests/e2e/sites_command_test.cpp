@@ -185,6 +185,11 @@ TEST(sites_command, a_hundred_start_stop_cycles_leave_nothing_behind) {
         ASSERT_TRUE(stop.has_value()) << stop.error().describe();
         EXPECT_NE(stop->find("\"error\":\"\""), std::string::npos) << *stop;
     };
+    // A heapd of another protocol version is told so by the agent, which stays as it is.
+    auto other = attach::agent_command(jvm.pid(), agent, "status", 2);
+    ASSERT_TRUE(other.has_value()) << other.error().describe();
+    EXPECT_NE(other->find("heapd speaks agent protocol 2, this agent"), std::string::npos) << *other;
+    EXPECT_NE(other->find("\"protocol\":1"), std::string::npos) << *other;
     for (int i = 0; i < 10; ++i) cycle();
     const long after_ten = rss_kib(jvm.pid());
     for (int i = 0; i < 90; ++i) cycle();
