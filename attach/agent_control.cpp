@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <optional>
 #include <string_view>
@@ -38,7 +39,10 @@ std::optional<std::string> unsafe(const std::string& path, bool directory) {
     if (directory ? !S_ISDIR(st.st_mode) : !S_ISREG(st.st_mode))
         return directory ? "is not a directory" : "is not a regular file";
     if (st.st_uid != 0 && st.st_uid != ::geteuid()) return "is owned by uid " + std::to_string(st.st_uid);
-    if ((st.st_mode & (S_IWGRP | S_IWOTH)) != 0) return "is writable by others";
+    // A sticky directory (/tmp) lets others add names but not replace ours: the next component of
+    // the path is checked to be ours.
+    if ((st.st_mode & (S_IWGRP | S_IWOTH)) != 0 && !(directory && (st.st_mode & S_ISVTX) != 0))
+        return "is writable by others";
     return std::nullopt;
 }
 
@@ -83,15 +87,25 @@ result<std::string> find_agent_library(const std::string& chosen) {
         }
         candidates.push_back(HEAPD_AGENT_INSTALL_PATH);
     }
-    for (const std::string& path : candidates) {
+    for (const std::string& given : candidates) {
         struct stat st {};
-        if (::stat(path.c_str(), &st) != 0) continue;
+        if (::stat(given.c_str(), &st) != 0) continue;
+        // The file the name leads to, and every directory above it: nobody but root (or us) may
+        // change any of them, or the code a JVM loads could be swapped between the check and the load.
+        char* real = ::realpath(given.c_str(), nullptr);
+        if (real == nullptr)
+            return fail(error_code::not_found, "the agent library " + given + ": " + std::strerror(errno));
+        const std::string path(real);
+        std::free(real);
         if (auto why = unsafe(path, false))
             return fail(error_code::permission_denied, "the agent library " + path + " " + *why + ": not loaded");
-        const std::string dir = path.substr(0, std::max<std::size_t>(path.rfind('/'), 1));
-        if (auto why = unsafe(dir, true))
-            return fail(error_code::permission_denied,
-                        "the directory " + dir + " of the agent library " + *why + ": not loaded");
+        for (std::size_t slash = path.rfind('/'); slash != std::string::npos && slash != 0;
+             slash = path.rfind('/', slash - 1)) {
+            const std::string dir = path.substr(0, slash);
+            if (auto why = unsafe(dir, true))
+                return fail(error_code::permission_denied,
+                            "the directory " + dir + " of the agent library " + *why + ": not loaded");
+        }
         return path;
     }
     std::string tried;

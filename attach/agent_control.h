@@ -25,8 +25,9 @@ struct agent_target {
 
 // The agent library to load: `chosen` when given, else libheapd_agent.so beside the running
 // executable (the build tree), else where it is installed (HEAPD_AGENT_INSTALL_PATH). Whatever the
-// JVM loads runs as the JVM's user, so the file must be a regular file owned by root or by us and
-// writable by nobody else, and so must its directory. Errors: not_found, permission_denied.
+// JVM loads runs as the JVM's user, so the file (links resolved: the real path is returned) must
+// be a regular file owned by root or by us and writable by nobody else, and so must every directory
+// above it. Errors: not_found, permission_denied.
 result<std::string> find_agent_library(const std::string& chosen = {});
 
 // The agent library the JVM has loaded, as the JVM names it (heapd's installed library, or a copy

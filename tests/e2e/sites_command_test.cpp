@@ -131,7 +131,21 @@ TEST(sites_command, refuses_what_cannot_be_done_and_says_why) {
     EXPECT_EQ(sites(jvm.pid(), {"--start", "--agent", copy}).exit_code, 0);
     EXPECT_EQ(sites(jvm.pid(), {"--stop", "--agent", copy}).exit_code, 0);
 
-    // An agent library others could have written is never given to a JVM.
+    // An agent library others could have written is never given to a JVM: the file, a directory
+    // above it, or the file a link leads to.
+    const std::string open_dir = dir.file("open");
+    std::filesystem::create_directory(open_dir);
+    std::filesystem::copy_file(agent_library(), open_dir + "/libheapd_agent.so");
+    ::chmod(open_dir.c_str(), 0777);
+    auto in_open_dir = sites(jvm.pid(), {"--start", "--agent", open_dir + "/libheapd_agent.so"});
+    EXPECT_EQ(in_open_dir.exit_code, 2);
+    EXPECT_NE(in_open_dir.err.find("the directory " + open_dir + " of the agent library is writable by others"),
+              std::string::npos)
+        << in_open_dir.err;
+    std::filesystem::create_symlink(open_dir + "/libheapd_agent.so", dir.file("link.so"));
+    auto through_link = sites(jvm.pid(), {"--start", "--agent", dir.file("link.so")});
+    EXPECT_EQ(through_link.exit_code, 2);
+    EXPECT_NE(through_link.err.find("is writable by others"), std::string::npos) << through_link.err;
     ::chmod(copy.c_str(), 0666);
     auto unsafe = sites(jvm.pid(), {"--start", "--agent", copy});
     EXPECT_EQ(unsafe.exit_code, 2);
