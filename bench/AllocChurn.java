@@ -2,9 +2,10 @@
  * An allocation-heavy program for the sampling agent's overhead benchmark (run_sampling_bench.sh):
  * threads allocate small arrays and objects (16 to 1,040 bytes) into rings, so most die young and
  * some live a while, as in a server. Warms up, then prints the allocations per second over the
- * measured seconds.
+ * measured seconds. WORK rounds of arithmetic between allocations (default 0) bring the allocation
+ * rate down from the extreme to what busy services allocate.
  *
- *   java AllocChurn WARMUP_SECONDS MEASURE_SECONDS THREADS
+ *   java AllocChurn WARMUP_SECONDS MEASURE_SECONDS THREADS [WORK]
  */
 public class AllocChurn {
     static final class Node {
@@ -21,6 +22,7 @@ public class AllocChurn {
     public static void main(String[] args) throws Exception {
         final double warmup = Double.parseDouble(args[0]), measure = Double.parseDouble(args[1]);
         final int threads = Integer.parseInt(args[2]);
+        final int work = args.length > 3 ? Integer.parseInt(args[3]) : 0;
         final long[] counts = new long[threads * 8];  // one slot per thread, 64 bytes apart
         Thread[] workers = new Thread[threads];
         for (int t = 0; t < threads; t++) {
@@ -28,7 +30,9 @@ public class AllocChurn {
             workers[t] = new Thread(() -> {
                 Object[] ring = new Object[1 << 16];
                 long n = 0, i = 0, bytes = 0;
+                long acc = 0;
                 while (!done) {
+                    for (int w = 0; w < work; w++) acc = acc * 6364136223846793005L + w;
                     int size = 16 + (int) ((i * 2654435761L) & 1023);
                     Object o = (i & 3) == 0 ? new Node(new byte[size], null) : new byte[size];
                     ring[(int) (i & (ring.length - 1))] = o;
@@ -45,6 +49,7 @@ public class AllocChurn {
                 }
                 counts[slot] = n;
                 counts[slot + 1] = bytes;
+                if (acc == 42) System.out.print("");  // keeps the work from being optimized away
             });
             workers[t].start();
         }

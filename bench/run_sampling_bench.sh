@@ -5,7 +5,10 @@
 # 64 KiB, the three alternated in one run; prints each run's allocations per second, then the
 # medians and each interval's cost against the run without the agent.
 #
-#   bench/run_sampling_bench.sh [--runs N] [--seconds S] [--threads T] [--build-dir DIR]
+#   bench/run_sampling_bench.sh [--runs N] [--seconds S] [--threads T] [--work W] [--build-dir DIR]
+#
+# --work W: W rounds of arithmetic between allocations (default 0: allocation as fast as it goes, far
+# beyond real services; the agent's cost grows with the samples per second, so say the rate).
 #
 # Environment: HEAPD_BUILD_DIR  the CMake build directory (default <repo>/build), for daemon/libheapd_agent.so
 #              JAVA_HOME        optional; java and javac are taken from its bin/ when set
@@ -16,14 +19,16 @@ repo_dir=$(dirname "$script_dir")
 runs=5
 seconds=10
 threads=2
+work=0
 build_dir=${HEAPD_BUILD_DIR:-$repo_dir/build}
 while [[ $# -gt 0 ]]; do
     case $1 in
         --runs) runs=$2; shift ;;
         --seconds) seconds=$2; shift ;;
         --threads) threads=$2; shift ;;
+        --work) work=$2; shift ;;
         --build-dir) build_dir=$2; shift ;;
-        -h|--help) sed -n '2,11p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        -h|--help) sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
         *) echo "unknown argument: $1" >&2; exit 2 ;;
     esac
     shift
@@ -42,7 +47,7 @@ for ((r = 1; r <= runs; r++)); do
     for c in "${configs[@]}"; do
         flags=(-Xmx1g -Xms1g)
         [[ $c != none ]] && flags+=("-agentpath:$agent=start,interval=$c,depth=16")
-        out=$("$java" "${flags[@]}" -cp "$classes" AllocChurn 3 "$seconds" "$threads")
+        out=$("$java" "${flags[@]}" -cp "$classes" AllocChurn 3 "$seconds" "$threads" "$work")
         rate=$(awk '/allocations_per_second/ {print $2}' <<<"$out")
         bytes=$(awk '/bytes_per_second/ {print $2}' <<<"$out")
         results[$c]+="$rate "
