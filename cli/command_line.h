@@ -40,7 +40,8 @@ std::string dump_name(const wire::json& meta);
 // heapctl diff, path (store_queries.cpp); growth since the previous dump, printed after a report.
 int diff(const options& o);
 int path(const options& o);
-// heapctl sites (sites_command.cpp): allocation sites sampled by heapd's agent in a JVM.
+// heapctl sites and heapctl cpu (sites_command.cpp): allocation sites and CPU samples taken by
+// heapd's agent in a JVM.
 int sites(const options& o);
 void print_growth(const wire::json& growth);
 

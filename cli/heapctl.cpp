@@ -54,6 +54,10 @@ Commands:
                                        (table) rows per site, allocating method or class; ranked by
                                        live or allocated bytes; rows under the share R (default
                                        0.0001) left out; no full collection before counting live
+  cpu PID [--seconds N] [--period MS] [--depth N]
+                                       where the JVM PID spends CPU: the stacks of its threads
+                                       running Java code every MS (default 10) for N seconds (10);
+                                       --start, --show, --stop for a sampling that outlives it
   rm DUMP                              remove a dump and its report
   cancel JOB                           cancel a queued or running job
   metrics                              metrics of heapd and of the JVMs you may see, in the
@@ -131,9 +135,9 @@ std::optional<options> parse(int argc, char** argv, int& status) {
         } else if (a == "--") {
             o.words.insert(o.words.end(), args.begin() + static_cast<std::ptrdiff_t>(i) + 1, args.end());
             break;
-        } else if (a.starts_with("-") && a.size() > 1 && !o.words.empty() && o.words[0] == "sites" && a != "--top" &&
-                   !a.starts_with("--top=")) {
-            o.words.push_back(a);  // heapctl sites reads its own options
+        } else if (a.starts_with("-") && a.size() > 1 && !o.words.empty() &&
+                   (o.words[0] == "sites" || o.words[0] == "cpu") && a != "--top" && !a.starts_with("--top=")) {
+            o.words.push_back(a);  // heapctl sites and cpu read their own options
         } else if (a.starts_with("-") && a.size() > 1) {
             complain("unknown option " + a + " (see heapctl --help)", usage);
             return std::nullopt;
@@ -367,7 +371,7 @@ int run(int argc, char** argv) {
     if (command == "diff") return diff(*o);
     if (command == "path") return path(*o);
     if (command == "metrics") return metrics(*o);
-    if (command == "sites") return sites(*o);
+    if (command == "sites" || command == "cpu") return sites(*o);
     return complain("unknown command " + command + " (see heapctl --help)", usage);
 }
 

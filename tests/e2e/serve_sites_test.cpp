@@ -132,3 +132,34 @@ TEST(serve_sites, the_report_of_an_oom_names_the_line_that_filled_the_map) {
 
 }  // namespace
 }  // namespace heapd
+
+namespace heapd {
+namespace {
+
+// heapctl cpu through the daemon: the owner's spinning JVM's samples are its spinning method's;
+// another user may not take them.
+TEST(serve_sites, heapctl_cpu_samples_a_users_jvm) {
+    serve_process d;
+    ASSERT_TRUE(d.ready());
+    temp_user owner, other;
+    ASSERT_TRUE(owner.ok() && other.ok());
+    isolated_jvm jvm(java_main{"CpuSpin"}, {"-Xmx64m"}, {}, isolation{&owner, false});
+    ASSERT_TRUE(jvm.ready());
+    const std::string pid = std::to_string(jvm.pid());
+    EXPECT_EQ(run_heapctl(d, {"cpu", pid, "--seconds", "1"}, &other).exit_code, 4);
+    auto r = run_heapctl(d, {"cpu", pid, "--seconds", "1", "--json"}, &owner);
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    auto j = nlohmann::json::parse(r.out);
+    ASSERT_FALSE(j["rows"].empty()) << r.out;
+    EXPECT_EQ(j["rows"][0]["frames"][0].get<std::string>().rfind("CpuSpin.spin(CpuSpin.java:", 0), 0u) << r.out;
+    EXPECT_GT(j["rows"][0]["self"].get<double>(), 0.9);
+    auto text = run_heapctl(d, {"cpu", pid, "--seconds", "0.5"}, &owner);
+    ASSERT_EQ(text.exit_code, 0) << text.err;
+    EXPECT_NE(text.out.find("CpuSpin.spin(CpuSpin.java:"), std::string::npos) << text.out;
+    auto stop = run_heapctl(d, {"cpu", pid, "--stop"}, &owner);
+    EXPECT_EQ(stop.exit_code, 6);
+    EXPECT_NE(stop.err.find("not sampling CPU"), std::string::npos) << stop.err;
+}
+
+}  // namespace
+}  // namespace heapd

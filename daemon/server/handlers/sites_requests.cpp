@@ -10,8 +10,10 @@
 #include "daemon/runtime/log_text.h"
 #include "daemon/server/handlers/request_handler.h"
 #include "formats/protocol/error_kinds.h"
+#include "formats/report/cpu_report.h"
 #include "formats/report/sites_report.h"
 #include "formats/sites/allocation_profile.h"
+#include "formats/sites/cpu_ranking.h"
 #include "formats/sites/site_ranking.h"
 
 namespace heapd::daemon {
@@ -21,7 +23,8 @@ using wire::error_kind;
 
 // A sites request's arguments, checked.
 struct sites_args {
-    std::string action;  // start, show, stop, status
+    std::string action;  // start, show, stop, status; cpu_start, cpu_show, cpu_stop
+    int period_ms = 10;  // cpu_start
     std::int64_t interval = 512 * 1024;
     int depth = 16;
     bool gc = true;
@@ -36,14 +39,20 @@ wire::wire_result<sites_args> read_args(const wire::json& a) {
     auto by = wire::arg_string(a, "by", "site");
     auto order = wire::arg_string(a, "order", "live");
     auto top = wire::arg_uint(a, "top", 0);
+    auto period = wire::arg_uint(a, "period", 10);
     auto cutoff = a.contains("cutoff") && a["cutoff"].is_number() ? a["cutoff"].get<double>() : 0.0001;
-    if (!action || !interval || !depth || !gc || !by || !order || !top)
-        return wire::wire_fail(error_kind::bad_request,
-                               "sites: a missing or mistyped argument (action, interval, depth, gc, by, order, top)");
+    if (!action || !interval || !depth || !gc || !by || !order || !top || !period)
+        return wire::wire_fail(
+            error_kind::bad_request,
+            "sites: a missing or mistyped argument (action, interval, depth, gc, by, order, top, period)");
     sites_args s;
     s.action = *action;
-    if (s.action != "start" && s.action != "show" && s.action != "stop" && s.action != "status")
-        return wire::wire_fail(error_kind::bad_request, "sites: action is start, show, stop or status");
+    if (s.action != "start" && s.action != "show" && s.action != "stop" && s.action != "status" &&
+        s.action != "cpu_start" && s.action != "cpu_show" && s.action != "cpu_stop")
+        return wire::wire_fail(error_kind::bad_request,
+                               "sites: action is start, show, stop, status, cpu_start, cpu_show or cpu_stop");
+    if (*period < 1 || *period > 1000) return wire::wire_fail(error_kind::bad_request, "sites: period 1 to 1000 ms");
+    s.period_ms = static_cast<int>(*period);
     if (*interval > 0x7fffffff || *depth < 1 || *depth > 64 || *top > 1000000 || !(cutoff >= 0 && cutoff <= 1))
         return wire::wire_fail(error_kind::bad_request,
                                "sites: interval up to 2^31-1 bytes, depth 1 to 64, cutoff 0 to 1, top up to 10^6");
@@ -68,7 +77,9 @@ wire::wire_result<sites_args> read_args(const wire::json& a) {
 std::string agent_command_text(const sites_args& s) {
     if (s.action == "start")
         return "start,interval=" + std::to_string(s.interval) + ",depth=" + std::to_string(s.depth);
-    if (s.action == "status") return "status";
+    if (s.action == "status" || s.action == "cpu_show" || s.action == "cpu_stop") return s.action;
+    if (s.action == "cpu_start")
+        return "cpu_start,period=" + std::to_string(s.period_ms) + ",depth=" + std::to_string(s.depth);
     return s.action + (s.gc ? ",gc=1" : "");
 }
 
@@ -122,12 +133,16 @@ void request_handler::sites(const wire::request& r, const connection_ptr& c) {
                 return wire::make_error(r.id, error_kind::failed, who + ": the agent: " + profile->error);
             if (profile->has_tables)
                 return wire::make_result(r.id, {{"table", to_json(sites::rank_sites(*profile, a.table, a.gc))}});
+            if (profile->has_cpu)
+                return wire::make_result(r.id, {{"cpu", to_json(sites::rank_cpu(*profile, a.depth, a.table.top))}});
             return wire::make_result(r.id, {{"sampling", profile->sampling},
                                             {"agent", profile->agent_version},
                                             {"interval", profile->interval},
                                             {"depth", profile->depth},
                                             {"seconds", profile->seconds},
-                                            {"memory_bytes", profile->memory_bytes}});
+                                            {"memory_bytes", profile->memory_bytes},
+                                            {"cpu_sampling", profile->cpu_sampling},
+                                            {"cpu_period_ms", profile->cpu_period_ms}});
         }();
         {
             std::lock_guard lock(sampling_mutex_);
