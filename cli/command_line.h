@@ -20,6 +20,7 @@ struct options {
     bool wait = false, all = false, fresh = false;
     std::optional<unsigned> top;
     unsigned roots = 1;
+    std::string html;                       // (report, diff) also write the HTML page here
     unsigned sections = text_options::all;  // the parts of a report printed as text
     std::vector<std::string> words;         // the command and its arguments
 };
@@ -39,6 +40,8 @@ std::string dump_name(const wire::json& meta);
 
 // heapctl diff, path (store_queries.cpp); growth since the previous dump, printed after a report.
 int diff(const options& o);
+// Writes the page to o.html and says where on stdout; the exit status (bad_input when it cannot be written).
+int write_html(const options& o, const std::string& page);
 int path(const options& o);
 // heapctl sites and heapctl cpu (sites_command.cpp): allocation sites and CPU samples taken by
 // heapd's agent in a JVM.

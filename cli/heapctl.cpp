@@ -17,6 +17,8 @@
 #include "cli/command_line.h"
 #include "cli/listings.h"
 #include "cli/progress_bar.h"
+#include "formats/report/history.h"
+#include "formats/report/report_html.h"
 #include "formats/report/report_json.h"
 #include "formats/report/report_text.h"
 
@@ -70,6 +72,8 @@ Options:
   --all          (dump) all objects, not only live ones (no full GC first)
   --fresh        (report PID) take a new dump now
   --roots N      (path) paths from up to N different GC roots (default 1)
+  --html FILE    (report, diff) also write the report as one self-contained HTML page: the
+                 suspects, the dominator tree as a picture, tables, and the JVM's earlier dumps
   --json         JSON for scripts (a report: the whole histogram unless --top is given)
   -h, --help     this help
   --version      heapctl's version and protocol
@@ -114,6 +118,14 @@ std::optional<options> parse(int argc, char** argv, int& status) {
             auto v = value("--socket");
             if (!v) return std::nullopt;
             o.socket = *v;
+        } else if (a == "--html" || a.starts_with("--html=")) {
+            auto v = value("--html");
+            if (!v) return std::nullopt;
+            if (v->empty()) {
+                complain("--html needs a file name", usage);
+                return std::nullopt;
+            }
+            o.html = *v;
         } else if (a == "--top" || a.starts_with("--top=") || a == "--roots" || a.starts_with("--roots=")) {
             const bool roots = a.starts_with("--roots");
             auto v = value(roots ? "--roots" : "--top");
@@ -167,6 +179,27 @@ std::string report_title(const wire::json& result) {
     return title;
 }
 
+// What the store told about a report's dump ({dump, growth, history}), for its HTML page.
+html_context html_context_of(const wire::json& result) {
+    html_context c;
+    if (auto d = result.find("dump");
+        d != result.end() && d->is_object() && d->value("source", std::string()) == "dump") {
+        c.dump_id = d->value("id", std::string());
+        c.host = d->value("host", std::string());
+        c.trigger = d->value("trigger", std::string());
+        c.command_line = d->value("command_line", std::string());
+        c.pid = d->value("pid", std::int64_t{0});
+        c.created_ms = d->value("created_ms", std::int64_t{0});
+    }
+    if (auto g = result.find("growth"); g != result.end() && g->is_object()) {
+        if (auto diff = diff_from_json(g->value("diff", wire::json::object()))) c.growth = std::move(*diff);
+        c.previous_dump = dump_name(g->value("previous", wire::json::object()));
+    }
+    if (auto h = result.find("history"); h != result.end())
+        if (auto points = history_from_json(*h)) c.history = std::move(*points);
+    return c;
+}
+
 // Prints a report reply ({dump, report, growth}) as text or JSON; 2 when the dump is damaged.
 int print_report(const wire::json& result, const options& o) {
     auto it = result.find("report");
@@ -183,6 +216,7 @@ int print_report(const wire::json& result, const options& o) {
         print(render_text(*report, {o.top.value_or(20), 32, o.sections, report_title(result)}));
     if (!o.json && o.sections == text_options::all)
         if (auto g = result.find("growth"); g != result.end() && g->is_object()) print_growth(*g);
+    int html_status = o.html.empty() ? ok : write_html(o, render_html(*report, html_context_of(result)));
     bool damaged = false;
     for (const problem_report& p : report->problems) {
         std::fprintf(stderr, "heapctl: %s: %s: %s (at file offset %llu)\n", p.truncation ? "warning" : "error",
@@ -200,7 +234,7 @@ int print_report(const wire::json& result, const options& o) {
         if (auto d = result.find("dump"); d != result.end() && d->is_object() && d->contains("id"))
             print("\nKept as dump " + d->at("id").get<std::string>() + " (heapctl report " +
                   d->at("id").get<std::string>() + " shows it again)\n");
-    return damaged ? bad_input : ok;
+    return damaged ? bad_input : html_status;
 }
 
 int report_file(const options& o, const std::string& file, int fd) {
@@ -216,7 +250,7 @@ int report_file(const options& o, const std::string& file, int fd) {
     // JSON without --top carries the whole histogram, as `heapd analyze --json` does.
     const unsigned top = o.top.value_or(o.json ? 0 : 20);
     auto result = client->call(
-        "analyse", {{"name", name}, {"wait", true}, {"top", top}}, fd,
+        "analyse", {{"name", name}, {"wait", true}, {"top", top}, {"history", !o.html.empty()}}, fd,
         [&bar](const wire::progress_event& e) { bar.update(e); }, [&bar] { bar.tick(); });
     bar.clear();
     if (!result) return complain(result.error());
@@ -230,8 +264,13 @@ int dump_jvm(const options& o, const std::string& pid, bool wait) {
     progress_bar bar("pid " + pid);
     const unsigned top = o.top.value_or(o.json ? 0 : 20);
     auto result = client->call(
-        "dump", {{"pid", std::stoull(pid)}, {"live", !o.all}, {"wait", wait}, {"top", top}}, -1,
-        [&bar](const wire::progress_event& e) { bar.update(e); }, [&bar] { bar.tick(); });
+        "dump",
+        {{"pid", std::stoull(pid)},
+         {"live", !o.all},
+         {"wait", wait},
+         {"top", top},
+         {"history", wait && !o.html.empty()}},
+        -1, [&bar](const wire::progress_event& e) { bar.update(e); }, [&bar] { bar.tick(); });
     bar.clear();
     if (!result) return complain(result.error());
     if (wait) return print_report(*result, o);
@@ -248,7 +287,8 @@ int report_pid(const options& o, const std::string& pid) {
     if (o.fresh) return dump_jvm(o, pid, true);
     auto client = daemon_client::connect(o.socket);
     if (!client) return complain(client.error());
-    auto result = client->call("report", {{"pid", std::stoull(pid)}, {"top", o.top.value_or(o.json ? 0 : 20)}});
+    auto result = client->call(
+        "report", {{"pid", std::stoull(pid)}, {"top", o.top.value_or(o.json ? 0 : 20)}, {"history", !o.html.empty()}});
     if (!result) {
         if (result.error().code == not_found)
             return complain(result.error().message + " (heapctl report " + pid + " --fresh takes one now)", not_found);
@@ -278,7 +318,8 @@ int report(const options& o) {
         return complain("cannot open " + what + ": " + std::strerror(err), bad_input);
     auto client = daemon_client::connect(o.socket);
     if (!client) return complain(client.error());
-    auto result = client->call("report", {{"dump", what}, {"top", o.top.value_or(o.json ? 0 : 20)}});
+    auto result = client->call(
+        "report", {{"dump", what}, {"top", o.top.value_or(o.json ? 0 : 20)}, {"history", !o.html.empty()}});
     if (!result) {
         if (result.error().code == not_found)
             return complain("no file or dump named " + what + " (" + result.error().message + ")", not_found);

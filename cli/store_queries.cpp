@@ -3,6 +3,7 @@
 
 #include "cli/command_line.h"
 #include "cli/progress_bar.h"
+#include "formats/report/report_html.h"
 #include "formats/report/report_json.h"
 
 namespace heapd::ctl {
@@ -30,15 +31,26 @@ int diff(const options& o) {
     if (!client) return complain(client.error());
     auto result = client->call("diff", args);
     if (!result) return complain(result.error());
+    auto d = diff_from_json(result->value("diff", wire::json::object()));
+    if (!d) return complain("heapd's diff cannot be read: " + d.error().message, protocol_mismatch);
+    const std::string title = "Dump " + dump_name(result->value("before", wire::json::object())) + " → dump " +
+                              dump_name(result->value("after", wire::json::object()));
+    if (!o.html.empty())
+        if (int status = write_html(o, render_html(*d, title)); status != ok) return status;
     if (o.json) {
         print_json(*result);
         return ok;
     }
-    auto d = diff_from_json(result->value("diff", wire::json::object()));
-    if (!d) return complain("heapd's diff cannot be read: " + d.error().message, protocol_mismatch);
     print("Dump " + dump_name(result->value("before", wire::json::object())) + " → dump " +
           dump_name(result->value("after", wire::json::object())) + "\n" +
           render_text(*d, {o.top.value_or(20), 32, text_options::all}));
+    return ok;
+}
+
+int write_html(const options& o, const std::string& page) {
+    auto saved = save_html(o.html, page);
+    if (!saved) return complain("--html " + saved.error().message, bad_input);
+    std::fprintf(stderr, "heapctl: %s\n", saved->c_str());
     return ok;
 }
 

@@ -18,6 +18,7 @@
 #include "formats/analysis/analysis.h"
 #include "formats/analysis/analysis_index.h"
 #include "formats/hprof/dump_file.h"
+#include "formats/report/report_html.h"
 #include "formats/report/report_json.h"
 #include "formats/report/report_text.h"
 #include "formats/sites/allocation_profile.h"
@@ -44,6 +45,7 @@ struct analyze_args {
     std::string spill_dir;  // where big arrays go beyond it (default: beside the dump)
     bool progress = false;  // progress lines on stderr when it is no terminal (a terminal gets a bar anyway)
     std::string sites;      // an allocation profile of heapd's agent to join (heapd sites --save)
+    std::string html;       // also write the HTML report here
 };
 
 // The report from the dump's index when it matches, else from a fresh analysis, which is then
@@ -123,6 +125,14 @@ int analyze_and_print(const analyze_args& a) {
     cut(report->retention.retained_by_class, largest);
     cut(report->waste.duplicate_strings_top, largest);
     if (profile) sites::join_allocation_sites(*report, *profile);
+    if (!a.html.empty()) {
+        auto saved = save_html(a.html, render_html(*report, {}));
+        if (!saved) {
+            std::fprintf(stderr, "heapd: --html %s\n", saved.error().message.c_str());
+            return bad_input;
+        }
+        std::fprintf(stderr, "heapd: %s\n", saved->c_str());
+    }
     if (a.json) {
         std::string text = to_json(*report).dump(2, ' ', false, nlohmann::json::error_handler_t::replace);
         std::fwrite(text.data(), 1, text.size(), stdout);
@@ -205,6 +215,9 @@ void add_analyze(CLI::App& app, int& status) {
     sub->add_option("--sites", args->sites,
                     "Join an allocation profile saved by `heapd sites PID --save FILE` (taken while the JVM ran): "
                     "each leak suspect says where its objects were allocated");
+    sub->add_option("--html", args->html,
+                    "Also write the report as one self-contained HTML page (suspects, the dominator tree as a "
+                    "picture, tables) to this file");
     sub->add_flag("--progress", args->progress,
                   "Print progress lines on stderr when it is no terminal (a terminal always shows a progress bar)");
     sub->add_option("--dump", args->dump,

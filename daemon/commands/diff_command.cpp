@@ -12,6 +12,7 @@
 #include "daemon/commands/commands.h"
 #include "formats/analysis/dump_diff.h"
 #include "formats/hprof/dump_file.h"
+#include "formats/report/report_html.h"
 #include "formats/report/report_json.h"
 #include "formats/report/report_text.h"
 
@@ -26,6 +27,7 @@ struct diff_args {
     bool top_given = false;
     bool no_retained = false;
     std::string inflate_dir;
+    std::string html;  // also write the HTML page here
 };
 
 // A dump named on the command line: FILE, or FILE:N for the Nth heap dump of a file holding several
@@ -94,6 +96,14 @@ int run_diff(const diff_args& a) {
     std::string text = a.json ? to_json(d).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n"
                               : render_text(d, {a.top, 0});
     std::fwrite(text.data(), 1, text.size(), stdout);
+    if (!a.html.empty()) {
+        auto saved = save_html(a.html, render_html(d, "What grew from " + a.before + " to " + a.after));
+        if (!saved) {
+            std::fprintf(stderr, "heapd: --html %s\n", saved.error().message.c_str());
+            return bad_input;
+        }
+        std::fprintf(stderr, "heapd: %s\n", saved->c_str());
+    }
     return damaged ? bad_input : ok;
 }
 
@@ -111,6 +121,7 @@ void add_diff(CLI::App& app, int& status) {
     sub->add_option("--top", args->top, "Rows per list (0: all)")->capture_default_str();
     sub->add_flag("--no-retained", args->no_retained, "Skip the object graphs: compare shallow sizes only");
     sub->add_option("--inflate-dir", args->inflate_dir, "Where to inflate compressed dumps (default: beside them)");
+    sub->add_option("--html", args->html, "Also write the diff as one self-contained HTML page to this file");
     sub->callback([args, &status, sub] {
         args->top_given = sub->count("--top") > 0;
         status = run_diff(*args);

@@ -10,6 +10,7 @@
 #include "base/big_memory.h"
 #include "formats/analysis/census.h"
 #include "formats/analysis/class_roots.h"
+#include "formats/analysis/dominator_outline.h"
 #include "formats/analysis/dominator_tree.h"
 #include "formats/analysis/dump_origin.h"
 #include "formats/analysis/gc_paths.h"
@@ -181,6 +182,8 @@ bool add_retention(analysis_report& r, const record_index& idx, const class_tabl
     so.threshold = options.suspect_threshold;
     r.retention.suspect_threshold = so.threshold;
     r.retention.leak_suspects = find_leak_suspects(g, dom, children, classes, paths, so);
+    r.retention.tree_min_share = options.tree.min_share;
+    if (options.tree.max_nodes > 0) r.retention.tree = outline_dominator_tree(g, dom, children, classes, options.tree);
     return true;
 }
 

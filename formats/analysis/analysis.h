@@ -8,6 +8,7 @@
 #include <string_view>
 
 #include "base/error.h"
+#include "formats/analysis/dominator_outline.h"
 #include "formats/hprof/record_index.h"
 #include "formats/report/report.h"
 
@@ -21,6 +22,7 @@ struct analysis_options {
     bool threads = true;                // resolve thread names and states (three extra walks without the graph)
     bool retained = true;               // build the object graph and dominator tree (see object_graph.h for memory)
     double suspect_threshold = 0.10;    // leak suspects retain at least this share of the reachable heap
+    outline_options tree;               // the dominator tree kept for pictures (max_nodes 0: none)
     bool waste = true;                  // the waste report: two more walks over the heap (see waste.h)
     // With the object graph, the waste report's walks run on a second thread beside the dominator
     // tree when the big arrays' budget has room for both (analysis.cpp); false: never (they run

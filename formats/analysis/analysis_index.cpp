@@ -16,7 +16,8 @@
 namespace heapd {
 namespace {
 
-constexpr int index_version = 2;  // 2: problems kept up to 100, the rest counted (problems_omitted)
+// 2: problems kept up to 100, the rest counted (problems_omitted); 3: the dominator tree outline
+constexpr int index_version = 3;
 constexpr std::size_t edge_bytes = 64 * 1024;
 
 // FNV-1a, 64-bit.
@@ -52,10 +53,11 @@ std::string index_path(const std::string& dump_path, const std::string& dir) {
 }
 
 std::string index_options_key(const analysis_options& o) {
-    char buf[160];
-    std::snprintf(buf, sizeof buf, "largest=%u classes=%d threads=%d retained=%d waste=%d suspects=%.6f dump=%u",
+    char buf[200];
+    std::snprintf(buf, sizeof buf,
+                  "largest=%u classes=%d threads=%d retained=%d waste=%d suspects=%.6f dump=%u tree=%zu/%.6f",
                   o.largest, o.all_retained_classes ? 1 : 0, o.threads ? 1 : 0, o.retained ? 1 : 0, o.waste ? 1 : 0,
-                  o.suspect_threshold, o.dump);
+                  o.suspect_threshold, o.dump, o.tree.max_nodes, o.tree.min_share);
     return buf;
 }
 

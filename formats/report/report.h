@@ -170,6 +170,16 @@ struct leak_suspect {
     std::vector<allocation_site_entry> allocated_at;
 };
 
+// A node of the dominator tree as a report draws it: an object, or, when others > 0, a shown node's
+// children too small to show, together (formats/analysis/dominator_outline.h).
+struct tree_node {
+    std::uint64_t id = 0;    // 0 for the others
+    std::string class_name;  // "class NAME" for class objects; "" for the others
+    std::uint64_t shallow_bytes = 0, retained_bytes = 0;
+    std::int64_t parent = -1;  // index of the parent among the nodes (earlier), -1: a child of the whole heap
+    std::uint64_t others = 0;  // objects stood for
+};
+
 // The dominator tree's findings: biggest retainers, retention by class, and reachability.
 struct retention_report {
     bool computed = false;
@@ -179,6 +189,10 @@ struct retention_report {
     std::vector<retained_class_entry> retained_by_class;  // by retained bytes, descending
     double suspect_threshold = 0;                         // share of the reachable bytes
     std::vector<leak_suspect> leak_suspects;              // by retained bytes, descending
+    // The tree cut for a picture: nodes retaining at least tree_min_share of the reachable bytes,
+    // biggest first, parents before children (formats/analysis/dominator_outline.h).
+    double tree_min_share = 0;
+    std::vector<tree_node> tree;
 };
 
 // Something in the dump that could not be read; truncation is expected of dying JVMs.

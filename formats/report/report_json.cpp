@@ -311,6 +311,7 @@ nlohmann::ordered_json to_json(const analysis_report& r) {
         out["leak_suspects"] = suspects_json(r.retention);
         out["dominators"] = dominators;
         out["retained_by_class"] = by_class;
+        if (!r.retention.tree.empty()) out["dominator_tree"] = tree_json(r.retention);
     }
     out["threads"] = threads;
     out["legacy"] = legacy_json(r.legacy);
@@ -434,6 +435,8 @@ result<analysis_report> report_from_json(const nlohmann::ordered_json& j) {
                 t.retained_by_class.push_back(
                     {c.at("class").get<std::string>(), c.at("retained_bytes").get<std::uint64_t>()});
             if (j.contains("leak_suspects")) suspects_from_json(j.at("leak_suspects"), t);
+            if (j.contains("dominator_tree"))
+                if (auto tree = tree_from_json(j.at("dominator_tree"), t); !tree) return std::unexpected(tree.error());
         }
         if (j.contains("problems"))
             for (const json& p : j.at("problems"))

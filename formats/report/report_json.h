@@ -23,6 +23,11 @@ result<object_paths_report> paths_from_json(const nlohmann::ordered_json& j);
 // Reads a report back; fails with bad_value when a required key is missing or of the wrong type.
 result<analysis_report> report_from_json(const nlohmann::ordered_json& j);
 
+// The dominator tree outline (retention_report::tree) as {min_share, nodes}, and back; reading fails
+// with bad_value when a node's parent is not an earlier object. (formats/report/tree_json.cpp)
+nlohmann::ordered_json tree_json(const retention_report& t);
+result<void> tree_from_json(const nlohmann::ordered_json& j, retention_report& t);
+
 // A diff as JSON: before and after (heap totals), retained, counts, grew and shrank (one object per
 // class with before, after and delta of instances, shallow bytes and retained bytes), notes.
 // (formats/report/diff_json.cpp)

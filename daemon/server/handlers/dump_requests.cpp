@@ -202,8 +202,10 @@ void request_handler::dump(const wire::request& r, const connection_ptr& c) {
     auto wait = wire::arg_bool(r.args, "wait", false);
     auto top = wire::arg_uint(r.args, "top", 0);
     auto adopt = wire::arg_bool(r.args, "adopt", false);
-    if (!wait || !top || !adopt)
-        return c->send(wire::make_error(r.id, error_kind::bad_request, "dump: wait, top or adopt is mistyped"));
+    auto history = wire::arg_bool(r.args, "history", false);
+    if (!wait || !top || !adopt || !history)
+        return c->send(
+            wire::make_error(r.id, error_kind::bad_request, "dump: wait, top, adopt or history is mistyped"));
     std::optional<unique_fd> fd;
     if (*adopt) {
         fd = c->take_fd();
@@ -214,7 +216,8 @@ void request_handler::dump(const wire::request& r, const connection_ptr& c) {
     }
     auto d = prepare_dump(r.args, c->peer(), std::move(fd));
     if (!d) return c->send(wire::make_error(r.id, d.error().kind, d.error().message));
-    auto job = submit_dump(std::move(*d), c->peer(), *wait ? waiting_listener(r.id, *top, c) : job_listener{});
+    auto job =
+        submit_dump(std::move(*d), c->peer(), *wait ? waiting_listener(r.id, *top, *history, c) : job_listener{});
     if (!job) return c->send(wire::make_error(r.id, job.error().kind, job.error().message));
     if (!*wait) c->send(wire::make_result(r.id, {{"job", to_json(*job, now_ms())}}));
 }

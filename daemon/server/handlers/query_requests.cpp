@@ -18,6 +18,8 @@ using wire::error_kind;
 constexpr std::size_t max_paths_bytes = 64u << 20;
 // Rows of the growth since the previous dump shown with a report.
 constexpr unsigned growth_rows = 10;
+// Dumps of a JVM in a report's history (each one's stored report is read).
+constexpr std::size_t max_history_points = 30;
 
 void send_error(const connection_ptr& c, std::uint64_t id, error_kind kind, std::string message) {
     c->send(wire::make_error(id, kind, std::move(message)));
@@ -63,6 +65,27 @@ std::optional<wire::json> request_handler::growth_since_previous(const entry_met
     auto before = store_.load_report(previous->id);
     if (!before) return std::nullopt;
     return wire::json{{"previous", to_json(*previous)}, {"diff", to_json(diff_analyses(*before, after, growth_rows))}};
+}
+
+std::vector<history_point> request_handler::history_of(const entry_metadata& m, const analysis_report& report,
+                                                       const peer_credentials& p) const {
+    std::vector<history_point> points;  // newest first while collected
+    points.push_back(history_point_of(report, m.id, m.created_ms, m.trigger));
+    for (const entry_metadata& e : store_.entries()) {  // newest first
+        if (points.size() == max_history_points) break;
+        if (e.id == m.id || e.created_ms > m.created_ms || !same_jvm(e, m) || !e.has_report ||
+            !may_access(p, e.owner_uid))
+            continue;
+        if (auto earlier = store_.load_report(e.id))
+            points.push_back(history_point_of(*earlier, e.id, e.created_ms, e.trigger));
+    }
+    return {points.rbegin(), points.rend()};
+}
+
+void request_handler::add_report_context(wire::json& result, const entry_metadata& m, const analysis_report& report,
+                                         const peer_credentials& p, bool history) const {
+    if (auto growth = growth_since_previous(m, report, p)) result["growth"] = std::move(*growth);
+    if (history) result["history"] = to_json(history_of(m, report, p));
 }
 
 void request_handler::diff(const wire::request& r, const connection_ptr& c) {
@@ -159,7 +182,7 @@ void request_handler::path(const wire::request& r, const connection_ptr& c) {
                     conn->send(wire::make_progress(request_id, {job.id, job.phase, job.done, job.total}));
                 return;
             }
-            if (job.state != job_state::done) return job_ended(job, request_id, 0, conn);
+            if (job.state != job_state::done) return job_ended(job, request_id, 0, false, conn);
             auto m = store_.find(job.entry);
             auto kept = store_.get_file(job.entry, file, max_paths_bytes);
             auto j = kept ? wire::json::parse(*kept, nullptr, false) : wire::json();

@@ -112,7 +112,8 @@ void request_handler::analyze(const wire::request& r, const connection_ptr& c) {
     auto name = argument(wire::arg_string(r.args, "name", std::nullopt), r, c);
     auto wait = argument(wire::arg_bool(r.args, "wait", true), r, c);
     auto top = argument(wire::arg_uint(r.args, "top", 0), r, c);
-    if (!name || !wait || !top) return;
+    auto history = argument(wire::arg_bool(r.args, "history", false), r, c);
+    if (!name || !wait || !top || !history) return;
     if (!fd)
         return send_error(c, r.id, error_kind::bad_request,
                           "analyse needs the dump's file descriptor, passed with the request (SCM_RIGHTS)");
@@ -140,26 +141,29 @@ void request_handler::analyze(const wire::request& r, const connection_ptr& c) {
     analyze_request work{std::move(*fd), *name, p.uid, p.gid, spec.trigger, info_.host};
 
     job_listener listener;
-    if (*wait) listener = waiting_listener(r.id, *top, c);
+    if (*wait) listener = waiting_listener(r.id, *top, *history, c);
     job_record job = jobs_.submit(spec, make_analyze_work(store_, std::move(work)), std::move(listener));
     if (!*wait) c->send(wire::make_result(r.id, {{"job", to_json(job, now_ms())}}));
 }
 
-job_listener request_handler::waiting_listener(std::uint64_t request_id, std::uint64_t top, const connection_ptr& c) {
+job_listener request_handler::waiting_listener(std::uint64_t request_id, std::uint64_t top, bool history,
+                                               const connection_ptr& c) {
     // Progress events while it runs, then the result; nothing once the client is gone.
     std::weak_ptr<connection> weak = c;
-    return [this, weak, request_id,
+    return [this, weak, request_id, history,
             top = static_cast<unsigned>(std::min<std::uint64_t>(top, 1u << 30))](const job_record& job) {
         auto conn = weak.lock();
         if (!conn || !conn->open()) return;
         if (job.final())
-            boost::asio::post(readers_, [this, job, request_id, top, conn] { job_ended(job, request_id, top, conn); });
+            boost::asio::post(readers_, [this, job, request_id, top, history, conn] {
+                job_ended(job, request_id, top, history, conn);
+            });
         else if (job.state == job_state::running && !job.phase.empty())
             conn->send(wire::make_progress(request_id, {job.id, job.phase, job.done, job.total}));
     };
 }
 
-void request_handler::job_ended(const job_record& job, std::uint64_t request_id, unsigned top,
+void request_handler::job_ended(const job_record& job, std::uint64_t request_id, unsigned top, bool history,
                                 const connection_ptr& c) {
     const std::string prefix = "job " + std::to_string(job.id) + ": ";
     if (job.state == job_state::cancelled) return send_error(c, request_id, error_kind::cancelled, prefix + job.error);
@@ -173,7 +177,7 @@ void request_handler::job_ended(const job_record& job, std::uint64_t request_id,
         return send_error(c, request_id, error_kind::internal,
                           prefix + (report ? "its dump was removed" : report.error().message));
     wire::json result = {{"job", to_json(job, now_ms())}, {"dump", to_json(*meta)}};
-    if (auto growth = growth_since_previous(*meta, *report, c->peer())) result["growth"] = std::move(*growth);
+    add_report_context(result, *meta, *report, c->peer(), history);
     result["report"] = report_for_client(std::move(*report), top);
     c->send(wire::make_result(request_id, std::move(result)));
 }
@@ -184,7 +188,8 @@ void request_handler::report(const wire::request& r, const connection_ptr& c) {
     auto id =
         argument(wire::arg_string(r.args, "dump", *pid != 0 ? std::optional<std::string>("") : std::nullopt), r, c);
     auto top = argument(wire::arg_uint(r.args, "top", 0), r, c);
-    if (!id || !top) return;
+    auto history = argument(wire::arg_bool(r.args, "history", false), r, c);
+    if (!id || !top || !history) return;
     if (*pid != 0) {
         // The latest dump of that JVM the caller may see.
         auto dumps = dumps_of(static_cast<std::int64_t>(std::min<std::uint64_t>(*pid, 1u << 31)), c->peer());
@@ -201,7 +206,7 @@ void request_handler::report(const wire::request& r, const connection_ptr& c) {
         return send_error(c, r.id, wire::kind_of(report.error().code), report.error().message);
     }
     wire::json result = {{"dump", to_json(*meta)}};
-    if (auto growth = growth_since_previous(*meta, *report, c->peer())) result["growth"] = std::move(*growth);
+    add_report_context(result, *meta, *report, c->peer(), *history);
     result["report"] =
         report_for_client(std::move(*report), static_cast<unsigned>(std::min<std::uint64_t>(*top, 1u << 30)));
     c->send(wire::make_result(r.id, std::move(result)));

@@ -23,6 +23,7 @@
 #include "daemon/server/connection.h"
 #include "daemon/store/store.h"
 #include "formats/protocol/protocol.h"
+#include "formats/report/history.h"
 #include "formats/report/report.h"
 
 namespace heapd::daemon {
@@ -89,6 +90,14 @@ private:
     // {previous, diff}: what grew from the previous dump of the same JVM to this one (after).
     std::optional<wire::json> growth_since_previous(const entry_metadata& m, const analysis_report& after,
                                                     const peer_credentials& p) const;
+    // The dumps of m's JVM with reports the peer may see, oldest first, m last (at most
+    // max_history_points, the latest), as the HTML report charts them.
+    std::vector<history_point> history_of(const entry_metadata& m, const analysis_report& report,
+                                          const peer_credentials& p) const;
+    // What a report's reply carries beside the report: growth since the previous dump and, when
+    // asked, the JVM's history.
+    void add_report_context(wire::json& result, const entry_metadata& m, const analysis_report& report,
+                            const peer_credentials& p, bool history) const;
     // metrics_request.cpp: the Prometheus text of what the peer may see.
     void metrics(const wire::request& r, const connection_ptr& c);
     // A dump request's arguments checked against what the peer may do; fd: the dump to adopt.
@@ -97,9 +106,10 @@ private:
     // Queues a prepared dump (one per JVM at a time); busy when one runs or too many wait.
     wire::wire_result<job_record> submit_dump(dump_request d, const peer_credentials& p, job_listener waiting);
     // A listener that sends progress, then the report (or the error) once the job has ended.
-    job_listener waiting_listener(std::uint64_t request_id, std::uint64_t top, const connection_ptr& c);
+    job_listener waiting_listener(std::uint64_t request_id, std::uint64_t top, bool history, const connection_ptr& c);
     // The final reply to a waiting analyze request, once its job has ended.
-    void job_ended(const job_record& job, std::uint64_t request_id, unsigned top, const connection_ptr& c);
+    void job_ended(const job_record& job, std::uint64_t request_id, unsigned top, bool history,
+                   const connection_ptr& c);
 
     daemon_info info_;
     store& store_;

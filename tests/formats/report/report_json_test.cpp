@@ -179,7 +179,14 @@ TEST(report_json, retention_survives_a_round_trip) {
     blobs.path.root_kinds = {"jni_global"};
     blobs.path.steps = {{0x9000, "demo.Blob", false, "", 1}};
     r.retention.leak_suspects = {list, blobs};
+    r.retention.tree_min_share = 0.001;
+    r.retention.tree = {{0x7f00, "class demo.Sessions", 96, 4000, -1, 0},
+                        {0x7f80, "java.util.ArrayList", 24, 3900, 0, 0},
+                        {0, "", 10, 80, -1, 6'000'000'000},
+                        {0, "", 4, 4, 1, 1}};
     const json j = to_json(r);
+    EXPECT_EQ(j.at("dominator_tree").at("nodes").at(2),
+              json({{"shallow_bytes", 10}, {"retained_bytes", 80}, {"parent", -1}, {"others", 6'000'000'000}}));
     EXPECT_EQ(j.at("leak_suspects").at("suspects").at(0).at("path").at("text"),
               "(sticky_class root) class demo.Sessions (static LEAK) \u2192 java.util.ArrayList.elementData "
               "\u2192 java.lang.Object[]");
@@ -192,6 +199,15 @@ TEST(report_json, retention_survives_a_round_trip) {
     ASSERT_TRUE(back.has_value()) << back.error().message;
     EXPECT_EQ(to_json(*back), j);
     EXPECT_FALSE(to_json(full_report()).contains("dominators"));  // not computed: not claimed
+
+    // A picture walks the nodes once: a parent after its child, or an others node as a parent, is refused.
+    for (auto [node, parent] : {std::pair{1, 1}, std::pair{1, -2}, std::pair{3, 2}}) {
+        json bad = j;
+        bad["dominator_tree"]["nodes"][node]["parent"] = parent;
+        auto refused = report_from_json(bad);
+        ASSERT_FALSE(refused.has_value()) << node << " " << parent;
+        EXPECT_NE(refused.error().message.find("dominator_tree node"), std::string::npos) << refused.error().message;
+    }
 }
 
 // A waste report with a row of every kind, values past 32 bits and contents beyond ASCII.

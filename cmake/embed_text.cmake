@@ -1,0 +1,21 @@
+# Writes a C++ source that holds text files as string_views (run at build time by a custom command):
+#   cmake -DOUTPUT=file.cpp -DHEADER=dir/header.h -DNAMESPACE=ns -DNAMES="a;b" -DFILES="a.js;b.css" -P embed_text.cmake
+# Each file becomes `const std::string_view NAME` in NAMESPACE, in a raw string literal.
+set(delimiter "heapd_asset")
+set(out "// Generated from ${FILES} by cmake/embed_text.cmake: do not edit.\n#include \"${HEADER}\"\n\nnamespace ${NAMESPACE} {\n")
+list(LENGTH NAMES count)
+math(EXPR last "${count} - 1")
+foreach(i RANGE ${last})
+  list(GET NAMES ${i} name)
+  list(GET FILES ${i} file)
+  file(READ "${file}" text)
+  string(FIND "${text}" ")${delimiter}\"" clash)
+  if(NOT clash EQUAL -1)
+    message(FATAL_ERROR "${file} holds )${delimiter}\", which would end its literal")
+  endif()
+  string(APPEND out "const std::string_view ${name} = R\"${delimiter}(${text})${delimiter}\";\n")
+endforeach()
+string(APPEND out "}  // namespace ${NAMESPACE}\n")
+file(WRITE "${OUTPUT}.tmp" "${out}")
+file(COPY_FILE "${OUTPUT}.tmp" "${OUTPUT}" ONLY_IF_DIFFERENT)
+file(REMOVE "${OUTPUT}.tmp")

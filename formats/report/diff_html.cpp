@@ -1,0 +1,28 @@
+// The HTML page of a diff (report_html.h): both dumps' facts, then what grew and shrank.
+#include "formats/report/html_sections.h"
+#include "formats/report/html_writer.h"
+#include "formats/report/report_html.h"
+#include "formats/report/report_text.h"
+
+namespace heapd {
+
+std::string render_html(const diff_report& d, const std::string& title) {
+    html::table sides("sides-table", {"", "Before", "After"}, false);
+    auto row = [&](const char* what, std::string before, std::string after) {
+        sides.row({html::text(what), html::text(std::move(before)), html::text(std::move(after))});
+    };
+    row("File", d.before.file, d.after.file);
+    row("Taken", d.before.timestamp_ms ? utc_time(d.before.timestamp_ms) : "",
+        d.after.timestamp_ms ? utc_time(d.after.timestamp_ms) : "");
+    row("Objects", grouped(d.before.objects), grouped(d.after.objects));
+    row("Heap", human_bytes(d.before.shallow_bytes), human_bytes(d.after.shallow_bytes));
+    row("Classes", grouped(d.before.classes), grouped(d.after.classes));
+    if (d.retained) row("Reachable", human_bytes(d.before.reachable_bytes), human_bytes(d.after.reachable_bytes));
+    std::string body = "<header><h1>" + html::escape(title) + "</h1>\n" + sides.html() + "</header>\n" +
+                       "<section id=\"growth\"><h2>What grew</h2>\n" + html::growth_section(d, "") + "</section>\n" +
+                       "<footer>heapd diff</footer>\n";
+    nlohmann::ordered_json data = {{"growth", html::growth_data(d)}};
+    return html::page("heapd: " + title, body, data);
+}
+
+}  // namespace heapd

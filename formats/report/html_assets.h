@@ -1,0 +1,11 @@
+#pragma once
+// The HTML report's script and style (formats/report/html/report.js and report.css), compiled in
+// so that every report is one file that needs nothing else (cmake/embed_text.cmake).
+#include <string_view>
+
+namespace heapd::html_assets {
+
+extern const std::string_view script;
+extern const std::string_view style;
+
+}  // namespace heapd::html_assets

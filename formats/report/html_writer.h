@@ -1,0 +1,48 @@
+#pragma once
+// The pieces every HTML page of heapd is made of: escaped text, sortable tables, the page itself
+// with its style, data block and script inline (formats/report/report_html.h writes the reports).
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace heapd::html {
+
+// Text made safe for an element's content or a quoted attribute value: & < > " ' escaped; bytes
+// that are not UTF-8 become U+FFFD, control characters but tab and newline a visible \xNN.
+std::string escape(std::string_view text);
+
+// One cell of a table: its text (escaped when written) and, for numbers, the value sorted by.
+struct cell {
+    std::string text;
+    std::optional<double> value;  // sorted by this, right-aligned
+    bool raw = false;             // text is HTML already (built from escaped parts)
+};
+
+// A table the page's script can sort by any column and, with a filter, narrow by its first column.
+class table {
+public:
+    table(std::string id, std::vector<std::string> headings, bool filter);
+    void row(std::vector<cell> cells);
+    std::size_t rows() const { return rows_.size(); }
+    std::string html() const;
+
+private:
+    std::string id_;
+    std::vector<std::string> headings_;
+    bool filter_;
+    std::vector<std::vector<cell>> rows_;
+};
+
+// A number cell: its text as people read it, its value to sort by.
+cell number(std::string text, double value);
+cell text(std::string text);
+
+// A whole page: head (a policy that forbids every load from anywhere, the style inline), body as
+// given, then the data block (JSON, read by the script) and the script.
+std::string page(std::string_view title, std::string_view body, const nlohmann::ordered_json& data);
+
+}  // namespace heapd::html
