@@ -55,9 +55,9 @@ std::string index_path(const std::string& dump_path, const std::string& dir) {
 std::string index_options_key(const analysis_options& o) {
     char buf[200];
     std::snprintf(buf, sizeof buf,
-                  "largest=%u classes=%d threads=%d retained=%d waste=%d suspects=%.6f dump=%u tree=%zu/%.6f",
+                  "largest=%u classes=%d threads=%d retained=%d waste=%d suspects=%.6f dump=%u tree=%zu/%.6f/%zu",
                   o.largest, o.all_retained_classes ? 1 : 0, o.threads ? 1 : 0, o.retained ? 1 : 0, o.waste ? 1 : 0,
-                  o.suspect_threshold, o.dump, o.tree.max_nodes, o.tree.min_share);
+                  o.suspect_threshold, o.dump, o.tree.max_nodes, o.tree.min_share, o.tree.others_classes);
     return buf;
 }
 

@@ -1,5 +1,6 @@
 #include "formats/analysis/dominator_outline.h"
 
+#include <algorithm>
 #include <cmath>
 #include <queue>
 #include <unordered_map>
@@ -48,18 +49,40 @@ std::vector<tree_node> outline_dominator_tree(const basic_object_graph<Node>& g,
         offer_children(c.node, at);
     }
 
-    // The rest of each shown node's children, and of the heap's, summed into one node after the objects.
+    // The rest of each shown node's children, and of the heap's, after the objects: one node per class
+    // for the classes retaining most, one for all other classes together.
+    std::unordered_map<std::uint32_t, tree_node> by_class;
     auto add_others = [&](std::size_t slot, std::int64_t parent) {
-        tree_node rest;
-        rest.parent = parent;
+        by_class.clear();
         for (std::uint64_t i = children.begin[slot]; i < children.begin[slot + 1]; ++i) {
             const Node c = children.nodes[i];
             if (index.count(c)) continue;
+            tree_node& rest = by_class[g.class_key(c)];
             ++rest.others;
             rest.shallow_bytes += g.shallow_size(c);
             rest.retained_bytes += d.retained(c);
         }
-        if (rest.others > 0) out.push_back(std::move(rest));
+        std::vector<std::pair<std::uint32_t, tree_node>> groups(by_class.begin(), by_class.end());
+        std::sort(groups.begin(), groups.end(), [](const auto& a, const auto& b) {
+            return a.second.retained_bytes != b.second.retained_bytes
+                       ? a.second.retained_bytes > b.second.retained_bytes
+                       : a.first < b.first;
+        });
+        tree_node mixed;
+        for (std::size_t k = 0; k < groups.size(); ++k) {
+            tree_node& group = groups[k].second;
+            group.parent = parent;
+            if (k < options.others_classes || groups.size() == options.others_classes + 1) {
+                group.class_name = g.key_name(groups[k].first);
+                out.push_back(std::move(group));
+            } else {
+                mixed.parent = parent;
+                mixed.others += group.others;
+                mixed.shallow_bytes += group.shallow_bytes;
+                mixed.retained_bytes += group.retained_bytes;
+            }
+        }
+        if (mixed.others > 0) out.push_back(std::move(mixed));
     };
     add_others(root_slot, -1);
     for (std::size_t i = 0; i < nodes.size(); ++i) add_others(nodes[i], static_cast<std::int64_t>(i));

@@ -170,11 +170,11 @@ struct leak_suspect {
     std::vector<allocation_site_entry> allocated_at;
 };
 
-// A node of the dominator tree as a report draws it: an object, or, when others > 0, a shown node's
-// children too small to show, together (formats/analysis/dominator_outline.h).
+// A node of the dominator tree as a report draws it: an object, or, when others > 0, those of a shown
+// node's children too small to show, together (formats/analysis/dominator_outline.h).
 struct tree_node {
     std::uint64_t id = 0;    // 0 for the others
-    std::string class_name;  // "class NAME" for class objects; "" for the others
+    std::string class_name;  // "class NAME" for class objects; for the others their class, "" when mixed
     std::uint64_t shallow_bytes = 0, retained_bytes = 0;
     std::int64_t parent = -1;  // index of the parent among the nodes (earlier), -1: a child of the whole heap
     std::uint64_t others = 0;  // objects stood for

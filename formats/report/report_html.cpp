@@ -177,7 +177,8 @@ std::string tree_section(const analysis_report& r) {
     return "<section id=\"tree\"><h2>Dominator tree</h2>\n<p>Each ring holds what the ring inside keeps alive; "
            "the angle is the retained size. Objects retaining less than " +
            text::fmt("%.1f%%", 100 * t.tree_min_share) +
-           " of the heap are drawn together as \"others\". Click to zoom in, click the centre to zoom out.</p>\n"
+           " of the heap are drawn together by class (\"1,200 × byte[]\"). Click to zoom in, click the centre to zoom "
+           "out.</p>\n"
            "<nav id=\"tree-crumbs\"></nav><div id=\"tree-view\" class=\"chart\"></div>\n"
            "<p class=\"noscript-note\">The picture needs JavaScript; the tables below hold the same retainers.</p>\n"
            "</section>\n";
@@ -192,7 +193,9 @@ json tree_data(const retention_report& t) {
     json nodes = json::array();
     for (const tree_node& n : t.tree) {
         json e = {{"id", n.others ? std::string() : hex_id(n.id)},
-                  {"class", n.others ? grouped(n.others) + " others" : n.class_name},
+                  {"class", n.others == 0          ? n.class_name
+                            : n.class_name.empty() ? grouped(n.others) + " others"
+                                                   : grouped(n.others) + " \u00d7 " + n.class_name},
                   {"shallow", n.shallow_bytes},
                   {"retained", n.retained_bytes},
                   {"parent", n.parent},

@@ -9,7 +9,8 @@ nlohmann::ordered_json tree_json(const retention_report& t) {
     nlohmann::ordered_json nodes = nlohmann::ordered_json::array();
     for (const tree_node& n : t.tree) {
         nlohmann::ordered_json e;
-        if (n.others == 0) e = {{"id", n.id}, {"class", n.class_name}};
+        if (n.others == 0) e["id"] = n.id;
+        if (n.others == 0 || !n.class_name.empty()) e["class"] = n.class_name;
         e["shallow_bytes"] = n.shallow_bytes;
         e["retained_bytes"] = n.retained_bytes;
         e["parent"] = n.parent;
@@ -27,6 +28,8 @@ result<void> tree_from_json(const nlohmann::ordered_json& j, retention_report& t
         if (n.others == 0) {
             n.id = e.at("id").get<std::uint64_t>();
             n.class_name = e.at("class").get<std::string>();
+        } else {
+            n.class_name = e.value("class", std::string());
         }
         n.shallow_bytes = e.at("shallow_bytes").get<std::uint64_t>();
         n.retained_bytes = e.at("retained_bytes").get<std::uint64_t>();

@@ -29,7 +29,9 @@ void check_outline(const analyzed& a, const std::vector<tree_node>& out, const o
         const tree_node& n = out[i];
         ASSERT_LT(n.parent, static_cast<std::int64_t>(i));
         ASSERT_GE(n.parent, -1);
-        if (n.parent >= 0) ASSERT_EQ(out[static_cast<std::size_t>(n.parent)].others, 0u) << "others have no children";
+        if (n.parent >= 0) {
+            ASSERT_EQ(out[static_cast<std::size_t>(n.parent)].others, 0u) << "others have no children";
+        }
         below[n.parent] += n.retained_bytes;
         count[n.parent] += n.others == 0 ? 1 : n.others;
         if (n.others != 0) continue;
@@ -72,6 +74,10 @@ TEST(dominator_outline, keeps_the_big_retainers_and_sums_the_rest_per_parent) {
     }
     EXPECT_EQ(sessions, 100u);
     EXPECT_GT(others, 0u);
+    // The 200 blobs, each held by its own root and too small to show, are one node of their class.
+    bool blobs = false;
+    for (const tree_node& n : out) blobs = blobs || (n.parent == -1 && n.class_name == "Blob" && n.others == 200);
+    EXPECT_TRUE(blobs);
 }
 
 TEST(dominator_outline, a_long_chain_is_cut_at_the_node_bound_biggest_first) {
@@ -97,7 +103,9 @@ TEST(dominator_outline, a_long_chain_is_cut_at_the_node_bound_biggest_first) {
         const auto node = a.graph.node_of(n.id);
         for (auto i = children.begin[node]; i < children.begin[node + 1]; ++i) {
             const auto c = children.nodes[i];
-            if (!shown.count(a.graph.id(c))) EXPECT_LE(a.dom.retained(c), smallest_shown);
+            if (!shown.count(a.graph.id(c))) {
+                EXPECT_LE(a.dom.retained(c), smallest_shown);
+            }
         }
     }
 }
@@ -109,9 +117,24 @@ TEST(dominator_outline, nothing_shown_when_no_object_reaches_the_share) {
     outline_options o;
     o.min_share = 1.0;  // only an object retaining the whole heap; there is none
     const auto out = outline_dominator_tree(a.graph, a.dom, children, a.classes, o);
-    ASSERT_EQ(out.size(), 1u);
-    EXPECT_EQ(out[0].parent, -1);
-    EXPECT_EQ(out[0].retained_bytes, a.dom.reachable_bytes());
+    // The heap's children by class, biggest first: five classes (Holder's class object, blobs, session
+    // 7, Derived, the WeakReference), so the fifth is named too rather than be "the rest".
+    ASSERT_EQ(out.size(), 5u);
+    for (std::size_t i = 0; i < out.size(); ++i) {
+        EXPECT_EQ(out[i].parent, -1);
+        EXPECT_GT(out[i].others, 0u);
+        EXPECT_FALSE(out[i].class_name.empty()) << i;
+        if (i > 0) {
+            EXPECT_LE(out[i].retained_bytes, out[i - 1].retained_bytes);
+        }
+    }
+    // With three classes of their own, the two retaining least go together.
+    o.others_classes = 3;
+    const auto fewer = outline_dominator_tree(a.graph, a.dom, children, a.classes, o);
+    ASSERT_EQ(fewer.size(), 4u);
+    EXPECT_TRUE(fewer[3].class_name.empty());
+    EXPECT_EQ(fewer[3].others, out[3].others + out[4].others);
+    check_outline(a, fewer, o);
     check_outline(a, out, o);
 }
 
