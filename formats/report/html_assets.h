@@ -7,5 +7,8 @@ namespace heapd::html_assets {
 
 extern const std::string_view script;
 extern const std::string_view style;
+// Base64 SHA-256 of "\n" and each, for the page's Content-Security-Policy (html_writer.cpp).
+extern const std::string_view script_sha256;
+extern const std::string_view style_sha256;
 
 }  // namespace heapd::html_assets

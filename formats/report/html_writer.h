@@ -41,8 +41,9 @@ private:
 cell number(std::string text, double value);
 cell text(std::string text);
 
-// A whole page: head (a policy that forbids every load from anywhere, the style inline), body as
-// given, then the data block (JSON, read by the script) and the script.
+// A whole page: head (a Content-Security-Policy that forbids every load from anywhere and every
+// script but the page's own, named by its hash; the style inline), body as given, then the data
+// block (JSON, read by the script) and the script.
 std::string page(std::string_view title, std::string_view body, const nlohmann::ordered_json& data);
 
 }  // namespace heapd::html

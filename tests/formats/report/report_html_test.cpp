@@ -97,7 +97,11 @@ TEST(report_html, strings_from_the_dump_are_text_wherever_they_appear) {
 
 TEST(report_html, nothing_on_the_page_points_anywhere) {
     const std::string page = render_html(hostile_report(), {});
-    EXPECT_NE(page.find("Content-Security-Policy\" content=\"default-src 'none'"), std::string::npos);
+    EXPECT_NE(page.find("Content-Security-Policy\" content=\"default-src 'none'; script-src 'sha256-" +
+                        std::string(html_assets::script_sha256) + "';"),
+              std::string::npos);
+    EXPECT_EQ(html_assets::script_sha256.size(), 44u);  // 32 bytes in base64
+    EXPECT_EQ(count(page, "unsafe-inline"), 1u);        // the style's only: a style runs no code
     // The script names the SVG namespace (an identifier, never loaded); nothing else looks like an address.
     const std::string assets = std::string(html_assets::script) + std::string(html_assets::style);
     const std::string svg = "'http://www.w3.org/2000/svg'";
