@@ -31,18 +31,6 @@ using wire::json;
 namespace fs = std::filesystem;
 using daemon::is_armed_dump_name;
 
-// The `jvms` row of pid once its oom_arming state is set (up to 60 s), else {}.
-json armed_row(const serve_process& d, pid_t pid, const temp_user* as = nullptr) {
-    for (int i = 0; i < 600; ++i) {
-        auto r = run_heapctl(d, {"jvms", "--json"}, as);
-        if (r.exit_code == 0)
-            for (const json& j : json::parse(r.out))
-                if (j.value("pid", 0) == pid && j.contains("oom_arming")) return j;
-        std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    }
-    return json::object();
-}
-
 void touch(const std::string& path) { std::ofstream(path) << "go\n"; }
 
 TEST(oom_arming, names_of_armed_dumps) {

@@ -18,6 +18,7 @@
 namespace heapd {
 namespace {
 
+using test::armed_row;
 using test::isolated_jvm;
 using test::isolation;
 using test::java_main;
@@ -104,17 +105,8 @@ TEST(serve_sites, the_report_of_an_oom_names_the_line_that_filled_the_map) {
         {dir.file("go")}, dir.file("jvm.out"));
     ASSERT_TRUE(jvm.ready());
     // The daemon arms the JVM (its dump path) before it may leak.
-    bool armed = false;
-    for (int i = 0; i < 600 && !armed; ++i) {
-        auto r = run_heapctl(d, {"jvms", "--json"});
-        if (r.exit_code == 0)
-            for (const auto& j : nlohmann::json::parse(r.out))
-                if (j.value("pid", 0) == jvm.pid() &&
-                    j.value("oom_arming", nlohmann::json::object()).value("state", "") == "armed")
-                    armed = true;
-        if (!armed) std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    }
-    ASSERT_TRUE(armed) << d.log();
+    ASSERT_EQ(armed_row(d, jvm.pid()).value("oom_arming", nlohmann::json::object()).value("state", ""), "armed")
+        << d.log();
     std::ofstream(dir.file("go")) << "go\n";
     ASSERT_TRUE(test::ended(jvm.pid()));
     auto job = test::finished_dump_job(d, jvm.pid());

@@ -47,6 +47,17 @@ double hook_ms(const std::string& dir) {
     return t0 > 0 && t1 >= t0 ? static_cast<double>(t1 - t0) / 1e6 : -1;
 }
 
+json armed_row(const serve_process& d, pid_t pid, const temp_user* as) {
+    for (int i = 0; i < 600; ++i) {
+        auto r = run_heapctl(d, {"jvms", "--json"}, as);
+        if (r.exit_code == 0)
+            for (const json& j : json::parse(r.out))
+                if (j.value("pid", 0) == pid && j.contains("oom_arming")) return j;
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    return json::object();
+}
+
 json finished_dump_job(const serve_process& d, pid_t pid) {
     for (int i = 0; i < 1800; ++i) {
         auto jobs = run_heapctl(d, {"jobs", "--json"});

@@ -28,6 +28,9 @@ double hook_ms(const std::string& dir);
 // record ({} when none).
 wire::json finished_dump_job(const serve_process& d, pid_t pid = 0);
 
+// The `heapctl jvms` row of pid once the daemon has set its oom_arming state (up to 60 s), else {}.
+wire::json armed_row(const serve_process& d, pid_t pid, const temp_user* as = nullptr);
+
 // Waits for the process to end (up to 60 s): gone, or a zombie its parent reaps later.
 bool ended(pid_t pid);
 
