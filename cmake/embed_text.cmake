@@ -1,6 +1,9 @@
 # Writes a C++ source that holds text files as string_views (run at build time by a custom command):
-#   cmake -DOUTPUT=file.cpp -DHEADER=dir/header.h -DNAMESPACE=ns -DNAMES="a;b" -DFILES="a.js;b.css" -P embed_text.cmake
-# Each file becomes `const std::string_view NAME` in NAMESPACE, in a raw string literal, and
+#   cmake -DOUTPUT=file.cpp -DHEADER=dir/header.h -DNAMESPACE=ns -DNAMES="a;b" -DFILES="a1.js+a2.js;b.css"
+#         [-DWRAP="a"] -P embed_text.cmake
+# Each entry of FILES (one file, or several joined by +, read in order and concatenated) becomes
+# `const std::string_view NAME` in NAMESPACE, in a raw string literal; a NAME in WRAP is a script
+# whose parts are the body of one function, run at once in strict mode. Each also gets
 # `NAME_sha256`: the base64 SHA-256 of a newline and the text, as a page's Content-Security-Policy
 # names an inline script written `<script>\nTEXT</script>`.
 set(alphabet "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/")
@@ -36,17 +39,26 @@ function(hex_to_base64 hex out)
   set(${out} "${result}" PARENT_SCOPE)
 endfunction()
 
+cmake_policy(VERSION 3.20)  # a script (-P) starts with old policies: IN_LIST needs CMP0057
 set(delimiter "heapd_asset")
 set(out "// Generated from ${FILES} by cmake/embed_text.cmake: do not edit.\n#include \"${HEADER}\"\n\nnamespace ${NAMESPACE} {\n")
 list(LENGTH NAMES count)
 math(EXPR last "${count} - 1")
 foreach(i RANGE ${last})
   list(GET NAMES ${i} name)
-  list(GET FILES ${i} file)
-  file(READ "${file}" text)
+  list(GET FILES ${i} entry)
+  string(REPLACE "+" ";" parts "${entry}")
+  set(text "")
+  foreach(file ${parts})
+    file(READ "${file}" part)
+    string(APPEND text "${part}")
+  endforeach()
+  if(name IN_LIST WRAP)
+    set(text "(function () {\n'use strict';\n${text}})();\n")
+  endif()
   string(FIND "${text}" ")${delimiter}\"" clash)
   if(NOT clash EQUAL -1)
-    message(FATAL_ERROR "${file} holds )${delimiter}\", which would end its literal")
+    message(FATAL_ERROR "${entry} holds )${delimiter}\", which would end its literal")
   endif()
   string(APPEND out "const std::string_view ${name} = R\"${delimiter}(${text})${delimiter}\";\n")
   string(SHA256 digest "\n${text}")

@@ -7,7 +7,7 @@
 namespace heapd {
 
 std::string render_html(const diff_report& d, const std::string& title) {
-    html::table sides("sides-table", {"", "Before", "After"}, false);
+    html::table sides("sides-table", {"", "Before", "After"}, false, false);
     auto row = [&](const char* what, std::string before, std::string after) {
         sides.row({html::text(what), html::text(std::move(before)), html::text(std::move(after))});
     };

@@ -1,6 +1,7 @@
 #pragma once
-// The HTML report's script and style (formats/report/html/report.js and report.css), compiled in
-// so that every report is one file that needs nothing else (cmake/embed_text.cmake).
+// The HTML report's script and style (formats/report/html/: the script's parts common.js,
+// sunburst.js, tables.js, charts.js and start.js as one function; report.css), compiled in so that
+// every report is one file that needs nothing else (cmake/embed_text.cmake).
 #include <string_view>
 
 namespace heapd::html_assets {

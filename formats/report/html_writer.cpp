@@ -64,8 +64,8 @@ std::string escape(std::string_view s) {
     return out;
 }
 
-table::table(std::string id, std::vector<std::string> headings, bool filter)
-    : id_(std::move(id)), headings_(std::move(headings)), filter_(filter) {}
+table::table(std::string id, std::vector<std::string> headings, bool filter, bool sortable)
+    : id_(std::move(id)), headings_(std::move(headings)), filter_(filter), sortable_(sortable) {}
 
 void table::row(std::vector<cell> cells) { rows_.push_back(std::move(cells)); }
 
@@ -75,7 +75,7 @@ std::string table::html() const {
         out += "<p class=\"filter\"><input class=\"table-filter\" type=\"search\" data-table=\"" + escape(id_) +
                "\" placeholder=\"filter by class\" aria-label=\"filter by class\"> <span "
                "class=\"filter-count\"></span></p>\n";
-    out += "<table class=\"sortable\" id=\"" + escape(id_) + "\"><thead><tr>";
+    out += std::string("<table") + (sortable_ ? " class=\"sortable\"" : "") + " id=\"" + escape(id_) + "\"><thead><tr>";
     for (std::size_t i = 0; i < headings_.size(); ++i) {
         const bool numeric = !rows_.empty() && i < rows_[0].size() && rows_[0][i].value.has_value();
         out += std::string("<th") + (numeric ? " class=\"num\" data-type=\"num\"" : " data-type=\"text\"") + ">" +

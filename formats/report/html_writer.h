@@ -22,10 +22,11 @@ struct cell {
     bool raw = false;             // text is HTML already (built from escaped parts)
 };
 
-// A table the page's script can sort by any column and, with a filter, narrow by its first column.
+// A table the page's script can sort by any column (unless it is a list of facts) and, with a
+// filter, narrow by its first column.
 class table {
 public:
-    table(std::string id, std::vector<std::string> headings, bool filter);
+    table(std::string id, std::vector<std::string> headings, bool filter, bool sortable = true);
     void row(std::vector<cell> cells);
     std::size_t rows() const { return rows_.size(); }
     std::string html() const;
@@ -33,7 +34,7 @@ public:
 private:
     std::string id_;
     std::vector<std::string> headings_;
-    bool filter_;
+    bool filter_, sortable_;
     std::vector<std::vector<cell>> rows_;
 };
 
