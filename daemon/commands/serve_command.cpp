@@ -10,6 +10,7 @@
 #include <memory>
 #include <string>
 
+#include "base/fd_io.h"
 #include "base/unique_fd.h"
 #include "daemon/commands/commands.h"
 #include "daemon/config/config_file.h"
@@ -30,7 +31,8 @@ struct ready_pipe {
 void tell_parent(ready_pipe& p, const std::string& message) {
     if (!p.write) return;
     std::string m = message.empty() ? std::string(1, '\0') : message;
-    (void)::write(p.write.get(), m.data(), m.size());
+    // A parent that is gone reads nothing either way: a failed write changes nothing.
+    write_all(p.write.get(), m);
     p.write.reset();
 }
 
