@@ -1,5 +1,7 @@
 #include "daemon/runtime/crash_handler.h"
 
+#include "daemon/runtime/log_destination.h"
+
 #define UNW_LOCAL_ONLY
 #include <libunwind.h>
 #include <signal.h>
@@ -21,6 +23,9 @@ constexpr int fatal_signals[] = {SIGSEGV, SIGBUS, SIGABRT, SIGFPE, SIGILL};
 constexpr int max_frames = 64;
 
 int extra_log_fd = -1;
+// stderr is journald's stream: each line there starts with "<2>" so the journal keeps it at
+// priority 2 (critical) rather than the stream's default, info (SyslogLevelPrefix=, systemd.exec(5)).
+bool stderr_priority_prefix = false;
 std::atomic<bool> handling{false};
 
 // Appends to a fixed buffer without allocating: the handler may use nothing else.
@@ -51,16 +56,18 @@ struct line_buffer {
     }
     void emit() {
         if (size == sizeof data) data[size - 1] = '\n';
-        for (int fd : {STDERR_FILENO, extra_log_fd})
-            if (fd >= 0) {
-                std::size_t off = 0;
-                while (off < size) {
-                    ssize_t w = ::write(fd, data + off, size - off);
-                    if (w <= 0) break;
-                    off += static_cast<std::size_t>(w);
-                }
-            }
+        if (stderr_priority_prefix) write_all(STDERR_FILENO, "<2>", 3);
+        write_all(STDERR_FILENO, data, size);
+        if (extra_log_fd >= 0) write_all(extra_log_fd, data, size);
         size = 0;
+    }
+    static void write_all(int fd, const char* bytes, std::size_t n) {
+        std::size_t off = 0;
+        while (off < n) {
+            ssize_t w = ::write(fd, bytes + off, n - off);
+            if (w <= 0) break;
+            off += static_cast<std::size_t>(w);
+        }
     }
 };
 
@@ -156,6 +163,7 @@ alternate_stack::~alternate_stack() {
 void install_crash_handler(int extra_fd) {
     static alternate_stack main_stack;
     extra_log_fd = extra_fd;
+    stderr_priority_prefix = stderr_is_journal();
     struct sigaction sa {};
     sa.sa_sigaction = on_fatal_signal;
     sa.sa_flags = SA_SIGINFO | SA_ONSTACK;

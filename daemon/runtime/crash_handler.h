@@ -1,8 +1,8 @@
 #pragma once
 // The crash handler: on SIGSEGV, SIGBUS, SIGABRT, SIGFPE or SIGILL it writes the signal and a
-// backtrace of the crashing thread (libunwind, local unwinding) to stderr and to an optional log
-// file, with async-signal-safe writes only, on an alternate stack, then lets the signal kill the
-// process as it would have.
+// backtrace of the crashing thread (libunwind, local unwinding) to stderr (each line at priority
+// critical when stderr is the journal) and to an optional log file, with async-signal-safe writes
+// only, on an alternate stack, then lets the signal kill the process as it would have.
 #include <string_view>
 
 namespace heapd::daemon {
