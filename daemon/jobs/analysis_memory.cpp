@@ -13,11 +13,12 @@
 #include <string>
 
 #include "base/big_memory.h"
+#include "daemon/runtime/host_memory.h"
 
 namespace heapd::daemon {
 namespace {
 
-// A field of /proc/self/status or /proc/meminfo in bytes ("VmData:", "MemAvailable:"), 0 when unknown.
+// A field of /proc/self/status in bytes ("VmData:"), 0 when unknown.
 std::uint64_t kib_field(const char* file, const char* field) {
     std::FILE* f = std::fopen(file, "re");
     if (f == nullptr) return 0;
@@ -85,7 +86,7 @@ std::optional<std::uint64_t> cgroup_room() {
 }  // namespace
 
 std::uint64_t available_memory() {
-    const std::uint64_t host = kib_field("/proc/meminfo", "MemAvailable:");
+    const std::uint64_t host = host_memory_available();
     const auto room = cgroup_room();
     return room ? (host != 0 ? std::min(host, *room) : *room) : host;
 }

@@ -27,7 +27,7 @@ result<void> apply_memory_plan(const memory_plan& plan);
 // A nameless file in dir to spill to (O_TMPFILE, mode 0600), or -1 when dir takes none.
 int spill_file_in(const std::string& dir);
 
-// The bytes this process may still take: what the kernel says is available (MemAvailable), or
+// The bytes this process may still take: what the host has available (host_memory_available), or
 // less where its memory cgroup leaves less (its limit less its anonymous memory); 0 when unknown.
 std::uint64_t available_memory();
 

@@ -13,6 +13,7 @@
 #include "attach/attach_session.h"
 #include "base/fd_io.h"
 #include "base/unique_fd.h"
+#include "daemon/runtime/host_memory.h"
 #include "daemon/stacks/proc_files.h"
 #include "formats/report/report_text.h"
 
@@ -37,14 +38,6 @@ std::optional<tmp_space> jvm_tmp_space(pid_t pid) {
     if (!tmp || ::fstatfs(tmp.get(), &st) != 0) return std::nullopt;
     return tmp_space{static_cast<std::uint64_t>(st.f_bavail) * static_cast<std::uint64_t>(st.f_bsize),
                      st.f_type == TMPFS_MAGIC};
-}
-
-// MemAvailable of /proc/meminfo in bytes, 0 when unknown.
-std::uint64_t memory_available() {
-    auto text = read_small_file("/proc/meminfo", stacks::max_proc_file_bytes);
-    if (!text) return 0;
-    const auto at = text->find("MemAvailable:");
-    return at == std::string::npos ? 0 : std::strtoull(text->c_str() + at + 13, nullptr, 10) * 1024;
 }
 
 arm_status not_armed(std::string why) {
@@ -211,7 +204,8 @@ arm_status arm_jvm(pid_t pid, pid_t ns_pid, std::uint64_t start_time, std::uint6
         return not_armed("its /tmp has " + human_bytes(room->free) + " free, less than its heap may hold (" +
                          human_bytes(heap_max) + ")");
     // A tmpfs keeps the dump in memory, at the moment memory is short: only when the host has it.
-    if (const std::uint64_t available = memory_available(); room->in_memory && heap_max != 0 && available < heap_max)
+    if (const std::uint64_t available = host_memory_available();
+        room->in_memory && heap_max != 0 && available < heap_max)
         return not_armed("its /tmp is a tmpfs and the host has " + human_bytes(available) +
                          " of memory available, less than its heap may hold (" + human_bytes(heap_max) + ")");
     const std::string chosen = ours + random_hex() + ".hprof";
