@@ -142,6 +142,7 @@ job_work make_analyze_work(store& s, analyze_request request) {
             return fail_with(wire::error_kind::internal, w.error().message);
         auto committed = staged->commit();
         if (!committed) return fail_with(wire::error_kind::internal, committed.error().message);
+        s.report_committed(*committed, analyzed->report);
         ctx.progress("save", total, total);
         return committed->id;
     };

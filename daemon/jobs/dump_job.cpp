@@ -300,6 +300,7 @@ job_work make_dump_work(store& s, dump_request request) {
             return failure(error_kind::internal, w.error().message);
         auto committed = staged->commit();
         if (!committed) return failure(error_kind::internal, committed.error().message);
+        s.report_committed(*committed, analyzed->report);
         return committed->id;
     };
 }

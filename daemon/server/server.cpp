@@ -14,6 +14,7 @@
 #include "base/unique_fd.h"
 #include "base/unix_socket.h"
 #include "daemon/config/config_text.h"
+#include "daemon/events/report_event.h"
 #include "daemon/jobs/analysis_child.h"
 #include "daemon/policy/spool.h"
 #include "daemon/policy/spool_watcher.h"
@@ -105,6 +106,10 @@ result<std::unique_ptr<server>> server::open(const heapd_config& config, std::sh
     // Dumps JVMs were writing in their /tmp for a daemon killed with its attach helper.
     for (const std::string& name : staging_journal(s->store_->staging_dir(), so.access).clean_up())
         log->info("store: removed {} staged by the last run in a JVM's /tmp", bounded_text(name));
+    // Each kept report becomes one structured journal entry (a no-op on a host without journald).
+    s->store_->add_report_listener([](const entry_metadata& meta, const analysis_report& report) {
+        send_to_journal(make_report_event(meta, report));
+    });
 
     s->jobs_ = std::make_unique<job_manager>(s->io_, *s->store_, options.workers, log);
     s->counters_ = std::make_shared<metrics_counters>();

@@ -298,6 +298,20 @@ void store::forget_job(std::uint64_t id) {
     ::unlink(path.c_str());
 }
 
+void store::add_report_listener(report_listener listener) {
+    std::lock_guard lock(mu_);
+    listeners_.push_back(std::move(listener));
+}
+
+void store::report_committed(const entry_metadata& meta, const analysis_report& report) const {
+    std::vector<report_listener> listeners;
+    {
+        std::lock_guard lock(mu_);
+        listeners = listeners_;
+    }
+    for (const report_listener& l : listeners) l(meta, report);
+}
+
 void store::set_retention(const retention_policy& policy) {
     std::lock_guard lock(mu_);
     options_.retention = policy;

@@ -14,6 +14,7 @@
 #include <sys/types.h>
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -108,6 +109,13 @@ public:
     result<void> save_job(const job_record& job);
     void forget_job(std::uint64_t id);
 
+    // Told of each report entry a job commits, with its report (journal events, uploads); called on
+    // the job's thread after the entry is in place, so a listener must not block for long.
+    using report_listener = std::function<void(const entry_metadata&, const analysis_report&)>;
+    void add_report_listener(report_listener listener);
+    // What a job calls once it has committed an entry with a report: tells every listener.
+    void report_committed(const entry_metadata& meta, const analysis_report& report) const;
+
     // Replaces the retention policy (a configuration reloaded); apply_retention then follows it.
     void set_retention(const retention_policy& policy);
     // Removes the entries the retention policy no longer keeps; returns their ids.
@@ -126,6 +134,7 @@ private:
     unique_fd lock_;
     mutable std::mutex mu_;
     std::map<std::string, entry_metadata> entries_;
+    std::vector<report_listener> listeners_;
 };
 
 }  // namespace heapd::daemon

@@ -1,0 +1,98 @@
+#include "daemon/events/report_event.h"
+
+#include <sys/uio.h>
+#include <syslog.h>
+#include <systemd/sd-journal.h>
+
+#include <cstdio>
+
+#include "daemon/runtime/log_text.h"
+#include "formats/report/report_text.h"
+
+namespace heapd::daemon {
+namespace {
+
+// Bounds of what one entry carries from outside: names and the command line.
+constexpr std::size_t max_name_bytes = 512;
+
+std::string share_text(double share) {
+    char text[32];
+    std::snprintf(text, sizeof text, "%.1f", 100 * share);
+    return text;
+}
+
+}  // namespace
+
+std::string main_class_of_command(std::string_view command) {
+    const std::size_t start = command.find_first_not_of(" \t");
+    if (start == std::string_view::npos) return "";
+    const std::size_t end = command.find_first_of(" \t", start);
+    return std::string(command.substr(start, end == std::string_view::npos ? end : end - start));
+}
+
+report_event make_report_event(const entry_metadata& meta, const analysis_report& report) {
+    report_event e;
+    e.dump_id = meta.id;
+    e.job = meta.job;
+    e.trigger = meta.trigger;
+    e.source = meta.source;
+    e.host = meta.host;
+    e.pid = meta.pid;
+    e.main_class = main_class_of_command(meta.command_line);
+    e.jvm_version = meta.jvm.empty() ? report.summary.java_version : meta.jvm;
+    e.dump_bytes = meta.file_bytes;
+    e.heap_bytes = report.summary.shallow_bytes;
+    e.objects = report.summary.instances + report.summary.object_arrays + report.summary.primitive_arrays;
+    e.reachable_bytes = report.retention.computed ? report.retention.reachable_bytes : 0;
+    e.headline = meta.headline;
+    if (!report.retention.leak_suspects.empty()) {
+        const leak_suspect& s = report.retention.leak_suspects.front();
+        e.suspect_class = s.suspect.class_name;
+        e.suspect_retained_bytes = s.retained_bytes;
+        e.suspect_share = s.share;
+    }
+    return e;
+}
+
+std::vector<std::string> journal_fields(const report_event& e) {
+    const bool oom = e.trigger == "oom";
+    std::string who = e.pid > 0 ? "pid " + std::to_string(e.pid) : std::string("a file");
+    if (!e.main_class.empty()) who += " (" + bounded_text(e.main_class, max_name_bytes) + ")";
+    std::string message = (oom ? "OutOfMemoryError: dump " : "report of dump ") + e.dump_id + " of " + who +
+                          ", trigger \"" + bounded_text(e.trigger, max_name_bytes) + "\", heap " +
+                          human_bytes(e.heap_bytes) + ": " + bounded_text(e.headline, max_name_bytes);
+    std::vector<std::string> f = {
+        "MESSAGE=" + message,
+        "MESSAGE_ID=" + std::string(report_stored_message_id),
+        "SYSLOG_IDENTIFIER=heapd",
+        "PRIORITY=" + std::to_string(oom ? LOG_WARNING : LOG_NOTICE),
+        "HEAPD_DUMP_ID=" + e.dump_id,
+        "HEAPD_JOB=" + std::to_string(e.job),
+        "HEAPD_TRIGGER=" + bounded_text(e.trigger, max_name_bytes),
+        "HEAPD_SOURCE=" + e.source,
+        "HEAPD_HOST=" + bounded_text(e.host, max_name_bytes),
+        "HEAPD_DUMP_BYTES=" + std::to_string(e.dump_bytes),
+        "HEAPD_HEAP_BYTES=" + std::to_string(e.heap_bytes),
+        "HEAPD_OBJECTS=" + std::to_string(e.objects),
+    };
+    if (e.pid > 0) f.push_back("HEAPD_PID=" + std::to_string(e.pid));
+    if (!e.main_class.empty()) f.push_back("HEAPD_MAIN_CLASS=" + bounded_text(e.main_class, max_name_bytes));
+    if (!e.jvm_version.empty()) f.push_back("HEAPD_JVM_VERSION=" + bounded_text(e.jvm_version, max_name_bytes));
+    if (e.reachable_bytes > 0) f.push_back("HEAPD_REACHABLE_BYTES=" + std::to_string(e.reachable_bytes));
+    if (!e.suspect_class.empty()) {
+        f.push_back("HEAPD_SUSPECT_CLASS=" + bounded_text(e.suspect_class, max_name_bytes));
+        f.push_back("HEAPD_SUSPECT_RETAINED_BYTES=" + std::to_string(e.suspect_retained_bytes));
+        f.push_back("HEAPD_SUSPECT_PERCENT=" + share_text(e.suspect_share));
+    }
+    return f;
+}
+
+bool send_to_journal(const report_event& e) {
+    std::vector<std::string> fields = journal_fields(e);
+    std::vector<iovec> iov;
+    iov.reserve(fields.size());
+    for (std::string& f : fields) iov.push_back(iovec{f.data(), f.size()});
+    return sd_journal_sendv(iov.data(), static_cast<int>(iov.size())) == 0;
+}
+
+}  // namespace heapd::daemon
