@@ -85,10 +85,30 @@ struct metrics_options {
     std::chrono::seconds interval{30};
 };
 
+// Where `heapd upload` sends each kept report (and, when asked, its dump stripped and compressed):
+// an S3-compatible bucket. Nothing is uploaded while endpoint is "".
+struct upload_options {
+    std::string endpoint;          // "https://s3.eu-west-1.amazonaws.com", "http://127.0.0.1:9000"
+    std::string bucket;            // addressed by path: ENDPOINT/BUCKET/KEY
+    std::string prefix = "heapd";  // keys are PREFIX/HOST/MAIN CLASS/DUMP ID/report.json, ...
+    std::string region = "us-east-1";
+    // "ACCESS_KEY_ID:SECRET_ACCESS_KEY" (or aws_access_key_id = / aws_secret_access_key = lines),
+    // readable by its owner only; "": $CREDENTIALS_DIRECTORY/s3, the credential systemd passes to
+    // heapd-upload.service (LoadCredential=s3:/etc/heapd/s3-credentials).
+    std::string credentials_file;
+    bool html = true;                                 // report.html beside report.json
+    bool dump = false;                                // dump.hprof.gz: primitive arrays zeroed (heapd strip), gzip
+    std::uint64_t part_size = 16u << 20;              // multipart parts, for files larger than one part
+    std::string state_dir = "/var/lib/heapd-upload";  // the queue and what is done, across restarts
+    std::chrono::seconds interval{10};                // how often the store is looked at
+    std::string metrics_textfile;                     // node_exporter textfile for upload metrics; "" none
+};
+
 // Everything the config file says, with the defaults for what it leaves out.
 struct heapd_config {
     serve_options serve;
     metrics_options metrics;
+    upload_options upload;
     std::chrono::milliseconds poll_interval{5000};  // how often rules read the JVMs' hsperfdata
     std::vector<dump_rule> rules;
     oom_options oom;

@@ -102,6 +102,55 @@ void read_oom(config_reader& r, const toml::table& t, oom_options& o) {
     read_key(t, "recheck", o.recheck, [&](const toml::node& n) { return r.duration(n, "oom.recheck", 1000ms); });
 }
 
+void read_upload(config_reader& r, const toml::table& t, upload_options& u) {
+    r.only_known_keys(t, "[upload]",
+                      {"endpoint", "bucket", "prefix", "region", "credentials_file", "html", "dump", "part_size",
+                       "state", "interval", "metrics_textfile"});
+    read_key(t, "endpoint", u.endpoint, [&](const toml::node& n) -> std::optional<std::string> {
+        auto e = r.string(n, "upload.endpoint");
+        if (e && !e->starts_with("https://") && !e->starts_with("http://")) {
+            r.error(n.source(), "upload.endpoint must be an http:// or https:// URL, not \"" + *e + "\"");
+            return std::nullopt;
+        }
+        while (e && e->ends_with('/')) e->pop_back();
+        return e;
+    });
+    read_key(t, "bucket", u.bucket, [&](const toml::node& n) -> std::optional<std::string> {
+        auto b = r.string(n, "upload.bucket");
+        // S3's rules for bucket names: 3 to 63 lower-case letters, digits, '.' and '-'.
+        if (b && (b->size() < 3 || b->size() > 63 ||
+                  b->find_first_not_of("abcdefghijklmnopqrstuvwxyz0123456789.-") != std::string::npos)) {
+            r.error(n.source(), "upload.bucket must be 3 to 63 lower-case letters, digits, '.' and '-'");
+            return std::nullopt;
+        }
+        return b;
+    });
+    read_key(t, "prefix", u.prefix, [&](const toml::node& n) -> std::optional<std::string> {
+        auto p = r.string(n, "upload.prefix");
+        while (p && (p->starts_with('/') || p->ends_with('/'))) p->erase(p->starts_with('/') ? 0 : p->size() - 1, 1);
+        return p;
+    });
+    read_key(t, "region", u.region, [&](const toml::node& n) { return r.string(n, "upload.region"); });
+    read_key(t, "credentials_file", u.credentials_file,
+             [&](const toml::node& n) { return r.path(n, "upload.credentials_file", false); });
+    read_key(t, "html", u.html, [&](const toml::node& n) { return r.boolean(n, "upload.html"); });
+    read_key(t, "dump", u.dump, [&](const toml::node& n) { return r.boolean(n, "upload.dump"); });
+    read_key(t, "part_size", u.part_size, [&](const toml::node& n) -> std::optional<std::uint64_t> {
+        auto size = r.size(n, "upload.part_size");
+        // S3 takes parts of 5 MiB to 5 GiB (the last may be smaller).
+        if (size && (*size < (5u << 20) || *size > (std::uint64_t{5} << 30))) {
+            r.error(n.source(), "upload.part_size must be 5M to 5G");
+            return std::nullopt;
+        }
+        return size;
+    });
+    read_key(t, "state", u.state_dir, [&](const toml::node& n) { return r.path(n, "upload.state", false); });
+    read_key(t, "interval", u.interval, [&](const toml::node& n) { return r.seconds(n, "upload.interval", 1s); });
+    read_key(t, "metrics_textfile", u.metrics_textfile,
+             [&](const toml::node& n) { return r.path(n, "upload.metrics_textfile", true); });
+    if (!u.endpoint.empty() && u.bucket.empty()) r.error(t.source(), "[upload] with an endpoint needs a bucket");
+}
+
 }  // namespace
 
 std::string config_error::describe() const {
@@ -122,12 +171,13 @@ config_result parse_config(std::string_view text, const std::string& file, const
     const toml::table& doc = parsed.table();
     config_reader r(file);
     heapd_config c = base;
-    r.only_known_keys(doc, "the file (tables are [daemon], [retention], [metrics], [oom] and [[rule]])",
-                      {"daemon", "retention", "metrics", "oom", "rule"});
+    r.only_known_keys(doc, "the file (tables are [daemon], [retention], [metrics], [oom], [upload] and [[rule]])",
+                      {"daemon", "retention", "metrics", "oom", "upload", "rule"});
     if (const toml::table* t = section(r, doc, "daemon")) read_daemon(r, *t, c);
     if (const toml::table* t = section(r, doc, "retention")) read_retention(r, *t, c.serve.retention);
     if (const toml::table* t = section(r, doc, "metrics")) read_metrics(r, *t, c.metrics);
     if (const toml::table* t = section(r, doc, "oom")) read_oom(r, *t, c.oom);
+    if (const toml::table* t = section(r, doc, "upload")) read_upload(r, *t, c.upload);
     if (const toml::node* rules = doc.get("rule")) {
         c.rules.clear();
         read_rules(r, *rules, c.rules);
