@@ -49,4 +49,7 @@ void add_sites(CLI::App& app, int& status);
 // stacks of the threads running Java code, sampled by heapd's agent (hprof's cpu=samples).
 void add_cpu(CLI::App& app, int& status);
 
+// `heapd upload [--config FILE] [--once] [--store DIR]`: the store's reports to an S3 bucket.
+void add_upload(CLI::App& app, int& status);
+
 }  // namespace heapd::cmd

@@ -21,6 +21,7 @@ int main(int argc, char** argv) {
     heapd::cmd::add_analyze_fd(app, status);
     heapd::cmd::add_dump(app, status);
     heapd::cmd::add_check_config(app, status);
+    heapd::cmd::add_upload(app, status);
     try {
         app.parse(argc, argv);
     } catch (const CLI::ParseError& e) {
