@@ -60,7 +60,7 @@ TEST(systemd_units, install_puts_binaries_units_and_system_files_where_a_package
     const auto files = files_under(i.prefix());
     for (const char* expected :
          {"bin/heapd", "bin/heapctl", "lib/systemd/system/heapd.service", "lib/systemd/system/heapd.socket",
-          "lib/tmpfiles.d/heapd.conf", "lib/sysusers.d/heapd.conf"})
+          "lib/systemd/system/heapd-upload.service", "lib/tmpfiles.d/heapd.conf", "lib/sysusers.d/heapd.conf"})
         EXPECT_TRUE(files.count(expected)) << expected << " not installed; got:\n" << i.result().out;
     EXPECT_EQ(::access((i.prefix() + "/bin/heapd").c_str(), X_OK), 0);
     EXPECT_EQ(::access((i.prefix() + "/bin/heapctl").c_str(), X_OK), 0);
@@ -69,12 +69,15 @@ TEST(systemd_units, install_puts_binaries_units_and_system_files_where_a_package
     EXPECT_NE(service.find("\nExecStart=" + i.prefix() + "/bin/heapd serve --foreground\n"), std::string::npos)
         << service;
     EXPECT_EQ(service.find("@HEAPD_"), std::string::npos) << "a placeholder left in heapd.service";
+    const std::string upload = read_text(i.unit("heapd-upload.service"));
+    EXPECT_NE(upload.find("\nExecStart=" + i.prefix() + "/bin/heapd upload\n"), std::string::npos) << upload;
+    EXPECT_EQ(upload.find("@HEAPD_"), std::string::npos) << "a placeholder left in heapd-upload.service";
 }
 
 TEST(systemd_units, verify_finds_nothing_to_say_about_the_installed_units) {
     installed i;
     ASSERT_EQ(i.result().exit_code, 0) << i.result().err;
-    auto r = verify({i.unit("heapd.socket"), i.unit("heapd.service")});
+    auto r = verify({i.unit("heapd.socket"), i.unit("heapd.service"), i.unit("heapd-upload.service")});
     EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
     // An unknown setting or a value it cannot parse is only a warning: there must be none.
     EXPECT_EQ(r.out + r.err, "");

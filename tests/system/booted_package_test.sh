@@ -149,6 +149,37 @@ for field in "HEAPD_PID\":\"$jpid" 'HEAPD_MAIN_CLASS":"OomExit' 'HEAPD_TRIGGER":
   check "the journal event has \"$field\"" grep -qF "\"$field" <<<"$entry"
 done
 
+echo "== heapd-upload.service: the report to an S3 server (s3rver on the host's loopback)"
+s3rver=$src/build/npm/node_modules/s3rver
+if [ -f "$s3rver/package.json" ] && command -v node >/dev/null; then
+  s3port=$((20000 + RANDOM % 20000))
+  mkdir -p "$work/s3"
+  node "$src/tests/support/s3_test_server.js" "$s3rver" "$work/s3" heapd-test "$s3port" S3RVER \
+    >"$work/s3.out" 2>"$work/s3.log" &
+  s3_pid=$!
+  wait_for 30 grep -q ready "$work/s3.out"
+  printf '[upload]\nendpoint = "http://127.0.0.1:%s"\nbucket = "heapd-test"\nprefix = "fleet"\n' "$s3port" |
+    ct sh -c "cat >>/etc/heapd/heapd.toml"
+  ct sh -c 'umask 077 && echo S3RVER:S3RVER >/etc/heapd/s3-credentials'
+  ct systemctl enable --now heapd-upload.service 2>&1 | show
+  uploaded() { [ -f "$work/s3/heapd-test/fleet/heapd-test/OomExit/$dump_id/report.html._S3rver_object" ]; }
+  check "heapd-upload puts the report and its page in the bucket" wait_for 60 uploaded
+  (cd "$work/s3/heapd-test" && find . -name '*._S3rver_object' | sed 's/._S3rver_object$//' | sort) | show
+  ct journalctl -u heapd-upload.service --no-pager | tail -3 | show
+  upid=$(ct systemctl show heapd-upload.service -p MainPID --value)
+  ct grep -E '^(Uid|Groups|CapEff):' "/proc/$upid/status" | show
+  check "the uploader runs with no capability" ct grep -q '^CapEff:[[:space:]]*0000000000000000$' "/proc/$upid/status"
+  check "the uploader is not root" sh -c "! nsenter -t $ct_pid -a grep -qE '^Uid:[[:space:]]+0[[:space:]]' /proc/$upid/status"
+  ct systemd-analyze security heapd-upload.service --no-pager 2>&1 | tail -1 | show
+  ct systemctl disable --now heapd-upload.service >/dev/null 2>&1
+  ct sed -i '/^\[upload\]$/,$d' /etc/heapd/heapd.toml
+  ct rm -f /etc/heapd/s3-credentials
+  kill "$s3_pid" 2>/dev/null
+else
+  echo "FAIL s3rver is not installed in $src/build/npm (.ci/setup installs it)"
+  failures+=("s3rver missing")
+fi
+
 echo "== systemctl reload heapd"
 ct sed -i 's/^#keep_count = 50$/keep_count = 7/' /etc/heapd/heapd.toml
 ct systemctl reload heapd.service
