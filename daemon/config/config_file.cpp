@@ -132,7 +132,7 @@ void read_upload(config_reader& r, const toml::table& t, upload_options& u) {
     });
     read_key(t, "region", u.region, [&](const toml::node& n) { return r.string(n, "upload.region"); });
     read_key(t, "credentials_file", u.credentials_file,
-             [&](const toml::node& n) { return r.path(n, "upload.credentials_file", false); });
+             [&](const toml::node& n) { return r.path(n, "upload.credentials_file", true); });
     read_key(t, "html", u.html, [&](const toml::node& n) { return r.boolean(n, "upload.html"); });
     read_key(t, "dump", u.dump, [&](const toml::node& n) { return r.boolean(n, "upload.dump"); });
     read_key(t, "part_size", u.part_size, [&](const toml::node& n) -> std::optional<std::uint64_t> {

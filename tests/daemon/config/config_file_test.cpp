@@ -183,6 +183,46 @@ recheck = "5m"
     EXPECT_TRUE(defaults.oom.arm);
 }
 
+TEST(config_file, upload_keys_are_read_and_checked) {
+    auto c = parse_config(R"(
+[upload]
+endpoint = "https://s3.eu-west-1.amazonaws.com/"
+bucket = "fleet-heaps.prod"
+prefix = "/heapd/eu/"
+region = "eu-west-1"
+credentials_file = "/etc/heapd/s3-credentials"
+html = false
+dump = true
+part_size = "64M"
+state = "/srv/heapd-upload"
+interval = "30s"
+metrics_textfile = "/var/lib/prometheus/node-exporter/heapd-upload.prom"
+)",
+                          "heapd.toml");
+    ASSERT_TRUE(c.has_value()) << c.error().front().describe();
+    const upload_options& u = c->upload;
+    EXPECT_EQ(u.endpoint, "https://s3.eu-west-1.amazonaws.com");  // no trailing '/'
+    EXPECT_EQ(u.bucket, "fleet-heaps.prod");
+    EXPECT_EQ(u.prefix, "heapd/eu");  // nor leading or trailing '/'
+    EXPECT_EQ(u.region, "eu-west-1");
+    EXPECT_EQ(u.credentials_file, "/etc/heapd/s3-credentials");
+    EXPECT_FALSE(u.html);
+    EXPECT_TRUE(u.dump);
+    EXPECT_EQ(u.part_size, 64u << 20);
+    EXPECT_EQ(u.state_dir, "/srv/heapd-upload");
+    EXPECT_EQ(u.interval, 30s);
+    EXPECT_EQ(u.metrics_textfile, "/var/lib/prometheus/node-exporter/heapd-upload.prom");
+    EXPECT_EQ(errors_of("[upload]\nendpoint = \"ftp://x\"\nbucket = \"Big_Bucket\"\npart_size = \"1M\"\n"),
+              (std::vector<std::string>{
+                  "heapd.toml:2:12: upload.endpoint must be an http:// or https:// URL, not \"ftp://x\"",
+                  "heapd.toml:3:10: upload.bucket must be 3 to 63 lower-case letters, digits, '.' and '-'",
+                  "heapd.toml:4:13: upload.part_size must be 5M to 5G"}));
+    EXPECT_EQ(errors_of("[upload]\nendpoint = \"http://127.0.0.1:9000\"\n"),
+              (std::vector<std::string>{"heapd.toml:1:1: [upload] with an endpoint needs a bucket"}));
+    heapd_config defaults;
+    EXPECT_TRUE(defaults.upload.endpoint.empty());  // nothing is uploaded unless asked
+}
+
 TEST(config_file, a_toml_syntax_error_is_reported_where_it_is) {
     EXPECT_EQ(
         errors_of("[daemon]\nworkers = \n"),
@@ -238,7 +278,8 @@ TEST(config_file, every_error_is_reported_with_its_line_and_column) {
         "heapd.toml:20:1: this rule has no name (name = \"...\": it names the dumps it takes)",
         "heapd.toml:20:1: the rule at line 20: no trigger: give every, old_gen_percent, gc_time_percent or "
         "predict_full_within",
-        "heapd.toml:22:2: unknown key \"deamon\" in the file (tables are [daemon], [retention], [metrics], [oom] and "
+        "heapd.toml:22:2: unknown key \"deamon\" in the file (tables are [daemon], [retention], [metrics], [oom], "
+        "[upload] and "
         "[[rule]]) (did you mean \"daemon\"?)",
     };
     auto got = errors_of(text);
