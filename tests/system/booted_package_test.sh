@@ -158,8 +158,9 @@ if [ -f "$s3rver/package.json" ] && command -v node >/dev/null; then
     >"$work/s3.out" 2>"$work/s3.log" &
   s3_pid=$!
   wait_for 30 grep -q ready "$work/s3.out"
-  printf '[upload]\nendpoint = "http://127.0.0.1:%s"\nbucket = "heapd-test"\nprefix = "fleet"\n' "$s3port" |
-    ct sh -c "cat >>/etc/heapd/heapd.toml"
+  # The shipped config has an [upload] table, every key commented out: the keys go under it.
+  ct sed -i "/^\[upload\]\$/a endpoint = \"http://127.0.0.1:$s3port\"\nbucket = \"heapd-test\"\nprefix = \"fleet\"" \
+    /etc/heapd/heapd.toml
   ct sh -c 'umask 077 && echo S3RVER:S3RVER >/etc/heapd/s3-credentials'
   ct systemctl enable --now heapd-upload.service 2>&1 | show
   uploaded() { [ -f "$work/s3/heapd-test/fleet/heapd-test/OomExit/$dump_id/report.html._S3rver_object" ]; }
@@ -168,11 +169,13 @@ if [ -f "$s3rver/package.json" ] && command -v node >/dev/null; then
   ct journalctl -u heapd-upload.service --no-pager | tail -3 | show
   upid=$(ct systemctl show heapd-upload.service -p MainPID --value)
   ct grep -E '^(Uid|Groups|CapEff):' "/proc/$upid/status" | show
+  check "the uploader runs" test "${upid:-0}" != 0
   check "the uploader runs with no capability" ct grep -q '^CapEff:[[:space:]]*0000000000000000$' "/proc/$upid/status"
-  check "the uploader is not root" sh -c "! nsenter -t $ct_pid -a grep -qE '^Uid:[[:space:]]+0[[:space:]]' /proc/$upid/status"
+  check "the uploader is not root" ct grep -qE '^Uid:[[:space:]]+[1-9][0-9]*[[:space:]]' "/proc/$upid/status"
   ct systemd-analyze security heapd-upload.service --no-pager 2>&1 | tail -1 | show
   ct systemctl disable --now heapd-upload.service >/dev/null 2>&1
-  ct sed -i '/^\[upload\]$/,$d' /etc/heapd/heapd.toml
+  ct sed -i -e '/^endpoint = "http:\/\/127.0.0.1:/d' -e '/^bucket = "heapd-test"$/d' -e '/^prefix = "fleet"$/d' \
+    /etc/heapd/heapd.toml
   ct rm -f /etc/heapd/s3-credentials
   kill "$s3_pid" 2>/dev/null
 else
