@@ -79,11 +79,18 @@ result<entry_progress> progress_from_json(const wire::json& j) {
     }
 }
 
-result<upload_state> upload_state::open(const std::string& dir) {
+result<upload_state> upload_state::open(const std::string& configured) {
+    // Under DynamicUser=, systemd makes StateDirectory= /var/lib/NAME a link to /var/lib/private/NAME:
+    // the service's own directory, followed once here; nothing below it is followed.
+    std::error_code ec;
+    std::string dir = configured;
+    if (fs::is_symlink(configured, ec)) {
+        dir = fs::canonical(configured, ec).string();
+        if (ec) return fail(error_code::io, "cannot resolve " + configured + ": " + ec.message());
+    }
     for (const std::string& d : {dir, dir + "/done", dir + "/pending", dir + "/work"})
         if (auto made = make_dir(d, private_access); !made) return std::unexpected(made.error());
     // Half-written progress files of a run that stopped.
-    std::error_code ec;
     for (const std::string& d : {dir + "/pending", dir + "/done"})
         for (const fs::directory_entry& e : fs::directory_iterator(d, ec))
             if (is_temp_name(e.path().filename().string())) fs::remove(e.path(), ec);
@@ -121,6 +128,8 @@ void upload_state::forget(const std::string& id) const {
     for (const fs::directory_entry& e : fs::directory_iterator(dir_ + "/work", ec))
         if (e.path().filename().string().starts_with(id + ".")) fs::remove(e.path(), ec);
 }
+
+void upload_state::forget_done(const std::string& id) const { ::unlink((dir_ + "/done/" + id).c_str()); }
 
 std::vector<std::string> upload_state::pending() const { return names_in(dir_ + "/pending", ".json"); }
 

@@ -42,7 +42,8 @@ struct entry_progress {
 wire::json to_json(const entry_progress& p);
 result<entry_progress> progress_from_json(const wire::json& j);
 
-// The state directory (made 0700 when missing).
+// The state directory (made 0700 when missing; a link to it, as systemd makes for DynamicUser=, is
+// followed once).
 class upload_state {
 public:
     static result<upload_state> open(const std::string& dir);
@@ -57,8 +58,11 @@ public:
     // Entries under way (pending/ID.json), and entries done.
     std::vector<std::string> pending() const;
     std::vector<std::string> done() const;
-    // Where a file made for an entry is kept until it is uploaded.
+    // Forgets that an entry is done (it left the store).
+    void forget_done(const std::string& id) const;
+    // Where a file made for an entry is kept until it is uploaded, and that directory.
     std::string work_path(const std::string& id, std::string_view name) const;
+    std::string work_dir() const { return dir_ + "/work"; }
 
 private:
     explicit upload_state(std::string dir) : dir_(std::move(dir)) {}

@@ -141,7 +141,7 @@ std::size_t uploader::run_pass(const std::atomic<bool>& stop) {
             ++counters_.entries_gone;
         }
     for (const std::string& id : state_.done())
-        if (!present.contains(id)) ::unlink((options_.state_dir + "/done/" + id).c_str());
+        if (!present.contains(id)) state_.forget_done(id);
 
     std::size_t waiting = 0;
     for (const entry_metadata& meta : *entries) {
@@ -182,7 +182,7 @@ bool uploader::upload_entry(const entry_metadata& meta, const std::atomic<bool>&
             if (w.name == "report.html") {
                 if (auto html = make_html(meta, w.path); !html) made = std::unexpected(html.error());
             } else {
-                made = write_stripped_gzip(entry_dir(meta.id) + "/dump.hprof", w.path, options_.state_dir + "/work");
+                made = write_stripped_gzip(entry_dir(meta.id) + "/dump.hprof", w.path, state_.work_dir());
             }
             if (!made) {
                 log_->warn("dump {}: {} left out: {}", meta.id, w.name, bounded_text(made.error().describe()));

@@ -99,5 +99,18 @@ TEST(uploader, progress_is_kept_across_restarts_and_forgotten_with_its_entry) {
     EXPECT_EQ(st.st_mode & 0777, 0700u);
 }
 
+TEST(uploader, a_state_directory_given_as_a_link_is_followed_once) {
+    // What systemd makes for StateDirectory= with DynamicUser=: /var/lib/NAME -> private/NAME.
+    test::scratch_dir dir;
+    std::filesystem::create_directories(dir.file("private/heapd-upload"));
+    ASSERT_EQ(::symlink("private/heapd-upload", dir.file("heapd-upload").c_str()), 0);
+    auto state = upload_state::open(dir.file("heapd-upload"));
+    ASSERT_TRUE(state) << state.error().describe();
+    entry_progress p;
+    p.dump_id = "x-1";
+    ASSERT_TRUE(state->save(p));
+    EXPECT_TRUE(std::filesystem::exists(dir.file("private/heapd-upload/pending/x-1.json")));
+}
+
 }  // namespace
 }  // namespace heapd::daemon
