@@ -8,6 +8,7 @@
 #include <set>
 
 #include "base/atomic_file.h"
+#include "base/fd_io.h"
 #include "base/unique_fd.h"
 #include "daemon/events/report_event.h"
 #include "daemon/runtime/log_text.h"
@@ -83,8 +84,9 @@ result<std::pair<std::string, std::string>> read_credentials(const std::string& 
         return fail(error_code::bad_value, path + " is not a regular file");
     if ((st.st_mode & 0077) != 0)
         return fail(error_code::bad_value, "the credentials file " + path + " may be read by others (chmod 600 it)");
-    auto text = read_file(path, 64 * 1024);
-    if (!text) return std::unexpected(text.error());
+    // Read from the descriptor checked above, never by the path again.
+    auto text = read_to_end(fd.get(), 64 * 1024);
+    if (!text) return fail(error_code::io, "cannot read the credentials file " + path);
     std::string key, secret;
     std::size_t at = 0;
     while (at < text->size()) {
