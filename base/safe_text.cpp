@@ -3,6 +3,54 @@
 #include <cstdio>
 
 namespace heapd {
+namespace {
+
+// The code point of the UTF-8 character of n bytes at the start of s.
+unsigned code_point(std::string_view s, std::size_t n) {
+    const auto b = [&](std::size_t i) { return static_cast<unsigned char>(s[i]) & 0x3Fu; };
+    const auto lead = static_cast<unsigned char>(s[0]);
+    if (n == 2) return (lead & 0x1Fu) << 6 | b(1);
+    if (n == 3) return (lead & 0x0Fu) << 12 | b(1) << 6 | b(2);
+    return (lead & 0x07u) << 18 | b(1) << 12 | b(2) << 6 | b(3);
+}
+
+std::string escaped(std::string_view text, bool one_line) {
+    std::string out;
+    std::size_t copied = 0;  // text before this is in out
+    bool changed = false;
+    for (std::size_t i = 0; i < text.size();) {
+        const unsigned char c = static_cast<unsigned char>(text[i]);
+        const bool line_break = c == '\n' || c == '\t' || c == '\r';
+        if ((c >= 0x20 && c < 0x7F) || (line_break && !one_line && c != '\r')) {
+            ++i;
+            continue;
+        }
+        const std::size_t n = c >= 0x80 ? utf8_char_length(text.substr(i)) : 0;
+        const unsigned point = n != 0 ? code_point(text.substr(i), n) : 0;
+        const bool control = n != 0 && ((point >= 0x80 && point < 0xA0) || is_bidi_control(text.substr(i), n));
+        if (n != 0 && !control) {
+            i += n;
+            continue;
+        }
+        char escape[8];
+        if (control)
+            std::snprintf(escape, sizeof escape, "\\u%04x", point);
+        else if (one_line && line_break)
+            std::snprintf(escape, sizeof escape, "%s", c == '\n' ? "\\n" : c == '\r' ? "\\r" : "\\t");
+        else
+            std::snprintf(escape, sizeof escape, "\\x%02x", c);
+        out.append(text.substr(copied, i - copied));
+        out += escape;
+        i += control ? n : 1;
+        copied = i;
+        changed = true;
+    }
+    if (!changed) return std::string(text);
+    out.append(text.substr(copied));
+    return out;
+}
+
+}  // namespace
 
 std::size_t utf8_char_length(std::string_view s) {
     if (s.empty()) return 0;
@@ -15,36 +63,14 @@ std::size_t utf8_char_length(std::string_view s) {
     return n;
 }
 
-std::string terminal_safe(std::string_view text) {
-    std::string out;
-    std::size_t copied = 0;  // text before this is in out
-    bool escaped = false;
-    for (std::size_t i = 0; i < text.size();) {
-        const unsigned char c = static_cast<unsigned char>(text[i]);
-        if ((c >= 0x20 && c < 0x7F) || c == '\n' || c == '\t') {
-            ++i;
-            continue;
-        }
-        const std::size_t n = c >= 0x80 ? utf8_char_length(text.substr(i)) : 0;
-        const bool c1 = n == 2 && c == 0xC2 && static_cast<unsigned char>(text[i + 1]) < 0xA0;
-        if (n != 0 && !c1) {
-            i += n;
-            continue;
-        }
-        char escape[8];
-        if (c1)
-            std::snprintf(escape, sizeof escape, "\\u%04x", static_cast<unsigned char>(text[i + 1]));
-        else
-            std::snprintf(escape, sizeof escape, "\\x%02x", c);
-        out.append(text.substr(copied, i - copied));
-        out += escape;
-        i += c1 ? 2 : 1;
-        copied = i;
-        escaped = true;
-    }
-    if (!escaped) return std::string(text);
-    out.append(text.substr(copied));
-    return out;
+bool is_bidi_control(std::string_view s, std::size_t n) {
+    if (n < 2 || n > 3 || s.size() < n) return false;
+    const unsigned p = code_point(s, n);
+    return (p >= 0x202A && p <= 0x202E) || (p >= 0x2066 && p <= 0x2069) || p == 0x200E || p == 0x200F || p == 0x061C;
 }
+
+std::string terminal_safe(std::string_view text) { return escaped(text, false); }
+
+std::string line_safe(std::string_view text) { return escaped(text, true); }
 
 }  // namespace heapd

@@ -33,6 +33,24 @@ TEST(terminal_safe, c1_controls_and_bytes_that_are_not_utf8_are_escaped) {
     EXPECT_EQ(terminal_safe("ok\xE2\x82"), "ok\\xe2\\x82");
 }
 
+TEST(terminal_safe, bidirectional_controls_are_escaped) {
+    // U+202E (right-to-left override), U+2066 (left-to-right isolate), U+200F, U+061C; U+2010 stays.
+    EXPECT_EQ(terminal_safe("evil\xE2\x80\xAEtxt.exe"), "evil\\u202etxt.exe");
+    EXPECT_EQ(terminal_safe("a\xE2\x81\xA6"
+                            "b\xE2\x80\x8F"
+                            "c\xD8\x9C"
+                            "d"),
+              "a\\u2066b\\u200fc\\u061cd");
+    EXPECT_EQ(terminal_safe("x\xE2\x80\x90y"), "x\xE2\x80\x90y");
+}
+
+TEST(line_safe, a_name_stays_on_its_line) {
+    // A class name that would print a forged log line under a table's row.
+    EXPECT_EQ(line_safe("com.a.B\nheapd[868] info: stopped\r\tx"), "com.a.B\\nheapd[868] info: stopped\\r\\tx");
+    EXPECT_EQ(line_safe("caf\xC3\xA9\xE2\x80\xAE\x1b[2J"), "caf\xC3\xA9\\u202e\\x1b[2J");
+    EXPECT_EQ(line_safe("java.util.HashMap$Node"), "java.util.HashMap$Node");
+}
+
 TEST(utf8_char_length, lengths_of_lead_bytes_with_their_continuations) {
     EXPECT_EQ(utf8_char_length("\xC3\xA9"), 2u);
     EXPECT_EQ(utf8_char_length("\xE2\x82\xAC"), 3u);
