@@ -127,7 +127,7 @@ result<std::string> agent_command(pid_t pid, const agent_target& agent, std::str
         if (auto loaded = loaded_agent_library(pid)) {
             library = *loaded;
         } else {
-            library_fd.reset(::open(agent.library.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW));
+            library_fd.reset(::open(agent.library.c_str(), O_RDONLY | O_NOCTTY | O_CLOEXEC | O_NOFOLLOW));
             if (!library_fd)
                 return fail(error_code::io,
                             "cannot open the agent library " + agent.library + ": " + std::strerror(errno));

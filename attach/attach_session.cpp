@@ -139,7 +139,7 @@ result<attach_reply> run_session(pid_t pid, const attach_request& request, const
     unique_fd cwd(open_dir(proc(pid, "cwd")));
     unique_fd mnt;
     if (::geteuid() == 0 && !same_filesystem_view(pid))
-        mnt.reset(::open(proc(pid, "ns/mnt").c_str(), O_RDONLY | O_CLOEXEC));
+        mnt.reset(::open(proc(pid, "ns/mnt").c_str(), O_RDONLY | O_NOCTTY | O_CLOEXEC));
     // Opened through /proc/PID: make sure that is still our process.
     if (auto same = same_process(target, target.start_time); !same) return std::unexpected(same.error());
 

@@ -313,7 +313,7 @@ result<int> open_perfdata(const discovered_jvm& jvm) {
         return fail(error_code::not_a_jvm, "JVM " + std::to_string(jvm.pid) +
                                                " has no hsperfdata file (-XX:+PerfDisableSharedMem or "
                                                "-XX:-UsePerfData)");
-    int fd = ::open(jvm.perfdata_path.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+    int fd = ::open(jvm.perfdata_path.c_str(), O_RDONLY | O_NOCTTY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
     if (fd < 0) {
         int err = errno;
         auto code = err == ENOENT                     ? error_code::no_such_process

@@ -33,7 +33,7 @@ std::vector<pid_t> ns_pids(pid_t pid) {
 
 // Whether the pid namespace `up` levels above the one of pid is the namespace with that inode.
 bool namespace_above_is(pid_t pid, std::size_t up, std::uint64_t inode) {
-    int fd = ::open(("/proc/" + std::to_string(pid) + "/ns/pid").c_str(), O_RDONLY | O_CLOEXEC);
+    int fd = ::open(("/proc/" + std::to_string(pid) + "/ns/pid").c_str(), O_RDONLY | O_NOCTTY | O_CLOEXEC);
     for (std::size_t i = 0; fd >= 0 && i < up; ++i) {
         int parent = ::ioctl(fd, NS_GET_PARENT);
         ::close(fd);

@@ -111,7 +111,7 @@ result<void> run_as_owner(const snapshot_target& t, std::vector<std::string> arg
         const int a = fd_a >= 0 ? ::fcntl(fd_a, F_DUPFD_CLOEXEC, 10) : -1;
         const int b = fd_b >= 0 ? ::fcntl(fd_b, F_DUPFD_CLOEXEC, 10) : -1;
         const int o = out >= 0 ? ::fcntl(out, F_DUPFD_CLOEXEC, 10) : -1;
-        const int null = ::open("/dev/null", O_RDWR);
+        const int null = ::open("/dev/null", O_RDWR | O_NOCTTY);
         if (null < 0 || ::dup2(null, 0) < 0 || ::dup2(o >= 0 ? o : null, 1) < 0 || ::dup2(write_end.get(), 2) < 0)
             ::_exit(126);
         if (a >= 0 && ::dup2(a, 3) < 0) ::_exit(126);
@@ -183,7 +183,7 @@ std::string jhsdb_beside(std::string_view exe) {
 result<unique_fd> hold_mount_namespace(const snapshot_target& target) {
     auto pidfd = pin(target);
     if (!pidfd) return std::unexpected(pidfd.error());
-    unique_fd ns(::open(("/proc/" + std::to_string(target.pid) + "/ns/mnt").c_str(), O_RDONLY | O_CLOEXEC));
+    unique_fd ns(::open(("/proc/" + std::to_string(target.pid) + "/ns/mnt").c_str(), O_RDONLY | O_NOCTTY | O_CLOEXEC));
     const int open_error = errno;
     // Still alive after the open: the namespace is the pinned process's, not a later owner's of the pid.
     if (::syscall(SYS_pidfd_send_signal, pidfd->get(), 0, nullptr, 0) != 0)

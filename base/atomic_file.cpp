@@ -101,7 +101,7 @@ result<void> write_file_atomic(const std::string& path, std::string_view content
 }
 
 result<std::string> read_file(const std::string& path, std::size_t max_bytes) {
-    unique_fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW));
+    unique_fd fd(::open(path.c_str(), O_RDONLY | O_NOCTTY | O_CLOEXEC | O_NOFOLLOW));
     if (!fd) return fail_errno("cannot open", path);
     struct stat st {};
     if (::fstat(fd.get(), &st) != 0) return fail_errno("cannot stat", path);

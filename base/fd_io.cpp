@@ -37,7 +37,7 @@ std::optional<std::string> read_to_end(int fd, std::size_t max_bytes) {
 }
 
 std::optional<std::string> read_small_file(const std::string& path, std::size_t max_bytes) {
-    unique_fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW));
+    unique_fd fd(::open(path.c_str(), O_RDONLY | O_NOCTTY | O_CLOEXEC | O_NOFOLLOW));
     if (!fd) return std::nullopt;
     return read_to_end(fd.get(), max_bytes);
 }

@@ -6,10 +6,10 @@
 #include <unistd.h>
 
 #include <cstdint>
-#include <fstream>
 #include <string>
 #include <vector>
 
+#include "base/fd_io.h"
 #include "formats/hsperf/hsperfdata.h"
 
 namespace heapd::attach {
@@ -19,7 +19,7 @@ constexpr std::size_t max_perf_file = 16u << 20;
 
 // The whole of a small regular file, or nothing.
 std::optional<std::string> slurp(const std::string& path, uid_t owner) {
-    int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+    int fd = ::open(path.c_str(), O_RDONLY | O_NOCTTY | O_CLOEXEC | O_NOFOLLOW);
     if (fd < 0) return std::nullopt;
     struct stat st {};
     std::optional<std::string> out;
@@ -58,9 +58,15 @@ std::optional<std::string> perf_file(const process_info& target) {
 
 // The NUL-separated strings of a /proc file (cmdline, environ).
 std::vector<std::string> nul_strings(const std::string& path) {
-    std::ifstream in(path, std::ios::binary);
     std::vector<std::string> out;
-    for (std::string s; std::getline(in, s, '\0');) out.push_back(s);
+    auto text = read_small_file(path, 1u << 20);
+    if (!text) return out;
+    for (std::size_t at = 0; at < text->size();) {
+        std::size_t end = text->find('\0', at);
+        if (end == std::string::npos) end = text->size();
+        out.push_back(text->substr(at, end - at));
+        at = end + 1;
+    }
     return out;
 }
 

@@ -23,7 +23,8 @@ bool make_trigger(int dir, const trigger_target& target, const attach_names& nam
     if (dir < 0) return false;
     int fd = ::openat(dir, names.trigger, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
     bool created = fd >= 0;
-    if (!created && errno == EEXIST) fd = ::openat(dir, names.trigger, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+    if (!created && errno == EEXIST)
+        fd = ::openat(dir, names.trigger, O_RDONLY | O_NOCTTY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
     if (fd < 0) {
         error = errno;
         return false;

@@ -78,7 +78,7 @@ std::optional<analysis_report> analyze_one(const std::string& arg, const diff_ar
 
 int run_diff(const diff_args& a) {
     // The later dump must be there before the earlier one is analyzed (which takes a while).
-    int fd = ::open(parse_dump_ref(a.after).file.c_str(), O_RDONLY | O_CLOEXEC);
+    int fd = ::open(parse_dump_ref(a.after).file.c_str(), O_RDONLY | O_NOCTTY | O_CLOEXEC);
     if (fd < 0) {
         std::fprintf(stderr, "heapd: cannot open %s: %s\n", a.after.c_str(), std::strerror(errno));
         return bad_input;

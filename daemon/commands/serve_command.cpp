@@ -36,8 +36,8 @@ void tell_parent(ready_pipe& p, const std::string& message) {
     p.write.reset();
 }
 
-// Forks: the parent waits until the child serves (exit 0) or fails (exit cannot_serve); the child
-// leaves the terminal and returns.
+// Forks: the parent waits until the daemon serves (exit 0) or fails (exit cannot_serve); the daemon,
+// a grandchild, leaves the terminal and returns.
 void detach(ready_pipe& p) {
     int fds[2];
     if (::pipe2(fds, O_CLOEXEC) != 0) return;
@@ -59,9 +59,12 @@ void detach(ready_pipe& p) {
         std::exit(cannot_serve);
     }
     p.read.reset();
+    // A new session without a terminal, and then a second fork: the process that serves is not the
+    // session's leader, so no terminal it ever opens can become its controlling terminal.
     ::setsid();
+    if (pid_t again = ::fork(); again != 0) ::_exit(again < 0 ? cannot_serve : ok);
     if (::chdir("/") != 0) {}
-    int null = ::open("/dev/null", O_RDWR | O_CLOEXEC);
+    int null = ::open("/dev/null", O_RDWR | O_NOCTTY | O_CLOEXEC);
     if (null >= 0) {
         ::dup2(null, 0);
         ::dup2(null, 1);
@@ -91,7 +94,7 @@ void detach(ready_pipe& p) {
     if (!o.foreground) {
         // A detached daemon's stderr goes nowhere: crash reports go to the store as well.
         const std::string crash_log = o.store_dir + "/crash.log";
-        int fd = ::open(crash_log.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0640);
+        int fd = ::open(crash_log.c_str(), O_WRONLY | O_NOCTTY | O_APPEND | O_CREAT | O_CLOEXEC, 0640);
         daemon::install_crash_handler(fd);
     }
     tell_parent(ready, "");

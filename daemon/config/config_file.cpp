@@ -188,7 +188,7 @@ config_result parse_config(std::string_view text, const std::string& file, const
 
 config_result read_config_file(const std::string& path, const heapd_config& base) {
     auto cannot = [&](const std::string& why) { return std::unexpected(std::vector<config_error>{{path, 0, 0, why}}); };
-    unique_fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+    unique_fd fd(::open(path.c_str(), O_RDONLY | O_NOCTTY | O_CLOEXEC));
     if (!fd) return cannot(std::string("cannot read: ") + std::strerror(errno));
     struct stat st {};
     if (::fstat(fd.get(), &st) != 0) return cannot(std::string("cannot read: ") + std::strerror(errno));

@@ -139,7 +139,7 @@ std::expected<std::string, wire::wire_error> run_child(int dump_fd, const child_
     posix_spawn_file_actions_adddup2(&actions, scratch_dup.get(), 4);
     posix_spawn_file_actions_adddup2(&actions, spill_dup.get(), 5);
     posix_spawn_file_actions_adddup2(&actions, write_end.get(), STDOUT_FILENO);
-    posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
+    posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY | O_NOCTTY, 0);
     posix_spawn_file_actions_addclosefrom_np(&actions, 6);  // no client socket, lock or log goes along
     // Its own process group: a Ctrl-C meant for a foreground daemon is the daemon's to handle.
     posix_spawnattr_t attr;
@@ -296,7 +296,7 @@ int analyze_fd_main(const std::string& name, const std::string& inflate_dir, pid
     ::prctl(PR_SET_PDEATHSIG, SIGKILL);
     if (::getppid() != parent) return 1;
     // Of all processes, the kernel kills this one first when memory runs out (a big analysis).
-    if (int fd = ::open("/proc/self/oom_score_adj", O_WRONLY | O_CLOEXEC); fd >= 0) {
+    if (int fd = ::open("/proc/self/oom_score_adj", O_WRONLY | O_NOCTTY | O_CLOEXEC); fd >= 0) {
         (void)!::write(fd, "1000", 4);
         ::close(fd);
     }

@@ -13,14 +13,15 @@
 #include <string>
 
 #include "base/big_memory.h"
+#include "base/fd_io.h"
 #include "daemon/runtime/host_memory.h"
 
 namespace heapd::daemon {
 namespace {
 
 // A field of /proc/self/status in bytes ("VmData:"), 0 when unknown.
-std::uint64_t kib_field(const char* file, const char* field) {
-    std::FILE* f = std::fopen(file, "re");
+std::uint64_t status_kib(const char* field) {
+    std::FILE* f = std::fopen("/proc/self/status", "re");
     if (f == nullptr) return 0;
     char line[256];
     std::uint64_t kib = 0;
@@ -33,19 +34,20 @@ std::uint64_t kib_field(const char* file, const char* field) {
 
 // The first number after "key " in a file of "key value" lines (memory.stat), or nullopt.
 std::optional<std::uint64_t> stat_field(const std::string& file, const char* key) {
-    std::ifstream in(file);
-    const std::string prefix = std::string(key) + " ";
-    for (std::string line; std::getline(in, line);)
-        if (line.starts_with(prefix)) return std::strtoull(line.c_str() + prefix.size(), nullptr, 10);
-    return std::nullopt;
+    auto text = read_small_file(file, 1u << 20);
+    if (!text) return std::nullopt;
+    const std::string prefix = "\n" + std::string(key) + " ";
+    const std::string lines = "\n" + *text;
+    const auto at = lines.find(prefix);
+    if (at == std::string::npos) return std::nullopt;
+    return std::strtoull(lines.c_str() + at + prefix.size(), nullptr, 10);
 }
 
 // A file holding one number ("max" for none), or nullopt.
 std::optional<std::uint64_t> number_file(const std::string& file) {
-    std::ifstream in(file);
-    std::string text;
-    if (!(in >> text) || text == "max") return std::nullopt;
-    return std::strtoull(text.c_str(), nullptr, 10);
+    auto text = read_small_file(file, 4096);
+    if (!text || text->empty() || text->starts_with("max")) return std::nullopt;
+    return std::strtoull(text->c_str(), nullptr, 10);
 }
 
 // What the process's memory cgroup leaves it: the limit (the tightest of its ancestors') less the
@@ -99,7 +101,7 @@ result<void> apply_memory_plan(const memory_plan& plan) {
     if (plan.limit != 0) {
         // Private writable mappings count (the heap, thread stacks, anonymous big arrays); the
         // dump's read-only mapping and the spill file's shared one do not.
-        const std::uint64_t data = kib_field("/proc/self/status", "VmData:") + plan.limit;
+        const std::uint64_t data = status_kib("VmData:") + plan.limit;
         const rlimit bound{data, data};
         if (::setrlimit(RLIMIT_DATA, &bound) != 0)
             return fail(error_code::io, std::string("setrlimit: ") + std::strerror(errno));

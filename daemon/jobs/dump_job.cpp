@@ -281,7 +281,7 @@ job_work make_dump_work(store& s, dump_request request) {
         if (auto a = apply_access(path, false, s.options().access); !a)
             return failure(error_kind::internal, a.error().message);
 
-        unique_fd fd(::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC));
+        unique_fd fd(::open(path.c_str(), O_RDONLY | O_NOCTTY | O_NOFOLLOW | O_CLOEXEC));
         if (!fd) return failure(error_kind::internal, "cannot open " + path + ": " + std::strerror(errno));
         struct stat st {};
         std::uint64_t total = ::fstat(fd.get(), &st) == 0 ? static_cast<std::uint64_t>(st.st_size) : 0;

@@ -25,7 +25,7 @@ job_work make_path_work(store& s, path_request request) {
         };
         auto path = s.dump_path(req->entry);
         if (!path) return failure(wire::error_kind::not_found, path.error().message);
-        unique_fd fd(::open(path->c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW));
+        unique_fd fd(::open(path->c_str(), O_RDONLY | O_NOCTTY | O_CLOEXEC | O_NOFOLLOW));
         struct stat st {};
         if (!fd || ::fstat(fd.get(), &st) != 0)
             return failure(wire::error_kind::not_found, "the dump of " + req->entry + " is gone");

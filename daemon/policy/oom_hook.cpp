@@ -66,7 +66,7 @@ std::string find_armed_dump(int dir, pid_t ns_pid, std::uint64_t start_time, uid
     while (dirent* e = ::readdir(d)) {
         if (++seen > max_entries) break;
         if (!is_armed_dump_name(e->d_name, ns_pid, start_time)) continue;
-        unique_fd fd(::openat(dir, e->d_name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK));
+        unique_fd fd(::openat(dir, e->d_name, O_RDONLY | O_NOCTTY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK));
         struct stat st {};
         if (!fd || ::fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode) || st.st_uid != uid) continue;
         if (!best.empty() && (st.st_mtim.tv_sec < newest.tv_sec ||
@@ -128,7 +128,7 @@ oom_capture capture_oom(pid_t pid) {
         const bool is_dir =
             !oom.heap_dump_path.empty() && ::stat(seen(oom.heap_dump_path).c_str(), &st) == 0 && S_ISDIR(st.st_mode);
         const std::string name = oom_dump_name(oom, facts->jvm.ns_pid, is_dir);
-        unique_fd fd(::open(seen(name).c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK));
+        unique_fd fd(::open(seen(name).c_str(), O_RDONLY | O_NOCTTY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK));
         if (fd && ::fstat(fd.get(), &st) == 0 && S_ISREG(st.st_mode)) {
             adopt(std::move(fd), name);
             return c;

@@ -65,7 +65,7 @@ std::vector<spooled_request> take_spool(const std::string& dir, std::vector<std:
     ::closedir(d);
     for (const std::string& name : names) {
         const std::string path = dir + "/" + name;
-        int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+        int fd = ::open(path.c_str(), O_RDONLY | O_NOCTTY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
         struct stat st {};
         std::string text;
         bool usable = fd >= 0 && ::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&

@@ -74,7 +74,7 @@ result<std::unique_ptr<store>> store::open(const store_options& options, store_r
     for (const char* sub : {"", "/entries", "/jobs", "/tmp", "/staging"})
         if (auto made = make_dir(options.root + sub, options.access); !made) return std::unexpected(made.error());
     const std::string lock = options.root + "/lock";
-    s->lock_.reset(::open(lock.c_str(), O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600));
+    s->lock_.reset(::open(lock.c_str(), O_RDWR | O_NOCTTY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600));
     if (!s->lock_) return fail_errno("cannot open", lock);
     if (::flock(s->lock_.get(), LOCK_EX | LOCK_NB) != 0)
         return fail(error_code::io, "another heapd is using the store " + options.root);

@@ -77,7 +77,7 @@ std::string entry_key_base(const std::string& prefix, const entry_metadata& meta
 }
 
 result<std::pair<std::string, std::string>> read_credentials(const std::string& path) {
-    unique_fd fd(::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC));
+    unique_fd fd(::open(path.c_str(), O_RDONLY | O_NOCTTY | O_NOFOLLOW | O_CLOEXEC));
     if (!fd) return fail(error_code::io, "cannot open the credentials file " + path + ": " + std::strerror(errno));
     struct stat st {};
     if (::fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode))
@@ -224,7 +224,7 @@ bool uploader::upload_entry(const entry_metadata& meta, const std::atomic<bool>&
 s3_result<void> uploader::upload_file(entry_progress& p, file_progress& f, const std::string& path,
                                       const std::string& content_type, const std::atomic<bool>& stop) {
     const std::string key = p.key_base + "/" + f.name;
-    unique_fd fd(::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC));
+    unique_fd fd(::open(path.c_str(), O_RDONLY | O_NOCTTY | O_NOFOLLOW | O_CLOEXEC));
     struct stat st {};
     if (!fd || ::fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode))
         return std::unexpected(s3_error{0, "", "cannot open " + path + ": " + std::strerror(errno)});

@@ -6,7 +6,6 @@
 
 #include <array>
 #include <cstdio>
-#include <fstream>
 #include <sstream>
 
 #include "base/atomic_file.h"
@@ -29,7 +28,7 @@ std::uint64_t fnv1a(const unsigned char* p, std::size_t n, std::uint64_t h) {
 }  // namespace
 
 result<dump_identity> identify_dump(const std::string& path) {
-    unique_fd f(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+    unique_fd f(::open(path.c_str(), O_RDONLY | O_NOCTTY | O_CLOEXEC));
     struct stat st {};
     if (!f || ::fstat(f.get(), &st) != 0) return fail(error_code::io, "cannot read " + path);
     dump_identity id;
@@ -63,9 +62,12 @@ std::string index_options_key(const analysis_options& o) {
 
 std::optional<analysis_report> load_index(const std::string& index_file, const dump_identity& dump,
                                           const std::string& options_key) {
-    std::ifstream in(index_file, std::ios::binary);
-    if (!in) return std::nullopt;
+    unique_fd fd(::open(index_file.c_str(), O_RDONLY | O_NOCTTY | O_CLOEXEC));
+    std::FILE* in = fd ? ::fdopen(fd.get(), "r") : nullptr;
+    if (in == nullptr) return std::nullopt;
+    fd.release();  // the stream owns it now
     auto j = nlohmann::ordered_json::parse(in, nullptr, false);
+    std::fclose(in);
     if (j.is_discarded() || !j.is_object()) return std::nullopt;
     try {
         if (j.at("version").get<int>() != index_version) return std::nullopt;

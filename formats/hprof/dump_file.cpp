@@ -85,7 +85,7 @@ bool is_gzip(std::span<const std::byte> bytes) {
 }
 
 result<dump_file> dump_file::open(const std::string& path, const dump_open_options& options) {
-    unique_fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+    unique_fd fd(::open(path.c_str(), O_RDONLY | O_NOCTTY | O_CLOEXEC));
     if (!fd) return fail_errno("cannot open", path);
     dump_open_options o = options;
     if (o.inflate_dir.empty()) o.inflate_dir = parent_of(path);

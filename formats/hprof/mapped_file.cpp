@@ -10,7 +10,7 @@
 namespace heapd {
 
 result<mapped_file> mapped_file::open(const std::string& path) {
-    int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    int fd = ::open(path.c_str(), O_RDONLY | O_NOCTTY | O_CLOEXEC);
     if (fd < 0) return fail_errno("cannot open", path);
     auto mapped = from_fd(fd, path);
     ::close(fd);
