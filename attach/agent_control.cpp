@@ -16,7 +16,7 @@
 #include "attach/attach_client.h"
 #include "attach/attach_session.h"
 #include "attach/file_copy.h"
-#include "attach/owner_removal.h"
+#include "attach/owner_files.h"
 #include "attach/process_info.h"
 #include "base/fd_io.h"
 #include "base/safe_text.h"

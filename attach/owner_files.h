@@ -1,15 +1,26 @@
 #pragma once
-// Removing a name from a directory that others may write to (a JVM's sticky /tmp) with the rights
-// of the file's owner, in a short-lived child: root needs CAP_FOWNER to remove another user's file
-// from a sticky directory, which heapd's service does not have, and the owner's rights are all the
-// removal needs (and all it should have: a name swapped meanwhile can only be another of theirs).
+// Names that another user controls (a JVM's sticky /tmp, a path a spooled request gives), reached
+// with that user's rights in a short-lived child (base/child_call.h), never with heapd's: root needs
+// CAP_FOWNER to remove another user's file from a sticky directory, which heapd's service does not
+// have; and a name resolved as root could lead through a link, /proc/PID/root or a mount the user
+// made to anything root may open, a terminal among them (which would become the daemon's own).
 #include <sys/types.h>
 
 #include <string>
+
+#include "base/error.h"
+#include "base/unique_fd.h"
 
 namespace heapd::attach {
 
 // Removes name (no '/') from the directory dir_fd as uid and gid; true when it was removed.
 bool remove_as_owner(int dir_fd, const std::string& name, uid_t uid, gid_t gid);
+
+// Opens path (absolute) for reading as uid and gid (no supplementary groups): every step resolved
+// with that user's rights, the last never through a link, never blocking on a FIFO and never as a
+// controlling terminal. Only a regular file is handed back. With remove_name, the name is removed
+// once open (as that user). Errors: permission_denied, not_found, bad_value (not a regular file),
+// io, timed_out.
+result<unique_fd> open_as_owner(const std::string& path, uid_t uid, gid_t gid, bool remove_name);
 
 }  // namespace heapd::attach

@@ -5,7 +5,7 @@
 #include <filesystem>
 
 #include "attach/jvm_discovery.h"
-#include "attach/owner_removal.h"
+#include "attach/owner_files.h"
 #include "attach/process_info.h"
 #include "attach/process_namespaces.h"
 #include "daemon/policy/jvm_facts.h"
@@ -40,17 +40,14 @@ std::string spooled_dump_path(const spooled_request& s, const peer_credentials& 
     return "/proc/" + std::to_string(*holder) + "/root" + path;
 }
 
-// A spooled dump at heapd's own armed name (oom_arming.h) is heapd's to remove once it is open:
-// its name goes, as its owner (the JVM's sticky /tmp), so no heap-sized file is left behind.
-void remove_armed_name(const std::string& path, const wire::json& args, const struct stat& st) {
+// Whether a spooled dump lies at heapd's own armed name (oom_arming.h): heapd's to remove once it
+// is open, so no heap-sized file is left behind in the JVM's /tmp.
+bool at_armed_name(const std::string& path, const wire::json& args) {
     const auto slash = path.rfind('/');
-    if (slash == std::string::npos) return;
-    const std::string name = path.substr(slash + 1);
+    if (slash == std::string::npos) return false;
     const auto ns_pid = static_cast<pid_t>(args.value("pid", std::int64_t{0}));
     const std::uint64_t start_time = args.value("start_time", std::uint64_t{0});
-    if (start_time == 0 || !is_armed_dump_name(name, ns_pid, start_time)) return;
-    unique_fd dir(::open(path.substr(0, slash).c_str(), O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
-    if (dir) attach::remove_as_owner(dir.get(), name, st.st_uid, st.st_gid);
+    return start_time != 0 && is_armed_dump_name(path.substr(slash + 1), ns_pid, start_time);
 }
 
 }  // namespace
@@ -236,15 +233,17 @@ void request_handler::take_spooled(const std::string& spool_dir) {
         std::optional<unique_fd> fd;
         const std::string path = spooled_dump_path(s, p, problems);
         if (!path.empty()) {
-            // Opened for the writer only when the writer owns the dump (or is an admin).
-            unique_fd opened(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK));
+            // Opened as the request's writer, never with heapd's rights: the path is theirs to name,
+            // and only a regular file they own (or any, for an admin) is taken.
+            auto opened = attach::open_as_owner(path, p.uid, p.gid, at_armed_name(path, s.args));
             struct stat st {};
-            if (opened && ::fstat(opened.get(), &st) == 0 && (p.admin || st.st_uid == p.uid)) {
-                fd = std::move(opened);
-                remove_armed_name(path, s.args, st);
-            } else
+            if (opened && ::fstat(opened->get(), &st) == 0 && (p.admin || st.st_uid == p.uid))
+                fd = std::move(*opened);
+            else
                 problems.push_back(s.path + ": the JVM's dump " + path + " cannot be adopted for uid " +
-                                   std::to_string(p.uid) + "; dumping the JVM if it still runs");
+                                   std::to_string(p.uid) + " (" +
+                                   (opened ? "owned by uid " + std::to_string(st.st_uid) : opened.error().message) +
+                                   "); dumping the JVM if it still runs");
         }
         auto d = prepare_dump(s.args, p, std::move(fd));
         auto job = d ? submit_dump(std::move(*d), p, {}) : std::unexpected(d.error());
