@@ -1,5 +1,6 @@
 #include "agent/agent_options.h"
 
+#include <sys/random.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -52,7 +53,18 @@ std::string oom_answer_path() {
     for (int field = 2; at != nullptr && *at != '\0' && field < 22; ++at)
         if (*at == ' ') ++field;
     if (at != nullptr) start = std::strtoull(at, nullptr, 10);
-    return "/tmp/heapd-agent-oom-" + std::to_string(::getpid()) + "-" + std::to_string(start) + ".json";
+    // 16 random hex digits: nobody can put a file (or a link) at the name first.
+    unsigned char random[8] = {};
+    for (std::size_t got = 0; got < sizeof random;) {
+        const ssize_t n = ::getrandom(random + got, sizeof random - got, 0);
+        if (n > 0)
+            got += static_cast<std::size_t>(n);
+        else if (errno != EINTR)
+            break;
+    }
+    char hex[sizeof random * 2 + 1] = {};
+    for (std::size_t i = 0; i < sizeof random; ++i) std::snprintf(hex + 2 * i, 3, "%02x", random[i]);
+    return "/tmp/heapd-agent-oom-" + std::to_string(::getpid()) + "-" + std::to_string(start) + "-" + hex + ".json";
 }
 
 const char* command_name(command c) {

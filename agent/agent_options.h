@@ -36,9 +36,10 @@ struct agent_options {
 
 // Where a sampling agent writes its table when the JVM first runs out of Java heap (JVMTI's
 // ResourceExhausted, after the JVM's own OnOutOfMemoryError hook has run): /tmp/heapd-agent-oom-
-// PID-START.json, with the JVM's pid as it knows it and its start time (clock ticks since boot,
-// /proc/self/stat field 22), so that heapd finds it for the OOM dump even after the JVM exited
-// (attach/agent_control.h's oom_answer_name makes the same name).
+// PID-START-RANDOM.json, with the JVM's pid as it knows it, its start time (clock ticks since boot,
+// /proc/self/stat field 22) and 16 random hex digits, so that heapd finds it for the OOM dump even
+// after the JVM exited (attach/agent_control.h's take_oom_answer), and nobody can take the name
+// first: a file another user put at a predictable name would keep the agent from writing its own.
 std::string oom_answer_path();
 
 // Parses "COMMAND[,key=value...]" (keys: interval, depth, gc, period, file, protocol). False with why in

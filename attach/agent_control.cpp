@@ -1,5 +1,6 @@
 #include "attach/agent_control.h"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <sys/stat.h>
 
@@ -163,13 +164,37 @@ result<std::string> agent_command(pid_t pid, const agent_target& agent, std::str
     return std::move(*text);
 }
 
-std::string oom_answer_name(pid_t ns_pid, std::uint64_t start_time) {
-    return "heapd-agent-oom-" + std::to_string(ns_pid) + "-" + std::to_string(start_time) + ".json";
+std::string oom_answer_prefix(pid_t ns_pid, std::uint64_t start_time) {
+    return "heapd-agent-oom-" + std::to_string(ns_pid) + "-" + std::to_string(start_time) + "-";
 }
+
+namespace {
+
+// The names in dir that the agent could have given its table: prefix, 16 hex digits, ".json".
+std::vector<std::string> oom_answer_names(int dir, const std::string& prefix) {
+    std::vector<std::string> names;
+    unique_fd listing(::openat(dir, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+    DIR* d = listing ? ::fdopendir(listing.get()) : nullptr;
+    if (d == nullptr) return names;
+    listing.release();                                             // the stream owns it now
+    constexpr std::size_t max_entries = 1u << 20, max_names = 16;  // a /tmp is no reason to read forever
+    std::size_t seen = 0;
+    while (dirent* e = ::readdir(d)) {
+        if (++seen > max_entries || names.size() == max_names) break;
+        const std::string_view name = e->d_name;
+        if (!name.starts_with(prefix) || !name.ends_with(".json") || name.size() != prefix.size() + 16 + 5) continue;
+        if (name.substr(prefix.size(), 16).find_first_not_of("0123456789abcdef") != std::string_view::npos) continue;
+        names.emplace_back(name);
+    }
+    ::closedir(d);
+    return names;
+}
+
+}  // namespace
 
 std::optional<std::string> take_oom_answer(pid_t pid, pid_t ns_pid, std::uint64_t start_time, uid_t uid, gid_t gid,
                                            bool host_tmp, std::chrono::milliseconds wait, std::uint64_t max_bytes) {
-    const std::string name = oom_answer_name(ns_pid, start_time);
+    const std::string prefix = oom_answer_prefix(ns_pid, start_time);
     const auto deadline = std::chrono::steady_clock::now() + wait;
     for (;;) {
         auto now = read_process_info(pid);
@@ -177,12 +202,15 @@ std::optional<std::string> take_oom_answer(pid_t pid, pid_t ns_pid, std::uint64_
         unique_fd dir(alive      ? open_jvm_tmp(pid)
                       : host_tmp ? ::open("/tmp", O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
                                  : -1);
-        unique_fd file(dir ? ::openat(dir.get(), name.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC) : -1);
-        struct stat st {};
-        if (file && ::fstat(file.get(), &st) == 0) {
-            if (!S_ISREG(st.st_mode) || st.st_uid != uid || st.st_nlink != 1 ||
-                static_cast<std::uint64_t>(st.st_size) > max_bytes)
-                return std::nullopt;  // not the agent's: left where it is
+        // The agent's name cannot be known in advance; of the names that fit, only a regular file of
+        // the JVM's owner with no other name is taken. Anyone else's are left where they are.
+        for (const std::string& name : dir ? oom_answer_names(dir.get(), prefix) : std::vector<std::string>{}) {
+            unique_fd file(
+                ::openat(dir.get(), name.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC));
+            struct stat st {};
+            if (!file || ::fstat(file.get(), &st) != 0 || !S_ISREG(st.st_mode) || st.st_uid != uid ||
+                st.st_nlink != 1 || static_cast<std::uint64_t>(st.st_size) > max_bytes)
+                continue;
             auto text = read_to_end(file.get(), max_bytes);
             remove_as_owner(dir.get(), name, uid, gid);
             return text;

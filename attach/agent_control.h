@@ -45,16 +45,17 @@ std::optional<std::string> loaded_agent_library(pid_t pid);
 result<std::string> agent_command(pid_t pid, const agent_target& agent, std::string_view command, int protocol,
                                   const attach_options& options = {});
 
-// The name, in the JVM's /tmp, of the table a sampling agent writes when the JVM first runs out of
-// Java heap (agent/agent_options.h's oom_answer_path): heapd-agent-oom-NSPID-START.json.
-std::string oom_answer_name(pid_t ns_pid, std::uint64_t start_time);
+// How the names, in the JVM's /tmp, of the table a sampling agent writes when the JVM first runs out
+// of Java heap begin (agent/agent_options.h's oom_answer_path): heapd-agent-oom-NSPID-START-; 16
+// random hex digits and ".json" follow, which nobody can know in advance.
+std::string oom_answer_prefix(pid_t ns_pid, std::uint64_t start_time);
 
 // Takes that table for the OOM dump of the JVM `pid` (ns_pid and start_time as the JVM knows
-// them; uid and gid its owner's): from the JVM's /tmp while it runs, else from ours when it ran on
-// the host (host_tmp), waiting while it runs and has written nothing yet, up to `wait`. The file is
-// opened without following a link and taken only when it is a regular file of the JVM's owner with
-// no other name, at most max_bytes; its name is removed (as the owner) once read. Nothing when there
-// is none.
+// them; uid and gid its owner's, as verified while it ran): from the JVM's /tmp while it runs, else
+// from ours when it ran on the host (host_tmp), waiting while it runs and has written nothing yet,
+// up to `wait`. Each name that fits is opened without following a link, and a file is taken only
+// when it is a regular file of the JVM's owner with no other name, at most max_bytes; its name is
+// removed (as the owner) once read. Nothing when there is none.
 std::optional<std::string> take_oom_answer(pid_t pid, pid_t ns_pid, std::uint64_t start_time, uid_t uid, gid_t gid,
                                            bool host_tmp, std::chrono::milliseconds wait,
                                            std::uint64_t max_bytes = 64u << 20);

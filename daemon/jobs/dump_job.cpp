@@ -217,8 +217,9 @@ job_work make_dump_work(store& s, dump_request request) {
         meta.source = "dump";
         meta.file = req->adopt ? req->adopt_name : "heap of " + who;
         meta.host = req->host;
-        meta.pid = req->pid;
-        meta.jvm_start_time = req->start_time.value_or(0);
+        meta.pid = req->claimed ? 0 : req->pid;
+        meta.claimed_pid = req->claimed ? req->pid : 0;
+        meta.jvm_start_time = req->claimed ? 0 : req->start_time.value_or(0);
         meta.jvm = req->jvm;
         meta.command_line = req->command_line;
         meta.job = ctx.id();
@@ -233,7 +234,7 @@ job_work make_dump_work(store& s, dump_request request) {
             if (auto copied = attach::copy_to_new_file(req->adopt->get(), req->estimate, path); !copied)
                 return failure(error_kind::internal, copied.error().message);
             req->adopt.reset();
-            if (req->trigger == "oom") profile = oom_sites(*req, *staged);
+            if (req->trigger == "oom" && !req->claimed) profile = oom_sites(*req, *staged, ctx);
         } else {
             attach::attach_options options;
             options.timeout = std::chrono::seconds(120);  // of silence: a growing file is an answer

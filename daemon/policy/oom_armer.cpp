@@ -26,8 +26,8 @@ const char* state_name(arm_state s) {
 
 }  // namespace
 
-oom_armer::oom_armer(std::shared_ptr<spdlog::logger> log, std::string socket_path)
-    : log_(std::move(log)), socket_path_(std::move(socket_path)), thread_([this] { run(); }) {}
+oom_armer::oom_armer(std::shared_ptr<spdlog::logger> log, std::string socket_path, const hash_key& key)
+    : log_(std::move(log)), socket_path_(std::move(socket_path)), key_(key), thread_([this] { run(); }) {}
 
 oom_armer::~oom_armer() {
     {
@@ -136,7 +136,8 @@ void oom_armer::poll_once(const oom_options& options) {
         const std::uint64_t heap_max =
             facts.summary ? static_cast<std::uint64_t>(std::max<std::int64_t>(facts.summary->heap.max_capacity, 0)) : 0;
         const std::string main_class = facts.summary ? facts.summary->main_class : "no hsperfdata";
-        arm_status st = arm_jvm(j.pid, j.ns_pid, info->start_time, heap_max, how);
+        arm_status st = arm_jvm(j.pid, j.ns_pid, info->start_time, heap_max,
+                                armed_dump_tag(key_, j.ns_pid, info->start_time, j.uid), how);
         if (!attach::read_process_info(j.pid)) continue;  // it ended meanwhile
         if (known && known->status.state != arm_state::not_armed && st.state == arm_state::not_armed) {
             // A check that could not be made (a busy JVM, a listener gone) does not undo the arming.

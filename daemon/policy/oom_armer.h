@@ -29,8 +29,9 @@ namespace heapd::daemon {
 // Arms the JVMs of the host and its containers, in the background.
 class oom_armer {
 public:
-    // socket_path: this daemon's; a JVM whose hook names another socket is left to its daemon.
-    oom_armer(std::shared_ptr<spdlog::logger> log, std::string socket_path);
+    // socket_path: this daemon's; a JVM whose hook names another socket is left to its daemon. key:
+    // the store's, the dump names are tagged with (oom_arming.h).
+    oom_armer(std::shared_ptr<spdlog::logger> log, std::string socket_path, const hash_key& key);
     ~oom_armer();  // stops the thread (an attach under way ends within its timeout)
     oom_armer(const oom_armer&) = delete;
     oom_armer& operator=(const oom_armer&) = delete;
@@ -58,6 +59,7 @@ private:
 
     std::shared_ptr<spdlog::logger> log_;
     const std::string socket_path_;
+    const hash_key key_;
     mutable std::mutex mutex_;
     std::condition_variable wake_;
     oom_options options_;

@@ -7,7 +7,6 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
-#include <random>
 
 #include "attach/attach_client.h"
 #include "attach/attach_session.h"
@@ -19,13 +18,6 @@
 
 namespace heapd::daemon {
 namespace {
-
-std::string random_hex() {
-    std::random_device random;
-    char text[17];
-    std::snprintf(text, sizeof text, "%08x%08x", random(), random());
-    return text;
-}
 
 // The JVM's /tmp: its free bytes, and whether it is a tmpfs (memory).
 struct tmp_space {
@@ -88,6 +80,20 @@ bool is_armed_dump_name(std::string_view name, pid_t ns_pid, std::uint64_t start
     return true;
 }
 
+std::string armed_dump_tag(const hash_key& key, pid_t ns_pid, std::uint64_t start_time, uid_t uid) {
+    char text[17];
+    std::snprintf(text, sizeof text, "%016llx",
+                  static_cast<unsigned long long>(
+                      keyed_hash(key, armed_dump_prefix(ns_pid, start_time) + "uid " + std::to_string(uid))));
+    return text;
+}
+
+bool armed_dump_vouched(const hash_key& key, std::string_view name, pid_t ns_pid, std::uint64_t start_time, uid_t uid) {
+    if (!is_armed_dump_name(name, ns_pid, start_time)) return false;
+    return name.substr(armed_dump_prefix(ns_pid, start_time).size(), 16) ==
+           armed_dump_tag(key, ns_pid, start_time, uid);
+}
+
 bool hook_runs_heapd(const oom_settings& oom) {
     // "heapd dump %p", "/usr/bin/heapd dump %p", in a list with other commands.
     for (std::size_t at = oom.on_error.find("heapd"); at != std::string::npos;
@@ -147,7 +153,7 @@ std::optional<std::string> printed_flag_value(std::string_view output, std::stri
     return std::nullopt;
 }
 
-arm_status arm_jvm(pid_t pid, pid_t ns_pid, std::uint64_t start_time, std::uint64_t heap_max,
+arm_status arm_jvm(pid_t pid, pid_t ns_pid, std::uint64_t start_time, std::uint64_t heap_max, std::string_view tag,
                    const attach::attach_options& options) {
     auto read_flag = [&](std::string_view name) -> std::expected<std::string, std::string> {
         auto reply = attach::print_flag(pid, name, options);
@@ -184,7 +190,7 @@ arm_status arm_jvm(pid_t pid, pid_t ns_pid, std::uint64_t start_time, std::uint6
         s.changed = true;
         return s;
     }
-    if (!path->empty()) {  // heapd's own name: armed earlier, by this daemon or an earlier one
+    if (!path->empty() && path->substr(ours.size(), tag.size()) == tag) {  // armed earlier under this store's key
         s.state = arm_state::armed;
         s.dump_path = *path;
         s.why = "armed earlier";
@@ -208,7 +214,9 @@ arm_status arm_jvm(pid_t pid, pid_t ns_pid, std::uint64_t start_time, std::uint6
         room->in_memory && heap_max != 0 && available < heap_max)
         return not_armed("its /tmp is a tmpfs and the host has " + human_bytes(available) +
                          " of memory available, less than its heap may hold (" + human_bytes(heap_max) + ")");
-    const std::string chosen = ours + random_hex() + ".hprof";
+    // Not armed yet, or under a key this store does not hold (another store, an older heapd): the
+    // name tagged with ours, so that a dump spooled while the daemon is down is known again.
+    const std::string chosen = ours + std::string(tag) + ".hprof";
     if (auto failed = set("HeapDumpPath", chosen)) return not_armed(*failed);
     if (auto failed = set("HeapDumpOnOutOfMemoryError", "true")) return not_armed(*failed);
     s.state = arm_state::armed;

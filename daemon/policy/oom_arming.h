@@ -7,10 +7,13 @@
 // /tmp. The JVM then writes its dump itself, before its hook runs, and the hook hands that file over
 // (oom_hook.h). A HeapDumpPath the user set is never replaced: their dump is adopted from there.
 //
-// The name, /tmp/heapd-oom-<nspid>-<start time>-<16 random hex digits>.hprof, does not exist until
-// the JVM creates it (mode 0600, as its own user) and cannot be guessed, so nobody can put a file
-// or link there first; the start time keeps a later JVM with the same pid (pid 1 of every
-// container) from taking an earlier one's dump.
+// The name, /tmp/heapd-oom-<nspid>-<start time>-<tag>.hprof, does not exist until the JVM creates it
+// (mode 0600, as its own user) and cannot be guessed: the tag, 16 hex digits, is a keyed hash of the
+// JVM's pid, start time and user under a secret of the store's (base/keyed_hash.h). So nobody can
+// put a file or link there first; the start time keeps a later JVM with the same pid (pid 1 of every
+// container) from taking an earlier one's dump; and a dump found at that name after its JVM has
+// gone (spooled while the daemon was down) is known to be the one heapd armed that JVM of that user
+// for, not a file someone names after a JVM that was never theirs.
 #include <sys/types.h>
 
 #include <cstdint>
@@ -19,6 +22,7 @@
 #include <string_view>
 
 #include "attach/attach_request.h"
+#include "base/keyed_hash.h"
 #include "formats/hsperf/hsperfdata_summary.h"
 #include "formats/protocol/protocol.h"
 
@@ -48,6 +52,11 @@ std::string armed_dump_prefix(pid_t ns_pid, std::uint64_t start_time);
 // JVM's second and later dumps (name.hprof.1, ...) included.
 bool is_armed_dump_name(std::string_view name, pid_t ns_pid, std::uint64_t start_time);
 
+// The tag of heapd's OOM dump name for the JVM (ns_pid, start_time) of user uid under key.
+std::string armed_dump_tag(const hash_key& key, pid_t ns_pid, std::uint64_t start_time, uid_t uid);
+// Whether name is heapd's OOM dump name for that JVM, tagged for that user under key.
+bool armed_dump_vouched(const hash_key& key, std::string_view name, pid_t ns_pid, std::uint64_t start_time, uid_t uid);
+
 // Whether the JVM's -XX:OnOutOfMemoryError runs heapd (the hook arming is for).
 bool hook_runs_heapd(const oom_settings& oom);
 // The socket the hook's `heapd dump` names (--socket S or --socket=S), when it names one.
@@ -58,9 +67,9 @@ bool hook_reaches(const oom_settings& oom, std::string_view socket_path);
 
 // Arms the JVM with host pid `pid` (its pid in its namespace and its start time given): reads both
 // flags through attach, then sets what is missing. heap_max is the most the heap may hold (bytes;
-// 0: asked of the JVM, MaxHeapSize): a /tmp with less room than that is not used. options bound
-// each attach.
-arm_status arm_jvm(pid_t pid, pid_t ns_pid, std::uint64_t start_time, std::uint64_t heap_max,
+// 0: asked of the JVM, MaxHeapSize): a /tmp with less room than that is not used. tag: the JVM's
+// armed_dump_tag. options bound each attach.
+arm_status arm_jvm(pid_t pid, pid_t ns_pid, std::uint64_t start_time, std::uint64_t heap_max, std::string_view tag,
                    const attach::attach_options& options);
 
 // Whether the JVM runs its OutOfMemoryError hook now: its VM Thread, which runs the hook's commands

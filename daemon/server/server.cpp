@@ -134,7 +134,7 @@ result<std::unique_ptr<server>> server::open(const heapd_config& config, std::sh
             return " as job " + std::to_string(job->id);
         },
         log);
-    s->armer_ = std::make_unique<oom_armer>(log, s->options_.socket_path);
+    s->armer_ = std::make_unique<oom_armer>(log, s->options_.socket_path, s->store_->key());
     s->armer_->configure(config.oom);
     s->handler_->set_armer(s->armer_.get());
     s->handler_->set_watcher(s->rules_.get());

@@ -13,6 +13,7 @@ wire::json to_json(const entry_metadata& m) {
             {"file_bytes", m.file_bytes},
             {"host", m.host},
             {"pid", m.pid},
+            {"claimed_pid", m.claimed_pid},
             {"jvm_start_time", m.jvm_start_time},
             {"jvm", m.jvm},
             {"command_line", m.command_line},
@@ -37,6 +38,7 @@ result<entry_metadata> metadata_from_json(const wire::json& j) {
         m.file_bytes = j.at("file_bytes").get<std::uint64_t>();
         m.host = j.value("host", "");
         m.pid = j.value("pid", std::int64_t{0});
+        m.claimed_pid = j.value("claimed_pid", std::int64_t{0});
         m.jvm_start_time = j.value("jvm_start_time", std::uint64_t{0});
         m.jvm = j.value("jvm", "");
         m.command_line = j.value("command_line", "");

@@ -21,7 +21,10 @@ struct entry_metadata {
     std::string file;     // the dump's name as the client gave it
     std::uint64_t file_bytes = 0;
     std::string host;
-    std::int64_t pid = 0;              // the JVM's, 0 when unknown
+    std::int64_t pid = 0;  // the JVM's, 0 when unknown (or only claimed)
+    // An adopted dump of a process that was gone: the pid its owner said it came from, which nothing
+    // verified (0: none). Such an entry is its owner's file, never a dump of that pid's JVM.
+    std::int64_t claimed_pid = 0;
     std::uint64_t jvm_start_time = 0;  // the JVM process's start time (clock ticks after boot), 0 when unknown
     std::string jvm;                   // the JVM's version, when known
     std::string command_line;          // the JVM's command line, when known

@@ -2,13 +2,16 @@
 
 #include <fcntl.h>
 #include <sys/file.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <ctime>
 #include <filesystem>
 
+#include "base/atomic_file.h"
 #include "daemon/store/free_space.h"
 #include "formats/report/report_json.h"
 
@@ -78,8 +81,31 @@ result<std::unique_ptr<store>> store::open(const store_options& options, store_r
     if (!s->lock_) return fail_errno("cannot open", lock);
     if (::flock(s->lock_.get(), LOCK_EX | LOCK_NB) != 0)
         return fail(error_code::io, "another heapd is using the store " + options.root);
+    if (auto k = s->load_key(); !k) return std::unexpected(k.error());
     if (auto r = s->recover(recovery); !r) return std::unexpected(r.error());
     return s;
+}
+
+result<void> store::load_key() {
+    const std::string path = options_.root + "/key";
+    unique_fd fd(::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_NOCTTY | O_NONBLOCK | O_CLOEXEC));
+    struct stat st {};
+    if (fd && ::fstat(fd.get(), &st) == 0 && S_ISREG(st.st_mode) && st.st_size == static_cast<off_t>(key_.size()) &&
+        ::pread(fd.get(), key_.data(), key_.size(), 0) == static_cast<ssize_t>(key_.size()))
+        return {};
+    if (!fd && errno != ENOENT) return fail_errno("cannot open", path);
+    // None yet (or a damaged one): a new key, which makes names tagged with the old one unknown.
+    for (std::size_t got = 0; got < key_.size();) {
+        const ssize_t n = ::getrandom(key_.data() + got, key_.size() - got, 0);
+        if (n > 0)
+            got += static_cast<std::size_t>(n);
+        else if (errno != EINTR)
+            return fail_errno("cannot make a key for", path);
+    }
+    auto file = atomic_file::create(path, 0600);
+    if (!file) return std::unexpected(file.error());
+    if (auto w = file->write(std::string_view(reinterpret_cast<const char*>(key_.data()), key_.size())); !w) return w;
+    return file->commit();
 }
 
 result<void> store::recover(store_recovery& recovery) {

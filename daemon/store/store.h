@@ -25,6 +25,7 @@
 
 #include "base/atomic_file.h"
 #include "base/error.h"
+#include "base/keyed_hash.h"
 #include "base/unique_fd.h"
 #include "daemon/store/entry_metadata.h"
 #include "daemon/store/job_record.h"
@@ -59,6 +60,9 @@ public:
     static result<std::unique_ptr<store>> open(const store_options& options, store_recovery& recovery);
 
     const std::string& root() const { return options_.root; }
+    // A secret of this store (made once, kept in its file "key", mode 0600): heapd tags the names
+    // it gives JVMs with it (oom_arming.h), to know them again after a restart.
+    const hash_key& key() const { return key_; }
     std::string tmp_dir() const { return options_.root + "/tmp"; }
     std::string staging_dir() const { return options_.root + "/staging"; }
     const store_options& options() const { return options_; }
@@ -130,8 +134,11 @@ private:
     result<void> recover(store_recovery& recovery);
     std::string entry_dir(const std::string& id) const { return options_.root + "/entries/" + id; }
 
+    result<void> load_key();
+
     store_options options_;
     unique_fd lock_;
+    hash_key key_{};
     mutable std::mutex mu_;
     std::map<std::string, entry_metadata> entries_;
     std::vector<report_listener> listeners_;

@@ -46,6 +46,27 @@ TEST(oom_arming, names_of_armed_dumps) {
     EXPECT_FALSE(is_armed_dump_name("heapd-oom-42-1234-0123456789abcdef.hprofx", 42, 1234));
 }
 
+// The tag ending heapd's name is keyed: another key, JVM or user gives another, and only the name
+// made for that JVM and user under the key is vouched for.
+TEST(oom_arming, armed_names_are_tagged_for_their_jvm_and_user) {
+    hash_key key{}, other{};
+    for (std::size_t i = 0; i < key.size(); ++i) key[i] = static_cast<std::uint8_t>(i * 7 + 1);
+    other = key;
+    other[15] ^= 0x80;
+    const std::string tag = daemon::armed_dump_tag(key, 42, 1234, 1001);
+    ASSERT_EQ(tag.size(), 16u);
+    EXPECT_EQ(tag.find_first_not_of("0123456789abcdef"), std::string::npos);
+    EXPECT_NE(daemon::armed_dump_tag(other, 42, 1234, 1001), tag);
+    EXPECT_NE(daemon::armed_dump_tag(key, 42, 1234, 1002), tag);
+    EXPECT_NE(daemon::armed_dump_tag(key, 42, 1235, 1001), tag);
+    const std::string name = "heapd-oom-42-1234-" + tag + ".hprof";
+    EXPECT_TRUE(daemon::armed_dump_vouched(key, name, 42, 1234, 1001));
+    EXPECT_TRUE(daemon::armed_dump_vouched(key, name + ".1", 42, 1234, 1001));
+    EXPECT_FALSE(daemon::armed_dump_vouched(key, name, 42, 1234, 1002));  // another user's word
+    EXPECT_FALSE(daemon::armed_dump_vouched(other, name, 42, 1234, 1001));
+    EXPECT_FALSE(daemon::armed_dump_vouched(key, "heapd-oom-42-1234-0123456789abcdef.hprof", 42, 1234, 1001));
+}
+
 TEST(oom_arming, reads_printflag_answers_and_recognises_the_hook) {
     EXPECT_EQ(daemon::printed_flag_value("-XX:+HeapDumpOnOutOfMemoryError\n", "HeapDumpOnOutOfMemoryError"), "true");
     EXPECT_EQ(daemon::printed_flag_value("-XX:-HeapDumpOnOutOfMemoryError\n", "HeapDumpOnOutOfMemoryError"), "false");

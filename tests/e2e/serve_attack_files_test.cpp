@@ -15,6 +15,7 @@
 #include <iostream>
 #include <map>
 #include <memory>
+#include <sstream>
 #include <thread>
 
 #include "formats/protocol/protocol.h"
@@ -151,6 +152,98 @@ TEST(serve_attack, adopting_a_file_as_another_users_jvm_is_refused_whatever_star
     EXPECT_EQ(json::parse(run_heapctl(d, {"dumps", "--json"}).out).size(), 0u);
     auto report = run_heapctl(d, {"report", std::to_string(jvm.pid())});
     EXPECT_NE(report.exit_code, 0) << report.out;
+}
+
+// The process's start time: field 22 of /proc/PID/stat (clock ticks since boot), 0 when it is gone.
+std::uint64_t start_time_of(pid_t pid) {
+    std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+    std::string stat((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    const auto close = stat.rfind(')');
+    if (close == std::string::npos) return 0;
+    std::istringstream fields(stat.substr(close + 2));
+    std::string field;
+    for (int i = 3; i <= 22 && fields >> field; ++i)
+        if (i == 22) return std::stoull(field);
+    return 0;
+}
+
+// Once another user's JVM has exited, its pid and start time are no one's to claim: the attacker's
+// file adopted "as" that JVM, with an OOM table planted for it at the names the agent used to use and
+// at one it could use now, is kept as the attacker's own file. Root's report, diff and history of
+// the pid show the victim's dump alone, and neither planted table is taken.
+TEST(serve_attack, a_dump_adopted_as_another_users_exited_jvm_stays_the_adopters_own_file) {
+    temp_user attacker, victim;
+    ASSERT_TRUE(attacker.ok() && victim.ok());
+    serve_process d;
+    ASSERT_TRUE(d.ready()) << d.log();
+    auto jvm = std::make_unique<isolated_jvm>(java_main{"AttachTarget"}, std::vector<std::string>{"-Xmx64m"},
+                                              std::vector<std::string>{}, isolation{&victim, false, {}});
+    ASSERT_TRUE(jvm->ready());
+    const pid_t pid = jvm->pid();
+    const std::uint64_t start = start_time_of(pid);
+    ASSERT_NE(start, 0u);
+    auto dumped = run_heapctl(d, {"dump", std::to_string(pid), "--wait", "--top", "1"});
+    ASSERT_EQ(dumped.exit_code, 0) << dumped.err << d.log();
+    const json listed = json::parse(run_heapctl(d, {"dumps", "--json"}).out);
+    ASSERT_EQ(listed.size(), 1u);
+    const std::string victims = listed[0].at("id").get<std::string>();
+    jvm.reset();  // the victim's JVM exits
+    ASSERT_EQ(start_time_of(pid), 0u);
+
+    // The attacker's tables, planted where the agent writes one at an OutOfMemoryError.
+    const std::string prefix = "/tmp/heapd-agent-oom-" + std::to_string(pid) + "-" + std::to_string(start);
+    const std::vector<std::string> planted = {prefix + ".json", prefix + "-0123456789abcdef.json"};
+    for (const std::string& path : planted) {
+        { std::ofstream(path) << R"({"protocol":1,"agent":"forged","command":"show","error":"","sampling":true})"; }
+        ASSERT_EQ(::chown(path.c_str(), attacker.uid(), attacker.gid()), 0);
+    }
+    struct remove_planted {
+        const std::vector<std::string>& paths;
+        ~remove_planted() {
+            for (const std::string& p : paths) ::unlink(p.c_str());
+        }
+    } guard{planted};
+    shared_dir files;
+    const std::string mine = files.file("attackers.hprof");
+    fs::copy_file(peer_dump, mine);
+    ASSERT_EQ(::chown(mine.c_str(), attacker.uid(), attacker.gid()), 0);
+    int fd = ::open(mine.c_str(), O_RDONLY | O_CLOEXEC);
+    ASSERT_GE(fd, 0);
+    auto r = request_as(attacker, d.socket(),
+                        {1,
+                         "dump",
+                         {{"pid", pid},
+                          {"adopt", true},
+                          {"wait", true},
+                          {"trigger", "oom"},
+                          {"start_time", start},
+                          {"command", "VictimService --port 8080"},
+                          {"dump_path", "/tmp/java_pid1.hprof"}}},
+                        fd);
+    ::close(fd);
+    ASSERT_TRUE(r.has_value());
+    ASSERT_EQ(r->kind, reply_kind::result) << r->error.message;  // kept, as the attacker's own
+    const json kept = r->result.at("dump");
+    EXPECT_EQ(kept.value("pid", -1), 0) << kept.dump();
+    EXPECT_EQ(kept.value("claimed_pid", 0), pid) << kept.dump();
+    EXPECT_EQ(kept.value("jvm_start_time", std::uint64_t{1}), 0u) << kept.dump();
+    EXPECT_EQ(kept.value("command_line", "?"), "") << kept.dump();
+    EXPECT_EQ(kept.value("owner_uid", 0u), attacker.uid()) << kept.dump();
+    EXPECT_NE(kept.value("file", "").find("not verified"), std::string::npos) << kept.dump();
+    for (const std::string& path : planted) EXPECT_TRUE(fs::exists(path)) << path << " was taken";
+
+    // Root asking about the pid sees the victim's dump, and nothing to compare it with.
+    raw_client root(d.socket());
+    ASSERT_TRUE(root.send_request({2, "report", {{"pid", pid}, {"top", 1}, {"history", true}}}));
+    auto report = root.read_reply();
+    ASSERT_TRUE(report && report->kind == reply_kind::result) << (report ? report->error.message : "no reply");
+    const json& got = report->result;
+    EXPECT_EQ(got.at("dump").at("id").get<std::string>(), victims);
+    EXPECT_EQ(got.value("history", json::array()).size(), 1u) << got.value("history", json::array()).dump();
+    EXPECT_FALSE(got.contains("growth")) << got.at("growth").dump().substr(0, 300);
+    auto diff = run_heapctl(d, {"diff", std::to_string(pid)});
+    EXPECT_NE(diff.exit_code, 0) << diff.out;
+    EXPECT_NE(diff.err.find("only one dump"), std::string::npos) << diff.err;
 }
 
 TEST(serve_attack, a_killed_daemon_restarts_at_once_while_its_attach_helper_still_waits_on_a_jvm) {

@@ -161,9 +161,25 @@ wire::wire_result<dump_request> request_handler::prepare_dump(const wire::json& 
     } else if (!d.adopt) {
         return wire::wire_fail(wire::kind_of(info.error().code), who + ": " + info.error().message);
     }
-    // An adopted dump of a JVM that is gone: kept under its pid and the start time given (0 when
-    // none: then it is never taken for a dump of any running JVM), owned by the caller.
-    if (*start_time != 0) d.start_time = *start_time;
+    // An adopted dump of a JVM that is gone (or whose pid another process holds now). An admin's
+    // word is taken (root and the heapd group may act on any JVM), and so is a dump at heapd's own
+    // armed name for that JVM tagged for this caller (oom_arming.h): heapd armed it for a JVM of
+    // theirs. Anything else is kept as the caller's own file: the pid is only what they claim, and
+    // neither the start time, version nor command they give is taken, so it is never a dump of that
+    // JVM in a report, history, diff or upload of it, and no OOM table is taken for it.
+    const std::size_t slash = adopt_name->rfind('/');
+    const std::string name = slash == std::string::npos ? *adopt_name : adopt_name->substr(slash + 1);
+    if (*start_time != 0 && (p.admin || armed_dump_vouched(store_.key(), name, named, *start_time, p.uid))) {
+        d.start_time = *start_time;
+        return d;
+    }
+    d.claimed = true;
+    d.start_time.reset();
+    d.jvm.clear();
+    d.command_line.clear();
+    if (adopt_name->empty()) d.adopt_name = "a dump";
+    d.adopt_name += " (uid " + std::to_string(p.uid) + " says it is the dump of " + who +
+                    "; not verified: that JVM does not run now)";
     return d;
 }
 

@@ -43,9 +43,12 @@ std::vector<entry_metadata> request_handler::dumps_of(std::int64_t named, const 
     // While a process has the pid, only the dumps of that very process (its start time): an earlier
     // process's, or a dump someone claims with another start time, is not its dump.
     auto running = host ? attach::read_process_info(*host) : std::unexpected(host.error());
+    // A dump someone adopted for a pid that nothing verified (claimed_pid) is found by that pid only
+    // by its owner, who said so: to anyone else it is not that JVM's.
     for (entry_metadata& m : store_.entries())
-        if (m.pid == pid && m.has_report && may_access(p, m.owner_uid) &&
-            (!running || m.jvm_start_time == running->start_time))
+        if (m.has_report && may_access(p, m.owner_uid) &&
+            ((m.pid == pid && (!running || m.jvm_start_time == running->start_time)) ||
+             (m.claimed_pid == pid && m.owner_uid == p.uid && !running)))
             out.push_back(std::move(m));
     return out;
 }
