@@ -13,10 +13,15 @@ json to_json(const cpu_report& r) {
     for (const cpu_row& row : r.rows)
         rows.push_back(
             {{"frames", row.frames}, {"count", row.count}, {"self", row.self}, {"accumulated", row.accumulated}});
-    return {{"agent", r.agent},       {"period_ms", r.period_ms},
-            {"seconds", r.seconds},   {"ticks", r.ticks},
-            {"samples", r.samples},   {"dropped", r.dropped},
-            {"depth", r.depth},       {"rows_left_out", r.rows_left_out},
+    return {{"agent", r.agent},
+            {"period_ms", r.period_ms},
+            {"seconds", r.seconds},
+            {"ticks", r.ticks},
+            {"samples", r.samples},
+            {"dropped", r.dropped},
+            {"depth", r.depth},
+            {"rows_left_out", r.rows_left_out},
+            {"cut_at_size", r.cut_at_size},
             {"rows", std::move(rows)}};
 }
 
@@ -31,6 +36,7 @@ result<cpu_report> cpu_report_from_json(const json& j) {
         r.dropped = j.at("dropped").get<std::uint64_t>();
         r.depth = j.at("depth").get<int>();
         r.rows_left_out = j.at("rows_left_out").get<std::uint64_t>();
+        r.cut_at_size = j.value("cut_at_size", false);
         for (const json& row : j.at("rows"))
             r.rows.push_back({row.at("frames").get<std::vector<std::string>>(), row.at("count").get<std::uint64_t>(),
                               row.at("self").get<double>(), row.at("accumulated").get<double>()});
@@ -53,12 +59,12 @@ std::string render_cpu_text(const cpu_report& r) {
     for (const cpu_row& row : r.rows) {
         out += text::fmt("%4u %6s %6s %9s  ", ++rank, text::percent_text(100 * row.self, 1).c_str(),
                          text::percent_text(100 * row.accumulated, 1).c_str(), grouped(row.count).c_str());
-        out += (row.frames.empty() ? std::string("(no frames)") : terminal_safe(row.frames.front())) + "\n";
-        for (std::size_t i = 1; i < row.frames.size(); ++i)
-            out += "          at " + terminal_safe(row.frames[i]) + "\n";
+        out += (row.frames.empty() ? std::string("(no frames)") : line_safe(row.frames.front())) + "\n";
+        for (std::size_t i = 1; i < row.frames.size(); ++i) out += "          at " + line_safe(row.frames[i]) + "\n";
     }
     if (r.rows.empty()) out += "     (no thread ran Java code at any tick)\n";
     if (r.rows_left_out > 0) out += text::fmt("     %s more stacks\n", grouped(r.rows_left_out).c_str());
+    if (r.cut_at_size) out += "     (the rows shown stop where their names reach the table's bound)\n";
     return out;
 }
 

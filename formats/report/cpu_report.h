@@ -28,13 +28,14 @@ struct cpu_report {
     std::uint64_t ticks = 0, samples = 0, dropped = 0;
     int depth = 0;
     std::uint64_t rows_left_out = 0;  // past top
+    bool cut_at_size = false;         // rows were left out as well because the names shown reached their bound
     std::vector<cpu_row> rows;
 };
 
 nlohmann::ordered_json to_json(const cpu_report& r);
 // Reads what to_json wrote; bad_value naming what is wrong.
 result<cpu_report> cpu_report_from_json(const nlohmann::ordered_json& j);
-// The table for people, with how the samples are biased; names through terminal_safe.
+// The table for people, with how the samples are biased; names through line_safe.
 std::string render_cpu_text(const cpu_report& r);
 
 }  // namespace heapd

@@ -59,6 +59,7 @@ json to_json(const sites_report& r) {
         {"totals",
          {{"live_bytes", r.live_bytes}, {"live_objects", r.live_objects}, {"bytes", r.bytes}, {"objects", r.objects}}},
         {"rows_left_out", r.rows_left_out},
+        {"cut_at_size", r.cut_at_size},
         {"rows", std::move(rows)}};
 }
 
@@ -87,6 +88,7 @@ result<sites_report> sites_report_from_json(const json& j) {
         r.bytes = t.at("bytes").get<double>();
         r.objects = t.at("objects").get<double>();
         r.rows_left_out = j.at("rows_left_out").get<std::uint64_t>();
+        r.cut_at_size = j.value("cut_at_size", false);
         for (const json& row : j.at("rows")) {
             site_row s;
             if (r.by == "method")
@@ -132,14 +134,15 @@ std::string render_sites_text(const sites_report& r) {
                          text::percent_text(100 * row.accumulated, 1).c_str(),
                          human_bytes(whole(row.live_bytes)).c_str(), grouped(whole(row.live_objects)).c_str(),
                          human_bytes(whole(row.bytes)).c_str(), grouped(whole(row.objects)).c_str());
-        out += terminal_safe(what) + "\n";
+        out += line_safe(what) + "\n";
         if (r.by == "site")
-            for (const std::string& f : row.frames) out += "          at " + terminal_safe(f) + "\n";
+            for (const std::string& f : row.frames) out += "          at " + line_safe(f) + "\n";
     }
     if (r.rows.empty()) out += "     (no sampled allocations)\n";
     if (r.rows_left_out > 0)
         out += text::fmt("     %s more below %s of the %s bytes\n", grouped(r.rows_left_out).c_str(),
                          text::percent_text(100 * r.cutoff, 2).c_str(), r.order.c_str());
+    if (r.cut_at_size) out += "     (the rows shown stop where their names reach the table's bound)\n";
     return out;
 }
 

@@ -47,6 +47,7 @@ struct sites_report {
     double cutoff = 0;
     double live_bytes = 0, live_objects = 0, bytes = 0, objects = 0;  // totals of all sites
     std::uint64_t rows_left_out = 0;                                  // below the cutoff or past top
+    bool cut_at_size = false;  // rows were left out as well because the names shown reached their bound
     std::vector<site_row> rows;
 };
 
@@ -55,7 +56,7 @@ nlohmann::ordered_json to_json(const sites_report& r);
 result<sites_report> sites_report_from_json(const nlohmann::ordered_json& j);
 
 // The table for people: a header that says how it was sampled, how estimates are made and what was
-// dropped, then the rows with each site's stack under it. Names from the JVM go through terminal_safe.
+// dropped, then the rows with each site's stack under it. Names from the JVM go through line_safe.
 std::string render_sites_text(const sites_report& r);
 
 }  // namespace heapd

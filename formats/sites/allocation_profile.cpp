@@ -57,9 +57,22 @@ const json& array_of(const json& object, const char* key, std::size_t max) {
     return v;
 }
 
+// A name cut to max_name_bytes (at a character's start), saying how long it was.
+std::string capped(std::string name) {
+    if (name.size() <= max_name_bytes) return name;
+    std::size_t cut = max_name_bytes;
+    while (cut > 0 && (static_cast<unsigned char>(name[cut]) & 0xC0) == 0x80) --cut;
+    const std::size_t length = name.size();
+    name.resize(cut);
+    return name + "...(" + std::to_string(length) + " bytes)";
+}
+
+std::string name_of(const json& object, const char* key) { return capped(text_of(object, key)); }
+
 profile_method method_of(const json& m) {
     if (!m.is_object()) throw bad_field{"a method is not an object"};
-    return {java_type_name(text_of(m, "class")), text_of(m, "name"), text_of(m, "descriptor"), text_of(m, "file")};
+    return {capped(java_type_name(text_of(m, "class"))), name_of(m, "name"), name_of(m, "descriptor"),
+            name_of(m, "file")};
 }
 
 std::vector<profile_frame> frames_of(const json& s, std::size_t methods) {
@@ -98,7 +111,7 @@ void read_tables(const json& j, allocation_profile& p) {
     p.dropped_unnamed = count_of(j, "dropped_unnamed");
     for (const json& c : array_of(j, "classes", max_entries)) {
         if (!c.is_string()) throw bad_field{"a class is not a string"};
-        p.classes.push_back(java_type_name(c.get<std::string>()));
+        p.classes.push_back(capped(java_type_name(c.get<std::string>())));
     }
     for (const json& m : array_of(j, "methods", max_entries)) p.methods.push_back(method_of(m));
     for (const json& s : array_of(j, "sites", max_entries)) {
@@ -137,13 +150,13 @@ result<allocation_profile> parse_allocation_profile(std::string_view text) {
     allocation_profile p;
     try {
         p.protocol = static_cast<int>(integer_of(j, "protocol"));
-        p.agent_version = text_of(j, "agent");
+        p.agent_version = name_of(j, "agent");
         if (p.protocol != agent_protocol)
             return fail(error_code::protocol, "the agent (" + p.agent_version + ") speaks protocol " +
                                                   std::to_string(p.protocol) + ", heapd " +
                                                   std::to_string(agent_protocol));
-        p.command = text_of(j, "command");
-        p.error = text_of(j, "error");
+        p.command = name_of(j, "command");
+        p.error = name_of(j, "error");
         const json& sampling = field(j, "sampling");
         if (!sampling.is_boolean()) throw bad_field{"\"sampling\" is not true or false"};
         p.sampling = sampling.get<bool>();

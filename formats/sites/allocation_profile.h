@@ -3,7 +3,7 @@
 // each a class and a stack with the bytes and objects estimated to have been allocated there and to
 // be alive still. Read from the agent's JSON answer, which comes from inside the JVM and is
 // therefore untrusted: sizes bounded, every index checked, names kept as given (show them through
-// terminal_safe or an escaper).
+// line_safe or an escaper), each cut to max_name_bytes.
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -19,6 +19,9 @@ inline constexpr int agent_protocol = 1;
 inline constexpr std::size_t max_answer_bytes = 64u << 20;
 inline constexpr std::size_t max_entries = 1u << 16;
 inline constexpr std::size_t max_frames = 64;
+// Bytes kept of any one name (class, method, descriptor, source file): a longer one is cut there
+// and says how long it was. No JVM names a class so; an answer that does is not to be expanded.
+inline constexpr std::size_t max_name_bytes = 1024;
 
 // A method of a frame: its class (Java form, "java.util.HashMap"), name, descriptor, source file.
 struct profile_method {

@@ -16,27 +16,35 @@ cpu_report rank_cpu(const allocation_profile& p, int depth, unsigned top) {
     r.samples = p.cpu_samples;
     r.dropped = p.cpu_dropped;
     r.depth = depth > 0 ? depth : p.cpu_depth;
-    // The frames as text: methods are listed by the CPU samples' own table.
-    allocation_profile names;
-    names.methods = p.cpu_methods;
-    std::map<std::vector<std::string>, std::uint64_t> counts;
+    // Stacks are counted by their frames' indices; only the rows shown are spelled out, so what
+    // the answer's names expand to is bounded by what is shown (and by max_table_text_bytes).
+    using frames_key = std::vector<std::pair<std::uint32_t, std::int32_t>>;
+    std::map<frames_key, std::uint64_t> counts;
     for (const cpu_trace_entry& t : p.cpu_traces) {
-        std::vector<std::string> frames;
+        frames_key key;
         for (std::size_t i = 0; i < t.frames.size() && static_cast<int>(i) < r.depth; ++i)
-            frames.push_back(frame_text(names, t.frames[i]));
-        counts[frames] += t.count;
+            key.emplace_back(t.frames[i].method, t.frames[i].line);
+        counts[key] += t.count;
     }
-    std::vector<cpu_row> rows;
-    for (auto& [frames, count] : counts) rows.push_back({frames, count, 0, 0});
-    std::stable_sort(rows.begin(), rows.end(), [](const cpu_row& a, const cpu_row& b) { return a.count > b.count; });
+    std::vector<std::pair<const frames_key*, std::uint64_t>> ranked;
+    ranked.reserve(counts.size());
+    for (const auto& [key, count] : counts) ranked.emplace_back(&key, count);
+    std::stable_sort(ranked.begin(), ranked.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
     double accumulated = 0;
-    for (cpu_row& row : rows) {
-        row.self = r.samples > 0 ? static_cast<double>(row.count) / static_cast<double>(r.samples) : 0;
+    std::size_t text_bytes = 0;
+    for (const auto& [key, count] : ranked) {
+        cpu_row row{{}, count, 0, 0};
+        row.self = r.samples > 0 ? static_cast<double>(count) / static_cast<double>(r.samples) : 0;
         accumulated += row.self;
         row.accumulated = accumulated;
-        if (top != 0 && r.rows.size() >= top) {
+        if ((top != 0 && r.rows.size() >= top) || text_bytes >= max_table_text_bytes) {
+            r.cut_at_size = r.cut_at_size || text_bytes >= max_table_text_bytes;
             ++r.rows_left_out;
             continue;
+        }
+        for (const auto& [method, line] : *key) {
+            row.frames.push_back(frame_text(p.cpu_methods, {method, line}));  // the CPU samples' own table
+            text_bytes += row.frames.back().size();
         }
         r.rows.push_back(std::move(row));
     }

@@ -47,8 +47,8 @@ const char* grouping_name(grouping g) {
 
 const char* ranking_name(ranking r) { return r == ranking::live ? "live" : "allocated"; }
 
-std::string frame_text(const allocation_profile& profile, const profile_frame& frame) {
-    const profile_method& m = profile.methods[frame.method];
+std::string frame_text(const std::vector<profile_method>& methods, const profile_frame& frame) {
+    const profile_method& m = methods[frame.method];
     std::string where;
     if (frame.line == -2)
         where = "Native Method";
@@ -75,22 +75,11 @@ sites_report rank_sites(const allocation_profile& profile, const table_options& 
     t.order = ranking_name(options.order);
     t.depth = options.by == grouping::site ? options.depth : 0;
     t.cutoff = options.cutoff;
+    // Rows are grouped and ranked by indices; only the rows shown are spelled out, so what the
+    // answer's names expand to is bounded by what is shown (and by max_table_text_bytes).
     std::map<row_key, site_row> rows;
     for (const profile_site& s : profile.sites) {
-        row_key key = key_of(s, options);
-        auto [it, fresh] = rows.try_emplace(key);
-        site_row& r = it->second;
-        if (fresh) {
-            if (key.klass >= 0) r.klass = profile.classes[s.klass];
-            for (const auto& [method, line] : key.frames) {
-                if (line == -3) {
-                    const profile_method& m = profile.methods[method];
-                    r.frames.push_back(m.klass + "." + m.name);
-                } else {
-                    r.frames.push_back(frame_text(profile, {method, line}));
-                }
-            }
-        }
+        site_row& r = rows[key_of(s, options)];
         r.live_bytes += s.live_bytes;
         r.live_objects += s.live_objects;
         r.bytes += s.bytes;
@@ -101,29 +90,43 @@ sites_report rank_sites(const allocation_profile& profile, const table_options& 
         t.bytes += s.bytes;
         t.objects += s.objects;
     }
-    std::vector<site_row> all;
+    std::vector<std::pair<const row_key*, site_row*>> all;
     all.reserve(rows.size());
-    for (auto& [key, row] : rows) all.push_back(std::move(row));
+    for (auto& [key, row] : rows) all.emplace_back(&key, &row);
     // Ties keep the order of the keys (class, then frames): the same table for the same profile.
-    std::stable_sort(all.begin(), all.end(), [&](const site_row& a, const site_row& b) {
-        double x = ranking_bytes(a, options.order), y = ranking_bytes(b, options.order);
+    const ranking other = options.order == ranking::live ? ranking::allocated : ranking::live;
+    std::stable_sort(all.begin(), all.end(), [&](const auto& a, const auto& b) {
+        double x = ranking_bytes(*a.second, options.order), y = ranking_bytes(*b.second, options.order);
         if (x != y) return x > y;
-        return ranking_bytes(a, options.order == ranking::live ? ranking::allocated : ranking::live) >
-               ranking_bytes(b, options.order == ranking::live ? ranking::allocated : ranking::live);
+        return ranking_bytes(*a.second, other) > ranking_bytes(*b.second, other);
     });
     const double total = options.order == ranking::live ? t.live_bytes : t.bytes;
     double accumulated = 0;
-    for (site_row& r : all) {
-        const double share = total > 0 ? ranking_bytes(r, options.order) / total : 0;
+    std::size_t text_bytes = 0;
+    for (auto& [key, row] : all) {
+        const double share = total > 0 ? ranking_bytes(*row, options.order) / total : 0;
         accumulated += share;
-        const bool shown = share >= options.cutoff && (options.top == 0 || t.rows.size() < options.top);
+        const bool shown = share >= options.cutoff && (options.top == 0 || t.rows.size() < options.top) &&
+                           text_bytes < max_table_text_bytes;
         if (!shown) {
+            t.cut_at_size = t.cut_at_size || text_bytes >= max_table_text_bytes;
             ++t.rows_left_out;
             continue;
         }
-        r.self = share;
-        r.accumulated = accumulated;
-        t.rows.push_back(std::move(r));
+        row->self = share;
+        row->accumulated = accumulated;
+        if (key->klass >= 0) row->klass = profile.classes[static_cast<std::size_t>(key->klass)];
+        text_bytes += row->klass.size();
+        for (const auto& [method, line] : key->frames) {
+            if (line == -3) {
+                const profile_method& m = profile.methods[method];
+                row->frames.push_back(m.klass + "." + m.name);
+            } else {
+                row->frames.push_back(frame_text(profile.methods, {method, line}));
+            }
+            text_bytes += row->frames.back().size();
+        }
+        t.rows.push_back(std::move(*row));
     }
     return t;
 }

@@ -26,13 +26,17 @@ struct table_options {
     unsigned top = 0;        // at most this many rows (0: all above the cutoff)
 };
 
+// The names a table spells out at most (classes and frames of the rows shown, about): rows past
+// it are left out (sites_report::cut_at_size), whatever --top asks for.
+inline constexpr std::size_t max_table_text_bytes = 2u << 20;
+
 // The table, with the profile's sampling facts; collected_first: the answer came after a full
 // collection (live means reachable).
 sites_report rank_sites(const allocation_profile& profile, const table_options& options, bool collected_first);
 
 // A frame as Java prints it: "java.util.HashMap.resize(HashMap.java:704)", "(Native Method)",
-// "(Unknown Source)".
-std::string frame_text(const allocation_profile& profile, const profile_frame& frame);
+// "(Unknown Source)". methods: the table the frame indexes (the profile's methods, or cpu_methods).
+std::string frame_text(const std::vector<profile_method>& methods, const profile_frame& frame);
 
 // The names of a grouping and a ranking, as on the command line ("site", "method", "class"; "live",
 // "allocated").

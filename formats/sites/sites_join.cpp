@@ -58,7 +58,7 @@ void join_allocation_sites(analysis_report& report, const allocation_profile& pr
                 if (shown == options.sites_per_class || share < options.min_share) break;
                 allocation_site_entry e;
                 e.class_name = name;
-                for (const profile_frame& f : s->frames) e.frames.push_back(frame_text(profile, f));
+                for (const profile_frame& f : s->frames) e.frames.push_back(frame_text(profile.methods, f));
                 e.origin = origin_frame(e.frames);
                 e.live_bytes = static_cast<std::uint64_t>(s->live_bytes + 0.5);
                 e.live_objects = static_cast<std::uint64_t>(s->live_objects + 0.5);

@@ -61,11 +61,14 @@ inline isolated_jvm attach_target_of(const temp_user& user) {
     return isolated_jvm(java_main{"AttachTarget"}, {"-Xmx64m"}, {}, isolation{&user, false, {}});
 }
 
-// What the hostile listener does when asked for a heap dump.
+// What the hostile listener does when asked for a heap dump (or, for the last two, anything).
 enum class hostile_act {
     swap_with_link,  // writes a file at the name asked for and keeps exchanging it with a link to a target
     stay_silent,     // accepts the request and never answers
     flood,           // answers with 64 MiB of output, lines that look like the daemon's log among them
+    trickle,         // any request: answers "0\n", then one byte every 10 s for 90 s
+    fake_agent,      // an agent `load`: writes the answer file asked for with what the file named by the
+                     // detail holds (DETAIL.cpu for cpu_* commands, DETAIL.sites for the others)
 };
 
 // The attach listener of a JVM served by the JVM's owner: a process of the test running as that
@@ -79,7 +82,7 @@ public:
         pid_ = ::fork();
         if (pid_ == 0) {
             ::close(ready[0]);
-            ::setpgid(0, 0);  // its swapper too goes with it
+            ::setpgid(0, 0);  // its swapper and tricklers too go with it
             serve(user, jvm_pid, ns_pid, act, link_target, ready[1]);
         }
         ::close(ready[1]);
@@ -120,6 +123,22 @@ private:
             int c = ::accept(s, nullptr, nullptr);
             if (c < 0) continue;
             auto request = read_attach_request(c);
+            if (act == hostile_act::trickle && request.size() >= 2 && request[1] != "getversion") {
+                if (::fork() == 0) {  // each connection on its own, as many as are asked
+                    write_text(c, "0\n");
+                    for (int i = 0; i < 9; ++i) {
+                        ::sleep(10);
+                        write_text(c, ".");
+                    }
+                    ::_exit(0);
+                }
+                ::close(c);
+                continue;
+            }
+            if (act == hostile_act::fake_agent && request.size() >= 5 && request[1] == "load") {
+                answer_as_agent(c, request[4], link_target);
+                continue;
+            }
             if (request.size() < 3 || request[1] != "dumpheap") {
                 write_text(c, "-1\nOperation not recognized!\n");  // the getversion probe: an old JVM
                 ::close(c);
@@ -140,6 +159,19 @@ private:
             }
             swap_while_answering(c, std::filesystem::path(request[2]).filename().string(), link_target);
         }
+    }
+
+    // Writes the answer file the options ("show,...,file=/tmp/NAME") ask for, from DETAIL.cpu or
+    // DETAIL.sites, and answers as a JVM whose agent took the command.
+    static void answer_as_agent(int c, const std::string& options, const std::string& detail) {
+        const auto at = options.find("file=/tmp/");
+        if (at != std::string::npos) {
+            const std::string name = options.substr(at + 10, options.find(',', at) - at - 10);
+            std::ifstream in(detail + (options.starts_with("cpu_") ? ".cpu" : ".sites"));
+            std::ofstream(name) << in.rdbuf();
+        }
+        write_text(c, "0\nreturn code: 0\n");
+        ::close(c);
     }
 
     // Writes a regular file at name (not a heap dump) and a link beside it, then exchanges the two

@@ -1,6 +1,7 @@
 // CPU samples from an agent's answer: read and checked, stacks cut to a depth and ranked, and the
 // table's JSON read back.
 #include "formats/sites/cpu_ranking.h"
+#include "formats/sites/site_ranking.h"
 
 #include <gtest/gtest.h>
 
@@ -48,6 +49,40 @@ TEST(cpu_ranking, refuses_a_trace_of_an_unlisted_method) {
     auto p = parse_allocation_profile(bad);
     ASSERT_FALSE(p.has_value());
     EXPECT_NE(p.error().message.find("method 3 is not listed"), std::string::npos) << p.error().message;
+}
+
+// 64 methods named with 8 KiB each, 200 stacks of 64 frames: only the row shown is spelled out,
+// with every name cut; all rows stop at the table's bound.
+TEST(cpu_ranking, an_answer_whose_names_expand_spells_out_only_the_rows_shown) {
+    std::string big = R"({"protocol":1,"agent":"x","command":"cpu_show","error":"","sampling":false,"interval":0,)"
+                      R"("depth":0,"seconds":0,"dropped_ring":0,"memory_bytes":0,"cpu_sampling":true,)"
+                      R"("cpu_period_ms":10,"cpu_seconds":1,"cpu_depth":64,"cpu_ticks":200,"cpu_samples":200,)"
+                      R"("cpu_dropped":0,"cpu_methods":[)";
+    for (int m = 0; m < 64; ++m)
+        big += std::string(m == 0 ? "" : ",") + R"({"class":"L)" + std::string(8192, 'K') + R"(;","name":")" +
+               std::string(8192, 'n') + R"(","descriptor":"()V","file":"F.java"})";
+    big += R"(],"cpu_traces":[)";
+    for (int t = 0; t < 200; ++t) {
+        big += std::string(t == 0 ? "" : ",") + R"({"frames":[)";
+        for (int f = 0; f < 64; ++f)
+            big += std::string(f == 0 ? "" : ",") + "[" + std::to_string(f) + "," + std::to_string(t) + "]";
+        big += R"(],"count":)" + std::to_string(1 + t) + "}";
+    }
+    big += "]}";
+    auto p = parse_allocation_profile(big);
+    ASSERT_TRUE(p.has_value()) << p.error().describe();
+    cpu_report one = rank_cpu(*p, 64, 1);
+    ASSERT_EQ(one.rows.size(), 1u);
+    EXPECT_EQ(one.rows_left_out, 199u);
+    std::size_t bytes = 0;
+    for (const std::string& f : one.rows[0].frames) bytes += f.size();
+    EXPECT_LT(bytes, 64u * 3 * max_name_bytes);
+    cpu_report all = rank_cpu(*p, 64, 0);
+    EXPECT_TRUE(all.cut_at_size);
+    bytes = 0;
+    for (const cpu_row& r : all.rows)
+        for (const std::string& f : r.frames) bytes += f.size();
+    EXPECT_LT(bytes, max_table_text_bytes + 64u * 3 * max_name_bytes);
 }
 
 }  // namespace
