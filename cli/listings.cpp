@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <vector>
 
+#include "base/safe_text.h"
 #include "formats/report/jvm_table.h"
 #include "formats/report/report_text.h"
 #include "formats/report/text_format.h"
@@ -95,7 +96,7 @@ std::string jobs_text(const wire::json& jobs) {
         } else if (state != "running") {
             phase = state == "queued" ? "waiting" : "";
         }
-        std::string subject = get<std::string>(j, "subject", "");
+        std::string subject = line_safe(get<std::string>(j, "subject", ""));
         std::snprintf(line, sizeof line, "%6llu  %-9s  %-7s  %-10s  %-18s  %8s  %s\n",
                       get<unsigned long long>(j, "id", 0), state.c_str(), get<std::string>(j, "kind", "").c_str(),
                       fit(user_name(get<long long>(j, "owner_uid", -1)), 10).c_str(), fit(phase, 18).c_str(),
@@ -106,7 +107,7 @@ std::string jobs_text(const wire::json& jobs) {
                                                                          : "        report kept as dump ") +
                    entry + "\n";
         if (const std::string error = get<std::string>(j, "error", ""); !error.empty())
-            out += "        " + error + "\n";
+            out += "        " + line_safe(error) + "\n";
     }
     return out;
 }
@@ -124,8 +125,8 @@ std::string dumps_text(const wire::json& dumps) {
                       get<std::string>(d, "trigger", "").c_str());
         out += line;
         const char* what = get<bool>(d, "has_dump", false) ? " (dump kept)" : " (analyzed in place, report kept)";
-        out += "    " + fit(get<std::string>(d, "file", ""), 60) + what + "\n";
-        out += wrapped("    ", get<std::string>(d, "headline", ""));
+        out += "    " + fit(line_safe(get<std::string>(d, "file", "")), 60) + what + "\n";
+        out += wrapped("    ", line_safe(get<std::string>(d, "headline", "")));
     }
     return out;
 }

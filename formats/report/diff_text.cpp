@@ -3,6 +3,7 @@
 #include <string>
 
 #include "base/safe_text.h"
+#include "formats/report/line_safe_report.h"
 #include "formats/report/report_text.h"
 #include "formats/report/text_format.h"
 
@@ -80,7 +81,8 @@ void diff_rows(std::string& out, const char* title, const char* order, const std
 
 }  // namespace
 
-std::string render_text(const diff_report& r, const text_options& options) {
+std::string render_text(const diff_report& report, const text_options& options) {
+    const diff_report r = line_safe_copy(report);
     std::string out;
     diff_header(out, r);
     if (!r.notes.empty()) {

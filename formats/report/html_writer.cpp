@@ -1,5 +1,6 @@
 #include "formats/report/html_writer.h"
 
+#include "base/safe_text.h"
 #include "formats/report/html_assets.h"
 #include "formats/report/text_format.h"
 
@@ -47,7 +48,12 @@ std::string escape(std::string_view s) {
         default: break;
         }
         const auto b = static_cast<unsigned char>(c);
-        if (b < 0x20 && c != '\t' && c != '\n') {
+        if (c == '\n' || c == '\r') {  // shown: in a <pre> or a title it would begin a line of its own
+            out += c == '\n' ? "\\n" : "\\r";
+            ++i;
+            continue;
+        }
+        if (b < 0x20 && c != '\t') {
             out += text::fmt("\\x%02x", b);
             ++i;
             continue;
@@ -56,6 +62,11 @@ std::string escape(std::string_view s) {
         if (n == 0) {
             out += "\xef\xbf\xbd";
             ++i;
+            continue;
+        }
+        if (is_bidi_control(s.substr(i), n)) {  // shown, not obeyed: it would reorder what follows
+            out += line_safe(s.substr(i, n));
+            i += n;
             continue;
         }
         out.append(s.substr(i, n));
@@ -104,14 +115,22 @@ cell text(std::string text) { return {std::move(text), std::nullopt, false}; }
 
 std::string page(std::string_view title, std::string_view body, const nlohmann::ordered_json& data) {
     // In the data block every '<' is written \u003c: no "</script>" in a string can end the block.
+    // A bidirectional control (only ever inside a string) is written as the six characters of its
+    // escape, so that the page shows it rather than obeys it.
     std::string json = data.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
     std::string safe;
     safe.reserve(json.size());
-    for (char c : json) {
-        if (c == '<')
+    for (std::size_t i = 0; i < json.size(); ++i) {
+        const char c = json[i];
+        const std::size_t n = static_cast<unsigned char>(c) >= 0x80 ? utf8_length(json, i) : 0;
+        if (c == '<') {
             safe += "\\u003c";
-        else
+        } else if (n != 0 && is_bidi_control(std::string_view(json).substr(i), n)) {
+            safe += "\\" + line_safe(std::string_view(json).substr(i, n));
+            i += n - 1;
+        } else {
             safe += c;
+        }
     }
     std::string out =
         "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"

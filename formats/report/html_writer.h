@@ -12,7 +12,8 @@
 namespace heapd::html {
 
 // Text made safe for an element's content or a quoted attribute value: & < > " ' escaped; bytes
-// that are not UTF-8 become U+FFFD, control characters but tab and newline a visible \xNN.
+// that are not UTF-8 become U+FFFD, newline and carriage return a visible \n and \r, other control
+// characters but tab a visible \xNN, bidirectional controls a visible \uNNNN.
 std::string escape(std::string_view text);
 
 // One cell of a table: its text (escaped when written) and, for numbers, the value sorted by.

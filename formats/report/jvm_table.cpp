@@ -55,7 +55,7 @@ std::string jvm_table_text(const std::vector<jvm_column>& columns, const std::ve
     for (jvm_column c : columns) lines[0].push_back(header_of(c));
     for (const jvm_table_row& r : rows) {
         lines.emplace_back();
-        for (jvm_column c : columns) lines.back().push_back(terminal_safe(cell_of(r, c)));
+        for (jvm_column c : columns) lines.back().push_back(line_safe(cell_of(r, c)));
     }
     std::vector<std::size_t> width(columns.size(), 0);
     for (const auto& line : lines)

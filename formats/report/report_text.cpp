@@ -1,6 +1,7 @@
 #include "formats/report/report_text.h"
 
 #include "base/safe_text.h"
+#include "formats/report/line_safe_report.h"
 #include "formats/report/text_format.h"
 
 #include <cmath>
@@ -399,7 +400,8 @@ std::string grouped(std::uint64_t v) {
     return out;
 }
 
-std::string render_text(const object_paths_report& r) {
+std::string render_text(const object_paths_report& report) {
+    const object_paths_report r = line_safe_copy(report);
     std::string out = fmt("heapd path: 0x%llx, ", static_cast<unsigned long long>(r.id)) + r.class_name + ", " +
                       human_bytes(r.shallow_bytes) + " shallow, " + human_bytes(r.retained_bytes) + " retained\n";
     if (!r.file.empty()) out += "  in " + r.file + "\n";
@@ -407,7 +409,7 @@ std::string render_text(const object_paths_report& r) {
         out +=
             "  unreachable: no chain of strong references from a GC root leads to it "
             "(garbage, or held only through weak, soft or phantom references)\n";
-        return out;
+        return terminal_safe(out);
     }
     unsigned i = 0;
     for (const gc_path& p : r.paths) {
@@ -467,7 +469,8 @@ std::string utc_time(std::uint64_t ms) {
     return buf;
 }
 
-std::string render_text(const analysis_report& r, const text_options& options) {
+std::string render_text(const analysis_report& report, const text_options& options) {
+    const analysis_report r = line_safe_copy(report);
     std::string out;
     header(out, r, options.title);
     problems(out, r);

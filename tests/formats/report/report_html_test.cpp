@@ -95,6 +95,21 @@ TEST(report_html, strings_from_the_dump_are_text_wherever_they_appear) {
     EXPECT_EQ(data.at("tree").at("total"), 1000);
 }
 
+// A newline shows as \n (in a thread's stack it would begin a line of its own) and a right-to-left
+// override as \u202e, in the body and in what the data block gives the page's script.
+TEST(report_html, newlines_and_bidirectional_controls_from_the_dump_are_shown_not_obeyed) {
+    const std::string forged = "com.x.A\nat forged.Frame(F.java:1)\xE2\x80\xAEgpj.exe";
+    analysis_report r = hostile_report();
+    r.threads[0].name = forged;
+    r.threads[0].frames = {forged};
+    r.retention.tree[0].class_name = forged;
+    const std::string page = render_html(r, {});
+    EXPECT_EQ(page.find("\xE2\x80\xAE"), std::string::npos);
+    EXPECT_GE(count(page, "com.x.A\\nat forged.Frame(F.java:1)\\u202egpj.exe"), 2u);
+    const nlohmann::json data = data_of(page);
+    EXPECT_EQ(data.at("tree").at("nodes").at(0).at("class"), "com.x.A\nat forged.Frame(F.java:1)\\u202egpj.exe");
+}
+
 TEST(report_html, nothing_on_the_page_points_anywhere) {
     const std::string page = render_html(hostile_report(), {});
     EXPECT_NE(page.find("Content-Security-Policy\" content=\"default-src 'none'; script-src 'sha256-" +

@@ -119,6 +119,27 @@ TEST(render_text, renders_a_small_report_exactly) {
     EXPECT_EQ(render_text(small_report(), {}), expected);
 }
 
+std::size_t count_of(const std::string& text, const std::string& what) {
+    std::size_t n = 0;
+    for (auto at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+    return n;
+}
+
+// A class and a thread named with a newline and a right-to-left override cannot start a line of
+// their own or reorder one: each is printed on its line, escaped, in every section.
+TEST(render_text, names_with_newlines_and_bidirectional_controls_stay_on_their_line) {
+    const std::string forged = "com.x.A\nheapd[868] info: FORGED\xE2\x80\xAEgpj.exe";
+    analysis_report r = small_report();
+    r.histogram[1].class_name = forged;
+    r.largest_objects[1].class_name = forged;
+    r.threads[0].name = forged;
+    r.threads[0].frames = {forged + ".run(A.java:1)"};
+    const std::string text = render_text(r, {});
+    EXPECT_EQ(text.find("\nheapd[868]"), std::string::npos) << text;
+    EXPECT_EQ(text.find("\xE2\x80\xAE"), std::string::npos);
+    EXPECT_GE(count_of(text, "com.x.A\\nheapd[868] info: FORGED\\u202egpj.exe"), 4u) << text;
+}
+
 TEST(render_text, empty_sections_are_left_out) {
     analysis_report r = small_report();
     r.problems.clear();
