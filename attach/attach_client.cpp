@@ -46,12 +46,14 @@ result<attach_reply> attach_socket(const std::string& socket_path, const attach_
     if (auto ok = check_request(request); !ok) return std::unexpected(ok.error());
     const prepared_request prepared = prepare(request, options);
     const std::int64_t timeout = std::max<std::int64_t>(options.timeout.count(), 1);
+    const std::int64_t start = monotonic_ms();
+    const std::int64_t hard = start + (options.limit.count() > 0 ? options.limit.count() : timeout);
     attach_reply reply;
     socket_sink_state state{&reply, &options};
     reply_sink sink{&state, sink_status, sink_output, nullptr};
     listener_failure failure;
-    if (!converse(socket_path.c_str(), prepared.plan(), monotonic_ms() + timeout, timeout, progress_watch{}, sink,
-                  failure))
+    if (!converse(socket_path.c_str(), prepared.plan(), std::min(start + timeout, hard), timeout, hard,
+                  progress_watch{}, sink, failure))
         return fail(failure.code, failure.message);
     return reply;
 }

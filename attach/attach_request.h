@@ -33,9 +33,17 @@ enum class protocol_choice {
 
 // How to attach.
 struct attach_options {
-    // Bounds the attach (trigger, listener start, connect, version probe) and, while waiting for the
-    // reply, each silence: a reply that stops arriving for this long ends with not_responding.
+    // Bounds the attach (trigger, listener start, connect, version probe) and the wait for the
+    // reply: the reply must be whole this long after the conversation began, however its bytes
+    // trickle in (not_responding otherwise). A request whose file grows meanwhile (a heap dump being
+    // written) counts this long from the file's last growth instead, up to `limit`.
     std::chrono::milliseconds timeout{10000};
+    // The whole conversation ends by this long after it began, whatever arrives or grows meanwhile
+    // (not_responding). Zero: timeout.
+    std::chrono::milliseconds limit{0};
+    // Asked several times a second while the helper process talks to the JVM; true stops it at once
+    // (the helper killed, any file it staged removed) with cancelled.
+    std::function<bool()> cancelled;
     protocol_choice protocol = protocol_choice::automatic;
     // Ask a v2 JVM that offers the "streaming" option (JDK 25+) to stream (true) or buffer (false)
     // its output; unset leaves the JVM's default.

@@ -167,6 +167,7 @@ result<attach_reply> run_session(pid_t pid, const attach_request& request, const
     const std::int64_t timeout = std::max<std::int64_t>(options.timeout.count(), 1);
     plan.attach_deadline = start + timeout;
     plan.idle_ms = timeout;
+    plan.hard_deadline = start + (options.limit.count() > 0 ? options.limit.count() : timeout);
     unique_fd watch_dir;
     if (file != nullptr) {
         if (!file->in_jvm_tmp) watch_dir.reset(open_dir(file->dir));
@@ -192,6 +193,7 @@ result<attach_reply> run_session(pid_t pid, const attach_request& request, const
         reply.output.append(bytes.substr(0, room));
         left_out += bytes.size() - std::min(room, bytes.size());
     };
+    listener.cancelled = options.cancelled;
     listener.on_file = [file](int fd, int open_errno) {
         file->collected.reset(fd);
         file->collect_errno = open_errno;

@@ -12,6 +12,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdint>
 #include <cstring>
 #include <optional>
 #include <string>
@@ -183,7 +184,8 @@ bool install(const child_plan& plan, listener_failure& failure) {
         child_fail(w, failure);
     }
     reply_sink sink{&w, on_status, on_output, on_progress};
-    if (!converse(plan.names.socket, plan.listener, plan.attach_deadline, plan.idle_ms, plan.watch, sink, failure)) {
+    if (!converse(plan.names.socket, plan.listener, plan.attach_deadline, plan.idle_ms, plan.hard_deadline, plan.watch,
+                  sink, failure)) {
         // A partial file (the JVM failed, went silent, or our parent is gone) loses its name here; the
         // JVM may still write to it, and the space is freed when it closes the file.
         if (plan.collect_name != nullptr) ::unlinkat(plan.target.tmp_fd, plan.collect_name, 0);
@@ -222,9 +224,10 @@ result<void> run_attach_child(const child_plan& plan, const child_listener& list
     ::close(pipe_fds[1]);
     const int in = pipe_fds[0];
 
-    // The child is never silent for longer than its attach phase or its idle limit; past that (and
-    // a margin) it is stuck and gets killed.
+    // The child is never silent for longer than its attach phase or its idle limit, and it ends by
+    // the hard deadline; past either (and a margin) it is stuck and gets killed.
     const std::int64_t silence_limit = std::max(plan.attach_deadline - monotonic_ms(), plan.idle_ms) + 3000;
+    const std::int64_t end_by = plan.hard_deadline > 0 ? plan.hard_deadline + 3000 : INT64_MAX;
     std::int64_t last_heard = monotonic_ms();
     std::string pending;
     trigger_place trigger = trigger_place::none;
@@ -233,14 +236,19 @@ result<void> run_attach_child(const child_plan& plan, const child_listener& list
     std::vector<unique_fd> passed;  // descriptors received, in order, until their frame is read
     char buffer[65536];
     while (!done && !error) {
-        std::int64_t left = last_heard + silence_limit - monotonic_ms();
+        std::int64_t left = std::min(last_heard + silence_limit, end_by) - monotonic_ms();
         if (left <= 0) {
             ::kill(child, SIGKILL);
             killed = true;
             break;
         }
+        if (listener.cancelled && listener.cancelled()) {
+            ::kill(child, SIGKILL);
+            error = error_info{error_code::cancelled, "cancelled"};
+            break;
+        }
         pollfd p{in, POLLIN, 0};
-        int ready = ::poll(&p, 1, static_cast<int>(std::min<std::int64_t>(left, 1000)));
+        int ready = ::poll(&p, 1, static_cast<int>(std::min<std::int64_t>(left, 200)));
         if (ready < 0 && errno != EINTR) break;
         if (ready <= 0) continue;
         // The child sends one descriptor at most: anything more is closed.

@@ -32,7 +32,8 @@ struct child_plan {
     std::string refuse_message;
     listener_plan listener;
     std::int64_t attach_deadline = 0;  // monotonic ms
-    std::int64_t idle_ms = 10000;
+    std::int64_t idle_ms = 10000;      // from the request, or from the watched file's last growth
+    std::int64_t hard_deadline = 0;    // monotonic ms: the conversation ends then, whatever happens
     progress_watch watch;
     // A name in the JVM's /tmp (target.tmp_fd) to collect once the JVM has answered: opened as above
     // (O_NOFOLLOW, O_NONBLOCK), its name removed, and the descriptor handed to on_file. Null: none.
@@ -51,10 +52,13 @@ struct child_listener {
     // The collected file: its descriptor (owned by the callee from then on), or -1 and the errno of
     // the open (ENOENT: the JVM wrote nothing).
     std::function<void(int fd, int open_errno)> on_file;
+    // Asked several times a second; true kills the child and ends with cancelled.
+    std::function<bool()> cancelled;
 };
 
-// Forks the child, relays its reports and reaps it; the error is the child's own, or not_responding
-// when it fell silent for longer than its own limits allow.
+// Forks the child, relays its reports and reaps it; the error is the child's own, not_responding
+// when it fell silent for longer than its own limits allow or outlived the hard deadline, or
+// cancelled.
 result<void> run_attach_child(const child_plan& plan, const child_listener& listener);
 
 }  // namespace heapd::attach

@@ -100,8 +100,9 @@ long long watched_size(const progress_watch& watch) {
     return ::fstatat(watch.dir_fd, watch.name, &st, AT_SYMLINK_NOFOLLOW) == 0 ? static_cast<long long>(st.st_size) : -1;
 }
 
-// Reads "<status>\n<output>" until the peer closes; a silence of idle_ms (or reaching hard_deadline,
-// when positive) fails with not_responding.
+// Reads "<status>\n<output>" until the peer closes. It fails with not_responding idle_ms after it
+// began or after the watched file last grew (the reply's own bytes do not count: a listener that
+// trickles its answer gains nothing), and at hard_deadline (when positive) whatever happens.
 bool read_reply(int fd, int protocol, std::int64_t idle_ms, std::int64_t hard_deadline, const progress_watch& watch,
                 const reply_sink& sink, listener_failure& failure) {
     char buffer[16384];
@@ -116,7 +117,7 @@ bool read_reply(int fd, int protocol, std::int64_t idle_ms, std::int64_t hard_de
         if (hard_deadline > 0) idle_end = std::min(idle_end, hard_deadline);
         if (now >= idle_end) {
             set_failure(failure, error_code::not_responding,
-                        have_status ? "the JVM stopped sending its reply for %lld ms"
+                        have_status ? "the JVM did not finish its reply within %lld ms"
                                     : "the JVM accepted the request but did not answer within %lld ms",
                         static_cast<long long>(now - last_activity));
             return false;
@@ -140,7 +141,6 @@ bool read_reply(int fd, int protocol, std::int64_t idle_ms, std::int64_t hard_de
             return false;
         }
         if (n <= 0) break;  // closed: the reply is complete
-        last_activity = monotonic_ms();
         std::size_t used = 0;
         while (!have_status && used < static_cast<std::size_t>(n)) {
             char c = buffer[used++];
@@ -285,7 +285,8 @@ void set_failure(listener_failure& failure, error_code code, const char* format,
 }
 
 bool converse(const char* socket_path, const listener_plan& plan, std::int64_t attach_deadline, std::int64_t idle_ms,
-              const progress_watch& watch, const reply_sink& sink, listener_failure& failure) {
+              std::int64_t hard_deadline, const progress_watch& watch, const reply_sink& sink,
+              listener_failure& failure) {
     int version = 1;
     bool option_offered = false;
     if (plan.protocol != protocol_choice::v1) {
@@ -321,7 +322,8 @@ bool converse(const char* socket_path, const listener_plan& plan, std::int64_t a
         return false;
     }
     listener_failure request_failure;
-    if (!exchange(socket_path, request, protocol, monotonic_ms() + idle_ms, idle_ms, 0, watch, sink, request_failure)) {
+    if (!exchange(socket_path, request, protocol, std::min(monotonic_ms() + idle_ms, hard_deadline), idle_ms,
+                  hard_deadline, watch, sink, request_failure)) {
         failure = request_failure;
         return false;
     }

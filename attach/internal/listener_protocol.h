@@ -73,8 +73,11 @@ prepared_request prepare(const attach_request& request, const attach_options& op
 // Talks to the listener at socket_path (relative to the current directory unless absolute; at most
 // 107 bytes). With protocol automatic or v2 it first asks `getversion` in v1 (answered by
 // attach_deadline) to learn whether v2 is offered; then it sends the request and passes on the
-// status line and the output until the JVM closes. A silence of idle_ms ends with not_responding.
+// status line and the output until the JVM closes. The reply's bytes never extend a limit: it ends
+// with not_responding idle_ms after the request was sent, or after the watched file last grew, and
+// at hard_deadline whatever happens (monotonic ms).
 bool converse(const char* socket_path, const listener_plan& plan, std::int64_t attach_deadline, std::int64_t idle_ms,
-              const progress_watch& watch, const reply_sink& sink, listener_failure& failure);
+              std::int64_t hard_deadline, const progress_watch& watch, const reply_sink& sink,
+              listener_failure& failure);
 
 }  // namespace heapd::attach

@@ -143,7 +143,9 @@ void add_serve(CLI::App& app, int& status) {
     sub->add_option("--spool", o->spool_dir,
                     "Directory of dump requests spooled by `heapd dump` while no daemon ran "
                     "(default: $HEAPD_SPOOL, else /var/spool/heapd)");
-    sub->add_option("--workers", o->workers, "Analyses run at once")->check(CLI::Range(1u, 64u))->capture_default_str();
+    sub->add_option("--workers", o->workers, "Jobs doing heapd's own work (copying, analyzing) at once")
+        ->check(CLI::Range(1u, 64u))
+        ->capture_default_str();
     sub->add_flag("--foreground", o->foreground,
                   "Stay in the foreground and log to stderr (else detach and log to syslog)");
     sub->add_option("--group", o->group, "Group whose members may act on every dump; stored files belong to it")

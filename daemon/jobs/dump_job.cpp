@@ -45,6 +45,7 @@ std::optional<wire::wire_error> wait_for_jvm(const dump_request& r, job_context&
     attach::attach_options options;
     options.timeout = std::chrono::seconds(2);
     options.expected_start_time = r.start_time;
+    options.cancelled = [&ctx] { return ctx.cancelled(); };
     std::optional<clock::time_point> stopped_since;
     for (unsigned attempt = 1;; ++attempt) {
         ctx.progress("waiting for the JVM", attempt, 0);
@@ -147,12 +148,15 @@ std::expected<unique_fd, wire::wire_error> snapshot_heap(store& s, const dump_re
 // kept in the entry (sites.json): a live dump's full collection has just cleared the references of
 // what was unreachable, so the agent's live objects are the dump's. Nothing when the JVM has no
 // agent, is not sampling, or does not answer within a few seconds: the dump is what matters.
-std::optional<sites::allocation_profile> sampled_sites(const dump_request& r, store::staged_entry& entry) {
+std::optional<sites::allocation_profile> sampled_sites(const dump_request& r, store::staged_entry& entry,
+                                                       job_context& ctx) {
     auto library = attach::loaded_agent_library(r.pid);
     if (!library) return std::nullopt;
     attach::attach_options options;
     options.timeout = std::chrono::seconds(10);
     options.expected_start_time = r.start_time;
+    options.cancelled = [&ctx] { return ctx.cancelled(); };
+    auto away = ctx.waiting_outside();
     auto text = attach::agent_command(r.pid, {*library}, "show", sites::agent_protocol, options);
     if (!text) return std::nullopt;
     auto profile = sites::parse_allocation_profile(*text);
@@ -164,8 +168,10 @@ std::optional<sites::allocation_profile> sampled_sites(const dump_request& r, st
 // The table a sampling agent wrote when the JVM ran out of heap (after its hook, which handed over
 // this dump), kept in the entry like sampled_sites'. The JVM may have exited since: a JVM of the
 // host leaves it in /tmp. Waits a few seconds for a JVM that still runs and has not written it yet.
-std::optional<sites::allocation_profile> oom_sites(const dump_request& r, store::staged_entry& entry) {
+std::optional<sites::allocation_profile> oom_sites(const dump_request& r, store::staged_entry& entry,
+                                                   job_context& ctx) {
     if (!r.start_time) return std::nullopt;
+    auto away = ctx.waiting_outside();
     auto info = attach::read_process_info(r.pid);
     const bool alive = info && info->start_time == *r.start_time;
     if (alive && !attach::loaded_agent_library(r.pid)) return std::nullopt;
@@ -203,7 +209,10 @@ job_work make_dump_work(store& s, dump_request request) {
         if (auto room = s.ensure_space(req->estimate, "the heap dump of " + who); !room)
             return failure(error_kind::no_space, room.error().message);
         if (!req->adopt && req->wait_for_jvm)
-            if (auto gone = wait_for_jvm(*req, ctx)) {
+            if (auto gone = [&] {
+                    auto away = ctx.waiting_outside();  // a JVM in its hook: minutes, maybe
+                    return wait_for_jvm(*req, ctx);
+                }()) {
                 if (!snapshot_problem.empty()) gone->message += "; before that, the " + snapshot_problem;
                 return std::unexpected(*gone);
             }
@@ -238,7 +247,9 @@ job_work make_dump_work(store& s, dump_request request) {
         } else {
             attach::attach_options options;
             options.timeout = std::chrono::seconds(120);  // of silence: a growing file is an answer
+            options.limit = std::chrono::milliseconds(dump_conversation_limit_ms);
             options.expected_start_time = req->start_time;
+            options.cancelled = [&ctx] { return ctx.cancelled(); };
             // A dump staged in the JVM's /tmp is copied only when it fits (a sparse file would not).
             auto room = s.space_left();
             if (!room || *room == 0)
@@ -252,8 +263,13 @@ job_work make_dump_work(store& s, dump_request request) {
                     const bool host_tmp = attach::same_filesystem_view(req->pid);
                     (void)journal.note(ctx.id(), {req->pid, req->start_time.value_or(0), host_tmp, name});
                 }};
-            auto dumped = attach::dump_heap(req->pid, path, dump, options);
+            auto dumped = [&] {
+                auto away = ctx.waiting_outside();  // the JVM writes; heapd only waits
+                return attach::dump_heap(req->pid, path, dump, options);
+            }();
             journal.done(ctx.id());
+            if (!dumped && dumped.error().code == error_code::cancelled)
+                return failure(error_kind::cancelled, "cancelled");
             if (!dumped && snapshot_may_stand_in(dumped.error().code, *req)) {
                 // The JVM cannot answer: its heap from outside, as for a JVM held in its OOM hook.
                 req->exe = req->fallback_exe;
@@ -277,7 +293,7 @@ job_work make_dump_work(store& s, dump_request request) {
             }
             if (!dumped) return failure(wire::kind_of(dumped.error().code), dumped.error().message);
             if (!dumped->written) return failure(error_kind::failed, who + " wrote no dump: " + dumped->reply.output);
-            profile = sampled_sites(*req, *staged);
+            profile = sampled_sites(*req, *staged, ctx);
         }
         if (auto a = apply_access(path, false, s.options().access); !a)
             return failure(error_kind::internal, a.error().message);

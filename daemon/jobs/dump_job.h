@@ -52,6 +52,10 @@ inline constexpr std::int64_t oom_wait_limit_ms = 10 * 60 * 1000;
 // answers nothing until someone continues it, and no OutOfMemoryError hook stops a JVM so.
 inline constexpr std::int64_t oom_wait_stopped_ms = 30 * 1000;
 
+// How long a dump through attach may take in all, however its file grows meanwhile: a JVM (or
+// someone answering for it) that writes a byte now and then holds its job no longer.
+inline constexpr std::int64_t dump_conversation_limit_ms = 60 * 60 * 1000;
+
 // How long a snapshot may take: gdb writing the core (the JVM held), then jhsdb converting it.
 inline constexpr std::int64_t snapshot_limit_s = 300;
 inline constexpr std::int64_t conversion_limit_s = 1800;

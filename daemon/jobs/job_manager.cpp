@@ -15,6 +15,8 @@ namespace heapd::daemon {
 namespace {
 
 constexpr std::size_t max_history = 200;  // final jobs remembered, in memory and in the store
+// Jobs waiting outside at once, each on a thread of its own; past this a job waits holding its share.
+constexpr unsigned max_outside = 64;
 
 // "pid 1234" for the JVM, or "pid 1234 (client)" when the job concerns no JVM.
 std::string pid_text(const job_record& r) {
@@ -28,9 +30,13 @@ void job_context::progress(std::string_view phase, std::uint64_t done, std::uint
     manager_->progress(id_, phase, done, total);
 }
 
+job_context::outside_wait::outside_wait(job_context* ctx) : ctx_(ctx) { ctx_->manager_->step_outside(ctx_->id_); }
+
+job_context::outside_wait::~outside_wait() { ctx_->manager_->come_back(ctx_->id_); }
+
 job_manager::job_manager(boost::asio::io_context& io, store& s, unsigned workers, std::shared_ptr<spdlog::logger> log)
-    : io_(io), store_(s), log_(std::move(log)) {
-    for (unsigned i = 0; i < std::max(workers, 1u); ++i) threads_.emplace_back([this] { run_worker(); });
+    : io_(io), store_(s), log_(std::move(log)), workers_(std::max(workers, 1u)), per_owner_(std::max(workers_, 2u)) {
+    for (unsigned i = 0; i < workers_; ++i) threads_.emplace_back([this] { run_worker(); });
 }
 
 job_manager::~job_manager() { shutdown(std::chrono::hours(24)); }
@@ -62,6 +68,7 @@ job_record job_manager::submit(job_record spec, job_work work, job_listener list
         s->listener = std::move(listener);
         jobs_[spec.id] = s;
         if (!stopping_) queue_.push_back(s);
+        add_thread_if_needed();  // every thread may be with a job that waits outside
     }
     changed(s, true);
     wake_.notify_one();
@@ -103,6 +110,7 @@ std::optional<job_record> job_manager::cancel(std::uint64_t id) {
             s->cancel->store(true);
         }
     }
+    wake_.notify_all();  // a job coming back from outside ends instead
     if (was_queued) {
         log_->info("job {} {} cancelled while queued", s->record.id, s->record.kind);
         changed(s, true);
@@ -117,16 +125,22 @@ job_manager::counts job_manager::count() const {
 }
 
 std::deque<std::shared_ptr<job_manager::slot>>::iterator job_manager::next_queued() {
-    auto best = queue_.begin();
+    auto best = queue_.end();
     auto rank = [this](const std::shared_ptr<slot>& s) {
         const uid_t owner = s->record.owner_uid;
         auto r = running_by_owner_.find(owner);
         auto l = last_served_.find(owner);
         return std::pair{r == running_by_owner_.end() ? 0u : r->second, l == last_served_.end() ? 0u : l->second};
     };
-    for (auto it = queue_.begin(); it != queue_.end(); ++it)
-        if (rank(*it) < rank(*best)) best = it;  // strictly less: the oldest of equals stays
+    for (auto it = queue_.begin(); it != queue_.end(); ++it) {
+        if (rank(*it).first >= per_owner_) continue;                     // that owner has its share running
+        if (best == queue_.end() || rank(*it) < rank(*best)) best = it;  // strictly less: the oldest of equals stays
+    }
     return best;
+}
+
+bool job_manager::may_start() {
+    return !stopping_ && !queue_.empty() && busy_ + returning_ < workers_ && next_queued() != queue_.end();
 }
 
 void job_manager::run_worker() {
@@ -135,19 +149,54 @@ void job_manager::run_worker() {
         std::shared_ptr<slot> s;
         {
             std::unique_lock lock(mu_);
-            wake_.wait(lock, [this] { return stopping_ || !queue_.empty(); });
-            if (queue_.empty()) return;
+            ++idle_threads_;
+            wake_.wait(lock, [this] { return stopping_ || may_start(); });
+            --idle_threads_;
+            if (stopping_) return;
             auto next = next_queued();
             s = *next;
             queue_.erase(next);
             s->record.state = job_state::running;
             s->record.started_ms = now_ms();
+            s->holds_share = true;
+            ++busy_;
             ++running_;
             ++running_by_owner_[s->record.owner_uid];
             last_served_[s->record.owner_uid] = ++starts_;
         }
         run_job(s);
     }
+}
+
+void job_manager::add_thread_if_needed() {
+    if (idle_threads_ == 0 && threads_.size() < workers_ + max_outside && may_start())
+        threads_.emplace_back([this] { run_worker(); });
+}
+
+void job_manager::step_outside(std::uint64_t id) {
+    std::lock_guard lock(mu_);
+    auto it = jobs_.find(id);
+    if (it == jobs_.end() || !it->second->holds_share) return;
+    if (idle_threads_ == 0 && threads_.size() >= workers_ + max_outside) return;  // no thread for another job
+    it->second->holds_share = false;
+    --busy_;
+    // Its thread stays with it: another takes the share.
+    add_thread_if_needed();
+    wake_.notify_all();
+}
+
+void job_manager::come_back(std::uint64_t id) {
+    std::unique_lock lock(mu_);
+    auto it = jobs_.find(id);
+    if (it == jobs_.end() || it->second->holds_share) return;
+    const std::shared_ptr<slot> s = it->second;
+    ++returning_;
+    // A cancelled job takes no share: it only ends.
+    wake_.wait(lock, [&] { return stopping_ || busy_ < workers_ || s->cancel->load(); });
+    --returning_;
+    if (s->cancel->load() && busy_ >= workers_) return;
+    ++busy_;
+    s->holds_share = true;
 }
 
 void job_manager::run_job(const std::shared_ptr<slot>& s) {
@@ -189,6 +238,8 @@ void job_manager::finish(const std::shared_ptr<slot>& s, const job_outcome& outc
             rec.error_kind = std::string(wire::error_kind_name(outcome.error().kind));
         }
         s->work = nullptr;
+        if (s->holds_share) --busy_;
+        s->holds_share = false;
         --running_;
         if (auto it = running_by_owner_.find(rec.owner_uid); it != running_by_owner_.end() && --it->second == 0)
             running_by_owner_.erase(it);
@@ -202,6 +253,7 @@ void job_manager::finish(const std::shared_ptr<slot>& s, const job_outcome& outc
     if (r.state == job_state::done)
         for (const std::string& id : store_.apply_retention(now_ms())) log_->info("retention: removed dump {}", id);
     forget_old_jobs();
+    wake_.notify_all();  // a share is free, and its owner may have room for another job
     idle_.notify_all();
 }
 

@@ -1,8 +1,14 @@
 #pragma once
-// Jobs and the bounded pool of worker threads that runs them. The io_context thread submits,
-// lists and cancels; workers run one job each at a time; listeners hear of every change on the
-// io_context thread. A job kind is a work function: an analysis (analyze_job.h) or a dump, which
-// dumps a JVM (or adopts its own dump) into a staged store entry and then analyzes it (dump_job.h).
+// Jobs and the worker threads that run them. The io_context thread submits, lists and cancels;
+// listeners hear of every change on the io_context thread. A job kind is a work function: an
+// analysis (analyze_job.h) or a dump, which dumps a JVM (or adopts its own dump) into a staged store
+// entry and then analyzes it (dump_job.h).
+//
+// `workers` jobs at most do heapd's own work at once (copying, analysing: memory and cores). A job
+// that waits on something outside heapd (a JVM writing its dump, a JVM in its OutOfMemoryError hook,
+// an agent's answer) gives its share to the next job meanwhile, on a thread of its own, and takes
+// it back before it goes on; so a JVM that answers slowly, or someone pretending to be one, holds
+// no one else's dump or analysis. Each owner has at most max(2, workers) jobs running at once.
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -42,6 +48,21 @@ public:
     // Reports the phase running and bytes of work done out of total.
     void progress(std::string_view phase, std::uint64_t done, std::uint64_t total);
 
+    // While the returned guard lives the job waits on something outside heapd: its share of the
+    // workers goes to the next job, and comes back when the guard goes (before any job not yet
+    // started, once a share is free).
+    class outside_wait {
+    public:
+        explicit outside_wait(job_context* ctx);
+        ~outside_wait();
+        outside_wait(const outside_wait&) = delete;
+        outside_wait& operator=(const outside_wait&) = delete;
+
+    private:
+        job_context* ctx_;
+    };
+    [[nodiscard]] outside_wait waiting_outside() { return outside_wait(this); }
+
 private:
     friend class job_manager;
     job_context(job_manager* m, std::uint64_t id, std::shared_ptr<std::atomic<bool>> cancel)
@@ -80,7 +101,7 @@ public:
         unsigned queued = 0, running = 0;
     };
     counts count() const;
-    unsigned workers() const { return static_cast<unsigned>(threads_.size()); }
+    unsigned workers() const { return workers_; }
 
     // Cancels queued jobs, asks running ones to stop and waits for them up to grace. False when some
     // did not stop in time: their records stay "running", and the next start marks them failed.
@@ -98,12 +119,21 @@ private:
         std::uint64_t version = 0;    // changes made to record (under mu_)
         std::mutex persist_mu;        // one write of the record at a time, never an older one last
         std::uint64_t persisted = 0;  // the version on disk
+        bool holds_share = false;     // of the workers (under mu_): false while it waits outside
     };
 
     void run_worker();
-    // The queued job to run next (under mu_): of the owner with the fewest jobs running, then the
-    // one served least recently, then the oldest: one user's many jobs cannot starve another's.
+    // The queued job to run next (under mu_): of the owners below their cap of running jobs, the
+    // one with the fewest running, then the one served least recently, then the oldest: one user's
+    // many jobs cannot starve another's. queue_.end() when none may start.
     std::deque<std::shared_ptr<slot>>::iterator next_queued();
+    // Whether a thread may start a queued job now (under mu_).
+    bool may_start();
+    // Starts another thread when a job may start and every thread is with a job (under mu_).
+    void add_thread_if_needed();
+    // A waiting_outside() guard begins and ends.
+    void step_outside(std::uint64_t id);
+    void come_back(std::uint64_t id);
     void run_job(const std::shared_ptr<slot>& s);
     void finish(const std::shared_ptr<slot>& s, const job_outcome& outcome);
     void progress(std::uint64_t id, std::string_view phase, std::uint64_t done, std::uint64_t total);
@@ -118,7 +148,12 @@ private:
     std::condition_variable wake_, idle_;
     std::map<std::uint64_t, std::shared_ptr<slot>> jobs_;
     std::deque<std::shared_ptr<slot>> queue_;
-    std::vector<std::thread> threads_;
+    std::vector<std::thread> threads_;  // grows past workers_ while jobs wait outside
+    unsigned workers_ = 1;              // shares: jobs doing heapd's own work at once
+    unsigned per_owner_ = 2;            // jobs of one owner running at once, in any phase
+    unsigned busy_ = 0;                 // shares held
+    unsigned returning_ = 0;            // jobs back from outside, waiting for a share
+    unsigned idle_threads_ = 0;
     std::uint64_t next_id_ = 1;
     unsigned running_ = 0;
     std::map<uid_t, unsigned> running_by_owner_;

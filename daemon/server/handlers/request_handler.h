@@ -6,6 +6,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -123,12 +124,18 @@ private:
     // io thread, so that status, jobs and every other client are answered meanwhile. Replies go
     // back through connection::send, which hands them to the io thread. Destroyed (joined) first.
     boost::asio::thread_pool readers_{2};
-    // Where sites requests attach to JVMs (each up to its timeout), apart from the readers; a JVM
-    // takes one sites command at a time (sampling_busy_, shared with those threads).
+    // Where sites requests attach to JVMs (each up to its timeout, however slowly the JVM answers),
+    // apart from the readers. A JVM takes one sites command at a time, and the JVMs of one user at
+    // most half the pool's threads (sampling_busy_, sampling_by_owner_, shared with those threads),
+    // so one user's slow or fake JVMs never hold every thread.
+    bool claim_sampler(pid_t pid, uid_t owner, std::string& why);
+    void release_sampler(pid_t pid, uid_t owner);
+    static constexpr unsigned sampler_threads = 4;
     std::string agent_library_;
     std::mutex sampling_mutex_;
     std::set<pid_t> sampling_busy_;
-    boost::asio::thread_pool samplers_{2};
+    std::map<uid_t, unsigned> sampling_by_owner_;
+    boost::asio::thread_pool samplers_{sampler_threads};
 };
 
 // The report as sent to clients: the histogram cut to top rows (0: all), the other top lists to

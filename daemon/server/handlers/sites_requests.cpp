@@ -1,6 +1,7 @@
 // The request handler's `sites` request (request_handler.h): heapd's allocation-sampling agent
 // (agent/) in a JVM the caller may dump, started, shown, stopped or asked for its state. The attach
-// runs on the samplers' pool, one command per JVM at a time; the agent's answer is checked
+// runs on the samplers' pool, one command per JVM and at most half the pool per user at a time,
+// each bounded in time however the JVM answers; the agent's answer is checked
 // (formats/sites) before anything of it is ranked, logged or sent.
 #include <boost/asio/post.hpp>
 
@@ -104,14 +105,12 @@ void request_handler::sites(const wire::request& r, const connection_ptr& c) {
     auto info = attach::read_process_info(target);
     if (!info)
         return c->send(wire::make_error(r.id, wire::kind_of(info.error().code), who + ": " + info.error().message));
-    {
-        std::lock_guard lock(sampling_mutex_);
-        if (!sampling_busy_.insert(target).second)
-            return c->send(wire::make_error(r.id, error_kind::busy, "a sites command to " + who + " is under way"));
-    }
+    const uid_t owner = jvm->jvm.uid;
+    if (std::string why; !claim_sampler(target, owner, why))
+        return c->send(wire::make_error(r.id, error_kind::busy, why));
     log_->info("sites {} of {} asked by uid {}", args->action, who, p.uid);
     const std::uint64_t start_time = info->start_time;
-    boost::asio::post(samplers_, [this, r, c, target, start_time, who, a = std::move(*args)] {
+    boost::asio::post(samplers_, [this, r, c, target, owner, start_time, who, a = std::move(*args)] {
         auto reply = [&]() -> wire::reply {
             auto library = attach::find_agent_library(agent_library_);
             if (!library) return wire::make_error(r.id, error_kind::internal, library.error().message);
@@ -131,10 +130,16 @@ void request_handler::sites(const wire::request& r, const connection_ptr& c) {
             }
             if (!profile->error.empty())
                 return wire::make_error(r.id, error_kind::failed, who + ": the agent: " + profile->error);
-            if (profile->has_tables)
-                return wire::make_result(r.id, {{"table", to_json(sites::rank_sites(*profile, a.table, a.gc))}});
-            if (profile->has_cpu)
-                return wire::make_result(r.id, {{"cpu", to_json(sites::rank_cpu(*profile, a.depth, a.table.top))}});
+            // Moved, not copied, into the reply: a table may hold megabytes of names.
+            wire::json result = wire::json::object();
+            if (profile->has_tables) {
+                result["table"] = to_json(sites::rank_sites(*profile, a.table, a.gc));
+                return wire::make_result(r.id, std::move(result));
+            }
+            if (profile->has_cpu) {
+                result["cpu"] = to_json(sites::rank_cpu(*profile, a.depth, a.table.top));
+                return wire::make_result(r.id, std::move(result));
+            }
             return wire::make_result(r.id, {{"sampling", profile->sampling},
                                             {"agent", profile->agent_version},
                                             {"interval", profile->interval},
@@ -144,24 +149,44 @@ void request_handler::sites(const wire::request& r, const connection_ptr& c) {
                                             {"cpu_sampling", profile->cpu_sampling},
                                             {"cpu_period_ms", profile->cpu_period_ms}});
         }();
-        {
-            std::lock_guard lock(sampling_mutex_);
-            sampling_busy_.erase(target);
-        }
+        release_sampler(target, owner);
         c->send(std::move(reply));
     });
 }
 
+bool request_handler::claim_sampler(pid_t pid, uid_t owner, std::string& why) {
+    std::lock_guard lock(sampling_mutex_);
+    if (sampling_busy_.contains(pid)) {
+        why = "a sites command to pid " + std::to_string(pid) + " is under way";
+        return false;
+    }
+    unsigned& held = sampling_by_owner_[owner];
+    if (held >= sampler_threads / 2) {
+        why = "the JVMs of uid " + std::to_string(owner) + " have " + std::to_string(held) +
+              " sites commands under way, as many as one user's JVMs may; try again when one has ended";
+        return false;
+    }
+    ++held;
+    sampling_busy_.insert(pid);
+    return true;
+}
+
+void request_handler::release_sampler(pid_t pid, uid_t owner) {
+    std::lock_guard lock(sampling_mutex_);
+    sampling_busy_.erase(pid);
+    if (auto it = sampling_by_owner_.find(owner); it != sampling_by_owner_.end() && --it->second == 0)
+        sampling_by_owner_.erase(it);
+}
+
 wire::wire_result<std::string> request_handler::sample_for_rule(pid_t pid, std::uint64_t start_time,
                                                                 const dump_rule& rule) {
-    {
-        std::lock_guard lock(sampling_mutex_);
-        if (!sampling_busy_.insert(pid).second)
-            return wire::wire_fail(error_kind::busy, "a sites command to pid " + std::to_string(pid) + " is under way");
-    }
+    auto jvm = find_jvm_facts(pid);
+    if (!jvm) return wire::wire_fail(wire::kind_of(jvm.error().code), jvm.error().message);
+    const uid_t owner = jvm->jvm.uid;
+    if (std::string why; !claim_sampler(pid, owner, why)) return wire::wire_fail(error_kind::busy, why);
     const std::string command =
         "start,interval=" + std::to_string(rule.sample_interval) + ",depth=" + std::to_string(rule.sample_depth);
-    boost::asio::post(samplers_, [this, pid, start_time, command, name = rule.name] {
+    boost::asio::post(samplers_, [this, pid, owner, start_time, command, name = rule.name] {
         const std::string who = "pid " + std::to_string(pid);
         auto library = attach::find_agent_library(agent_library_);
         attach::attach_options options;
@@ -177,8 +202,7 @@ wire::wire_result<std::string> request_handler::sample_for_rule(pid_t pid, std::
         else
             log_->info("rule {}: {} is sampled every {} bytes, {} frames", name, who, profile->interval,
                        profile->depth);
-        std::lock_guard lock(sampling_mutex_);
-        sampling_busy_.erase(pid);
+        release_sampler(pid, owner);
     });
     return std::string();
 }

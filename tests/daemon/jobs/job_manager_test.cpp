@@ -128,6 +128,84 @@ TEST(job_manager, one_owners_queued_jobs_do_not_starve_anothers) {
     EXPECT_TRUE(jobs.find(last.id)->final());
 }
 
+// One worker: a job that waits outside (a JVM that answers slowly, or never) gives its share to
+// the next job, even to one of the same owner, and takes it back once it is free; an owner's third
+// job waits while two of theirs wait outside, and another owner's job goes first.
+TEST(job_manager, a_job_waiting_outside_gives_its_share_and_one_owner_holds_at_most_two) {
+    fixture f;
+    job_manager jobs(f.io, *f.st, 1, f.log);
+    std::promise<void> release;
+    std::shared_future<void> released = release.get_future().share();
+    std::atomic<int> outside{0}, inside{0}, most_inside{0};
+    auto slow_jvm = [&](job_context& ctx) -> job_outcome {
+        {
+            auto away = ctx.waiting_outside();
+            ++outside;
+            released.wait();
+            --outside;
+        }
+        most_inside = std::max(most_inside.load(), ++inside);
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+        --inside;
+        return "slow";
+    };
+    auto quick = [&](job_context&) -> job_outcome {
+        most_inside = std::max(most_inside.load(), ++inside);
+        --inside;
+        return "quick";
+    };
+    auto of = [](const char* subject, uid_t owner) {
+        job_record r = spec(subject);
+        r.owner_uid = owner;
+        return r;
+    };
+    job_record a1 = jobs.submit(of("a1", 1001), slow_jvm);
+    job_record a2 = jobs.submit(of("a2", 1001), slow_jvm);
+    ASSERT_TRUE(f.run_until([&] { return outside.load() == 2; }));
+    job_record a3 = jobs.submit(of("a3", 1001), quick);  // the owner's third: waits for one of theirs
+    job_record b1 = jobs.submit(of("b1", 1002), quick);
+    ASSERT_TRUE(f.run_until([&] { return jobs.find(b1.id)->final(); }));
+    EXPECT_EQ(jobs.find(b1.id)->state, job_state::done);
+    EXPECT_EQ(jobs.find(a3.id)->state, job_state::queued);
+    EXPECT_EQ(jobs.count().running, 2u);
+    release.set_value();
+    ASSERT_TRUE(f.run_until(
+        [&] { return jobs.find(a1.id)->final() && jobs.find(a2.id)->final() && jobs.find(a3.id)->final(); }));
+    EXPECT_EQ(most_inside.load(), 1);  // one share: heapd's own work never ran twice at once
+    EXPECT_EQ(jobs.find(a2.id)->state, job_state::done);
+    EXPECT_EQ(jobs.find(a3.id)->state, job_state::done);
+}
+
+// A running job cancelled while it waits outside ends at once, though the one share is taken.
+TEST(job_manager, a_job_cancelled_while_it_waits_outside_ends_without_waiting_for_a_share) {
+    fixture f;
+    job_manager jobs(f.io, *f.st, 1, f.log);
+    std::promise<void> release;
+    std::shared_future<void> released = release.get_future().share();
+    std::atomic<bool> away_now{false}, busy{false};
+    job_record a = jobs.submit(spec("a"), [&](job_context& ctx) -> job_outcome {
+        {
+            auto away = ctx.waiting_outside();
+            away_now = true;
+            while (!ctx.cancelled()) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+        }
+        return std::unexpected(wire::wire_error{wire::error_kind::cancelled, "cancelled"});
+    });
+    ASSERT_TRUE(f.run_until([&] { return away_now.load(); }));
+    job_record b = jobs.submit(spec("b"), [&](job_context&) -> job_outcome {
+        busy = true;
+        released.wait();  // holds the one share
+        return "b";
+    });
+    ASSERT_TRUE(f.run_until([&] { return busy.load(); }));
+    jobs.cancel(a.id);
+    ASSERT_TRUE(f.run_until([&] { return jobs.find(a.id)->final(); }));
+    EXPECT_EQ(jobs.find(a.id)->state, job_state::cancelled);
+    EXPECT_EQ(jobs.find(b.id)->state, job_state::running);
+    release.set_value();
+    ASSERT_TRUE(f.run_until([&] { return jobs.find(b.id)->final(); }));
+}
+
 TEST(job_manager, cancels_queued_and_running_jobs) {
     fixture f;
     job_manager jobs(f.io, *f.st, 1, f.log);
