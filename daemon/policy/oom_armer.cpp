@@ -100,7 +100,7 @@ void oom_armer::poll_once(const oom_options& options) {
         log_->warn("oom arming: cannot find the JVMs: {}", bounded_text(found.error().message));
         return;
     }
-    std::set<jvm_identity> alive;
+    std::set<jvm_identity> alive, seen_elsewhere;
     for (const attach::discovered_jvm& j : found->jvms) {
         auto info = attach::read_process_info(j.pid);
         if (!info) continue;  // gone since
@@ -112,6 +112,13 @@ void oom_armer::poll_once(const oom_options& options) {
         // Only a JVM whose hook runs heapd: the hook is what hands the dump over at the error,
         // to this daemon (a hook naming another daemon's socket is that daemon's).
         if (!hook_reaches(oom_settings_of(facts), socket_path_)) continue;
+        {
+            std::lock_guard lock(mutex_);
+            if (elsewhere_.contains(id)) {
+                seen_elsewhere.insert(id);
+                continue;
+            }
+        }
         alive.insert(id);
 
         std::optional<entry> known;
@@ -137,8 +144,14 @@ void oom_armer::poll_once(const oom_options& options) {
             facts.summary ? static_cast<std::uint64_t>(std::max<std::int64_t>(facts.summary->heap.max_capacity, 0)) : 0;
         const std::string main_class = facts.summary ? facts.summary->main_class : "no hsperfdata";
         arm_status st = arm_jvm(j.pid, j.ns_pid, info->start_time, heap_max,
-                                armed_dump_tag(key_, j.ns_pid, info->start_time, j.uid), how);
+                                armed_dump_tag(key_, j.ns_pid, info->start_time, j.uid), socket_path_, how);
         if (!attach::read_process_info(j.pid)) continue;  // it ended meanwhile
+        if (st.another_daemons) {                         // not one arming is for, after all: looked at no more
+            std::lock_guard lock(mutex_);
+            jvms_.erase(id);
+            elsewhere_.insert(id);
+            continue;
+        }
         if (known && known->status.state != arm_state::not_armed && st.state == arm_state::not_armed) {
             // A check that could not be made (a busy JVM, a listener gone) does not undo the arming.
             log_->debug("oom arming: pid {}: cannot check its flags now: {}", j.pid, bounded_text(st.why));
@@ -155,6 +168,7 @@ void oom_armer::poll_once(const oom_options& options) {
     }
     std::lock_guard lock(mutex_);
     std::erase_if(jvms_, [&](const auto& e) { return !alive.contains(e.first); });
+    std::erase_if(elsewhere_, [&](const jvm_identity& id) { return !seen_elsewhere.contains(id); });
 }
 
 }  // namespace heapd::daemon

@@ -14,6 +14,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -68,6 +69,7 @@ private:
     std::uint64_t generation_ = 0;  // of the settings: a change wakes the thread for a poll at once
     std::uint64_t polls_ = 0;
     std::map<jvm_identity, entry> jvms_;
+    std::set<jvm_identity> elsewhere_;  // JVMs whose hook, read through attach, names another daemon
     std::thread thread_;
 };
 

@@ -154,7 +154,7 @@ std::optional<std::string> printed_flag_value(std::string_view output, std::stri
 }
 
 arm_status arm_jvm(pid_t pid, pid_t ns_pid, std::uint64_t start_time, std::uint64_t heap_max, std::string_view tag,
-                   const attach::attach_options& options) {
+                   std::string_view socket_path, const attach::attach_options& options) {
     auto read_flag = [&](std::string_view name) -> std::expected<std::string, std::string> {
         auto reply = attach::print_flag(pid, name, options);
         if (!reply) return std::unexpected(reply.error().message);
@@ -170,6 +170,16 @@ arm_status arm_jvm(pid_t pid, pid_t ns_pid, std::uint64_t start_time, std::uint6
         if (reply->status != 0) return "setflag " + std::string(name) + " refused: " + reply->output.substr(0, 200);
         return std::nullopt;
     };
+    auto hook = read_flag("OnOutOfMemoryError");
+    if (!hook) return not_armed(hook.error());
+    oom_settings exact;
+    exact.on_error = *hook;
+    if (!hook_reaches(exact, socket_path)) {
+        arm_status elsewhere;
+        elsewhere.another_daemons = true;
+        elsewhere.why = "its hook hands its dump to another daemon";
+        return elsewhere;
+    }
     auto on = read_flag("HeapDumpOnOutOfMemoryError");
     if (!on) return not_armed(on.error());
     auto path = read_flag("HeapDumpPath");
@@ -200,7 +210,7 @@ arm_status arm_jvm(pid_t pid, pid_t ns_pid, std::uint64_t start_time, std::uint6
         s.changed = true;
         return s;
     }
-    if (*on == "true")  // dumps into its working directory, as the user asked
+    if (*on == "true" && path->empty())  // dumps into its working directory, as the user asked
         return arm_status{arm_state::own_path, "", "dumps into its working directory", false};
     if (heap_max == 0)  // no hsperfdata: the JVM says it
         if (auto max = read_flag("MaxHeapSize")) heap_max = std::strtoull(max->c_str(), nullptr, 10);

@@ -41,6 +41,9 @@ struct arm_status {
     std::string dump_path;  // where the JVM writes its OOM dump, as the JVM sees it ("" when not armed)
     std::string why;        // not_armed: the reason; otherwise what was done ("set", "already set")
     bool changed = false;   // flags were set this time
+    // Its hook, read through attach, hands its dump to another daemon: left to that one. (What
+    // hsperfdata shows of the hook is cut at the first " -", so a socket it names may be missing.)
+    bool another_daemons = false;
 };
 
 // {"state": "armed" | "own_path" | "not_armed", "dump_path", "note"}: for `jvms`.
@@ -65,12 +68,13 @@ std::optional<std::string> hook_socket(const oom_settings& oom);
 // names another daemon's socket is that daemon's to arm.
 bool hook_reaches(const oom_settings& oom, std::string_view socket_path);
 
-// Arms the JVM with host pid `pid` (its pid in its namespace and its start time given): reads both
-// flags through attach, then sets what is missing. heap_max is the most the heap may hold (bytes;
-// 0: asked of the JVM, MaxHeapSize): a /tmp with less room than that is not used. tag: the JVM's
-// armed_dump_tag. options bound each attach.
+// Arms the JVM with host pid `pid` (its pid in its namespace and its start time given) for the
+// daemon at socket_path: reads its hook and both flags through attach, then sets what is missing.
+// heap_max is the most the heap may hold (bytes; 0: asked of the JVM, MaxHeapSize): a /tmp with less
+// room than that is not used. tag: the JVM's armed_dump_tag; a dump path of heapd's with another tag
+// (another daemon's store, an older heapd) is replaced. options bound each attach.
 arm_status arm_jvm(pid_t pid, pid_t ns_pid, std::uint64_t start_time, std::uint64_t heap_max, std::string_view tag,
-                   const attach::attach_options& options);
+                   std::string_view socket_path, const attach::attach_options& options);
 
 // Whether the JVM runs its OutOfMemoryError hook now: its VM Thread, which runs the hook's commands
 // one after the other inside a VM operation, has a child process. Such a JVM is at a safepoint and

@@ -363,6 +363,29 @@ TEST(oom_arming, an_armed_dump_spooled_while_the_daemon_was_down_is_adopted_and_
     EXPECT_FALSE(fs::exists(armed_path)) << "heapd's file is left in /tmp";
 }
 
+// Two daemons on one host: a JVM whose hook names the first one's socket is armed by it alone.
+// hsperfdata cuts the hook at " --socket" (it cannot tell the hook's words from the JVM's next
+// argument), so the second one reads the hook through attach and leaves the JVM to the first; the
+// dump name stays the first one's, tagged under its store's key.
+TEST(oom_arming, a_jvm_whose_hook_names_another_daemon_is_left_to_it) {
+    serve_process first({"--spool", ""}), second({"--spool", ""});
+    ASSERT_TRUE(first.ready() && second.ready()) << first.log() << second.log();
+    scratch_dir dir;
+    demo_jvm jvm(java_main{"OomExit"}, {"-Xmx64m", hook_flag(first, dir.path(), dir.file("unused-spool"))},
+                 {dir.file("go")});
+    ASSERT_TRUE(jvm.ready());
+    json row = armed_row(first, jvm.pid());
+    ASSERT_EQ(row.value("oom_arming", json::object()).value("state", ""), "armed") << row << first.log();
+    const std::string armed_path = row["oom_arming"]["dump_path"].get<std::string>();
+    // Both have polled it a few times since (every 2 s).
+    std::this_thread::sleep_for(std::chrono::seconds(5));
+    for (const json& j : json::parse(run_heapctl(second, {"jvms", "--json"}).out))
+        if (j.value("pid", 0) == jvm.pid()) EXPECT_FALSE(j.contains("oom_arming")) << j;
+    EXPECT_EQ(second.log().find("oom arming: pid " + std::to_string(jvm.pid())), std::string::npos) << second.log();
+    EXPECT_NE(jvm.jcmd({"VM.flags", "-all"}).out.find("HeapDumpPath                             = " + armed_path),
+              std::string::npos);
+}
+
 // The arming shows in heapctl jvms and in the metrics.
 TEST(oom_arming, jvms_and_metrics_show_the_armed_jvms) {
     serve_process d({"--spool", ""});
