@@ -77,8 +77,9 @@ struct allocation_profile {
     std::vector<cpu_trace_entry> cpu_traces;
 };
 
-// Reads an answer. Errors (bad_value, naming what is wrong): not JSON, too big, a field missing or
-// of the wrong type, an index or count out of bounds, another protocol version.
+// Reads an answer as it is parsed, building no JSON document (internal/answer_reader.h): what it
+// costs is what the profile keeps. Errors (bad_value, naming what is wrong): not JSON, too big, a
+// field missing or of the wrong type, an index or count out of bounds; protocol: another version.
 result<allocation_profile> parse_allocation_profile(std::string_view json);
 
 // A JVM type signature in Java form: "Ljava/lang/String;" -> "java.lang.String", "[B" -> "byte[]".
