@@ -53,6 +53,13 @@ job_record spec(const char* subject) {
     return r;
 }
 
+// A job record of another owner.
+job_record of(const char* subject, uid_t owner) {
+    job_record r = spec(subject);
+    r.owner_uid = owner;
+    return r;
+}
+
 TEST(job_manager, runs_jobs_one_at_a_time_with_one_worker) {
     fixture f;
     job_manager jobs(f.io, *f.st, 1, f.log);
@@ -109,11 +116,6 @@ TEST(job_manager, one_owners_queued_jobs_do_not_starve_anothers) {
         order.push_back(jobs.find(ctx.id())->subject);
         return "entry";
     };
-    auto of = [](const char* subject, uid_t owner) {
-        job_record r = spec(subject);
-        r.owner_uid = owner;
-        return r;
-    };
     job_record first = jobs.submit(of("a1", 1001), work);
     ASSERT_TRUE(f.run_until([&] { return jobs.find(first.id)->state == job_state::running; }));
     jobs.submit(of("a2", 1001), work);
@@ -153,11 +155,6 @@ TEST(job_manager, a_job_waiting_outside_gives_its_share_and_one_owner_holds_at_m
         most_inside = std::max(most_inside.load(), ++inside);
         --inside;
         return "quick";
-    };
-    auto of = [](const char* subject, uid_t owner) {
-        job_record r = spec(subject);
-        r.owner_uid = owner;
-        return r;
     };
     job_record a1 = jobs.submit(of("a1", 1001), slow_jvm);
     job_record a2 = jobs.submit(of("a2", 1001), slow_jvm);
