@@ -47,7 +47,7 @@ result<attach_reply> attach_socket(const std::string& socket_path, const attach_
     const prepared_request prepared = prepare(request, options);
     const std::int64_t timeout = std::max<std::int64_t>(options.timeout.count(), 1);
     const std::int64_t start = monotonic_ms();
-    const std::int64_t hard = start + (options.limit.count() > 0 ? options.limit.count() : timeout);
+    const std::int64_t hard = hard_deadline_of(options, start);
     attach_reply reply;
     socket_sink_state state{&reply, &options};
     reply_sink sink{&state, sink_status, sink_output, nullptr};

@@ -167,7 +167,7 @@ result<attach_reply> run_session(pid_t pid, const attach_request& request, const
     const std::int64_t timeout = std::max<std::int64_t>(options.timeout.count(), 1);
     plan.attach_deadline = start + timeout;
     plan.idle_ms = timeout;
-    plan.hard_deadline = start + (options.limit.count() > 0 ? options.limit.count() : timeout);
+    plan.hard_deadline = hard_deadline_of(options, start);
     unique_fd watch_dir;
     if (file != nullptr) {
         if (!file->in_jvm_tmp) watch_dir.reset(open_dir(file->dir));

@@ -276,6 +276,11 @@ std::int64_t monotonic_ms() {
     return static_cast<std::int64_t>(ts.tv_sec) * 1000 + ts.tv_nsec / 1000000;
 }
 
+std::int64_t hard_deadline_of(const attach_options& options, std::int64_t start) {
+    const auto limit = options.limit.count() > 0 ? options.limit : options.timeout;
+    return start + std::max<std::int64_t>(limit.count(), 1);
+}
+
 void set_failure(listener_failure& failure, error_code code, const char* format, ...) {
     failure.code = code;
     va_list args;

@@ -28,6 +28,10 @@ std::string encode_v2(const attach_request& request, std::string_view options);
 // Milliseconds of CLOCK_MONOTONIC, one clock for every process of the machine.
 std::int64_t monotonic_ms();
 
+// When a conversation that began at start (monotonic ms) must be over: options.limit after it, or
+// options.timeout when no limit is set.
+std::int64_t hard_deadline_of(const attach_options& options, std::int64_t start);
+
 // Why a conversation failed, kept in a fixed buffer: the forked child fills it without allocating
 // and sends it to the parent, which turns it into an error_info.
 struct listener_failure {

@@ -380,7 +380,9 @@ TEST(oom_arming, a_jvm_whose_hook_names_another_daemon_is_left_to_it) {
     // Both have polled it a few times since (every 2 s).
     std::this_thread::sleep_for(std::chrono::seconds(5));
     for (const json& j : json::parse(run_heapctl(second, {"jvms", "--json"}).out))
-        if (j.value("pid", 0) == jvm.pid()) EXPECT_FALSE(j.contains("oom_arming")) << j;
+        if (j.value("pid", 0) == jvm.pid()) {
+            EXPECT_FALSE(j.contains("oom_arming")) << j;
+        }
     EXPECT_EQ(second.log().find("oom arming: pid " + std::to_string(jvm.pid())), std::string::npos) << second.log();
     EXPECT_NE(jvm.jcmd({"VM.flags", "-all"}).out.find("HeapDumpPath                             = " + armed_path),
               std::string::npos);

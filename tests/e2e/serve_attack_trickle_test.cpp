@@ -105,7 +105,9 @@ TEST(serve_attack, a_user_trickling_a_dump_holds_no_worker_and_roots_cancel_ends
     EXPECT_NE(r.result.err.find("cancel"), std::string::npos) << r.result.err;
     EXPECT_LT(cancel_took, 1.5);
     for (const json& j : json::parse(run_heapctl(d, {"jobs", "--json"}).out))
-        if (std::to_string(j.value("id", 0)) == id) EXPECT_EQ(j.value("state", ""), "cancelled") << j.dump();
+        if (std::to_string(j.value("id", 0)) == id) {
+            EXPECT_EQ(j.value("state", ""), "cancelled") << j.dump();
+        }
 }
 
 }  // namespace

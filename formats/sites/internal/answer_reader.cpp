@@ -4,8 +4,11 @@
 #include <cmath>
 #include <cstdint>
 #include <iterator>
+#include <limits>
 #include <optional>
 #include <set>
+#include <type_traits>
+#include <variant>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -65,6 +68,51 @@ constexpr const char* site_fields[] = {"class",   "frames", "samples",      "liv
                                        "objects", "bytes",  "live_objects", "live_bytes"};
 constexpr const char* trace_fields[] = {"frames", "count"};
 
+// The answer's own fields (those beside its tables), each with the member it fills: its type says
+// what the field must be (a count, an integer, a string, true or false, a number).
+using profile_member =
+    std::variant<std::uint64_t allocation_profile::*, std::int64_t allocation_profile::*, int allocation_profile::*,
+                 std::string allocation_profile::*, bool allocation_profile::*, double allocation_profile::*>;
+struct answer_field {
+    const char* name;
+    profile_member member;
+};
+const answer_field answer_fields[] = {
+    {"protocol", &allocation_profile::protocol},
+    {"agent", &allocation_profile::agent_version},
+    {"command", &allocation_profile::command},
+    {"error", &allocation_profile::error},
+    {"sampling", &allocation_profile::sampling},
+    {"interval", &allocation_profile::interval},
+    {"depth", &allocation_profile::depth},
+    {"seconds", &allocation_profile::seconds},
+    {"dropped_ring", &allocation_profile::dropped_ring},
+    {"memory_bytes", &allocation_profile::memory_bytes},
+    {"cpu_sampling", &allocation_profile::cpu_sampling},
+    {"cpu_period_ms", &allocation_profile::cpu_period_ms},
+    {"cpu_seconds", &allocation_profile::cpu_seconds},
+    {"samples", &allocation_profile::samples},
+    {"dropped_sites", &allocation_profile::dropped_sites},
+    {"dropped_live", &allocation_profile::dropped_live},
+    {"dropped_unnamed", &allocation_profile::dropped_unnamed},
+    {"cpu_depth", &allocation_profile::cpu_depth},
+    {"cpu_ticks", &allocation_profile::cpu_ticks},
+    {"cpu_samples", &allocation_profile::cpu_samples},
+    {"cpu_dropped", &allocation_profile::cpu_dropped},
+};
+
+const answer_field* answer_field_named(const std::string& key) {
+    for (const answer_field& f : answer_fields)
+        if (key == f.name) return &f;
+    return nullptr;
+}
+
+// What a field of that member's type must be, as its error says it.
+const char* expected_of(const profile_member& m) {
+    static const char* const what[] = {"a count", "an integer", "an integer", "a string", "true or false", "a number"};
+    return what[m.index()];
+}
+
 template <std::size_t N>
 int field_index(const char* const (&fields)[N], const std::string& key) {
     for (std::size_t i = 0; i < N; ++i)
@@ -119,7 +167,7 @@ private:
     bool open(bool object) {
         if (stack_.empty()) {
             if (!object) return fail("it is not a JSON object");
-            stack_.push_back({place::answer});
+            stack_.push_back({place::answer, {}, 0, 0, false});
             return true;
         }
         level& up = stack_.back();
@@ -183,22 +231,12 @@ private:
             stack_.push_back({where, {}, 0, 0, k == "cpu_methods"});
             return true;
         }
-        if (top_field_known(k)) return fail(quoted(k) + " is not " + expected_of(k));
+        if (const answer_field* f = answer_field_named(k)) return fail(quoted(k) + " is not " + expected_of(f->member));
         return push(place::skipped);
     }
 
-    // What one of the answer's own fields must be, as its error says it.
-    static std::string expected_of(const std::string& k) {
-        if (k == "agent" || k == "command" || k == "error") return "a string";
-        if (k == "sampling" || k == "cpu_sampling") return "true or false";
-        if (k == "seconds" || k == "cpu_seconds") return "a number";
-        if (k == "protocol" || k == "interval" || k == "depth" || k == "cpu_depth" || k == "cpu_period_ms")
-            return "an integer";
-        return "a count";
-    }
-
     bool push(place where) {
-        stack_.push_back({where});
+        stack_.push_back({where, {}, 0, 0, false});
         return true;
     }
 
@@ -223,15 +261,6 @@ private:
             return true;
         default: return true;
         }
-    }
-
-    static bool top_field_known(const std::string& k) {
-        static const std::set<std::string> known = {
-            "protocol",    "agent",       "command",       "error",        "sampling",        "interval",
-            "depth",       "seconds",     "dropped_ring",  "memory_bytes", "cpu_sampling",    "cpu_period_ms",
-            "cpu_seconds", "samples",     "dropped_sites", "dropped_live", "dropped_unnamed", "cpu_depth",
-            "cpu_ticks",   "cpu_samples", "cpu_dropped"};
-        return known.contains(k);
     }
 
     // The checks of each kind of field, with the messages the document reader gave.
@@ -287,35 +316,30 @@ private:
     }
 
     bool top_field(const std::string& k, const value& v) {
-        if (!top_field_known(k)) return true;
+        const answer_field* f = answer_field_named(k);
+        if (f == nullptr) return true;
         seen_.insert(k);
-        std::int64_t i = 0;
-        std::uint64_t& u = k == "dropped_ring"      ? p_.dropped_ring
-                           : k == "memory_bytes"    ? p_.memory_bytes
-                           : k == "samples"         ? p_.samples
-                           : k == "dropped_sites"   ? p_.dropped_sites
-                           : k == "dropped_live"    ? p_.dropped_live
-                           : k == "dropped_unnamed" ? p_.dropped_unnamed
-                           : k == "cpu_ticks"       ? p_.cpu_ticks
-                           : k == "cpu_samples"     ? p_.cpu_samples
-                           : k == "cpu_dropped"     ? p_.cpu_dropped
-                                                    : scratch_;
-        if (&u != &scratch_) return as_count(v, k, u);
-        if (k == "agent") return as_text(v, k, p_.agent_version);
-        if (k == "command") return as_text(v, k, p_.command);
-        if (k == "error") return as_text(v, k, p_.error);
-        if (k == "sampling") return as_flag(v, k, p_.sampling);
-        if (k == "cpu_sampling") return as_flag(v, k, p_.cpu_sampling);
-        if (k == "seconds") return as_estimate(v, k, p_.seconds);
-        if (k == "cpu_seconds") return as_estimate(v, k, p_.cpu_seconds);
-        if (!as_integer(v, k, i)) return false;
-        if (k == "interval") p_.interval = i;
-        if (k == "protocol") p_.protocol = static_cast<int>(std::clamp<std::int64_t>(i, INT32_MIN, INT32_MAX));
-        const int small = static_cast<int>(std::clamp<std::int64_t>(i, INT32_MIN, INT32_MAX));
-        if (k == "depth") p_.depth = small;
-        if (k == "cpu_depth") p_.cpu_depth = small;
-        if (k == "cpu_period_ms") p_.cpu_period_ms = small;
-        return true;
+        return std::visit(
+            [&](auto member) -> bool {
+                auto& out = p_.*member;
+                using type = std::remove_reference_t<decltype(out)>;
+                if constexpr (std::is_same_v<type, std::uint64_t>) {
+                    return as_count(v, k, out);
+                } else if constexpr (std::is_same_v<type, std::string>) {
+                    return as_text(v, k, out);
+                } else if constexpr (std::is_same_v<type, bool>) {
+                    return as_flag(v, k, out);
+                } else if constexpr (std::is_same_v<type, double>) {
+                    return as_estimate(v, k, out);
+                } else {  // an integer, kept in an int where the profile has one
+                    std::int64_t i = 0;
+                    if (!as_integer(v, k, i)) return false;
+                    out = static_cast<type>(std::clamp<std::int64_t>(i, std::numeric_limits<type>::min(),
+                                                                     std::numeric_limits<type>::max()));
+                    return true;
+                }
+            },
+            f->member);
     }
 
     bool method_field(level& l, const value& v) {
@@ -381,7 +405,6 @@ private:
     std::vector<level> stack_;
     std::vector<profile_frame>* frames_ = nullptr;
     std::set<std::string> seen_;
-    std::uint64_t scratch_ = 0;
     std::string error_;
 };
 
