@@ -15,12 +15,12 @@
 #include <string>
 #include <thread>
 
-#include "formats/analysis/census.h"
-#include "formats/analysis/dominator_tree.h"
-#include "formats/analysis/gc_paths.h"
-#include "formats/analysis/leak_suspects.h"
-#include "formats/analysis/object_graph.h"
-#include "formats/analysis/retention.h"
+#include "analysis/census.h"
+#include "analysis/dominator_tree.h"
+#include "analysis/gc_paths.h"
+#include "analysis/leak_suspects.h"
+#include "analysis/object_graph.h"
+#include "analysis/retention.h"
 #include "formats/hprof/class_table.h"
 #include "formats/hprof/heap_walk.h"
 #include "formats/hprof/hprof_reader.h"

@@ -17,7 +17,7 @@
 #include <string_view>
 #include <vector>
 
-#include "formats/analysis/census.h"
+#include "analysis/census.h"
 #include "formats/hprof/class_table.h"
 #include "formats/hprof/heap_walk.h"
 #include "formats/hprof/hprof_reader.h"

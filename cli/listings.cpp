@@ -8,7 +8,6 @@
 
 #include "base/safe_text.h"
 #include "formats/report/jvm_table.h"
-#include "formats/report/report_text.h"
 #include "formats/report/text_format.h"
 
 namespace heapd::ctl {
@@ -69,7 +68,7 @@ std::string status_text(const wire::json& s) {
     out += "  Socket   " + get<std::string>(s, "socket", "?") + "\n";
     const auto dumps = get<unsigned long long>(store, "dumps", 0);
     out += "  Store    " + get<std::string>(store, "path", "?") + ": " + std::to_string(dumps) +
-           (dumps == 1 ? " dump, " : " dumps, ") + human_bytes(get<unsigned long long>(store, "bytes", 0)) + "\n";
+           (dumps == 1 ? " dump, " : " dumps, ") + text::human_bytes(get<unsigned long long>(store, "bytes", 0)) + "\n";
     out += "  Jobs     " + std::to_string(get<long long>(jobs, "running", 0)) + " running, " +
            std::to_string(get<long long>(jobs, "queued", 0)) + " queued, " +
            std::to_string(get<long long>(s, "workers", 0)) + " at a time\n";
@@ -119,9 +118,9 @@ std::string dumps_text(const wire::json& dumps) {
         char line[512];
         const auto created = get<long long>(d, "created_ms", 0);
         std::snprintf(line, sizeof line, "%-20s  %s  %-10s  %9s  %s\n", get<std::string>(d, "id", "?").c_str(),
-                      utc_time(created < 0 ? 0 : static_cast<std::uint64_t>(created)).c_str(),
+                      text::utc_time(created < 0 ? 0 : static_cast<std::uint64_t>(created)).c_str(),
                       fit(user_name(get<long long>(d, "owner_uid", -1)), 10).c_str(),
-                      human_bytes(get<unsigned long long>(d, "file_bytes", 0)).c_str(),
+                      text::human_bytes(get<unsigned long long>(d, "file_bytes", 0)).c_str(),
                       get<std::string>(d, "trigger", "").c_str());
         out += line;
         const char* what = get<bool>(d, "has_dump", false) ? " (dump kept)" : " (analyzed in place, report kept)";
@@ -159,8 +158,8 @@ std::string jvms_text(const wire::json& jvms) {
         t.pid = get<long long>(j, "pid", 0);
         t.user = user_name(get<long long>(j, "uid", -1));
         t.where = get<bool>(j, "in_container", false) ? "container" : "host";
-        t.heap_used = human_bytes(get<unsigned long long>(heap, "used", 0));
-        t.heap_max = human_bytes(get<unsigned long long>(heap, "max", 0));
+        t.heap_used = text::human_bytes(get<unsigned long long>(heap, "used", 0));
+        t.heap_max = text::human_bytes(get<unsigned long long>(heap, "max", 0));
         t.after_gc = after_gc_cell(j.value("heap_trend", wire::json::object()));
         t.on_oom = arming == "armed"      ? "oom-armed"
                    : arming == "own_path" ? "oom-own"

@@ -8,7 +8,10 @@
 # PUBLIC, and no other: an include of a component it does not depend on fails to compile.
 #
 # Each component's folder, what it may include and which outside libraries it links are written to
-# ${PROJECT_BINARY_DIR}/layering.txt, which the layering test reads (tests/layering_test.cpp).
+# ${PROJECT_BINARY_DIR}/layering.txt; its folder and what it links directly (component folders, then
+# outside libraries by their CMake names) to components.txt. The layering test
+# (tests/cmake/heapd_component_test.cpp) checks every include against the first and the table and
+# picture of docs/architecture.md against the second.
 function(heapd_component name)
   cmake_parse_arguments(C "EXECUTABLE;MODULE" "DIR" "SOURCES;PUBLIC;PRIVATE" ${ARGN})
   if(C_EXECUTABLE)
@@ -33,15 +36,23 @@ function(heapd_component name)
   # component folders and outside libraries.
   set(visible "${C_DIR}")
   set(allowed "${C_DIR}")
+  set(direct "")
   foreach(kind PUBLIC PRIVATE)
     foreach(dep ${C_${kind}})
       if(TARGET ${dep})
         get_target_property(seen ${dep} HEAPD_VISIBLE)
+        get_target_property(dep_dir ${dep} HEAPD_DIR)
       else()
         set(seen "seen-NOTFOUND")
+        set(dep_dir "dep_dir-NOTFOUND")
       endif()
       if(NOT seen)
         set(seen "lib:${dep}")  # an outside library
+      endif()
+      if(dep_dir)
+        list(APPEND direct "${dep_dir}")
+      else()
+        list(APPEND direct "lib:${dep}")
       endif()
       list(APPEND allowed ${seen})
       if(kind STREQUAL "PUBLIC")
@@ -51,14 +62,19 @@ function(heapd_component name)
   endforeach()
   list(REMOVE_DUPLICATES visible)
   list(REMOVE_DUPLICATES allowed)
-  set_target_properties(${name} PROPERTIES HEAPD_VISIBLE "${visible}")
+  set_target_properties(${name} PROPERTIES HEAPD_VISIBLE "${visible}" HEAPD_DIR "${C_DIR}")
   list(JOIN allowed " " line)
   set_property(GLOBAL APPEND PROPERTY HEAPD_LAYERING "${C_DIR}: ${line}")
+  list(JOIN direct " " line)
+  set_property(GLOBAL APPEND PROPERTY HEAPD_COMPONENTS "${C_DIR}: ${line}")
 endfunction()
 
-# Writes layering.txt once every component is declared.
+# Writes layering.txt and components.txt once every component is declared.
 function(heapd_write_layering)
   get_property(lines GLOBAL PROPERTY HEAPD_LAYERING)
   list(JOIN lines "\n" text)
   file(WRITE "${PROJECT_BINARY_DIR}/layering.txt" "${text}\n")
+  get_property(lines GLOBAL PROPERTY HEAPD_COMPONENTS)
+  list(JOIN lines "\n" text)
+  file(WRITE "${PROJECT_BINARY_DIR}/components.txt" "${text}\n")
 endfunction()

@@ -8,8 +8,8 @@
 #include <string_view>
 #include <vector>
 
-#include "formats/analysis/analysis.h"
-#include "formats/analysis/census.h"
+#include "analysis/analysis.h"
+#include "analysis/census.h"
 #include "formats/hprof/big_endian.h"
 #include "formats/hprof/class_table.h"
 #include "formats/hprof/heap_walk.h"

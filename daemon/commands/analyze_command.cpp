@@ -7,6 +7,8 @@
 #include <optional>
 #include <string>
 
+#include "analysis/analysis.h"
+#include "analysis/analysis_index.h"
 #include "base/atomic_file.h"
 #include "base/big_memory.h"
 #include "base/fd_io.h"
@@ -15,8 +17,6 @@
 #include "daemon/commands/commands.h"
 #include "daemon/config/config_values.h"
 #include "daemon/jobs/analysis_memory.h"
-#include "formats/analysis/analysis.h"
-#include "formats/analysis/analysis_index.h"
 #include "formats/hprof/dump_file.h"
 #include "formats/report/report_html.h"
 #include "formats/report/report_json.h"
@@ -177,8 +177,8 @@ int run_analyze(const analyze_args& a) {
         const int status = analyze_and_print(a);
         if (const auto used = big_memory::current_usage(); used.spilled_peak != 0)
             std::fprintf(stderr, "heapd: note: %s of big arrays were kept in a file in %s (at most %s in memory)\n",
-                         human_bytes(used.spilled_peak).c_str(), spill_dir.c_str(),
-                         human_bytes(used.anonymous_peak).c_str());
+                         text::human_bytes(used.spilled_peak).c_str(), spill_dir.c_str(),
+                         text::human_bytes(used.anonymous_peak).c_str());
         return status;
     } catch (const std::bad_alloc&) {
         std::fprintf(stderr, "heapd: %s: the analysis needs more memory than --memory %s allows%s\n", a.file.c_str(),

@@ -6,7 +6,7 @@
 #include "daemon/commands/commands.h"
 #include "daemon/config/config_file.h"
 #include "daemon/config/config_text.h"
-#include "daemon/policy/spool.h"
+#include "daemon/oom/spool.h"
 
 namespace heapd::cmd {
 

@@ -9,8 +9,8 @@
 #include <optional>
 #include <string>
 
+#include "analysis/dump_diff.h"
 #include "daemon/commands/commands.h"
-#include "formats/analysis/dump_diff.h"
 #include "formats/hprof/dump_file.h"
 #include "formats/report/report_html.h"
 #include "formats/report/report_json.h"

@@ -8,8 +8,8 @@
 #include <string>
 
 #include "daemon/commands/commands.h"
-#include "daemon/policy/oom_hook.h"
-#include "daemon/policy/spool.h"
+#include "daemon/oom/oom_hook.h"
+#include "daemon/oom/spool.h"
 
 namespace heapd::cmd {
 namespace {

@@ -12,11 +12,10 @@
 
 #include "attach/jvm_discovery.h"
 #include "daemon/commands/commands.h"
-#include "daemon/policy/jvm_facts.h"
-#include "daemon/policy/rule_match.h"
+#include "daemon/jvms/jvm_facts.h"
+#include "daemon/rules/rule_match.h"
 #include "formats/hsperf/hsperfdata_summary.h"
 #include "formats/report/jvm_table.h"
-#include "formats/report/report_text.h"
 #include "formats/report/text_format.h"
 
 namespace heapd::cmd {
@@ -55,7 +54,9 @@ std::string oom_text(const oom_settings& o) {
     return out.empty() ? "-" : out;
 }
 
-std::string size_text(std::int64_t bytes) { return bytes > 0 ? human_bytes(static_cast<std::uint64_t>(bytes)) : "-"; }
+std::string size_text(std::int64_t bytes) {
+    return bytes > 0 ? text::human_bytes(static_cast<std::uint64_t>(bytes)) : "-";
+}
 
 std::string render_table(const std::vector<daemon::jvm_facts>& rows, std::size_t unreadable) {
     using text::jvm_column;
@@ -71,7 +72,7 @@ std::string render_table(const std::vector<daemon::jvm_facts>& rows, std::size_t
         t.heap_used = t.heap_max = t.old_gen = t.gc_time = t.on_oom = t.version = "?";
         if (r.summary) {
             const auto& s = *r.summary;
-            t.heap_used = human_bytes(static_cast<std::uint64_t>(std::max<std::int64_t>(s.heap.used, 0)));
+            t.heap_used = text::human_bytes(static_cast<std::uint64_t>(std::max<std::int64_t>(s.heap.used, 0)));
             t.heap_max = size_text(s.heap.max_capacity);
             t.old_gen = percent(s.old_gen ? s.old_gen->occupancy() : std::nullopt, 1);
             t.gc_time = percent(s.gc_time_share, 2);

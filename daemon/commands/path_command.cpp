@@ -3,8 +3,8 @@
 #include <memory>
 #include <string>
 
+#include "analysis/object_paths.h"
 #include "daemon/commands/commands.h"
-#include "formats/analysis/object_paths.h"
 #include "formats/hprof/dump_file.h"
 #include "formats/report/report_json.h"
 #include "formats/report/report_text.h"

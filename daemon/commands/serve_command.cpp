@@ -14,7 +14,7 @@
 #include "base/unique_fd.h"
 #include "daemon/commands/commands.h"
 #include "daemon/config/config_file.h"
-#include "daemon/policy/spool.h"
+#include "daemon/oom/spool.h"
 #include "daemon/runtime/crash_handler.h"
 #include "daemon/runtime/daemon_log.h"
 #include "daemon/server/server.h"

@@ -61,7 +61,7 @@ struct dump_rule {
     std::optional<double> gc_time_percent;
     std::chrono::seconds gc_window{60};
     // The old generation (or heap) predicted full within this time by its trend over predict_window
-    // (formats/hsperf/heap_trend.h).
+    // (daemon/rules/heap_trend.h).
     std::optional<std::chrono::seconds> predict_full_within;
     std::chrono::seconds predict_window{600};
     std::chrono::seconds cooldown{3600};  // no second dump of one JVM by this rule within this time

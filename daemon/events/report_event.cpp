@@ -7,7 +7,7 @@
 #include <cstdio>
 
 #include "daemon/runtime/log_text.h"
-#include "formats/report/report_text.h"
+#include "formats/report/text_format.h"
 
 namespace heapd::daemon {
 namespace {
@@ -60,7 +60,7 @@ std::vector<std::string> journal_fields(const report_event& e) {
     if (!e.main_class.empty()) who += " (" + bounded_text(e.main_class, max_name_bytes) + ")";
     std::string message = (oom ? "OutOfMemoryError: dump " : "report of dump ") + e.dump_id + " of " + who +
                           ", trigger \"" + bounded_text(e.trigger, max_name_bytes) + "\", heap " +
-                          human_bytes(e.heap_bytes) + ": " + bounded_text(e.headline, max_name_bytes);
+                          text::human_bytes(e.heap_bytes) + ": " + bounded_text(e.headline, max_name_bytes);
     std::vector<std::string> f = {
         "MESSAGE=" + message,
         "MESSAGE_ID=" + std::string(report_stored_message_id),

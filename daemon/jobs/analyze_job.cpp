@@ -10,7 +10,7 @@
 
 #include "daemon/jobs/analysis_child.h"
 #include "formats/report/report_json.h"
-#include "formats/report/report_text.h"
+#include "formats/report/text_format.h"
 
 namespace heapd::daemon {
 namespace {
@@ -62,14 +62,15 @@ std::string report_headline(const analysis_report& r) {
         const leak_suspect& s = r.retention.leak_suspects.front();
         char share[32];
         std::snprintf(share, sizeof share, "%.1f%%", 100 * s.share);
-        std::string head = "leak suspect: " + human_bytes(s.retained_bytes) + " (" + share + ") ";
-        if (s.is_class) return head + "in " + grouped(s.instances) + " instances of " + s.suspect.class_name;
+        std::string head = "leak suspect: " + text::human_bytes(s.retained_bytes) + " (" + share + ") ";
+        if (s.is_class) return head + "in " + text::grouped(s.instances) + " instances of " + s.suspect.class_name;
         if (s.accumulated.empty()) return head + "retained by " + s.suspect.class_name;
         const accumulated_class& most = s.accumulated.front();
-        return head + "in " + grouped(most.count) + " " + most.class_name + ", held by " + s.suspect.class_name;
+        return head + "in " + text::grouped(most.count) + " " + most.class_name + ", held by " + s.suspect.class_name;
     }
     std::uint64_t objects = r.summary.instances + r.summary.object_arrays + r.summary.primitive_arrays;
-    return "no leak suspect; heap " + human_bytes(r.summary.shallow_bytes) + " in " + grouped(objects) + " objects";
+    return "no leak suspect; heap " + text::human_bytes(r.summary.shallow_bytes) + " in " + text::grouped(objects) +
+           " objects";
 }
 
 wire::wire_result<analyzed_report> analyze_for_job(job_context& ctx, store& s, int dump_fd, const std::string& name,

@@ -8,7 +8,6 @@
 
 #include "daemon/runtime/crash_handler.h"
 #include "daemon/runtime/log_text.h"
-#include "formats/report/report_text.h"
 #include "formats/report/text_format.h"
 
 namespace heapd::daemon {
@@ -204,7 +203,7 @@ void job_manager::run_job(const std::shared_ptr<slot>& s) {
     {
         const job_record& r = s->record;  // only this thread changes it now, apart from progress
         log_->info("job {} {} started: {}, trigger \"{}\", {}, {}, uid {}", r.id, r.kind, pid_text(r),
-                   bounded_text(r.trigger), bounded_text(r.subject), human_bytes(r.subject_bytes), r.owner_uid);
+                   bounded_text(r.trigger), bounded_text(r.subject), text::human_bytes(r.subject_bytes), r.owner_uid);
     }
     job_context ctx(this, s->record.id, s->cancel);
     job_outcome outcome;
@@ -248,7 +247,7 @@ void job_manager::finish(const std::shared_ptr<slot>& s, const job_outcome& outc
     std::string tail = r.state == job_state::done ? " -> " + r.entry : ": " + bounded_text(r.error);
     log_->info("job {} {} {} after {}: {}, trigger \"{}\", {}, {}{}", r.id, r.kind, job_state_name(r.state),
                text::duration_text(r.duration_ms(r.finished_ms)), pid_text(r), bounded_text(r.trigger),
-               bounded_text(r.subject), human_bytes(r.subject_bytes), tail);
+               bounded_text(r.subject), text::human_bytes(r.subject_bytes), tail);
     changed(s, true);
     if (r.state == job_state::done)
         for (const std::string& id : store_.apply_retention(now_ms())) log_->info("retention: removed dump {}", id);

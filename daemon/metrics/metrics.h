@@ -12,7 +12,7 @@
 #include <string_view>
 #include <vector>
 
-#include "daemon/policy/jvm_facts.h"
+#include "daemon/jvms/jvm_facts.h"
 
 namespace heapd::daemon {
 

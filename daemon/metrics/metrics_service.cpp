@@ -7,7 +7,7 @@
 #include "attach/jvm_discovery.h"
 #include "attach/process_info.h"
 #include "base/atomic_file.h"
-#include "daemon/policy/jvm_facts.h"
+#include "daemon/jvms/jvm_facts.h"
 #include "formats/protocol/protocol.h"
 
 namespace heapd::daemon {

@@ -19,8 +19,8 @@
 #include "daemon/jobs/job_manager.h"
 #include "daemon/metrics/metrics.h"
 #include "daemon/metrics/metrics_counters.h"
-#include "daemon/policy/oom_armer.h"
-#include "daemon/policy/rule_watcher.h"
+#include "daemon/oom/oom_armer.h"
+#include "daemon/rules/rule_watcher.h"
 #include "daemon/store/store.h"
 
 namespace heapd::daemon {

@@ -16,12 +16,12 @@
 #include "daemon/config/config_text.h"
 #include "daemon/events/report_event.h"
 #include "daemon/jobs/analysis_child.h"
-#include "daemon/policy/spool.h"
-#include "daemon/policy/spool_watcher.h"
+#include "daemon/jobs/staging_journal.h"
+#include "daemon/oom/spool.h"
+#include "daemon/oom/spool_watcher.h"
 #include "daemon/runtime/listen_fds.h"
 #include "daemon/runtime/log_text.h"
 #include "daemon/server/peer.h"
-#include "daemon/store/staging_journal.h"
 
 namespace heapd::daemon {
 namespace {

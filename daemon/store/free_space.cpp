@@ -2,7 +2,7 @@
 
 #include <sys/statvfs.h>
 
-#include "formats/report/report_text.h"
+#include "formats/report/text_format.h"
 
 namespace heapd::daemon {
 
@@ -14,8 +14,8 @@ result<std::uint64_t> free_bytes(const std::string& path) {
 
 std::string no_space_message(const std::string& dir, std::uint64_t need, std::uint64_t free_space,
                              std::uint64_t reserve, std::string_view what) {
-    return "not enough free space in " + dir + " for " + std::string(what) + ": about " + human_bytes(need) +
-           " needed (estimated), " + human_bytes(free_space) + " free, " + human_bytes(reserve) +
+    return "not enough free space in " + dir + " for " + std::string(what) + ": about " + text::human_bytes(need) +
+           " needed (estimated), " + text::human_bytes(free_space) + " free, " + text::human_bytes(reserve) +
            " kept in reserve; free some space or remove old dumps (heapctl rm)";
 }
 

@@ -21,7 +21,7 @@ std::optional<job_state> job_state_from_name(std::string_view name);
 // One job: an analysis or a dump. Plain data, copied out as snapshots.
 struct job_record {
     std::uint64_t id = 0;
-    std::string kind;  // "analyse", "dump"
+    std::string kind;  // "analyze", "dump"
     job_state state = job_state::queued;
     uid_t owner_uid = 0;  // who asked for it
     gid_t owner_gid = 0;

@@ -17,7 +17,7 @@
 #include "daemon/upload/stripped_dump.h"
 #include "formats/report/report_html.h"
 #include "formats/report/report_json.h"
-#include "formats/report/report_text.h"
+#include "formats/report/text_format.h"
 
 namespace heapd::daemon {
 namespace {
@@ -217,7 +217,7 @@ bool uploader::upload_entry(const entry_metadata& meta, const std::atomic<bool>&
     ++counters_.entries_done;
     counters_.last_success_ms = now_ms();
     log_->info("dump {} uploaded to s3://{}/{}/ ({} file{}, {})", meta.id, options_.bucket, p.key_base, files.size(),
-               files.size() == 1 ? "" : "s", human_bytes(sent));
+               files.size() == 1 ? "" : "s", text::human_bytes(sent));
     return true;
 }
 

@@ -47,23 +47,24 @@ result<cpu_report> cpu_report_from_json(const json& j) {
 }
 
 std::string render_cpu_text(const cpu_report& r) {
-    std::string out = text::fmt("CPU samples: %s in %.1f s, every %d ms (%s ticks), of the threads running Java code\n",
-                                grouped(r.samples).c_str(), r.seconds, r.period_ms, grouped(r.ticks).c_str());
+    std::string out =
+        text::fmt("CPU samples: %s in %.1f s, every %d ms (%s ticks), of the threads running Java code\n",
+                  text::grouped(r.samples).c_str(), r.seconds, r.period_ms, text::grouped(r.ticks).c_str());
     out +=
         "Safepoint-biased, as hprof's cpu=samples: each tick stops the JVM and takes the stacks where the\n"
         "threads stopped, which is where compiled code polls for safepoints, not always where time went\n";
     if (r.dropped != 0)
-        out += "Dropped samples: " + grouped(r.dropped) + " (a method without a name, or the trace table full)\n";
+        out += "Dropped samples: " + text::grouped(r.dropped) + " (a method without a name, or the trace table full)\n";
     out += "\n" + text::fmt("%4s %6s %6s %9s  %s\n", "rank", "self", "accum", "count", "trace");
     unsigned rank = 0;
     for (const cpu_row& row : r.rows) {
         out += text::fmt("%4u %6s %6s %9s  ", ++rank, text::percent_text(100 * row.self, 1).c_str(),
-                         text::percent_text(100 * row.accumulated, 1).c_str(), grouped(row.count).c_str());
+                         text::percent_text(100 * row.accumulated, 1).c_str(), text::grouped(row.count).c_str());
         out += (row.frames.empty() ? std::string("(no frames)") : line_safe(row.frames.front())) + "\n";
         for (std::size_t i = 1; i < row.frames.size(); ++i) out += "          at " + line_safe(row.frames[i]) + "\n";
     }
     if (r.rows.empty()) out += "     (no thread ran Java code at any tick)\n";
-    if (r.rows_left_out > 0) out += text::fmt("     %s more stacks\n", grouped(r.rows_left_out).c_str());
+    if (r.rows_left_out > 0) out += text::fmt("     %s more stacks\n", text::grouped(r.rows_left_out).c_str());
     if (r.cut_at_size) out += "     (the rows shown stop where their names reach the table's bound)\n";
     return out;
 }

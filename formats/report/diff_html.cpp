@@ -12,12 +12,13 @@ std::string render_html(const diff_report& d, const std::string& title) {
         sides.row({html::text(what), html::text(std::move(before)), html::text(std::move(after))});
     };
     row("File", d.before.file, d.after.file);
-    row("Taken", d.before.timestamp_ms ? utc_time(d.before.timestamp_ms) : "",
-        d.after.timestamp_ms ? utc_time(d.after.timestamp_ms) : "");
-    row("Objects", grouped(d.before.objects), grouped(d.after.objects));
-    row("Heap", human_bytes(d.before.shallow_bytes), human_bytes(d.after.shallow_bytes));
-    row("Classes", grouped(d.before.classes), grouped(d.after.classes));
-    if (d.retained) row("Reachable", human_bytes(d.before.reachable_bytes), human_bytes(d.after.reachable_bytes));
+    row("Taken", d.before.timestamp_ms ? text::utc_time(d.before.timestamp_ms) : "",
+        d.after.timestamp_ms ? text::utc_time(d.after.timestamp_ms) : "");
+    row("Objects", text::grouped(d.before.objects), text::grouped(d.after.objects));
+    row("Heap", text::human_bytes(d.before.shallow_bytes), text::human_bytes(d.after.shallow_bytes));
+    row("Classes", text::grouped(d.before.classes), text::grouped(d.after.classes));
+    if (d.retained)
+        row("Reachable", text::human_bytes(d.before.reachable_bytes), text::human_bytes(d.after.reachable_bytes));
     std::string body = "<header><h1>" + html::escape(title) + "</h1>\n" + sides.html() + "</header>\n" +
                        "<section id=\"growth\"><h2>What grew</h2>\n" + html::growth_section(d, "") + "</section>\n" +
                        "<footer>heapd diff</footer>\n";

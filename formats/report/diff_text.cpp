@@ -20,10 +20,10 @@ std::uint64_t magnitude(std::int64_t d) {
 }
 
 // "+1,234", "-5", "0".
-std::string signed_count(std::int64_t d) { return (d > 0 ? "+" : d < 0 ? "-" : "") + grouped(magnitude(d)); }
+std::string signed_count(std::int64_t d) { return (d > 0 ? "+" : d < 0 ? "-" : "") + text::grouped(magnitude(d)); }
 
 // "+1.50 MiB", "-312 B", "0 B".
-std::string signed_bytes(std::int64_t d) { return (d > 0 ? "+" : d < 0 ? "-" : "") + human_bytes(magnitude(d)); }
+std::string signed_bytes(std::int64_t d) { return (d > 0 ? "+" : d < 0 ? "-" : "") + text::human_bytes(magnitude(d)); }
 
 // after against before: "+12.5%", "-3.0%", or "new" when there was nothing before.
 std::string percent(std::uint64_t before, std::uint64_t after) {
@@ -43,10 +43,10 @@ void diff_header(std::string& out, const diff_report& r) {
            (r.after.file.empty() ? "<after>" : r.after.file) + "\n";
     for (const diff_side* s : {&r.before, &r.after}) {
         std::string line = fmt("  %-8s ", s == &r.before ? "Before" : "After");
-        if (s->timestamp_ms != 0) line += utc_time(s->timestamp_ms) + ": ";
-        line += human_bytes(s->shallow_bytes) + " in " + grouped(s->objects) + " objects of " + grouped(s->classes) +
-                " classes";
-        if (r.retained) line += ", " + human_bytes(s->reachable_bytes) + " reachable";
+        if (s->timestamp_ms != 0) line += text::utc_time(s->timestamp_ms) + ": ";
+        line += text::human_bytes(s->shallow_bytes) + " in " + text::grouped(s->objects) + " objects of " +
+                text::grouped(s->classes) + " classes";
+        if (r.retained) line += ", " + text::human_bytes(s->reachable_bytes) + " reachable";
         out += line + "\n";
     }
     std::string change = "  Change   heap " + signed_bytes(delta(r.before.shallow_bytes, r.after.shallow_bytes)) +
@@ -64,14 +64,15 @@ void diff_rows(std::string& out, const char* title, const char* order, const std
                std::uint64_t total, bool retained, unsigned top) {
     unsigned n = rows(list.size(), top);
     if (n == 0) return;
-    out += fmt("\n%s (top %u of %s class%s, %s)\n", title, n, grouped(total).c_str(), total == 1 ? "" : "es", order);
+    out +=
+        fmt("\n%s (top %u of %s class%s, %s)\n", title, n, text::grouped(total).c_str(), total == 1 ? "" : "es", order);
     out += fmt("  %4s %12s %12s %11s %11s %11s  %s\n", "#", "+Instances", "Instances", "+Shallow", "Shallow",
                retained ? "+Retained" : "", "Class");
     for (unsigned i = 0; i < n; ++i) {
         const class_diff_entry& e = list[i];
         out += fmt("  %4u %12s %12s %11s %11s %11s  %s%s\n", i + 1, signed_count(e.instances_delta).c_str(),
-                   grouped(e.instances_after).c_str(), signed_bytes(e.shallow_delta).c_str(),
-                   human_bytes(e.shallow_after).c_str(), retained ? signed_bytes(e.retained_delta).c_str() : "",
+                   text::grouped(e.instances_after).c_str(), signed_bytes(e.shallow_delta).c_str(),
+                   text::human_bytes(e.shallow_after).c_str(), retained ? signed_bytes(e.retained_delta).c_str() : "",
                    e.class_name.c_str(),
                    e.added     ? " (new)"
                    : e.removed ? " (gone)"
@@ -103,7 +104,8 @@ std::string render_text(const diff_report& report, const text_options& options) 
     }
     diff_rows(out, "Grew", "most shallow bytes gained first", r.grew, r.grew_classes, r.retained, options.top);
     diff_rows(out, "Shrank", "most shallow bytes lost first", r.shrank, r.shrank_classes, r.retained, options.top);
-    out += "\n  " + grouped(r.unchanged_classes) + (r.unchanged_classes == 1 ? " class" : " classes") + " unchanged\n";
+    out += "\n  " + text::grouped(r.unchanged_classes) + (r.unchanged_classes == 1 ? " class" : " classes") +
+           " unchanged\n";
     return terminal_safe(out);
 }
 

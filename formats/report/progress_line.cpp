@@ -22,7 +22,7 @@ std::string progress_line(const progress_view& v, unsigned width) {
     std::string tail = std::string(" ") + pct + "  " + v.phase;
     if (v.done > 0 && v.elapsed_s > 0.5) {
         const double rate = static_cast<double>(v.done) / v.elapsed_s;
-        tail += "  " + human_bytes(static_cast<std::uint64_t>(rate)) + "/s";
+        tail += "  " + text::human_bytes(static_cast<std::uint64_t>(rate)) + "/s";
         if (v.done < v.total) tail += "  ETA " + seconds_text(static_cast<double>(v.total - v.done) / rate);
     } else {
         tail += "  " + seconds_text(v.elapsed_s);

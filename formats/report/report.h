@@ -171,7 +171,7 @@ struct leak_suspect {
 };
 
 // A node of the dominator tree as a report draws it: an object, or, when others > 0, those of a shown
-// node's children too small to show, together (formats/analysis/dominator_outline.h).
+// node's children too small to show, together (analysis/dominator_outline.h).
 struct tree_node {
     std::uint64_t id = 0;    // 0 for the others
     std::string class_name;  // "class NAME" for class objects; for the others their class, "" when mixed
@@ -190,7 +190,7 @@ struct retention_report {
     double suspect_threshold = 0;                         // share of the reachable bytes
     std::vector<leak_suspect> leak_suspects;              // by retained bytes, descending
     // The tree cut for a picture: nodes retaining at least tree_min_share of the reachable bytes,
-    // biggest first, parents before children (formats/analysis/dominator_outline.h).
+    // biggest first, parents before children (analysis/dominator_outline.h).
     double tree_min_share = 0;
     std::vector<tree_node> tree;
 };
@@ -232,7 +232,7 @@ struct zero_array_entry {
     std::uint64_t count = 0, bytes = 0;
 };
 
-// Bytes the heap could do without, by kind; see formats/analysis/waste.h for how each saving is counted.
+// Bytes the heap could do without, by kind; see analysis/waste.h for how each saving is counted.
 struct waste_report {
     bool computed = false;
     std::uint64_t saving_bytes = 0;  // all four kinds together
@@ -289,7 +289,7 @@ struct diff_side {
 struct diff_report {
     diff_side before, after;
     bool retained = false;                 // retained sizes were computed for both dumps
-    std::vector<class_diff_entry> grew;    // by growth, largest first (see formats/analysis/dump_diff.h)
+    std::vector<class_diff_entry> grew;    // by growth, largest first (see analysis/dump_diff.h)
     std::vector<class_diff_entry> shrank;  // by shrinkage, largest first
     std::uint64_t grew_classes = 0, shrank_classes = 0, unchanged_classes = 0;  // before any cut to top
     std::vector<std::string> notes;  // why the two dumps may not compare well

@@ -34,7 +34,7 @@ void header(std::string& out, const analysis_report& r, const std::string& title
     const summary_report& s = r.summary;
     out += (title.empty() ? "heapd analyze: " + (s.file.empty() ? std::string("<memory>") : s.file) : title) + "\n";
     out += fmt("  Dump     %s, %u-byte ids, taken %s, %s\n", s.format.c_str(), s.id_size,
-               utc_time(s.timestamp_ms).c_str(), human_bytes(s.file_bytes).c_str());
+               text::utc_time(s.timestamp_ms).c_str(), text::human_bytes(s.file_bytes).c_str());
     if (!s.writer.empty() || !s.java_version.empty()) {
         std::vector<std::string> jvm = {s.java_version.empty()
                                             ? "Java version unknown"
@@ -65,23 +65,23 @@ void header(std::string& out, const analysis_report& r, const std::string& title
             "  Stripped every primitive array but the Strings' holds zeros (heapd strip --keep-strings): no\n"
             "           arrays of zeros\n";
     std::uint64_t objects = s.instances + s.object_arrays + s.primitive_arrays;
-    out += "  Heap     " + human_bytes(s.shallow_bytes) + " in " + grouped(objects) + " objects of " +
-           grouped(s.classes) + " classes\n";
-    out += "           " + grouped(s.instances) + " instances, " + grouped(s.object_arrays) + " object arrays, " +
-           grouped(s.primitive_arrays) + " primitive arrays\n";
+    out += "  Heap     " + text::human_bytes(s.shallow_bytes) + " in " + text::grouped(objects) + " objects of " +
+           text::grouped(s.classes) + " classes\n";
+    out += "           " + text::grouped(s.instances) + " instances, " + text::grouped(s.object_arrays) +
+           " object arrays, " + text::grouped(s.primitive_arrays) + " primitive arrays\n";
     std::uint64_t roots = 0;
     std::vector<std::string> kinds;
     for (const auto& [k, n] : s.gc_roots) {
         roots += n;
-        kinds.push_back(k + " " + grouped(n));
+        kinds.push_back(k + " " + text::grouped(n));
     }
-    if (!kinds.empty()) kinds[0] = grouped(roots) + " GC roots: " + kinds[0];
+    if (!kinds.empty()) kinds[0] = text::grouped(roots) + " GC roots: " + kinds[0];
     if (s.class_roots_inferred != 0)
-        kinds.push_back("and " + grouped(s.class_roots_inferred) +
+        kinds.push_back("and " + text::grouped(s.class_roots_inferred) +
                         " classes of the JDK's loaders taken as roots (the dump marks no class as one)");
     wrapped_line(out, "Roots", kinds);
     std::vector<std::string> recs;
-    for (const auto& [k, n] : s.records) recs.push_back(k + " " + grouped(n));
+    for (const auto& [k, n] : s.records) recs.push_back(k + " " + text::grouped(n));
     wrapped_line(out, "Records", recs);
 }
 
@@ -107,7 +107,7 @@ void problems(std::string& out, const analysis_report& r) {
         out += line + "\n";
     }
     if (r.problems_omitted != 0)
-        out += "  ! and " + grouped(r.problems_omitted) + " more problems like these, not listed\n";
+        out += "  ! and " + text::grouped(r.problems_omitted) + " more problems like these, not listed\n";
 }
 
 void histogram(std::string& out, const analysis_report& r, unsigned top) {
@@ -117,8 +117,8 @@ void histogram(std::string& out, const analysis_report& r, unsigned top) {
     double total = static_cast<double>(r.summary.shallow_bytes ? r.summary.shallow_bytes : 1);
     for (unsigned i = 0; i < n; ++i) {
         const histogram_entry& e = r.histogram[i];
-        out += fmt("  %4u %13s %11s %5.1f%%  %s\n", i + 1, grouped(e.instances).c_str(),
-                   human_bytes(e.shallow_bytes).c_str(), 100.0 * static_cast<double>(e.shallow_bytes) / total,
+        out += fmt("  %4u %13s %11s %5.1f%%  %s\n", i + 1, text::grouped(e.instances).c_str(),
+                   text::human_bytes(e.shallow_bytes).c_str(), 100.0 * static_cast<double>(e.shallow_bytes) / total,
                    e.class_name.c_str());
     }
 }
@@ -131,8 +131,8 @@ void largest(std::string& out, const analysis_report& r, unsigned top) {
     for (unsigned i = 0; i < n; ++i) {
         const object_entry& o = r.largest_objects[i];
         std::string cls = o.class_name;
-        if (o.is_array) cls += " (length " + grouped(o.length) + ")";
-        out += fmt("  %4u %11s  0x%-13llx  %s\n", i + 1, human_bytes(o.shallow_bytes).c_str(),
+        if (o.is_array) cls += " (length " + text::grouped(o.length) + ")";
+        out += fmt("  %4u %11s  0x%-13llx  %s\n", i + 1, text::human_bytes(o.shallow_bytes).c_str(),
                    static_cast<unsigned long long>(o.id), cls.c_str());
     }
 }
@@ -141,9 +141,9 @@ void retention(std::string& out, const analysis_report& r, unsigned top) {
     const retention_report& t = r.retention;
     if (!t.computed) return;
     out += "\nReachability\n";
-    out += "  " + human_bytes(t.reachable_bytes) + " in " + grouped(t.reachable_objects) +
-           " objects reachable from GC roots through strong references; " + human_bytes(t.unreachable_bytes) + " in " +
-           grouped(t.unreachable_objects) + " not\n";
+    out += "  " + text::human_bytes(t.reachable_bytes) + " in " + text::grouped(t.reachable_objects) +
+           " objects reachable from GC roots through strong references; " + text::human_bytes(t.unreachable_bytes) +
+           " in " + text::grouped(t.unreachable_objects) + " not\n";
     unsigned n = rows(t.dominators.size(), top);
     if (n > 0) {
         out += fmt("\nBiggest retainers (top %u by retained size)\n", n);
@@ -151,9 +151,10 @@ void retention(std::string& out, const analysis_report& r, unsigned top) {
         double total = static_cast<double>(t.reachable_bytes ? t.reachable_bytes : 1);
         for (unsigned i = 0; i < n; ++i) {
             const dominator_entry& d = t.dominators[i];
-            out += fmt("  %4u %11s %5.1f%% %11s  0x%-13llx  %s\n", i + 1, human_bytes(d.retained_bytes).c_str(),
-                       100.0 * static_cast<double>(d.retained_bytes) / total, human_bytes(d.shallow_bytes).c_str(),
-                       static_cast<unsigned long long>(d.id), d.class_name.c_str());
+            out +=
+                fmt("  %4u %11s %5.1f%% %11s  0x%-13llx  %s\n", i + 1, text::human_bytes(d.retained_bytes).c_str(),
+                    100.0 * static_cast<double>(d.retained_bytes) / total, text::human_bytes(d.shallow_bytes).c_str(),
+                    static_cast<unsigned long long>(d.id), d.class_name.c_str());
         }
     }
     n = rows(t.retained_by_class.size(), top);
@@ -161,7 +162,7 @@ void retention(std::string& out, const analysis_report& r, unsigned top) {
         out += fmt("\nRetained by class (top %u)\n", n);
         out += fmt("  %4s %11s  %s\n", "#", "Retained", "Class");
         for (unsigned i = 0; i < n; ++i)
-            out += fmt("  %4u %11s  %s\n", i + 1, human_bytes(t.retained_by_class[i].retained_bytes).c_str(),
+            out += fmt("  %4u %11s  %s\n", i + 1, text::human_bytes(t.retained_by_class[i].retained_bytes).c_str(),
                        t.retained_by_class[i].class_name.c_str());
     }
 }
@@ -208,8 +209,8 @@ void wrapped_list(std::string& out, const std::string& indent, const std::string
 std::string groups_text(const std::vector<accumulated_class>& groups) {
     std::string s;
     for (const auto& a : groups)
-        s += (s.empty() ? "" : ", ") + grouped(a.count) + " " + a.class_name + " (" + human_bytes(a.retained_bytes) +
-             ")";
+        s += (s.empty() ? "" : ", ") + text::grouped(a.count) + " " + a.class_name + " (" +
+             text::human_bytes(a.retained_bytes) + ")";
     return s;
 }
 
@@ -219,14 +220,14 @@ void suspects(std::string& out, const analysis_report& r) {
     out += fmt("\nLeak suspects (each retaining at least %.0f%% of the reachable heap)\n", 100 * t.suspect_threshold);
     if (r.allocations.joined)
         out += fmt("  Where they were allocated: heapd's agent sampled %s allocations over %.0f s, one per %s\n",
-                   grouped(r.allocations.samples).c_str(), r.allocations.seconds,
-                   human_bytes(static_cast<std::uint64_t>(r.allocations.interval)).c_str());
+                   text::grouped(r.allocations.samples).c_str(), r.allocations.seconds,
+                   text::human_bytes(static_cast<std::uint64_t>(r.allocations.interval)).c_str());
     if (t.leak_suspects.empty()) out += "  none\n";
     unsigned i = 0;
     for (const leak_suspect& s : t.leak_suspects) {
-        std::string head = fmt("  %u. %s (%.1f%%) ", ++i, human_bytes(s.retained_bytes).c_str(), 100 * s.share);
+        std::string head = fmt("  %u. %s (%.1f%%) ", ++i, text::human_bytes(s.retained_bytes).c_str(), 100 * s.share);
         if (s.is_class)
-            head += "in " + grouped(s.instances) + " instances of " + s.suspect.class_name + ", none large alone";
+            head += "in " + text::grouped(s.instances) + " instances of " + s.suspect.class_name + ", none large alone";
         else
             head += fmt("retained by one %s 0x%llx", s.suspect.class_name.c_str(),
                         static_cast<unsigned long long>(s.suspect.id));
@@ -236,8 +237,8 @@ void suspects(std::string& out, const analysis_report& r) {
                                   ? "accumulates in it"
                                   : fmt("accumulates in %s 0x%llx (%s)", s.accumulation.class_name.c_str(),
                                         static_cast<unsigned long long>(s.accumulation.id),
-                                        human_bytes(s.accumulation.retained_bytes).c_str());
-            if (s.chain_length > 1) acc += ", the head of a chain of " + grouped(s.chain_length);
+                                        text::human_bytes(s.accumulation.retained_bytes).c_str());
+            if (s.chain_length > 1) acc += ", the head of a chain of " + text::grouped(s.chain_length);
             if (!s.accumulated.empty()) acc += ": " + groups_text(s.accumulated);
             wrapped_list(out, "     ", acc);
         } else {
@@ -248,14 +249,14 @@ void suspects(std::string& out, const analysis_report& r) {
                 biggest +=
                     (biggest.empty() ? "" : ", ") + b.class_name +
                     (b.class_name.starts_with("class ") ? "" : fmt(" 0x%llx", static_cast<unsigned long long>(b.id))) +
-                    " (" + human_bytes(b.retained_bytes) + ")";
+                    " (" + text::human_bytes(b.retained_bytes) + ")";
             if (!biggest.empty()) wrapped_list(out, "     ", "the biggest: " + biggest);
         }
         wrapped_path(out, "     ", (s.is_class ? "path to the biggest: " : "path: ") + path_text(s.path));
         for (const allocation_site_entry& a : s.allocated_at)
             wrapped_list(out, "     ",
                          a.class_name + " allocated at " + a.origin + ": " + text::round_percent(100 * a.share) +
-                             " of its sampled live bytes (" + human_bytes(a.live_bytes) + " estimated)");
+                             " of its sampled live bytes (" + text::human_bytes(a.live_bytes) + " estimated)");
     }
 }
 
@@ -264,7 +265,7 @@ void waste(std::string& out, const analysis_report& r, unsigned top) {
     const waste_report& w = r.waste;
     if (!w.computed) return;
     double heap = static_cast<double>(r.summary.shallow_bytes ? r.summary.shallow_bytes : 1);
-    out += "\nWaste (" + human_bytes(w.saving_bytes) + " could be saved, " +
+    out += "\nWaste (" + text::human_bytes(w.saving_bytes) + " could be saved, " +
            fmt("%.1f%%", 100.0 * static_cast<double>(w.saving_bytes) / heap) + " of the heap)\n";
     std::uint64_t collections = 0, empty = 0, sparse = 0, boxes = 0, distinct = 0, zero_arrays = 0;
     for (const auto& c : w.collections) {
@@ -278,25 +279,28 @@ void waste(std::string& out, const analysis_report& r, unsigned top) {
     }
     for (const auto& z : w.zero_arrays) zero_arrays += z.count;
     auto line = [&](const char* what, std::uint64_t bytes, const std::string& detail) {
-        out += fmt("  %-17s %9s  ", what, human_bytes(bytes).c_str()) + detail + "\n";
+        out += fmt("  %-17s %9s  ", what, text::human_bytes(bytes).c_str()) + detail + "\n";
     };
     const std::string stripped = "not counted: the dump is stripped";
     line("Duplicate strings", w.duplicate_string_saving,
          r.summary.strings_stripped ? stripped
-                                    : grouped(w.duplicate_strings) + " Strings in " +
-                                          grouped(w.duplicate_string_groups) + " groups of equal contents");
+                                    : text::grouped(w.duplicate_strings) + " Strings in " +
+                                          text::grouped(w.duplicate_string_groups) + " groups of equal contents");
     line("Collections", w.collection_saving,
-         grouped(empty) + " empty, " + grouped(sparse) + " sparse of " + grouped(collections) + " maps and lists");
-    line("Boxed primitives", w.boxed_saving, grouped(boxes) + " boxes of " + grouped(distinct) + " distinct values");
+         text::grouped(empty) + " empty, " + text::grouped(sparse) + " sparse of " + text::grouped(collections) +
+             " maps and lists");
+    line("Boxed primitives", w.boxed_saving,
+         text::grouped(boxes) + " boxes of " + text::grouped(distinct) + " distinct values");
     line("Zero arrays", w.zero_array_saving,
-         r.summary.stripped ? stripped : grouped(zero_arrays) + " primitive arrays of zeros only");
+         r.summary.stripped ? stripped : text::grouped(zero_arrays) + " primitive arrays of zeros only");
     if (unsigned n = rows(w.duplicate_strings_top.size(), top)) {
         out += fmt("\nDuplicate strings (top %u by saving)\n", n);
         out += fmt("  %4s %8s %9s  %s\n", "#", "Copies", "Saving", "Contents (length)");
         for (unsigned i = 0; i < n; ++i) {
             const duplicate_string_entry& d = w.duplicate_strings_top[i];
-            out += fmt("  %4u %8s %9s  ", i + 1, grouped(d.copies).c_str(), human_bytes(d.saving_bytes).c_str()) +
-                   "\"" + d.content + "\" (" + grouped(d.length) + ")\n";
+            out += fmt("  %4u %8s %9s  ", i + 1, text::grouped(d.copies).c_str(),
+                       text::human_bytes(d.saving_bytes).c_str()) +
+                   "\"" + d.content + "\" (" + text::grouped(d.length) + ")\n";
         }
     }
     if (unsigned n = rows(w.collections.size(), top)) {
@@ -304,8 +308,8 @@ void waste(std::string& out, const analysis_report& r, unsigned top) {
         out += fmt("  %4s %9s %9s %9s %9s  %s\n", "#", "Count", "Empty", "Sparse", "Saving", "Class");
         for (unsigned i = 0; i < n; ++i) {
             const collection_waste_entry& c = w.collections[i];
-            out += fmt("  %4u %9s %9s %9s %9s  ", i + 1, grouped(c.count).c_str(), grouped(c.empty).c_str(),
-                       grouped(c.sparse).c_str(), human_bytes(c.saving_bytes).c_str()) +
+            out += fmt("  %4u %9s %9s %9s %9s  ", i + 1, text::grouped(c.count).c_str(), text::grouped(c.empty).c_str(),
+                       text::grouped(c.sparse).c_str(), text::human_bytes(c.saving_bytes).c_str()) +
                    c.class_name + "\n";
         }
     }
@@ -314,8 +318,9 @@ void waste(std::string& out, const analysis_report& r, unsigned top) {
         out += fmt("  %4s %9s %9s %9s %9s  %s\n", "#", "Count", "Bytes", "Distinct", "Saving", "Class");
         for (unsigned i = 0; i < w.boxed.size(); ++i) {
             const boxed_waste_entry& b = w.boxed[i];
-            out += fmt("  %4u %9s %9s %9s %9s  ", i + 1, grouped(b.count).c_str(), human_bytes(b.bytes).c_str(),
-                       grouped(b.distinct_values).c_str(), human_bytes(b.saving_bytes).c_str()) +
+            out += fmt("  %4u %9s %9s %9s %9s  ", i + 1, text::grouped(b.count).c_str(),
+                       text::human_bytes(b.bytes).c_str(), text::grouped(b.distinct_values).c_str(),
+                       text::human_bytes(b.saving_bytes).c_str()) +
                    b.class_name + "\n";
         }
     }
@@ -324,7 +329,7 @@ void waste(std::string& out, const analysis_report& r, unsigned top) {
         out += fmt("  %4s %9s %9s  %s\n", "#", "Count", "Bytes", "Type");
         for (unsigned i = 0; i < w.zero_arrays.size(); ++i) {
             const zero_array_entry& z = w.zero_arrays[i];
-            out += fmt("  %4u %9s %9s  ", i + 1, grouped(z.count).c_str(), human_bytes(z.bytes).c_str()) +
+            out += fmt("  %4u %9s %9s  ", i + 1, text::grouped(z.count).c_str(), text::human_bytes(z.bytes).c_str()) +
                    z.class_name + "\n";
         }
     }
@@ -391,19 +396,11 @@ void legacy(std::string& out, const analysis_report& r, unsigned top) {
 
 }  // namespace
 
-std::string grouped(std::uint64_t v) {
-    std::string digits = std::to_string(v), out;
-    for (std::size_t i = 0; i < digits.size(); ++i) {
-        if (i > 0 && (digits.size() - i) % 3 == 0) out += ',';
-        out += digits[i];
-    }
-    return out;
-}
-
 std::string render_text(const object_paths_report& report) {
     const object_paths_report r = line_safe_copy(report);
     std::string out = fmt("heapd path: 0x%llx, ", static_cast<unsigned long long>(r.id)) + r.class_name + ", " +
-                      human_bytes(r.shallow_bytes) + " shallow, " + human_bytes(r.retained_bytes) + " retained\n";
+                      text::human_bytes(r.shallow_bytes) + " shallow, " + text::human_bytes(r.retained_bytes) +
+                      " retained\n";
     if (!r.file.empty()) out += "  in " + r.file + "\n";
     if (!r.reachable) {
         out +=
@@ -413,7 +410,7 @@ std::string render_text(const object_paths_report& report) {
     }
     unsigned i = 0;
     for (const gc_path& p : r.paths) {
-        out += fmt("  %u. %s references from a GC root\n", ++i, grouped(p.length).c_str());
+        out += fmt("  %u. %s references from a GC root\n", ++i, text::grouped(p.length).c_str());
         wrapped_path(out, "     ", path_text(p));
     }
     return terminal_safe(out);
@@ -440,33 +437,9 @@ std::string path_text(const gc_path& path) {
         } else {
             s += p.class_name + "." + p.field;
         }
-        if (p.repeat > 1) s += " \u00d7" + grouped(p.repeat);
+        if (p.repeat > 1) s += " \u00d7" + text::grouped(p.repeat);
     }
     return s;
-}
-
-std::string human_bytes(std::uint64_t bytes) {
-    static constexpr const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
-    if (bytes < 1024) return std::to_string(bytes) + " B";
-    double v = static_cast<double>(bytes);
-    unsigned u = 0;
-    // A value that would print as 1024 (1023.6) moves up a unit too.
-    while (std::round(v) >= 1024 && u + 1 < std::size(units)) {
-        v /= 1024;
-        ++u;
-    }
-    // Decimals by the value as it will print: 9.996 shows as "10.0", 99.96 as "100".
-    const char* f = std::round(v * 100) / 100 < 10 ? "%.2f %s" : std::round(v * 10) / 10 < 100 ? "%.1f %s" : "%.0f %s";
-    return fmt(f, v, units[u]);
-}
-
-std::string utc_time(std::uint64_t ms) {
-    std::time_t t = static_cast<std::time_t>(ms / 1000);
-    std::tm tm{};
-    if (gmtime_r(&t, &tm) == nullptr) return "?";
-    char buf[40];
-    std::strftime(buf, sizeof buf, "%Y-%m-%d %H:%M:%S UTC", &tm);
-    return buf;
 }
 
 std::string render_text(const analysis_report& report, const text_options& options) {

@@ -3,6 +3,7 @@
 #include <string>
 
 #include "formats/report/report.h"
+#include "formats/report/text_format.h"
 
 namespace heapd {
 
@@ -38,14 +39,5 @@ std::string render_text(const object_paths_report& r);
 // A diff as text: both heaps' totals, a headline naming the class that grew most, then the classes
 // that grew and those that shrank (options.top rows each).
 std::string render_text(const diff_report& r, const text_options& options);
-
-// 1234567 -> "1,234,567".
-std::string grouped(std::uint64_t v);
-
-// "1.5 MiB", "312 B": bytes in binary units with three significant digits.
-std::string human_bytes(std::uint64_t bytes);
-
-// "2026-11-21 08:37:12 UTC" for milliseconds since the epoch.
-std::string utc_time(std::uint64_t ms);
 
 }  // namespace heapd

@@ -16,7 +16,7 @@ std::uint64_t whole(double v) { return static_cast<std::uint64_t>(std::llround(s
 std::string dropped_text(const sites_dropped& d) {
     std::string out;
     auto add = [&out](std::uint64_t n, const char* why) {
-        if (n != 0) out += (out.empty() ? "" : ", ") + grouped(n) + " " + why;
+        if (n != 0) out += (out.empty() ? "" : ", ") + text::grouped(n) + " " + why;
     };
     add(d.no_slot, "with no free slot");
     add(d.site_cap, "past the site table's cap");
@@ -115,14 +115,15 @@ std::string render_sites_text(const sites_report& r) {
     std::string out = text::fmt(
         "Allocation sites: %s samples in %.1f s, one per %s allocated per thread on average "
         "(JEP 331)\n",
-        grouped(r.samples).c_str(), r.seconds,
-        human_bytes(static_cast<std::uint64_t>(std::max<std::int64_t>(r.interval, 0))).c_str());
+        text::grouped(r.samples).c_str(), r.seconds,
+        text::human_bytes(static_cast<std::uint64_t>(std::max<std::int64_t>(r.interval, 0))).c_str());
     out += "Estimates: a sample of s bytes stands for s/p bytes and 1/p objects, p = 1 - exp(-s/interval)\n";
     out += r.collected_first ? "Live: still reachable after a full collection\n"
                              : "Live: not yet collected (no collection was forced)\n";
     out += "Dropped samples: " + dropped_text(r.dropped) + "\n";
-    out += "Totals: live " + human_bytes(whole(r.live_bytes)) + " in " + grouped(whole(r.live_objects)) +
-           " objects; allocated " + human_bytes(whole(r.bytes)) + " in " + grouped(whole(r.objects)) + " objects\n";
+    out += "Totals: live " + text::human_bytes(whole(r.live_bytes)) + " in " + text::grouped(whole(r.live_objects)) +
+           " objects; allocated " + text::human_bytes(whole(r.bytes)) + " in " + text::grouped(whole(r.objects)) +
+           " objects\n";
     out += "By " + r.by + (r.by == "site" ? text::fmt(" (depth %d)", r.depth) : "") + ", ranked by " + r.order +
            " bytes\n\n";
     out += text::fmt("%4s %6s %6s %11s %11s %11s %11s  %s\n", "rank", "self", "accum", "live bytes", "live objs",
@@ -130,17 +131,18 @@ std::string render_sites_text(const sites_report& r) {
     unsigned rank = 0;
     for (const site_row& row : r.rows) {
         const std::string& what = r.by == "method" && !row.frames.empty() ? row.frames.front() : row.klass;
-        out += text::fmt("%4u %6s %6s %11s %11s %11s %11s  ", ++rank, text::percent_text(100 * row.self, 1).c_str(),
-                         text::percent_text(100 * row.accumulated, 1).c_str(),
-                         human_bytes(whole(row.live_bytes)).c_str(), grouped(whole(row.live_objects)).c_str(),
-                         human_bytes(whole(row.bytes)).c_str(), grouped(whole(row.objects)).c_str());
+        out +=
+            text::fmt("%4u %6s %6s %11s %11s %11s %11s  ", ++rank, text::percent_text(100 * row.self, 1).c_str(),
+                      text::percent_text(100 * row.accumulated, 1).c_str(),
+                      text::human_bytes(whole(row.live_bytes)).c_str(), text::grouped(whole(row.live_objects)).c_str(),
+                      text::human_bytes(whole(row.bytes)).c_str(), text::grouped(whole(row.objects)).c_str());
         out += line_safe(what) + "\n";
         if (r.by == "site")
             for (const std::string& f : row.frames) out += "          at " + line_safe(f) + "\n";
     }
     if (r.rows.empty()) out += "     (no sampled allocations)\n";
     if (r.rows_left_out > 0)
-        out += text::fmt("     %s more below %s of the %s bytes\n", grouped(r.rows_left_out).c_str(),
+        out += text::fmt("     %s more below %s of the %s bytes\n", text::grouped(r.rows_left_out).c_str(),
                          text::percent_text(100 * r.cutoff, 2).c_str(), r.order.c_str());
     if (r.cut_at_size) out += "     (the rows shown stop where their names reach the table's bound)\n";
     return out;

@@ -1,6 +1,8 @@
 #include "formats/report/text_format.h"
 
 #include <cmath>
+#include <ctime>
+#include <iterator>
 
 namespace heapd::text {
 
@@ -24,6 +26,39 @@ std::string percent_text(double percent, int decimals) { return fmt("%.*f%%", de
 std::string round_percent(double percent) {
     const double r = std::round(percent * 10) / 10;
     return fmt(r == std::floor(r) ? "%.0f%%" : "%.1f%%", r);
+}
+
+std::string grouped(std::uint64_t v) {
+    std::string digits = std::to_string(v), out;
+    for (std::size_t i = 0; i < digits.size(); ++i) {
+        if (i > 0 && (digits.size() - i) % 3 == 0) out += ',';
+        out += digits[i];
+    }
+    return out;
+}
+
+std::string human_bytes(std::uint64_t bytes) {
+    static constexpr const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
+    if (bytes < 1024) return std::to_string(bytes) + " B";
+    double v = static_cast<double>(bytes);
+    unsigned u = 0;
+    // A value that would print as 1024 (1023.6) moves up a unit too.
+    while (std::round(v) >= 1024 && u + 1 < std::size(units)) {
+        v /= 1024;
+        ++u;
+    }
+    // Decimals by the value as it will print: 9.996 shows as "10.0", 99.96 as "100".
+    const char* f = std::round(v * 100) / 100 < 10 ? "%.2f %s" : std::round(v * 10) / 10 < 100 ? "%.1f %s" : "%.0f %s";
+    return fmt(f, v, units[u]);
+}
+
+std::string utc_time(std::uint64_t ms) {
+    std::time_t t = static_cast<std::time_t>(ms / 1000);
+    std::tm tm{};
+    if (gmtime_r(&t, &tm) == nullptr) return "?";
+    char buf[40];
+    std::strftime(buf, sizeof buf, "%Y-%m-%d %H:%M:%S UTC", &tm);
+    return buf;
 }
 
 }  // namespace heapd::text

@@ -1,7 +1,7 @@
 #pragma once
 // Small helpers shared by everything that writes text for people (the report and diff renderers,
-// heapctl's listings, the daemon's logs and reasons): printf into a string, durations, percentages.
-// Byte sizes and grouped counts are report_text.h's human_bytes and grouped.
+// heapctl's listings, the daemon's logs and reasons): printf into a string, byte sizes, counts,
+// times, durations, percentages.
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
@@ -23,6 +23,12 @@ inline unsigned rows(std::size_t available, unsigned top) {
     return static_cast<unsigned>(top == 0 ? available : std::min<std::size_t>(available, top));
 }
 
+// 1234567 -> "1,234,567".
+std::string grouped(std::uint64_t v);
+// "1.5 MiB", "312 B": bytes in binary units with three significant digits.
+std::string human_bytes(std::uint64_t bytes);
+// "2026-11-21 08:37:12 UTC" for milliseconds since the epoch.
+std::string utc_time(std::uint64_t ms);
 // A time taken: "12 ms", "1.5 s", "4m 10s", "3h 02m".
 std::string duration_text(std::int64_t ms);
 // Time between two moments, to the second: "12s", "4m 10s", "3h 02m 05s".

@@ -1,6 +1,7 @@
 // The direction of dependencies between components (cmake/heapd_component.cmake): every include
 // of every source stays within what its component links, internal/ stays within its component,
-// outside libraries are used only where linked; and the build itself refuses a forbidden include.
+// outside libraries are used only where linked, the architecture page draws what the build links;
+// and the build itself refuses a forbidden include.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -77,7 +78,10 @@ std::vector<std::string> violations(const std::vector<component>& all) {
     std::vector<std::string> found;
     const fs::path root = HEAPD_SOURCE_DIR;
     const std::regex include(R"(^\s*#\s*include\s*([<"])([^>"]+)[>"])");
-    for (const char* top : {"base", "attach", "formats", "daemon", "cli"}) {
+    // Every top folder that holds a component: a file in such a folder but in no component is found.
+    std::set<std::string> tops;
+    for (const component& c : all) tops.insert(c.dir.substr(0, c.dir.find('/')));
+    for (const std::string& top : tops) {
         for (const auto& entry : fs::recursive_directory_iterator(root / top)) {
             const std::string ext = entry.path().extension();
             if (!entry.is_regular_file() || (ext != ".h" && ext != ".cpp" && ext != ".inl")) continue;
@@ -119,6 +123,138 @@ std::vector<std::string> violations(const std::vector<component>& all) {
     return found;
 }
 
+// What one component links directly (components.txt): component folders and outside libraries.
+std::map<std::string, std::set<std::string>> read_components() {
+    std::map<std::string, std::set<std::string>> all;
+    std::ifstream in(HEAPD_COMPONENTS_FILE);
+    std::string line;
+    while (std::getline(in, line)) {
+        const auto colon = line.find(':');
+        if (colon == std::string::npos) continue;
+        auto& deps = all[line.substr(0, colon)];
+        std::istringstream words(line.substr(colon + 1));
+        for (std::string w; words >> w;) deps.insert(w);
+    }
+    return all;
+}
+
+// The name docs/architecture.md gives an outside library (CMake's name otherwise).
+std::string doc_name(const std::string& lib) {
+    static const std::map<std::string, std::string> names = {
+        {"lib:nlohmann_json::nlohmann_json", "nlohmann-json"},
+        {"lib:ZLIB::ZLIB", "zlib"},
+        {"lib:Threads::Threads", "threads"},
+        {"lib:heapd_asio", "Asio"},
+        {"lib:spdlog::spdlog", "spdlog"},
+        {"lib:PkgConfig::LIBSYSTEMD", "libsystemd"},
+        {"lib:PkgConfig::LIBUNWIND", "libunwind"},
+        {"lib:PkgConfig::LIBUNWIND_PTRACE", "libunwind-ptrace"},
+        {"lib:CURL::libcurl", "libcurl"},
+        {"lib:heapd_tomlplusplus", "toml++"},
+        {"lib:CLI11::CLI11", "CLI11"},
+    };
+    const auto it = names.find(lib);
+    return it == names.end() ? lib : it->second;
+}
+
+// The architecture page's section on components: its picture (one line of folders per level, top
+// first) and its table (folder -> what it may use, as component folders and outside libraries).
+struct architecture_page {
+    std::vector<std::vector<std::string>> picture;
+    std::map<std::string, std::set<std::string>> table;
+};
+
+std::string trimmed(const std::string& s) {
+    const auto a = s.find_first_not_of(' ');
+    const auto b = s.find_last_not_of(' ');
+    return a == std::string::npos ? std::string() : s.substr(a, b - a + 1);
+}
+
+architecture_page read_architecture_page(const std::string& text) {
+    architecture_page page;
+    const auto section = text.find("## Components and the direction of dependencies");
+    const auto next = text.find("\n## ", section + 1);
+    std::istringstream in(text.substr(section, next - section));
+    bool in_picture = false, picture_done = false;
+    const std::regex quoted("`([^`]+)`");
+    for (std::string line; std::getline(in, line);) {
+        if (line.starts_with("```")) {
+            picture_done = in_picture;
+            in_picture = !in_picture && !picture_done;
+            continue;
+        }
+        if (in_picture) {
+            std::istringstream words(line);
+            std::vector<std::string> level;
+            for (std::string w; words >> w;) level.push_back(w);
+            page.picture.push_back(level);
+            continue;
+        }
+        if (!line.starts_with("| `")) continue;
+        // | `folder/` | what | `dep`, `dep` (why); lib, lib |
+        const auto last_bar = line.rfind(" |");
+        const auto uses_bar = line.rfind(" | ", last_bar - 1);
+        std::string folder = line.substr(3, line.find('`', 3) - 3);
+        if (folder.ends_with('/')) folder.pop_back();
+        const std::string uses = line.substr(uses_bar + 3, last_bar - uses_bar - 3);
+        const auto semicolon = uses.find(';');
+        auto& deps = page.table[folder];
+        const std::string components = uses.substr(0, semicolon);
+        for (auto it = std::sregex_iterator(components.begin(), components.end(), quoted); it != std::sregex_iterator();
+             ++it)
+            deps.insert((*it)[1]);
+        if (semicolon == std::string::npos) continue;
+        std::istringstream libs(uses.substr(semicolon + 1));
+        for (std::string lib; std::getline(libs, lib, ',');)
+            if (const std::string name = trimmed(lib); name != "std" && name != "libc" && name != "jvmti.h")
+                deps.insert(name);
+    }
+    return page;
+}
+
+// Where the page and the build disagree, one line each.
+std::vector<std::string> page_differences(const architecture_page& page,
+                                          const std::map<std::string, std::set<std::string>>& built) {
+    std::vector<std::string> found;
+    std::map<std::string, std::size_t> level_of;
+    for (std::size_t i = 0; i < page.picture.size(); ++i)
+        for (const std::string& dir : page.picture[i]) level_of[dir] = i;
+    for (const auto& [dir, links] : built) {
+        std::set<std::string> expected;
+        for (const std::string& d : links) expected.insert(d.starts_with("lib:") ? doc_name(d) : d);
+        const auto row = page.table.find(dir);
+        if (row == page.table.end()) {
+            found.push_back(dir + ": no row in the table");
+        } else {
+            for (const std::string& d : expected)
+                if (!row->second.contains(d)) found.push_back(dir + ": uses " + d + ", which the table does not say");
+            for (const std::string& d : row->second)
+                if (!expected.contains(d))
+                    found.push_back(dir + ": the table says it uses " + d + ", which it does not link");
+        }
+        const auto level = level_of.find(dir);
+        if (level == level_of.end()) {
+            found.push_back(dir + ": not in the picture");
+            continue;
+        }
+        for (const std::string& d : links)
+            if (!d.starts_with("lib:") && level_of.contains(d) && level_of.at(d) <= level->second)
+                found.push_back(dir + ": uses " + d + ", which the picture does not draw below it");
+    }
+    for (const auto& [dir, uses] : page.table)
+        if (!built.contains(dir)) found.push_back(dir + ": a row in the table, but no component");
+    for (const auto& [dir, level] : level_of)
+        if (!built.contains(dir)) found.push_back(dir + ": in the picture, but no component");
+    return found;
+}
+
+std::string read_text(const fs::path& path) {
+    std::ifstream in(path);
+    std::stringstream text;
+    text << in.rdbuf();
+    return text.str();
+}
+
 std::string joined(const std::vector<std::string>& lines) {
     std::string text;
     for (const std::string& l : lines) text += l + "\n";
@@ -144,8 +280,8 @@ TEST(layering, every_component_is_declared) {
     const auto all = read_layering();
     std::set<std::string> dirs;
     for (const component& c : all) dirs.insert(c.dir);
-    for (const char* expected : {"base", "attach", "formats/hprof", "formats/hsperf", "formats/analysis",
-                                 "formats/report", "formats/protocol", "daemon/server", "daemon/commands", "cli"})
+    for (const char* expected : {"base", "attach", "formats/hprof", "formats/hsperf", "analysis", "formats/report",
+                                 "formats/protocol", "daemon/server", "daemon/commands", "cli"})
         EXPECT_TRUE(dirs.contains(expected)) << expected;
 }
 
@@ -165,11 +301,37 @@ TEST(layering, a_forbidden_include_is_found) {
     EXPECT_NE(joined(found).find("formats/hprof does not depend on base"), std::string::npos) << joined(found);
 }
 
+// docs/architecture.md's picture and table say what the build links: they cannot drift from it.
+TEST(layering, the_architecture_page_says_what_the_build_links) {
+    const auto built = read_components();
+    ASSERT_GT(built.size(), 10u) << HEAPD_COMPONENTS_FILE;
+    const auto page = read_architecture_page(read_text(fs::path(HEAPD_SOURCE_DIR) / "docs/architecture.md"));
+    const auto found = page_differences(page, built);
+    EXPECT_TRUE(found.empty()) << joined(found);
+}
+
+// The comparison above finds a difference: a dependency the page leaves out, one it adds, one drawn
+// upwards, and a component it does not know.
+TEST(layering, a_page_that_differs_from_the_build_is_found) {
+    const auto built = read_components();
+    const auto page = read_architecture_page(read_text(fs::path(HEAPD_SOURCE_DIR) / "docs/architecture.md"));
+    auto changed = page;
+    changed.table["daemon/jobs"].erase("analysis");
+    changed.table["formats/hprof"].insert("attach");
+    std::swap(changed.picture.front(), changed.picture.back());
+    changed.table.erase("daemon/oom");
+    const std::string found = joined(page_differences(changed, built));
+    EXPECT_NE(found.find("daemon/jobs: uses analysis, which the table does not say"), std::string::npos) << found;
+    EXPECT_NE(found.find("formats/hprof: the table says it uses attach"), std::string::npos) << found;
+    EXPECT_NE(found.find("which the picture does not draw below it"), std::string::npos) << found;
+    EXPECT_NE(found.find("daemon/oom: no row in the table"), std::string::npos) << found;
+}
+
 // The build enforces the same: a target sees the folders of what it links and nothing else.
 TEST(layering, a_forbidden_include_does_not_compile) {
     auto allowed = compile_include("formats/hprof/hprof_reader.h", HEAPD_HPROF_INCLUDES);
     EXPECT_EQ(allowed.exit_code, 0) << allowed.err;
-    for (const char* higher : {"daemon/store/store.h", "formats/analysis/census.h", "attach/attach_client.h"}) {
+    for (const char* higher : {"daemon/store/store.h", "analysis/census.h", "attach/attach_client.h"}) {
         auto refused = compile_include(higher, HEAPD_HPROF_INCLUDES);
         EXPECT_NE(refused.exit_code, 0) << higher;
         EXPECT_NE(refused.err.find(std::string(higher) + ": No such file"), std::string::npos) << refused.err;

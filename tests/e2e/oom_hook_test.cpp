@@ -15,7 +15,7 @@
 #include <string>
 #include <thread>
 
-#include "daemon/policy/oom_hook.h"
+#include "daemon/oom/oom_hook.h"
 #include "formats/protocol/protocol.h"
 #include "support/isolated_jvm.h"
 #include "support/jvm_process.h"

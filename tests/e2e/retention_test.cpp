@@ -1,7 +1,7 @@
 // Retained sizes on a real JVM with known heap shapes (tests/java/Shapes.java), checked two ways:
 // against the shapes themselves (what each must retain, from its objects' shallow sizes), and
 // against VisualVM's heap library, an independent analyzer, object for object.
-#include "formats/analysis/retention.h"
+#include "analysis/retention.h"
 
 #include <gtest/gtest.h>
 
@@ -13,9 +13,9 @@
 #include <stdexcept>
 #include <unordered_map>
 
-#include "formats/analysis/census.h"
-#include "formats/analysis/dominator_tree.h"
-#include "formats/analysis/object_graph.h"
+#include "analysis/census.h"
+#include "analysis/dominator_tree.h"
+#include "analysis/object_graph.h"
 #include "formats/hprof/dump_file.h"
 #include "formats/hprof/heap_walk.h"
 #include "formats/hprof/hprof_reader.h"

@@ -12,7 +12,7 @@
 #include <sstream>
 #include <thread>
 
-#include "daemon/policy/rule_match.h"
+#include "daemon/rules/rule_match.h"
 #include "support/jvm_process.h"
 #include "support/oom_scenario.h"
 #include "support/rule_daemon.h"

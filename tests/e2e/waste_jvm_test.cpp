@@ -6,7 +6,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "formats/analysis/analysis.h"
+#include "analysis/analysis.h"
 #include "formats/hprof/dump_file.h"
 #include "support/jvm_process.h"
 #include "support/row_lookup.h"

@@ -4,9 +4,9 @@
 #include <cstdint>
 #include <vector>
 
-#include "formats/analysis/census.h"
-#include "formats/analysis/dominator_tree.h"
-#include "formats/analysis/object_graph.h"
+#include "analysis/census.h"
+#include "analysis/dominator_tree.h"
+#include "analysis/object_graph.h"
 #include "formats/hprof/class_table.h"
 #include "formats/hprof/record_index.h"
 #include "support/hprof_builder.h"

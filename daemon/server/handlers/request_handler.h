@@ -19,8 +19,8 @@
 
 #include "daemon/jobs/dump_job.h"
 #include "daemon/jobs/job_manager.h"
-#include "daemon/policy/oom_armer.h"
-#include "daemon/policy/rule_watcher.h"
+#include "daemon/oom/oom_armer.h"
+#include "daemon/rules/rule_watcher.h"
 #include "daemon/server/connection.h"
 #include "daemon/store/store.h"
 #include "formats/protocol/protocol.h"

@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "formats/analysis/census.h"
+#include "analysis/census.h"
 #include "formats/hprof/heap_walk.h"
 #include "formats/hprof/hprof_reader.h"
 #include "formats/hprof/record_index.h"

@@ -28,42 +28,42 @@ bool has_line(const std::vector<std::string>& lines, std::string_view line) {
 }
 
 TEST(human_bytes, bytes_below_one_kib_are_exact) {
-    EXPECT_EQ(human_bytes(0), "0 B");
-    EXPECT_EQ(human_bytes(1), "1 B");
-    EXPECT_EQ(human_bytes(312), "312 B");
-    EXPECT_EQ(human_bytes(1023), "1023 B");
+    EXPECT_EQ(text::human_bytes(0), "0 B");
+    EXPECT_EQ(text::human_bytes(1), "1 B");
+    EXPECT_EQ(text::human_bytes(312), "312 B");
+    EXPECT_EQ(text::human_bytes(1023), "1023 B");
 }
 
 TEST(human_bytes, larger_sizes_have_three_significant_digits_in_binary_units) {
-    EXPECT_EQ(human_bytes(1024), "1.00 KiB");
-    EXPECT_EQ(human_bytes(1025), "1.00 KiB");
-    EXPECT_EQ(human_bytes(1536), "1.50 KiB");
-    EXPECT_EQ(human_bytes(10 * 1024), "10.0 KiB");
-    EXPECT_EQ(human_bytes(100 * 1024), "100 KiB");
-    EXPECT_EQ(human_bytes(1023 * 1024), "1023 KiB");
-    EXPECT_EQ(human_bytes(1024 * 1024), "1.00 MiB");
-    EXPECT_EQ(human_bytes(1536 * 1024), "1.50 MiB");
-    EXPECT_EQ(human_bytes(12345678), "11.8 MiB");
-    EXPECT_EQ(human_bytes(6'000'000'000), "5.59 GiB");
-    EXPECT_EQ(human_bytes(100ull << 30), "100 GiB");
-    EXPECT_EQ(human_bytes(1ull << 40), "1.00 TiB");
-    EXPECT_EQ(human_bytes(1ull << 50), "1.00 PiB");
-    EXPECT_EQ(human_bytes(1ull << 60), "1024 PiB");  // no larger unit
-    EXPECT_EQ(human_bytes(~0ull), "16384 PiB");
+    EXPECT_EQ(text::human_bytes(1024), "1.00 KiB");
+    EXPECT_EQ(text::human_bytes(1025), "1.00 KiB");
+    EXPECT_EQ(text::human_bytes(1536), "1.50 KiB");
+    EXPECT_EQ(text::human_bytes(10 * 1024), "10.0 KiB");
+    EXPECT_EQ(text::human_bytes(100 * 1024), "100 KiB");
+    EXPECT_EQ(text::human_bytes(1023 * 1024), "1023 KiB");
+    EXPECT_EQ(text::human_bytes(1024 * 1024), "1.00 MiB");
+    EXPECT_EQ(text::human_bytes(1536 * 1024), "1.50 MiB");
+    EXPECT_EQ(text::human_bytes(12345678), "11.8 MiB");
+    EXPECT_EQ(text::human_bytes(6'000'000'000), "5.59 GiB");
+    EXPECT_EQ(text::human_bytes(100ull << 30), "100 GiB");
+    EXPECT_EQ(text::human_bytes(1ull << 40), "1.00 TiB");
+    EXPECT_EQ(text::human_bytes(1ull << 50), "1.00 PiB");
+    EXPECT_EQ(text::human_bytes(1ull << 60), "1024 PiB");  // no larger unit
+    EXPECT_EQ(text::human_bytes(~0ull), "16384 PiB");
 }
 
 TEST(human_bytes, values_that_round_up_to_the_next_width_keep_three_digits) {
-    EXPECT_EQ(human_bytes(10239), "10.0 KiB");
-    EXPECT_EQ(human_bytes(102399), "100 KiB");
-    EXPECT_EQ(human_bytes(1048575), "1.00 MiB");
+    EXPECT_EQ(text::human_bytes(10239), "10.0 KiB");
+    EXPECT_EQ(text::human_bytes(102399), "100 KiB");
+    EXPECT_EQ(text::human_bytes(1048575), "1.00 MiB");
 }
 
 TEST(utc_time, formats_milliseconds_since_the_epoch_in_utc) {
-    EXPECT_EQ(utc_time(0), "1970-01-01 00:00:00 UTC");
-    EXPECT_EQ(utc_time(999), "1970-01-01 00:00:00 UTC");
-    EXPECT_EQ(utc_time(1700000000123), "2023-11-14 22:13:20 UTC");
-    EXPECT_EQ(utc_time(951782400000), "2000-02-29 00:00:00 UTC");
-    EXPECT_EQ(utc_time(253402300799000), "9999-12-31 23:59:59 UTC");
+    EXPECT_EQ(text::utc_time(0), "1970-01-01 00:00:00 UTC");
+    EXPECT_EQ(text::utc_time(999), "1970-01-01 00:00:00 UTC");
+    EXPECT_EQ(text::utc_time(1700000000123), "2023-11-14 22:13:20 UTC");
+    EXPECT_EQ(text::utc_time(951782400000), "2000-02-29 00:00:00 UTC");
+    EXPECT_EQ(text::utc_time(253402300799000), "9999-12-31 23:59:59 UTC");
 }
 
 // A small report whose whole rendering is checked character for character.

@@ -1,0 +1,274 @@
+#include "analysis/census.h"
+
+#include <algorithm>
+
+#include "formats/hprof/java_names.h"
+
+namespace heapd {
+namespace {
+
+// Gaps between neighbours larger than the field-layout size by at most this much are taken as the
+// true size (fields the dump does not list); larger gaps are free space or an unlisted object.
+constexpr std::uint64_t max_hidden_bytes = 16;
+
+char descriptor_of(std::uint8_t prim_type) {
+    static constexpr char codes[12] = {0, 0, 0, 0, 'Z', 'C', 'F', 'D', 'B', 'S', 'I', 'J'};
+    return prim_type < 12 ? codes[prim_type] : 0;
+}
+
+}  // namespace
+
+heap_census::heap_census(const record_index& idx, class_table& classes, unsigned top_objects)
+    : classes_(&classes), top_(top_objects), id_size_(idx.id_size()), layouts_(candidate_layouts(idx.id_size())) {}
+
+std::uint8_t heap_census::tag_of(root_kind k) {
+    static constexpr std::uint8_t tags[root_kind_count] = {0xFF, 0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07,
+                                                           0x08, 0x89, 0x8A, 0x8B, 0x8C, 0x8D, 0x8E, 0x90};
+    return tags[static_cast<unsigned>(k)];
+}
+
+std::uint32_t heap_census::acc_for(std::uint64_t class_id, std::uint8_t kind) {
+    if (!accs_.empty() && class_id == last_class_ && accs_[last_acc_].kind == kind) return last_acc_;
+    if (const std::uint32_t* hit = acc_by_class_.find(class_id); hit != nullptr && accs_[*hit].kind == kind) {
+        last_class_ = class_id;
+        last_acc_ = *hit;
+        return *hit;
+    }
+    auto [slot, inserted] = acc_by_class_.insert(class_id, static_cast<std::uint32_t>(accs_.size()));
+    if (inserted) {
+        accs_.emplace_back();
+        accs_.back().class_id = class_id;
+        accs_.back().kind = kind;
+    }
+    last_class_ = class_id;
+    last_acc_ = *slot;
+    return *slot;
+}
+
+void heap_census::see_object(std::uint64_t id, std::uint32_t acc, const std::uint64_t* array_sizes) {
+    if (id > prev_id_ && prev_id_ != 0) {
+        std::uint64_t gap = id - prev_id_;
+        if (prev_is_array_) {
+            ++array_pairs_;
+            for (std::size_t c = 0; c < layouts_.size(); ++c) fits_[c] += prev_sizes_[c] == gap;
+        } else {
+            auto& a = accs_[prev_acc_];
+            a.min_gap = std::min(a.min_gap, gap);
+        }
+    }
+    prev_id_ = id;
+    prev_acc_ = acc;
+    prev_is_array_ = array_sizes != nullptr;
+    if (array_sizes != nullptr)
+        for (std::size_t c = 0; c < layouts_.size(); ++c) prev_sizes_[c] = array_sizes[c];
+}
+
+void heap_census::offer_big(std::uint64_t id, std::uint32_t acc, std::uint32_t length, const std::uint64_t* sizes) {
+    if (top_ == 0) return;
+    bool wanted = false;  // most arrays are smaller than every list's smallest: leave at once
+    for (std::size_t c = 0; c < layouts_.size() && !wanted; ++c)
+        wanted = big_[c].size() < top_ || sizes[c] >= big_[c].front().bytes;
+    if (!wanted) return;
+    auto greater = [](const big_array& a, const big_array& b) { return a > b; };
+    for (std::size_t c = 0; c < layouts_.size(); ++c) {
+        auto& heap = big_[c];
+        big_array b{sizes[c], id, acc, length};
+        if (heap.size() < top_) {
+            heap.push_back(b);
+            std::push_heap(heap.begin(), heap.end(), greater);
+        } else if (b > heap.front()) {
+            std::pop_heap(heap.begin(), heap.end(), greater);
+            heap.back() = b;
+            std::push_heap(heap.begin(), heap.end(), greater);
+        }
+    }
+}
+
+void heap_census::instance(const instance_view& v) {
+    ++subrecords_[0x21];
+    std::uint32_t acc = acc_for(v.class_id, 0);
+    auto& a = accs_[acc];
+    ++a.instances;
+    if (a.first_ids.size() < top_) a.first_ids.push_back(v.id);
+    see_object(v.id, acc, nullptr);
+}
+
+void heap_census::object_array(const object_array_view& v) {
+    ++subrecords_[0x22];
+    std::uint32_t acc = acc_for(v.class_id, 1);
+    std::uint64_t sizes[max_candidate_layouts] = {};
+    auto& a = accs_[acc];
+    ++a.instances;
+    for (std::size_t c = 0; c < layouts_.size(); ++c) {
+        sizes[c] = array_shallow_size(layouts_[c], 2, v.length);
+        a.array_bytes[c] += sizes[c];
+    }
+    offer_big(v.id, acc, v.length, sizes);
+    see_object(v.id, acc, sizes);
+}
+
+void heap_census::primitive_array(const primitive_array_view& v) {
+    ++subrecords_[v.data.empty() && v.length != 0 ? 0xC3 : 0x23];
+    stripped_.add(v);
+    std::uint32_t acc;
+    if (prim_acc_[v.type] != 0) {
+        acc = prim_acc_[v.type] - 1;
+    } else {
+        acc = static_cast<std::uint32_t>(accs_.size());
+        accs_.emplace_back();
+        accs_.back().kind = 2;
+        accs_.back().prim_type = v.type;
+        prim_acc_[v.type] = acc + 1;
+    }
+    std::uint64_t sizes[max_candidate_layouts] = {};
+    auto& a = accs_[acc];
+    ++a.instances;
+    for (std::size_t c = 0; c < layouts_.size(); ++c) {
+        sizes[c] = array_shallow_size(layouts_[c], v.type, v.length);
+        a.array_bytes[c] += sizes[c];
+    }
+    offer_big(v.id, acc, v.length, sizes);
+    see_object(v.id, acc, sizes);
+}
+
+// The release whose rules size instances. Where ids are addresses, the distance from an instance to
+// the next object is its size for every class with an instance followed closely: the release
+// whose rules match most such classes exactly wins (the guess from the classes' shape on a tie).
+// Otherwise the guess stands: the old hprof agent, whose ids are not addresses, ran on JDK 8 and older.
+void heap_census::choose_field_rules(const vm_layout& layout, bool gaps_are_sizes, census_result& r) const {
+    const java_release_guess guess = guess_java_release(*classes_);
+    r.rules = guess.java_feature != 0 ? field_rules{guess.java_feature} : field_rules{};
+    r.rules_source = guess.java_feature != 0 ? "the fields of java.lang.String" : "nothing: the newest assumed";
+    if (!gaps_are_sizes) return;
+    // The guess first, so that it keeps a tie; each release tried once.
+    const unsigned releases[] = {r.rules.java_feature, 8, 11, field_rules::newest_known_java};
+    std::uint64_t best_score = 0;
+    unsigned best = r.rules.java_feature;
+    for (std::size_t i = 0; i < std::size(releases); ++i) {
+        const unsigned java = releases[i];
+        if (i > 0 && java == releases[0]) continue;
+        layout_model model(*classes_, layout, field_rules{java});
+        std::uint64_t score = 0, measured = 0;
+        for (const class_acc& a : accs_) {
+            if (a.kind != 0 || a.min_gap == ~std::uint64_t{0}) continue;
+            ++measured;
+            score += model.instance_size(a.class_id) == a.min_gap;
+        }
+        r.rules_measured = measured;
+        if (score > best_score) best_score = score, best = java;
+    }
+    r.rules = field_rules{best};
+    r.rules_agree = best_score;
+    if (r.rules_measured > 0) r.rules_source = "object addresses";
+}
+
+std::size_t heap_census::choose_layout(census_result& r, bool& gaps_are_sizes) const {
+    // Identifiers that are not addresses (the old hprof agent) fit none; then the most common
+    // layout stands.
+    std::size_t best = 0;
+    for (std::size_t c = 1; c < layouts_.size(); ++c)
+        if (fits_[c] > fits_[best]) best = c;
+    gaps_are_sizes = array_pairs_ > 0 && fits_[best] * 2 >= array_pairs_;
+    r.layout = std::string(layouts_[best].name);
+    r.layout_evidence = fits_[best];
+    r.layout_inferred = gaps_are_sizes;
+    r.vm = &layouts_[best];
+    return best;
+}
+
+void heap_census::histogram_rows(census_result& r, layout_model& model, std::size_t layout, bool gaps_are_sizes,
+                                 std::vector<object_entry>& candidates) const {
+    auto instance_size = [&](const class_acc& a) -> std::uint64_t {
+        std::uint64_t size = model.instance_size(a.class_id);
+        if (gaps_are_sizes && a.min_gap > size && a.min_gap <= size + max_hidden_bytes && a.min_gap % 8 == 0)
+            size = a.min_gap;
+        return size;
+    };
+    for (const class_acc& a : accs_) {
+        histogram_entry e;
+        e.instances = a.instances;
+        if (a.kind == 2) {
+            std::string internal = {'[', descriptor_of(a.prim_type)};
+            const class_info* c = classes_->find_by_name(internal);
+            e.class_id = c ? c->id() : 0;
+            e.class_name = std::string(primitive_name(a.prim_type)) + "[]";
+        } else {
+            e.class_id = a.class_id;
+            e.class_name = classes_->java_name(a.class_id);
+        }
+        if (a.kind == 0) {
+            std::uint64_t size = instance_size(a);
+            r.instance_sizes.insert(a.class_id, static_cast<std::uint32_t>(size));
+            e.shallow_bytes = size * a.instances;
+            for (std::uint64_t id : a.first_ids) candidates.push_back({id, a.class_id, e.class_name, size, 0, false});
+        } else {
+            e.shallow_bytes = a.array_bytes[layout];
+        }
+        r.histogram.push_back(std::move(e));
+        if (a.kind == 0)
+            r.instances += a.instances;
+        else if (a.kind == 1)
+            r.object_arrays += a.instances;
+        else
+            r.primitive_arrays += a.instances;
+    }
+}
+
+void heap_census::class_mirrors(census_result& r, layout_model& model) const {
+    const class_info* class_class = classes_->find_by_name("java.lang.Class");
+    if (class_class == nullptr || classes_->size() == 0) return;
+    const std::uint64_t class_class_id = class_class->id();
+    // A java.lang.Class instance's own size: as measured above when the dump holds one, else the layout's.
+    const std::uint32_t* measured = r.instance_sizes.find(class_class_id);
+    const std::uint32_t class_object_size = measured ? *measured : model.instance_size(class_class_id);
+    auto row = std::find_if(r.histogram.begin(), r.histogram.end(),
+                            [&](const histogram_entry& e) { return e.class_id == class_class_id; });
+    if (row == r.histogram.end()) {
+        r.histogram.push_back({class_class_id, "java.lang.Class", 0, 0});
+        row = r.histogram.end() - 1;
+    }
+    for (const class_info& c : classes_->all()) {
+        std::uint32_t size = model.mirror_size(c.id(), class_object_size);
+        r.mirror_sizes.insert(c.id(), size);
+        ++row->instances;
+        row->shallow_bytes += size;
+    }
+}
+
+void heap_census::largest_objects(census_result& r, std::size_t layout, std::vector<object_entry> candidates) const {
+    for (const big_array& b : big_[layout]) {
+        const class_acc& a = accs_[b.acc];
+        std::string name =
+            a.kind == 2 ? std::string(primitive_name(a.prim_type)) + "[]" : classes_->java_name(a.class_id);
+        candidates.push_back({b.id, a.class_id, std::move(name), b.bytes, b.length, true});
+    }
+    std::sort(candidates.begin(), candidates.end(), [](const object_entry& a, const object_entry& b) {
+        return a.shallow_bytes != b.shallow_bytes ? a.shallow_bytes > b.shallow_bytes : a.id < b.id;
+    });
+    if (candidates.size() > top_) candidates.resize(top_);
+    r.largest = std::move(candidates);
+}
+
+census_result heap_census::finish() {
+    census_result r;
+    r.roots = roots_;
+    r.subrecord_counts = subrecords_;
+    r.thread_roots = thread_roots_;
+    r.stripped = stripped_.result();
+    bool gaps_are_sizes = false;
+    const std::size_t best = choose_layout(r, gaps_are_sizes);
+    choose_field_rules(layouts_[best], gaps_are_sizes, r);
+    layout_model model(*classes_, layouts_[best], r.rules);
+    std::vector<object_entry> candidates;
+    histogram_rows(r, model, best, gaps_are_sizes, candidates);
+    class_mirrors(r, model);
+    r.classes = classes_->size();
+    for (const auto& e : r.histogram) r.shallow_bytes += e.shallow_bytes;
+    std::sort(r.histogram.begin(), r.histogram.end(), [](const histogram_entry& a, const histogram_entry& b) {
+        return a.shallow_bytes != b.shallow_bytes ? a.shallow_bytes > b.shallow_bytes : a.class_name < b.class_name;
+    });
+    largest_objects(r, best, std::move(candidates));
+    return r;
+}
+
+}  // namespace heapd

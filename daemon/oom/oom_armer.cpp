@@ -1,0 +1,174 @@
+#include "daemon/oom/oom_armer.h"
+
+#include <set>
+
+#include "attach/jvm_discovery.h"
+#include "attach/process_info.h"
+#include "daemon/jvms/jvm_facts.h"
+#include "daemon/runtime/log_text.h"
+
+namespace heapd::daemon {
+namespace {
+
+using clock = std::chrono::steady_clock;
+
+// A JVM that could not be armed is tried again after this long.
+constexpr std::chrono::seconds retry_not_armed{30};
+
+const char* state_name(arm_state s) {
+    switch (s) {
+    case arm_state::armed: return "armed";
+    case arm_state::own_path: return "dumps to its own path";
+    case arm_state::not_armed: return "not armed";
+    }
+    return "?";
+}
+
+}  // namespace
+
+oom_armer::oom_armer(std::shared_ptr<spdlog::logger> log, std::string socket_path, const hash_key& key)
+    : log_(std::move(log)), socket_path_(std::move(socket_path)), key_(key), thread_([this] { run(); }) {}
+
+oom_armer::~oom_armer() {
+    {
+        std::lock_guard lock(mutex_);
+        stopping_ = true;
+    }
+    wake_.notify_all();
+    thread_.join();
+}
+
+void oom_armer::configure(const oom_options& options) {
+    {
+        std::lock_guard lock(mutex_);
+        options_ = options;
+        configured_ = true;
+        ++generation_;
+    }
+    wake_.notify_all();
+}
+
+std::optional<arm_status> oom_armer::status_of(const jvm_identity& jvm) const {
+    std::lock_guard lock(mutex_);
+    auto it = jvms_.find(jvm);
+    if (it == jvms_.end()) return std::nullopt;
+    return it->second.status;
+}
+
+oom_armer::counts oom_armer::count() const {
+    std::lock_guard lock(mutex_);
+    counts c;
+    for (const auto& [id, e] : jvms_) {
+        if (e.status.state == arm_state::armed)
+            ++c.armed;
+        else if (e.status.state == arm_state::own_path)
+            ++c.own_path;
+        else
+            ++c.not_armed;
+    }
+    return c;
+}
+
+std::uint64_t oom_armer::polls() const {
+    std::lock_guard lock(mutex_);
+    return polls_;
+}
+
+void oom_armer::run() {
+    std::unique_lock lock(mutex_);
+    for (;;) {
+        wake_.wait(lock, [&] { return stopping_ || configured_; });
+        if (stopping_) return;
+        const std::uint64_t generation = generation_;
+        const oom_options options = options_;
+        if (options.arm) {
+            lock.unlock();
+            poll_once(options);
+            lock.lock();
+            ++polls_;
+        } else {
+            jvms_.clear();
+        }
+        wake_.wait_for(lock, options.poll_interval, [&] { return stopping_ || generation_ != generation; });
+        if (stopping_) return;
+    }
+}
+
+void oom_armer::poll_once(const oom_options& options) {
+    auto found = attach::discover_jvms();
+    if (!found) {
+        log_->warn("oom arming: cannot find the JVMs: {}", bounded_text(found.error().message));
+        return;
+    }
+    std::set<jvm_identity> alive, seen_elsewhere;
+    for (const attach::discovered_jvm& j : found->jvms) {
+        auto info = attach::read_process_info(j.pid);
+        if (!info) continue;  // gone since
+        const jvm_identity id{j.pid, info->start_time};
+        jvm_facts facts = read_jvm_facts(j);
+        // A JVM without hsperfdata (-XX:+PerfDisableSharedMem) is judged by its command line.
+        const bool no_perfdata = j.perfdata_path.empty();
+        if (!no_perfdata && (!facts.summary || !facts.summary->accessible)) continue;
+        // Only a JVM whose hook runs heapd: the hook is what hands the dump over at the error,
+        // to this daemon (a hook naming another daemon's socket is that daemon's).
+        if (!hook_reaches(oom_settings_of(facts), socket_path_)) continue;
+        {
+            std::lock_guard lock(mutex_);
+            if (elsewhere_.contains(id)) {
+                seen_elsewhere.insert(id);
+                continue;
+            }
+        }
+        alive.insert(id);
+
+        std::optional<entry> known;
+        {
+            std::lock_guard lock(mutex_);
+            if (auto it = jvms_.find(id); it != jvms_.end()) known = it->second;
+        }
+        const auto now = clock::now();
+        if (known) {
+            const auto wait = known->status.state == arm_state::not_armed
+                                  ? std::chrono::duration_cast<std::chrono::milliseconds>(retry_not_armed)
+                                  : options.recheck;
+            if (now - known->checked < wait) continue;
+        }
+        // A JVM in its OutOfMemoryError hook is at a safepoint: left alone.
+        if (oom_hook_running(j.pid)) continue;
+        attach::attach_options how;
+        how.timeout = std::chrono::seconds(10);
+        how.expected_start_time = info->start_time;
+        // A check of an armed JVM goes through the listener arming started, never a signal.
+        how.may_signal = !known || known->status.state == arm_state::not_armed;
+        const std::uint64_t heap_max =
+            facts.summary ? static_cast<std::uint64_t>(std::max<std::int64_t>(facts.summary->heap.max_capacity, 0)) : 0;
+        const std::string main_class = facts.summary ? facts.summary->main_class : "no hsperfdata";
+        arm_status st = arm_jvm(j.pid, j.ns_pid, info->start_time, heap_max,
+                                armed_dump_tag(key_, j.ns_pid, info->start_time, j.uid), socket_path_, how);
+        if (!attach::read_process_info(j.pid)) continue;  // it ended meanwhile
+        if (st.another_daemons) {                         // not one arming is for, after all: looked at no more
+            std::lock_guard lock(mutex_);
+            jvms_.erase(id);
+            elsewhere_.insert(id);
+            continue;
+        }
+        if (known && known->status.state != arm_state::not_armed && st.state == arm_state::not_armed) {
+            // A check that could not be made (a busy JVM, a listener gone) does not undo the arming.
+            log_->debug("oom arming: pid {}: cannot check its flags now: {}", j.pid, bounded_text(st.why));
+            st = known->status;
+        }
+        const bool news = !known || known->status.state != st.state || st.changed;
+        if (news && st.state == arm_state::not_armed)
+            log_->warn("oom arming: pid {} ({}) not armed: {}", j.pid, bounded_text(main_class), bounded_text(st.why));
+        else if (news)
+            log_->info("oom arming: pid {} ({}) {}: {}{}", j.pid, bounded_text(main_class), state_name(st.state),
+                       bounded_text(st.why), st.dump_path.empty() ? "" : ", dump to " + bounded_text(st.dump_path));
+        std::lock_guard lock(mutex_);
+        jvms_[id] = entry{std::move(st), now};
+    }
+    std::lock_guard lock(mutex_);
+    std::erase_if(jvms_, [&](const auto& e) { return !alive.contains(e.first); });
+    std::erase_if(elsewhere_, [&](const jvm_identity& id) { return !seen_elsewhere.contains(id); });
+}
+
+}  // namespace heapd::daemon

@@ -1,0 +1,65 @@
+// The spool of dump requests: written whole under a new name, read back with who wrote it, and
+// emptied when taken; what is not a request is removed and reported, what is being written is left
+// alone; the directory is made 1733.
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+
+#include <filesystem>
+#include <fstream>
+#include <set>
+
+#include "daemon/oom/spool.h"
+#include "support/jvm_process.h"
+
+namespace heapd::test {
+namespace {
+
+namespace fs = std::filesystem;
+using wire::json;
+
+TEST(spool, requests_round_trip_and_the_spool_is_emptied) {
+    scratch_dir dir;
+    const std::string spool = dir.file("spool");
+    ASSERT_TRUE(daemon::make_spool_dir(spool));
+    struct stat st {};
+    ASSERT_EQ(::stat(spool.c_str(), &st), 0);
+    EXPECT_EQ(st.st_mode & 07777, 01733u);
+
+    auto a = daemon::spool_request(spool, {{"pid", 42}, {"trigger", "oom"}, {"dump_path", "/tmp/java_pid42.hprof"}});
+    auto b = daemon::spool_request(spool, {{"pid", 43}, {"trigger", "oom"}});
+    ASSERT_TRUE(a && b);
+    EXPECT_NE(*a, *b);
+    ASSERT_EQ(::stat(a->c_str(), &st), 0);
+    EXPECT_EQ(st.st_mode & 0777, 0600u);
+    std::ofstream(spool + "/garbage.json") << "{not json";
+    std::ofstream(spool + "/.tmp-half.json") << "{\"pid\":";
+
+    std::vector<std::string> problems;
+    auto taken = daemon::take_spool(spool, problems);
+    ASSERT_EQ(taken.size(), 2u);
+    std::set<long long> pids;
+    for (const auto& r : taken) {
+        pids.insert(r.args["pid"].get<long long>());
+        EXPECT_EQ(r.writer_uid, ::geteuid());
+        EXPECT_EQ(r.args["trigger"], "oom");
+    }
+    EXPECT_EQ(pids, (std::set<long long>{42, 43}));
+    EXPECT_EQ(problems.size(), 1u);  // the garbage, removed
+    EXPECT_FALSE(fs::exists(spool + "/garbage.json"));
+    EXPECT_TRUE(fs::exists(spool + "/.tmp-half.json"));  // still being written: left alone
+    fs::remove(spool + "/.tmp-half.json");
+    EXPECT_TRUE(daemon::take_spool(spool, problems).empty());
+}
+
+TEST(spool, a_missing_spool_is_empty_and_an_unwritable_one_fails) {
+    scratch_dir dir;
+    std::vector<std::string> problems;
+    EXPECT_TRUE(daemon::take_spool(dir.file("none"), problems).empty());
+    EXPECT_TRUE(problems.empty());
+    auto written = daemon::spool_request(dir.file("none"), {{"pid", 1}});
+    ASSERT_FALSE(written);
+    EXPECT_NE(written.error().message.find("cannot create"), std::string::npos) << written.error().message;
+}
+
+}  // namespace
+}  // namespace heapd::test
