@@ -2,7 +2,6 @@
 
 #include <fcntl.h>
 #include <grp.h>
-#include <poll.h>
 #include <sched.h>
 #include <signal.h>
 #include <sys/mount.h>
@@ -18,6 +17,7 @@
 #include <vector>
 
 #include "attach/process_info.h"
+#include "base/child_process.h"
 #include "base/unique_fd.h"
 
 namespace heapd::attach {
@@ -57,6 +57,57 @@ enum class reach {
            // may be gone, and with the first process of its pid namespace every other goes too
 };
 
+// What the child of run_as_owner needs, all of it made before the fork.
+struct owner_run {
+    const snapshot_target* target;
+    reach how;
+    bool root;
+    int pidfd, fd_a, fd_b, out;
+    char* const* args;
+    char* const* env;
+};
+
+// The child: joins the JVM's namespaces when asked, takes the target's ids, and runs the program
+// with its standard error into the channel. Only system calls: the parent may have threads.
+int owner_body(int channel, const void* context) {
+    const owner_run& r = *static_cast<const owner_run*>(context);
+    // Into the JVM's namespaces first, while we are still root. A pid namespace takes only the
+    // children made after joining it: the program runs in one, and this process waits for it.
+    if (r.how == reach::live && ::setns(r.pidfd, CLONE_NEWNS | CLONE_NEWPID) != 0) return 124;
+    if (r.how == reach::held &&
+        (::setns(r.target->mount_namespace, CLONE_NEWNS) != 0 || ::unshare(CLONE_NEWNS | CLONE_NEWPID) != 0))
+        return 124;
+    if (r.how != reach::host) {
+        const pid_t inner = ::fork();
+        if (inner < 0) return 124;
+        if (inner > 0) end_as(inner);
+        // The first of a new pid namespace: a /proc of its own, mounted in a copy of the
+        // container's mounts that nothing else sees.
+        if (r.how == reach::held && (::mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0 ||
+                                     ::mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, nullptr) != 0))
+            return 124;
+        if (::chdir("/") != 0) return 124;
+    }
+    // Out of the way of 3 and 4 first, then into place.
+    const int a = r.fd_a >= 0 ? ::fcntl(r.fd_a, F_DUPFD_CLOEXEC, 10) : -1;
+    const int b = r.fd_b >= 0 ? ::fcntl(r.fd_b, F_DUPFD_CLOEXEC, 10) : -1;
+    const int o = r.out >= 0 ? ::fcntl(r.out, F_DUPFD_CLOEXEC, 10) : -1;
+    const int null = ::open("/dev/null", O_RDWR | O_NOCTTY);
+    if (null < 0 || ::dup2(null, 0) < 0 || ::dup2(o >= 0 ? o : null, 1) < 0 || ::dup2(channel, 2) < 0) return 126;
+    if (a >= 0 && ::dup2(a, 3) < 0) return 126;
+    if (b >= 0 && ::dup2(b, 4) < 0) return 126;
+    ::syscall(SYS_close_range, 5u, ~0u, 0u);
+    const snapshot_target& t = *r.target;
+    if (r.root && (::setgroups(0, nullptr) != 0 || ::setresgid(t.gid, t.gid, t.gid) != 0 ||
+                   ::setresuid(t.uid, t.uid, t.uid) != 0))
+        return 125;
+    // The waiting process is what a timeout kills: the program goes with it (set after the ids
+    // change, which clears it).
+    if (r.how != reach::host) ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+    ::execve(r.args[0], r.args, r.env);
+    return 127;
+}
+
 // Runs argv in a child with the target's ids (when we are root) and a clean environment, fd_a and
 // fd_b as its descriptors 3 and 4 and out as its standard output (-1: none), until it ends or
 // timeout passes; what it said on stderr (its end). In a container, the child needs a /proc that
@@ -77,92 +128,35 @@ result<void> run_as_owner(const snapshot_target& t, std::vector<std::string> arg
     }
     if (how == reach::held && t.mount_namespace < 0)
         return fail(error_code::io, "the mount namespace of process " + std::to_string(t.pid) + " was not held");
-    // Everything the child needs is made before fork: after it, only async-signal-safe calls.
     std::vector<char*> args;
     for (std::string& a : argv) args.push_back(a.data());
     args.push_back(nullptr);
     char path_env[] = "PATH=/usr/bin:/bin", home_env[] = "HOME=/", lang_env[] = "LANG=C";
     char* env[] = {path_env, home_env, lang_env, nullptr};
-    int err[2];
-    if (::pipe2(err, O_CLOEXEC) != 0) return fail(error_code::io, std::string("pipe: ") + std::strerror(errno));
-    unique_fd read_end(err[0]), write_end(err[1]);
-    const pid_t child = ::fork();
-    if (child < 0) return fail(error_code::io, std::string("fork: ") + std::strerror(errno));
-    if (child == 0) {
-        // Into the JVM's namespaces first, while we are still root. A pid namespace takes only the
-        // children made after joining it: the program runs in one, and this process waits for it.
-        if (how == reach::live && ::setns(pidfd.get(), CLONE_NEWNS | CLONE_NEWPID) != 0) ::_exit(124);
-        if (how == reach::held &&
-            (::setns(t.mount_namespace, CLONE_NEWNS) != 0 || ::unshare(CLONE_NEWNS | CLONE_NEWPID) != 0))
-            ::_exit(124);
-        if (how != reach::host) {
-            const pid_t inner = ::fork();
-            if (inner < 0) ::_exit(124);
-            if (inner > 0) end_as(inner);
-            // The first of a new pid namespace: a /proc of its own, mounted in a copy of the
-            // container's mounts that nothing else sees.
-            if (how == reach::held &&
-                (::mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0 ||
-                 ::mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, nullptr) != 0))
-                ::_exit(124);
-            if (::chdir("/") != 0) ::_exit(124);
-        }
-        // Out of the way of 3 and 4 first, then into place.
-        const int a = fd_a >= 0 ? ::fcntl(fd_a, F_DUPFD_CLOEXEC, 10) : -1;
-        const int b = fd_b >= 0 ? ::fcntl(fd_b, F_DUPFD_CLOEXEC, 10) : -1;
-        const int o = out >= 0 ? ::fcntl(out, F_DUPFD_CLOEXEC, 10) : -1;
-        const int null = ::open("/dev/null", O_RDWR | O_NOCTTY);
-        if (null < 0 || ::dup2(null, 0) < 0 || ::dup2(o >= 0 ? o : null, 1) < 0 || ::dup2(write_end.get(), 2) < 0)
-            ::_exit(126);
-        if (a >= 0 && ::dup2(a, 3) < 0) ::_exit(126);
-        if (b >= 0 && ::dup2(b, 4) < 0) ::_exit(126);
-        ::syscall(SYS_close_range, 5u, ~0u, 0u);
-        if (root && (::setgroups(0, nullptr) != 0 || ::setresgid(t.gid, t.gid, t.gid) != 0 ||
-                     ::setresuid(t.uid, t.uid, t.uid) != 0))
-            ::_exit(125);
-        // The waiting process is what a timeout kills: the program goes with it (set after the ids
-        // change, which clears it).
-        if (how != reach::host) ::prctl(PR_SET_PDEATHSIG, SIGKILL);
-        ::execve(args[0], args.data(), env);
-        ::_exit(127);
-    }
-    write_end.reset();
+    const owner_run run{&t, how, root, pidfd.get(), fd_a, fd_b, out, args.data(), env};
+    auto child = child_process::fork(owner_body, &run);
+    if (!child) return std::unexpected(child.error());
     pidfd.reset();
-    std::string said;
-    const auto end = std::chrono::steady_clock::now() + timeout;
-    bool timed_out = false;
-    for (;;) {
-        const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(end - std::chrono::steady_clock::now());
-        if (left.count() <= 0) {
-            timed_out = true;
-            break;
-        }
-        pollfd p{read_end.get(), POLLIN, 0};
-        const int n = ::poll(&p, 1, static_cast<int>(std::min<long long>(left.count(), 1000)));
-        if (n < 0 && errno != EINTR) break;
-        if (n <= 0) continue;
-        char buffer[4096];
-        const ssize_t got = ::read(read_end.get(), buffer, sizeof buffer);
-        if (got <= 0) break;  // the child closed it: it is ending
-        said.append(buffer, static_cast<std::size_t>(got));
+    child_limits limits;
+    limits.deadline = child_limits::clock::now() + timeout;
+    std::string said;  // the end of it
+    const child_read_end end = child->read(limits, [&](std::string_view bytes, std::vector<unique_fd>&) {
+        said.append(bytes);
         if (said.size() > 2 * kept_words) said.erase(0, said.size() - kept_words);
-    }
-    if (timed_out) ::kill(child, SIGKILL);
-    int status = 0;
-    while (::waitpid(child, &status, 0) < 0 && errno == EINTR) {}
+        return true;
+    });
+    const child_exit exit = child->wait();
     if (said.size() > kept_words) said.erase(0, said.size() - kept_words);
     const std::string who = argv[0];
-    if (timed_out)
+    if (end == child_read_end::deadline)
         return fail(error_code::not_responding, who + " did not finish in " + std::to_string(timeout.count()) + " s");
-    if (WIFEXITED(status) && WEXITSTATUS(status) == 127)
-        return fail(error_code::io, who + " cannot be run (is it installed?)");
-    if (WIFEXITED(status) && WEXITSTATUS(status) == 124)
+    if (exit.status() == 127) return fail(error_code::io, who + " cannot be run (is it installed?)");
+    if (exit.status() == 124)
         return fail(error_code::permission_denied,
                     "cannot join the namespaces of process " + std::to_string(t.pid) + " to run " + who);
-    if (WIFEXITED(status) && WEXITSTATUS(status) == 125)
+    if (exit.status() == 125)
         return fail(error_code::permission_denied, "cannot take uid " + std::to_string(t.uid) + " to run " + who);
-    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
-        return fail(error_code::io, who + " failed (status " + std::to_string(status) + "): " + said);
+    if (exit.status() != 0) return fail(error_code::io, who + " failed (" + exit.text() + "): " + said);
     return {};
 }
 
@@ -183,7 +177,7 @@ std::string jhsdb_beside(std::string_view exe) {
 result<unique_fd> hold_mount_namespace(const snapshot_target& target) {
     auto pidfd = pin(target);
     if (!pidfd) return std::unexpected(pidfd.error());
-    unique_fd ns(::open(("/proc/" + std::to_string(target.pid) + "/ns/mnt").c_str(), O_RDONLY | O_NOCTTY | O_CLOEXEC));
+    unique_fd ns(::open(proc_path(target.pid, "ns/mnt").c_str(), O_RDONLY | O_NOCTTY | O_CLOEXEC));
     const int open_error = errno;
     // Still alive after the open: the namespace is the pinned process's, not a later owner's of the pid.
     if (::syscall(SYS_pidfd_send_signal, pidfd->get(), 0, nullptr, 0) != 0)

@@ -1,7 +1,8 @@
 #pragma once
 // Work that must not run in the calling process (it takes another user's ids, or joins another
-// namespace), run in a forked child that answers through a socket pair with a few bytes and at most
-// one descriptor, bounded in time: a child that overruns its limit is killed (SIGKILL) and reaped.
+// namespace), run in a forked child (child_process.h) that answers through a socket pair with a few
+// bytes and at most one descriptor, bounded in time: a child that overruns its limit is killed
+// (SIGKILL) and reaped.
 // The child runs after fork() in a process that may have threads: its body may make system calls
 // only (no allocation, no locks).
 #include <chrono>

@@ -2,12 +2,10 @@
 
 #include <fcntl.h>
 #include <grp.h>
-#include <poll.h>
 #include <sched.h>
 #include <signal.h>
 #include <sys/sendfile.h>
 #include <sys/socket.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -19,6 +17,7 @@
 #include <utility>
 #include <vector>
 
+#include "base/child_process.h"
 #include "base/fd_io.h"
 #include "base/unique_fd.h"
 #include "base/unix_socket.h"
@@ -110,16 +109,7 @@ void on_trigger(void* context, trigger_place place) {
 void close_others(const child_plan& plan, int out_fd) {
     int keep[] = {out_fd,         plan.target.pidfd, plan.target.cwd_fd, plan.target.tmp_fd,
                   plan.mnt_ns_fd, plan.watch.dir_fd, plan.install_fd};
-    constexpr int count = sizeof keep / sizeof keep[0];
-    for (int i = 1; i < count; ++i)  // insertion sort: no allocation after fork
-        for (int j = i; j > 0 && keep[j - 1] > keep[j]; --j) std::swap(keep[j - 1], keep[j]);
-    unsigned low = 3;
-    for (int fd : keep) {
-        if (fd < static_cast<int>(low)) continue;
-        if (static_cast<unsigned>(fd) > low) ::close_range(low, static_cast<unsigned>(fd) - 1, 0);
-        low = static_cast<unsigned>(fd) + 1;
-    }
-    ::close_range(low, ~0u, 0);
+    close_all_but(keep);
 }
 
 // Places plan.install_fd's contents at plan.install_name in the JVM's /tmp, as the identity the
@@ -197,118 +187,103 @@ bool install(const child_plan& plan, listener_failure& failure) {
     ::_exit(0);
 }
 
-// Reaps the child, retrying on interruption.
-int reap(pid_t child) {
-    int status = 0;
-    while (::waitpid(child, &status, 0) < 0 && errno == EINTR) {}
-    return status;
-}
+// The child's body for child_process::fork.
+int child_body(int channel, const void* plan) { child_main(*static_cast<const child_plan*>(plan), channel); }
+
+// The parent's side: the child's frames as they arrive, handed to the listener.
+class frame_reader {
+public:
+    explicit frame_reader(const child_listener& listener) : listener_(listener) {}
+
+    // Takes what arrived (and the descriptors that came with it); false when reading must stop: the
+    // child reported its failure, or a callback failed. After `done` the child exits by itself.
+    bool feed(std::string_view bytes, std::vector<unique_fd>& fds) {
+        // The child sends one descriptor at a time: more than two waiting are closed.
+        for (unique_fd& fd : fds)
+            if (passed_.size() < 2) passed_.push_back(std::move(fd));
+        pending_.append(bytes);
+        std::size_t at = 0;
+        while (pending_.size() - at >= header_size && !error_) {
+            std::uint32_t length = 0;
+            std::memcpy(&length, pending_.data() + at + 1, sizeof length);
+            if (pending_.size() - at - header_size < length) break;
+            const char type = pending_[at];
+            const std::string_view payload(pending_.data() + at + header_size, length);
+            at += header_size + length;
+            frame(type, payload);
+        }
+        pending_.erase(0, at);
+        return !error_;
+    }
+    bool done() const { return done_; }
+    const std::optional<error_info>& error() const { return error_; }
+    trigger_place trigger() const { return trigger_; }
+
+private:
+    void frame(char type, std::string_view payload) {
+        if (type == frame_status && payload.size() == 8) {
+            std::int32_t values[2];
+            std::memcpy(values, payload.data(), sizeof values);
+            if (listener_.on_status) listener_.on_status(values[0], values[1]);
+        } else if (type == frame_output) {
+            // The caller's callback must not leave the child unreaped: its exception becomes an error.
+            try {
+                if (listener_.on_output) listener_.on_output(payload);
+            } catch (...) {
+                error_ = error_info{error_code::io, "the output callback failed"};
+            }
+        } else if (type == frame_trigger && payload.size() == 1) {
+            trigger_ = static_cast<trigger_place>(payload[0]);
+        } else if (type == frame_error && !payload.empty()) {
+            error_ = error_info{static_cast<error_code>(payload[0]), std::string(payload.substr(1))};
+        } else if (type == frame_file && payload.size() == 4) {
+            std::int32_t open_errno = 0;
+            std::memcpy(&open_errno, payload.data(), sizeof open_errno);
+            unique_fd file;
+            if (open_errno == 0 && !passed_.empty()) {
+                file = std::move(passed_.front());
+                passed_.erase(passed_.begin());
+            }
+            if (listener_.on_file)
+                listener_.on_file(file ? file.release() : -1, file || open_errno != 0 ? open_errno : EIO);
+        } else if (type == frame_done) {
+            done_ = true;
+        }
+    }
+
+    const child_listener& listener_;
+    std::string pending_;
+    std::vector<unique_fd> passed_;  // descriptors received, in order, until their frame is read
+    trigger_place trigger_ = trigger_place::none;
+    std::optional<error_info> error_;
+    bool done_ = false;
+};
 
 }  // namespace
 
 result<void> run_attach_child(const child_plan& plan, const child_listener& listener) {
-    int pipe_fds[2];
-    if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pipe_fds) != 0)
-        return fail(error_code::io, std::string("socketpair: ") + std::strerror(errno));
-    pid_t child = ::fork();
-    if (child < 0) {
-        int e = errno;
-        ::close(pipe_fds[0]);
-        ::close(pipe_fds[1]);
-        return fail(error_code::io, std::string("fork: ") + std::strerror(e));
-    }
-    if (child == 0) {
-        ::close(pipe_fds[0]);
-        child_main(plan, pipe_fds[1]);
-    }
-    ::close(pipe_fds[1]);
-    const int in = pipe_fds[0];
-
+    auto child = child_process::fork(child_body, &plan);
+    if (!child) return std::unexpected(child.error());
     // The child is never silent for longer than its attach phase or its idle limit, and it ends by
     // the hard deadline; past either (and a margin) it is stuck and gets killed.
-    const std::int64_t silence_limit = std::max(plan.attach_deadline - monotonic_ms(), plan.idle_ms) + 3000;
-    const std::int64_t end_by = plan.hard_deadline > 0 ? plan.hard_deadline + 3000 : INT64_MAX;
-    std::int64_t last_heard = monotonic_ms();
-    std::string pending;
-    trigger_place trigger = trigger_place::none;
-    std::optional<error_info> error;
-    bool done = false, killed = false;
-    std::vector<unique_fd> passed;  // descriptors received, in order, until their frame is read
-    char buffer[65536];
-    while (!done && !error) {
-        std::int64_t left = std::min(last_heard + silence_limit, end_by) - monotonic_ms();
-        if (left <= 0) {
-            ::kill(child, SIGKILL);
-            killed = true;
-            break;
-        }
-        if (listener.cancelled && listener.cancelled()) {
-            ::kill(child, SIGKILL);
-            error = error_info{error_code::cancelled, "cancelled"};
-            break;
-        }
-        pollfd p{in, POLLIN, 0};
-        int ready = ::poll(&p, 1, static_cast<int>(std::min<std::int64_t>(left, 200)));
-        if (ready < 0 && errno != EINTR) break;
-        if (ready <= 0) continue;
-        // The child sends one descriptor at most: anything more is closed.
-        ssize_t n = receive_with_fds(in, buffer, sizeof buffer, 0, passed, 2);
-        if (n < 0 && errno == EINTR) continue;
-        if (n <= 0) break;
-        last_heard = monotonic_ms();
-        pending.append(buffer, static_cast<std::size_t>(n));
-        std::size_t at = 0;
-        while (pending.size() - at >= header_size && !done && !error) {
-            std::uint32_t length = 0;
-            std::memcpy(&length, pending.data() + at + 1, sizeof length);
-            if (pending.size() - at - header_size < length) break;
-            char type = pending[at];
-            std::string_view payload(pending.data() + at + header_size, length);
-            at += header_size + length;
-            if (type == frame_status && length == 8) {
-                std::int32_t values[2];
-                std::memcpy(values, payload.data(), sizeof values);
-                if (listener.on_status) listener.on_status(values[0], values[1]);
-            } else if (type == frame_output) {
-                // The caller's callback must not leave the child unreaped: its exception becomes an error.
-                try {
-                    if (listener.on_output) listener.on_output(payload);
-                } catch (...) {
-                    ::kill(child, SIGKILL);
-                    error = error_info{error_code::io, "the output callback failed"};
-                }
-            } else if (type == frame_trigger && length == 1) {
-                trigger = static_cast<trigger_place>(payload[0]);
-            } else if (type == frame_error && length >= 1) {
-                error = error_info{static_cast<error_code>(payload[0]), std::string(payload.substr(1))};
-            } else if (type == frame_file && length == 4) {
-                std::int32_t open_errno = 0;
-                std::memcpy(&open_errno, payload.data(), sizeof open_errno);
-                unique_fd file;
-                if (open_errno == 0 && !passed.empty()) {
-                    file = std::move(passed.front());
-                    passed.erase(passed.begin());
-                }
-                if (listener.on_file)
-                    listener.on_file(file ? file.release() : -1, file || open_errno != 0 ? open_errno : EIO);
-            } else if (type == frame_done) {
-                done = true;
-            }
-        }
-        pending.erase(0, at);
-    }
-    ::close(in);
-    int status = reap(child);
+    child_limits limits;
+    limits.silence = std::chrono::milliseconds(std::max(plan.attach_deadline - monotonic_ms(), plan.idle_ms) + 3000);
+    if (plan.hard_deadline > 0)
+        limits.deadline =
+            child_limits::clock::now() + std::chrono::milliseconds(plan.hard_deadline + 3000 - monotonic_ms());
+    limits.cancelled = listener.cancelled;
+    limits.max_fds = 2;
+    frame_reader reader(listener);
+    const child_read_end end = child->read(
+        limits, [&](std::string_view bytes, std::vector<unique_fd>& fds) { return reader.feed(bytes, fds); });
+    const child_exit exit = child->wait();
     // A child killed (or crashed) between making its trigger and removing it leaves the removal to us.
-    if (trigger != trigger_place::none) remove_trigger(plan.target, plan.names, trigger);
-    if (error) return std::unexpected(*error);
-    if (killed)
+    if (reader.trigger() != trigger_place::none) remove_trigger(plan.target, plan.names, reader.trigger());
+    if (end == child_read_end::cancelled) return fail(error_code::cancelled, "cancelled");
+    if (reader.error()) return std::unexpected(*reader.error());
+    if (end == child_read_end::deadline || end == child_read_end::silence)
         return fail(error_code::not_responding, "the attach helper process got no answer from the JVM and was stopped");
-    if (!done) {
-        std::string how = WIFSIGNALED(status) ? "was killed by signal " + std::to_string(WTERMSIG(status))
-                                              : "exited with status " + std::to_string(WEXITSTATUS(status));
-        return fail(error_code::io, "the attach helper process " + how + " before finishing");
-    }
+    if (!reader.done()) return fail(error_code::io, "the attach helper process " + exit.text() + " before finishing");
     return {};
 }
 

@@ -4,13 +4,10 @@
 
 #include <fcntl.h>
 #include <grp.h>
-#include <poll.h>
 #include <pwd.h>
 #include <signal.h>
-#include <spawn.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -23,13 +20,12 @@
 #include <new>
 #include <vector>
 
+#include "analysis/analysis.h"
+#include "analysis/object_paths.h"
+#include "base/child_process.h"
 #include "base/unique_fd.h"
-#include "formats/analysis/analysis.h"
-#include "formats/analysis/object_paths.h"
 #include "formats/hprof/dump_file.h"
 #include "formats/report/report_json.h"
-
-extern char** environ;
 
 namespace heapd::daemon {
 namespace {
@@ -121,99 +117,55 @@ std::expected<std::string, wire::wire_error> run_child(int dump_fd, const child_
     if (!scratch_file || !spill_file)
         return std::unexpected(wire::wire_error{
             wire::error_kind::internal, "cannot make a scratch file in " + scratch.dir + ": " + std::strerror(errno)});
-    int out[2];
-    if (::pipe2(out, O_CLOEXEC) != 0)
-        return std::unexpected(
-            wire::wire_error{wire::error_kind::internal, std::string("pipe: ") + std::strerror(errno)});
-    unique_fd read_end(out[0]), write_end(out[1]);
-    // Above 3, so dup2 to 3 always makes a new descriptor without close-on-exec.
-    unique_fd dump(::fcntl(dump_fd, F_DUPFD_CLOEXEC, 10));
-    unique_fd scratch_dup(::fcntl(scratch_file.get(), F_DUPFD_CLOEXEC, 10));
-    unique_fd spill_dup(::fcntl(spill_file.get(), F_DUPFD_CLOEXEC, 10));
-    if (!dump || !scratch_dup || !spill_dup)
-        return std::unexpected(
-            wire::wire_error{wire::error_kind::internal, std::string("dup: ") + std::strerror(errno)});
-    posix_spawn_file_actions_t actions;
-    posix_spawn_file_actions_init(&actions);
-    posix_spawn_file_actions_adddup2(&actions, dump.get(), 3);
-    posix_spawn_file_actions_adddup2(&actions, scratch_dup.get(), 4);
-    posix_spawn_file_actions_adddup2(&actions, spill_dup.get(), 5);
-    posix_spawn_file_actions_adddup2(&actions, write_end.get(), STDOUT_FILENO);
-    posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY | O_NOCTTY, 0);
-    posix_spawn_file_actions_addclosefrom_np(&actions, 6);  // no client socket, lock or log goes along
-    // Its own process group: a Ctrl-C meant for a foreground daemon is the daemon's to handle.
-    posix_spawnattr_t attr;
-    posix_spawnattr_init(&attr);
-    posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP);
-    posix_spawnattr_setpgroup(&attr, 0);
     const std::string parent = std::to_string(::getpid());
     args.insert(args.begin(), {"heapd", "analyze-fd"});
     args.insert(args.end(), {"--parent", parent});
-    std::vector<char*> argv;
-    for (auto& a : args) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    pid_t pid = -1;
-    int rc = ::posix_spawn(&pid, executable.c_str(), &actions, &attr, argv.data(), environ);
-    posix_spawn_file_actions_destroy(&actions);
-    posix_spawnattr_destroy(&attr);
-    write_end.reset();
-    dump.reset();
-    scratch_dup.reset();
+    // The dump as 3, the scratch file as 4, the spill file as 5; no client socket, lock or log goes
+    // along. Its own process group: a Ctrl-C meant for a foreground daemon is the daemon's to handle.
+    auto child =
+        child_process::spawn({executable, args, std::nullopt, {dump_fd, scratch_file.get(), spill_file.get()}, true});
     scratch_file.reset();
-    spill_dup.reset();
     spill_file.reset();
-    if (rc != 0)
-        return std::unexpected(wire::wire_error{
-            wire::error_kind::internal, std::string("cannot start the analysis process: ") + std::strerror(rc)});
-
+    if (!child)
+        return std::unexpected(wire::wire_error{wire::error_kind::internal,
+                                                "cannot start the analysis process: " + child.error().message});
     child_reader reader(watch);
-    bool cancelled = false, garbled = false;
-    for (bool open = true; open;) {
-        if (!cancelled && watch.cancelled && watch.cancelled()) {
-            cancelled = true;
-            ::kill(pid, SIGKILL);
-        }
-        pollfd p{read_end.get(), POLLIN, 0};
-        if (::poll(&p, 1, 100) <= 0) continue;
-        char buf[65536];
-        ssize_t n = ::read(read_end.get(), buf, sizeof buf);
-        if (n < 0 && errno == EINTR) continue;
-        if (n <= 0) break;
-        if (!garbled && !reader.feed(std::string_view(buf, static_cast<std::size_t>(n)))) {
-            garbled = true;
-            ::kill(pid, SIGKILL);
-        }
-    }
-    int status = 0;
-    while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {}
+    child_limits limits;
+    limits.cancelled = watch.cancelled;
+    limits.tick = std::chrono::milliseconds(100);
+    const child_read_end end =
+        child->read(limits, [&](std::string_view bytes, std::vector<unique_fd>&) { return reader.feed(bytes); });
+    const child_exit exit = child->wait();
+    const bool cancelled = end == child_read_end::cancelled, garbled = end == child_read_end::stopped;
     if (cancelled || (watch.cancelled && watch.cancelled()))
         return std::unexpected(wire::wire_error{wire::error_kind::cancelled, "cancelled"});
     if (garbled)
         return std::unexpected(wire::wire_error{wire::error_kind::internal, "the analysis process wrote nonsense"});
-    if (WIFSIGNALED(status))
+    if (exit.signal != 0)
         return std::unexpected(wire::wire_error{
             wire::error_kind::failed,
-            "the analysis process died of " + signal_text(WTERMSIG(status)) +
-                (memory != 0 && WTERMSIG(status) == SIGABRT
+            "the analysis process died of " + signal_text(exit.signal) +
+                (memory != 0 && exit.signal == SIGABRT
                      ? " (most likely out of memory: daemon.analysis_memory allows " + memory_text(memory) + ")"
                      : "")});
     if (reader.failure()) return std::unexpected(*reader.failure());
-    if (WEXITSTATUS(status) != 0 || !reader.report_complete())
+    if (exit.code != 0 || !reader.report_complete())
         return std::unexpected(wire::wire_error{
             wire::error_kind::internal,
-            "the analysis process ended without a report (exit status " + std::to_string(WEXITSTATUS(status)) + ")"});
+            "the analysis process ended without a report (exit status " + std::to_string(exit.code) + ")"});
     return reader.take_report();
 }
 
 // As root, becomes the unprivileged user nobody (no groups, no capabilities, no way back, not
 // dumpable); keeps dying with the parent. Nothing to do for a daemon that is not root.
-std::expected<void, std::string> drop_privileges() {
+result<void> drop_privileges() {
     if (::geteuid() != 0) return {};
     uid_t uid = 65534;
     gid_t gid = 65534;
     if (const passwd* pw = ::getpwnam("nobody")) uid = pw->pw_uid, gid = pw->pw_gid;
     if (::setgroups(0, nullptr) != 0 || ::setresgid(gid, gid, gid) != 0 || ::setresuid(uid, uid, uid) != 0)
-        return std::unexpected(std::string("cannot become the user nobody: ") + std::strerror(errno));
+        return fail(error_code::permission_denied,
+                    std::string("cannot become the user nobody: ") + std::strerror(errno));
     ::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
     ::prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
     ::prctl(PR_SET_PDEATHSIG, SIGKILL);  // a change of credentials clears it
@@ -302,7 +254,7 @@ int analyze_fd_main(const std::string& name, const std::string& inflate_dir, pid
     }
     // Everything it needs is open (the dump, the scratch file): mapping, inflating and parsing what a
     // client sent need no privilege at all.
-    if (auto dropped = drop_privileges(); !dropped) return fail_with("internal", dropped.error());
+    if (auto dropped = drop_privileges(); !dropped) return fail_with("internal", dropped.error().message);
     if (::getppid() != parent) return 1;
     const int scratch = ::fcntl(4, F_GETFD) >= 0 ? 4 : -1;
     auto dump = dump_file::from_fd(3, name, {inflate_dir, scratch, max_inflated});

@@ -1,9 +1,6 @@
 #include "daemon/stacks/native_stacks.h"
 
-#include <fcntl.h>
-#include <poll.h>
 #include <sys/prctl.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -11,6 +8,8 @@
 #include <csignal>
 #include <cstring>
 
+#include "attach/process_info.h"
+#include "base/child_process.h"
 #include "base/fd_io.h"
 #include "daemon/stacks/native_unwind.h"
 #include "daemon/stacks/proc_files.h"
@@ -106,7 +105,7 @@ std::string encode(const error_info& e) {
     return w.bytes();
 }
 
-std::expected<native_stacks, error_info> decode(const std::string& bytes) {
+result<native_stacks> decode(const std::string& bytes) {
     wire_reader r(bytes);
     auto broken = [] {
         return std::unexpected(error_info{error_code::io, "the tracing process sent a broken result"});
@@ -193,6 +192,25 @@ std::string trace_and_unwind(pid_t pid, const native_stack_options& options) {
     return encode(out);
 }
 
+// The most of the tracer's answer read: the stacks of 10,000 threads of 64 frames take a tenth.
+constexpr std::size_t max_answer_bytes = std::size_t{256} << 20;
+
+// What the tracer child is asked.
+struct tracer_call {
+    pid_t pid;
+    pid_t parent;
+    const native_stack_options* options;
+};
+
+// The tracer: dies with its parent, and the kernel then releases every thread it held.
+int tracer_body(int channel, const void* context) {
+    const tracer_call& call = *static_cast<const tracer_call*>(context);
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (::getppid() != call.parent) return 1;
+    write_all(channel, trace_and_unwind(call.pid, *call.options));
+    return 0;
+}
+
 }  // namespace
 
 result<native_stacks> capture_native_stacks(pid_t pid, const native_stack_options& options) {
@@ -200,60 +218,24 @@ result<native_stacks> capture_native_stacks(pid_t pid, const native_stack_option
         return std::unexpected(error_info{code, std::move(message)});
     };
     if (pid <= 0) return fail(error_code::no_such_process, "no process " + std::to_string(pid));
-    if (::access(("/proc/" + std::to_string(pid)).c_str(), F_OK) != 0)
+    if (::access(attach::proc_path(pid).c_str(), F_OK) != 0)
         return fail(error_code::no_such_process, "no process " + std::to_string(pid));
     if (pid == ::getpid()) return fail(error_code::permission_denied, "a process cannot trace itself");
-    int fds[2];
-    if (::pipe2(fds, O_CLOEXEC) != 0) return fail(error_code::io, std::string("pipe: ") + std::strerror(errno));
-    const pid_t parent = ::getpid();
-    pid_t child = ::fork();
-    if (child < 0) {
-        int err = errno;
-        ::close(fds[0]);
-        ::close(fds[1]);
-        return fail(error_code::io, std::string("fork: ") + std::strerror(err));
-    }
-    if (child == 0) {
-        // The tracer: dies with its parent, and the kernel then releases every thread it held.
-        ::close(fds[0]);
-        ::prctl(PR_SET_PDEATHSIG, SIGKILL);
-        if (::getppid() != parent) ::_exit(1);
-        write_all(fds[1], trace_and_unwind(pid, options));
-        ::_exit(0);
-    }
-    ::close(fds[1]);
+    const tracer_call call{pid, ::getpid(), &options};
+    auto child = child_process::fork(tracer_body, &call);
+    if (!child) return std::unexpected(child.error());
     // The child keeps its own deadline; this one, a little later, catches a child that hangs.
-    const clock::time_point deadline = clock::now() + options.timeout + std::chrono::seconds(2);
+    child_limits limits;
+    limits.deadline = clock::now() + options.timeout + std::chrono::seconds(2);
     std::string bytes;
-    bool timed_out = false, eof = false;
-    char buf[65536];
-    while (!eof) {
-        auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - clock::now()).count();
-        if (left <= 0) {
-            timed_out = true;
-            break;
-        }
-        pollfd p{fds[0], POLLIN, 0};
-        int ready = ::poll(&p, 1, static_cast<int>(std::min<long long>(left, 1000)));
-        if (ready < 0 && errno != EINTR) break;
-        if (ready <= 0) continue;
-        ssize_t n = ::read(fds[0], buf, sizeof buf);
-        if (n < 0 && errno == EINTR) continue;
-        if (n < 0) break;
-        eof = n == 0;
-        bytes.append(buf, static_cast<std::size_t>(std::max<ssize_t>(n, 0)));
-    }
-    ::close(fds[0]);
-    if (!eof) ::kill(child, SIGKILL);  // never wait for a tracer that may still hold the process
-    int status = 0;
-    while (::waitpid(child, &status, 0) < 0 && errno == EINTR) {}
-    if (timed_out)
+    // Never wait for a tracer that may still hold the process: past the deadline it is killed.
+    const child_read_end end = child->read_all(limits, bytes, max_answer_bytes);
+    const child_exit exit = child->wait();
+    if (end == child_read_end::deadline)
         return fail(error_code::timed_out, "the stacks of process " + std::to_string(pid) +
                                                " could not be read within " + std::to_string(options.timeout.count()) +
                                                " ms; the tracer was killed, which released the process");
-    if (bytes.empty())
-        return fail(error_code::io,
-                    "the tracing process ended without a result (status " + std::to_string(status) + ")");
+    if (bytes.empty()) return fail(error_code::io, "the tracing process " + exit.text() + " without a result");
     return decode(bytes);
 }
 
