@@ -50,7 +50,7 @@ std::optional<std::string> unsafe(const std::string& path, bool directory) {
 }  // namespace
 
 std::optional<std::string> loaded_agent_library(pid_t pid) {
-    auto maps = read_small_file("/proc/" + std::to_string(pid) + "/maps", 64u << 20);
+    auto maps = read_small_file(proc_path(pid, "maps"), 64u << 20);
     if (!maps) return std::nullopt;
     std::size_t line = 0;
     while (line < maps->size()) {

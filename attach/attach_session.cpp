@@ -20,8 +20,6 @@
 namespace heapd::attach {
 namespace {
 
-std::string proc(pid_t pid, const char* leaf) { return "/proc/" + std::to_string(pid) + "/" + leaf; }
-
 int open_dir(const std::string& path) { return ::open(path.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC); }
 
 std::string describe(const process_info& p) { return "process " + std::to_string(p.pid) + " (" + p.name + ")"; }
@@ -85,31 +83,21 @@ error_info explain(error_info error, pid_t pid) {
     return error;
 }
 
-}  // namespace
+// The JVM to talk to, pinned: what /proc said of it, a pidfd (signals through it never reach a
+// later owner of the pid), and whether it maps libjvm.so (nullopt: its maps cannot be read).
+struct pinned_jvm {
+    process_info info;
+    unique_fd pidfd;
+    std::optional<bool> jvm;
+};
 
-std::string staging_name(std::string_view prefix, pid_t ns_pid, std::string_view suffix) {
-    std::random_device random;
-    char digits[17];
-    std::snprintf(digits, sizeof digits, "%08x%08x", random(), random());
-    return std::string(prefix) + std::to_string(ns_pid) + "-" + digits + std::string(suffix);
-}
-
-int open_jvm_tmp(pid_t pid) {
-    unique_fd root(open_dir(proc(pid, "root")));
-    if (!root) return -1;
-    return ::openat(root.get(), "tmp", O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-}
-
-result<attach_reply> run_session(pid_t pid, const attach_request& request, const attach_options& options,
-                                 session_file* file, const session_install* install) {
-    if (auto ok = check_request(request); !ok) return std::unexpected(ok.error());
-    const std::int64_t start = monotonic_ms();
+// Pins pid as the process asked for (and expected), one we may talk to, that is a JVM and not stopped.
+result<pinned_jvm> pin_jvm(pid_t pid, const attach_options& options) {
     auto first = read_process_info(pid);
     if (!first) return std::unexpected(first.error());
     const process_info& target = *first;
     if (options.expected_start_time)
         if (auto same = same_process(target, *options.expected_start_time); !same) return std::unexpected(same.error());
-    // The pidfd pins the process: signals through it can never reach a later owner of the pid.
     unique_fd pidfd(static_cast<int>(::syscall(SYS_pidfd_open, pid, 0)));
     if (!pidfd)
         return errno == ESRCH ? fail(error_code::no_such_process, "no process " + std::to_string(pid))
@@ -125,33 +113,96 @@ result<attach_reply> run_session(pid_t pid, const attach_request& request, const
         return fail(error_code::not_responding, describe(target) + " is stopped (state " +
                                                     std::string(1, target.state) +
                                                     "): it answers nothing until it is continued (SIGCONT)");
+    return pinned_jvm{*first, std::move(pidfd), jvm};
+}
 
-    // Handles on the JVM's working directory and /tmp, valid whatever mount namespace we are in.
-    unique_fd tmp(open_jvm_tmp(pid));
+// Handles on the JVM's working directory, its /tmp and (for root, in a container) its mount
+// namespace, valid whatever mount namespace we are in.
+struct jvm_handles {
+    unique_fd tmp, cwd, mnt;
+};
+
+result<jvm_handles> open_handles(const process_info& target) {
+    const pid_t pid = target.pid;
+    jvm_handles h;
+    h.tmp.reset(open_jvm_tmp(pid));
     const int tmp_error = errno;
-    if (!tmp && same_filesystem_view(pid)) tmp.reset(open_dir("/tmp"));
-    if (!tmp)
+    if (!h.tmp && same_filesystem_view(pid)) h.tmp.reset(open_dir("/tmp"));
+    if (!h.tmp)
         return tmp_error == EACCES || tmp_error == EPERM
                    ? fail(error_code::permission_denied,
-                          "cannot open " + proc(pid, "root/tmp") + ": " + std::strerror(tmp_error))
+                          "cannot open " + proc_path(pid, "root/tmp") + ": " + std::strerror(tmp_error))
                    : fail(error_code::io,
                           "cannot open the /tmp of " + describe(target) + ": " + std::strerror(tmp_error));
-    unique_fd cwd(open_dir(proc(pid, "cwd")));
-    unique_fd mnt;
+    h.cwd.reset(open_dir(proc_path(pid, "cwd")));
     if (::geteuid() == 0 && !same_filesystem_view(pid))
-        mnt.reset(::open(proc(pid, "ns/mnt").c_str(), O_RDONLY | O_NOCTTY | O_CLOEXEC));
+        h.mnt.reset(::open(proc_path(pid, "ns/mnt").c_str(), O_RDONLY | O_NOCTTY | O_CLOEXEC));
     // Opened through /proc/PID: make sure that is still our process.
     if (auto same = same_process(target, target.start_time); !same) return std::unexpected(same.error());
+    return h;
+}
+
+// What the child is told and the parent hears: the reply, kept up to its bound.
+struct session_reply {
+    attach_reply reply;
+    std::uint64_t left_out = 0;  // bytes of output beyond the bound
+
+    child_listener listener(const attach_options& options, session_file* file) {
+        child_listener l;
+        l.on_status = [this](int status, int protocol) {
+            reply.status = status;
+            reply.protocol = protocol;
+        };
+        l.on_output = [this, &options](std::string_view bytes) {
+            if (options.on_output) return options.on_output(bytes);
+            const std::size_t room = options.max_output_bytes - std::min(options.max_output_bytes, reply.output.size());
+            reply.output.append(bytes.substr(0, room));
+            left_out += bytes.size() - std::min(room, bytes.size());
+        };
+        l.cancelled = options.cancelled;
+        l.on_file = [file](int fd, int open_errno) {
+            file->collected.reset(fd);
+            file->collect_errno = open_errno;
+        };
+        return l;
+    }
+};
+
+}  // namespace
+
+std::string staging_name(std::string_view prefix, pid_t ns_pid, std::string_view suffix) {
+    std::random_device random;
+    char digits[17];
+    std::snprintf(digits, sizeof digits, "%08x%08x", random(), random());
+    return std::string(prefix) + std::to_string(ns_pid) + "-" + digits + std::string(suffix);
+}
+
+int open_jvm_tmp(pid_t pid) {
+    unique_fd root(open_dir(proc_path(pid, "root")));
+    if (!root) return -1;
+    return ::openat(root.get(), "tmp", O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+}
+
+result<attach_reply> run_session(pid_t pid, const attach_request& request, const attach_options& options,
+                                 session_file* file, const session_install* install) {
+    if (auto ok = check_request(request); !ok) return std::unexpected(ok.error());
+    const std::int64_t start = monotonic_ms();
+    auto pinned = pin_jvm(pid, options);
+    if (!pinned) return std::unexpected(pinned.error());
+    const process_info& target = pinned->info;
+    auto handles = open_handles(target);
+    if (!handles) return std::unexpected(handles.error());
 
     child_plan plan;
-    plan.target = trigger_target{pidfd.get(), target.ns_pid, target.euid, cwd.get(), tmp.get()};
+    plan.target =
+        trigger_target{pinned->pidfd.get(), target.ns_pid, target.euid, handles->cwd.get(), handles->tmp.get()};
     plan.names = names_for(target.ns_pid);
-    plan.mnt_ns_fd = mnt.get();
+    plan.mnt_ns_fd = handles->mnt.get();
     plan.switch_ids = ::geteuid() == 0 && target.euid != 0;  // root peers are accepted as they are
     plan.euid = target.euid;
     plan.egid = target.egid;
     if (!listener_ready(plan.target, plan.names)) {
-        if (auto refused = refusal(target, jvm)) return std::unexpected(*refused);
+        if (auto refused = refusal(target, pinned->jvm)) return std::unexpected(*refused);
         if (!options.may_signal)
             return fail(error_code::not_responding,
                         describe(target) + " has no attach listener up and may not be signalled now");
@@ -161,7 +212,6 @@ result<attach_reply> run_session(pid_t pid, const attach_request& request, const
         plan.refuse_code = error_code::not_responding;
         plan.refuse_message = describe(target) + " has no attach listener up and may not be signalled now";
     }
-
     const prepared_request prepared = prepare(request, options);
     plan.listener = prepared.plan();
     const std::int64_t timeout = std::max<std::int64_t>(options.timeout.count(), 1);
@@ -171,41 +221,23 @@ result<attach_reply> run_session(pid_t pid, const attach_request& request, const
     unique_fd watch_dir;
     if (file != nullptr) {
         if (!file->in_jvm_tmp) watch_dir.reset(open_dir(file->dir));
-        plan.watch = progress_watch{file->in_jvm_tmp ? tmp.get() : watch_dir.get(), file->name.c_str()};
+        plan.watch = progress_watch{file->in_jvm_tmp ? handles->tmp.get() : watch_dir.get(), file->name.c_str()};
         if (file->in_jvm_tmp) plan.collect_name = file->name.c_str();
     }
-
     if (install != nullptr) {
         plan.install_fd = install->fd;
         plan.install_name = install->name.c_str();
     }
-
-    attach_reply reply;
-    child_listener listener;
-    listener.on_status = [&reply](int status, int protocol) {
-        reply.status = status;
-        reply.protocol = protocol;
-    };
-    std::uint64_t left_out = 0;
-    listener.on_output = [&reply, &options, &left_out](std::string_view bytes) {
-        if (options.on_output) return options.on_output(bytes);
-        const std::size_t room = options.max_output_bytes - std::min(options.max_output_bytes, reply.output.size());
-        reply.output.append(bytes.substr(0, room));
-        left_out += bytes.size() - std::min(room, bytes.size());
-    };
-    listener.cancelled = options.cancelled;
-    listener.on_file = [file](int fd, int open_errno) {
-        file->collected.reset(fd);
-        file->collect_errno = open_errno;
-    };
-    if (auto ran = run_attach_child(plan, listener); !ran) {
+    session_reply answer;
+    if (auto ran = run_attach_child(plan, answer.listener(options, file)); !ran) {
         // A partial dump the JVM may still be writing: only its name goes (the JVM's /tmp is sticky,
         // so the name is ours or the JVM's owner's; unlinkat never follows a link).
-        if (plan.collect_name != nullptr) ::unlinkat(tmp.get(), plan.collect_name, 0);
+        if (plan.collect_name != nullptr) ::unlinkat(handles->tmp.get(), plan.collect_name, 0);
         return std::unexpected(explain(ran.error(), pid));
     }
-    if (left_out != 0) reply.output += "\n[" + std::to_string(left_out) + " more bytes of the JVM's output not kept]\n";
-    return reply;
+    if (answer.left_out != 0)
+        answer.reply.output += "\n[" + std::to_string(answer.left_out) + " more bytes of the JVM's output not kept]\n";
+    return std::move(answer.reply);
 }
 
 }  // namespace heapd::attach

@@ -43,8 +43,6 @@ std::optional<pid_t> parse_pid(std::string_view s) {
     return v > 0 ? std::optional<pid_t>(v) : std::nullopt;
 }
 
-std::string proc_path(pid_t pid, const char* rest) { return "/proc/" + std::to_string(pid) + "/" + rest; }
-
 // Uid and NSpid of /proc/PID/status; nothing if the process is gone.
 std::optional<proc_info> read_status(pid_t pid) {
     std::ifstream in(proc_path(pid, "status"));

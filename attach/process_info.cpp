@@ -11,8 +11,6 @@
 namespace heapd::attach {
 namespace {
 
-std::string proc_path(pid_t pid, const char* leaf) { return "/proc/" + std::to_string(pid) + "/" + leaf; }
-
 // The value of a "Key:\tvalue" line of /proc/PID/status, without leading blanks.
 std::string field_value(const std::string& line, std::size_t key_length) {
     std::size_t i = key_length;
@@ -49,6 +47,12 @@ bool read_stat(pid_t pid, process_info& info) {
 }
 
 }  // namespace
+
+std::string proc_path(pid_t pid, std::string_view leaf) {
+    std::string path = "/proc/" + std::to_string(pid);
+    if (!leaf.empty()) (path += '/') += leaf;
+    return path;
+}
 
 bool process_info::handles_sigquit() const {
     constexpr std::uint64_t sigquit_bit = 1ull << (3 - 1);

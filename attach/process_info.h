@@ -6,10 +6,14 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include "base/error.h"
 
 namespace heapd::attach {
+
+// "/proc/PID/leaf" (leaf may hold more: "task/12/stat"); "/proc/PID" when leaf is empty.
+std::string proc_path(pid_t pid, std::string_view leaf = {});
 
 // A snapshot of /proc/PID/status and /proc/PID/stat.
 struct process_info {

@@ -15,12 +15,14 @@
 #include <string>
 #include <vector>
 
+#include "attach/process_info.h"
+
 namespace heapd::attach {
 namespace {
 
 // The pids of a process in each pid namespace it belongs to, the caller's first (NSpid).
 std::vector<pid_t> ns_pids(pid_t pid) {
-    std::ifstream in("/proc/" + std::to_string(pid) + "/status");
+    std::ifstream in(proc_path(pid, "status"));
     for (std::string line; std::getline(in, line);) {
         if (!line.starts_with("NSpid:")) continue;
         std::istringstream ids(line.substr(6));
@@ -33,7 +35,7 @@ std::vector<pid_t> ns_pids(pid_t pid) {
 
 // Whether the pid namespace `up` levels above the one of pid is the namespace with that inode.
 bool namespace_above_is(pid_t pid, std::size_t up, std::uint64_t inode) {
-    int fd = ::open(("/proc/" + std::to_string(pid) + "/ns/pid").c_str(), O_RDONLY | O_NOCTTY | O_CLOEXEC);
+    int fd = ::open(proc_path(pid, "ns/pid").c_str(), O_RDONLY | O_NOCTTY | O_CLOEXEC);
     for (std::size_t i = 0; fd >= 0 && i < up; ++i) {
         int parent = ::ioctl(fd, NS_GET_PARENT);
         ::close(fd);
@@ -49,7 +51,7 @@ bool namespace_above_is(pid_t pid, std::size_t up, std::uint64_t inode) {
 }  // namespace
 
 result<std::uint64_t> namespace_inode(pid_t pid, const char* kind) {
-    const std::string path = (pid == 0 ? std::string("/proc/self") : "/proc/" + std::to_string(pid)) + "/ns/" + kind;
+    const std::string path = (pid == 0 ? std::string("/proc/self") : proc_path(pid)) + "/ns/" + kind;
     struct stat st {};
     if (::stat(path.c_str(), &st) != 0) {
         int e = errno;

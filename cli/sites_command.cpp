@@ -4,11 +4,15 @@
 // sampling that outlives the command.
 #include <cerrno>
 #include <cstdlib>
+#include <expected>
+#include <functional>
 #include <string>
+#include <utility>
 
 #include "base/interruptible_sleep.h"
 #include "base/safe_text.h"
 #include "cli/command_line.h"
+#include "formats/protocol/sampling_limits.h"
 #include "formats/report/cpu_report.h"
 #include "formats/report/sites_report.h"
 #include "formats/report/text_format.h"
@@ -57,17 +61,30 @@ int print_cpu(const options& o, const wire::json& result, int pid) {
     return ok;
 }
 
-}  // namespace
-
-int sites(const options& o) {
-    // heapctl sites PID [--seconds N | --start | --show | --stop | --status] [--interval B] [--depth N]
-    //   [--by site|method|class] [--order live|allocated] [--cutoff R] [--no-gc]
-    // heapctl cpu PID [--seconds N | --start | --show | --stop] [--period MS] [--depth N]
-    const bool cpu = o.words[0] == "cpu";
-    std::optional<int> pid;
+// What the command line asks of a sampling.
+struct sampling_request {
+    int pid = 0;
     double seconds = 10;
-    std::string action;
+    std::string action;  // start, show, stop, status; empty: sample for `seconds`
     wire::json args = wire::json::object();
+};
+
+// The bounds of a number option: [low, high].
+std::pair<double, double> bounds_of(const std::string& flag) {
+    if (flag == "--seconds") return {0, wire::max_sampling_seconds};
+    if (flag == "--interval") return {0, static_cast<double>(wire::max_sampling_interval)};
+    if (flag == "--depth") return {wire::min_sampling_depth, wire::max_sampling_depth};
+    if (flag == "--period") return {wire::min_cpu_period_ms, wire::max_cpu_period_ms};
+    return {wire::min_sites_cutoff, wire::max_sites_cutoff};  // --cutoff
+}
+
+// heapctl sites PID [--seconds N | --start | --show | --stop | --status] [--interval B] [--depth N]
+//   [--by site|method|class] [--order live|allocated] [--cutoff R] [--no-gc]
+// heapctl cpu PID [--seconds N | --start | --show | --stop] [--period MS] [--depth N]
+// The request, or the exit status of a complaint already printed.
+std::expected<sampling_request, int> parse_sampling(const options& o, bool cpu) {
+    sampling_request r;
+    std::optional<int> pid;
     bool gc = true;
     for (std::size_t i = 1; i < o.words.size(); ++i) {
         const std::string& w = o.words[i];
@@ -77,102 +94,112 @@ int sites(const options& o) {
             return std::nullopt;
         };
         if (w == "--start" || w == "--show" || w == "--stop" || (w == "--status" && !cpu)) {
-            if (!action.empty()) return complain("--start, --show, --stop and --status go alone", usage);
-            action = w.substr(2);
+            if (!r.action.empty())
+                return std::unexpected(complain("--start, --show, --stop and --status go alone", usage));
+            r.action = w.substr(2);
         } else if (w == "--no-gc" && !cpu) {
             gc = false;
         } else if (w == "--seconds" || w == "--depth" ||
                    (cpu ? w == "--period" : w == "--interval" || w == "--cutoff")) {
             auto v = value();
-            if (!v) return usage;
-            const double high = w == "--seconds"    ? 86400
-                                : w == "--interval" ? 2147483647
-                                : w == "--depth"    ? 64
-                                : w == "--period"   ? 1000
-                                                    : 1;
-            auto n = number(w, *v, w == "--depth" || w == "--period" ? 1 : 0, high);
-            if (!n) return usage;
+            if (!v) return std::unexpected(usage);
+            const auto [low, high] = bounds_of(w);
+            auto n = number(w, *v, low, high);
+            if (!n) return std::unexpected(usage);
             if (w == "--seconds")
-                seconds = *n;
+                r.seconds = *n;
             else if (w == "--cutoff")
-                args["cutoff"] = *n;
+                r.args["cutoff"] = *n;
             else
-                args[w.substr(2)] = static_cast<std::uint64_t>(*n);
+                r.args[w.substr(2)] = static_cast<std::uint64_t>(*n);
         } else if (!cpu && (w == "--by" || w == "--order")) {
             auto v = value();
-            if (!v) return usage;
-            args[w.substr(2)] = *v;
+            if (!v) return std::unexpected(usage);
+            r.args[w.substr(2)] = *v;
         } else if (!pid && is_pid(w)) {
             pid = std::atoi(w.c_str());
         } else {
-            return complain(o.words[0] + ": unexpected " + w + " (see heapctl --help)", usage);
+            return std::unexpected(complain(o.words[0] + ": unexpected " + w + " (see heapctl --help)", usage));
         }
     }
-    if (!pid) return complain(o.words[0] + " needs a PID (see heapctl --help)", usage);
-    args["pid"] = *pid;
-    args["gc"] = gc;
-    if (o.top) args["top"] = *o.top;
-    auto client = daemon_client::connect(o.socket);
-    if (!client) return complain(client.error());
-    auto call = [&](const std::string& what) {
-        wire::json a = args;
-        a["action"] = cpu ? "cpu_" + what : what;
-        return client->call("sites", a);
-    };
-    if (cpu) {
-        if (action == "start") {
-            auto result = call("start");
-            if (!result) return complain(result.error());
-            if (o.json) {
-                print_json(*result);
-                return ok;
-            }
-            print(heapd::text::fmt("process %d: CPU samples every %d ms\n", *pid, result->value("cpu_period_ms", 0)));
-            return ok;
-        }
-        if (!action.empty()) {
-            auto result = call(action);
-            if (!result) return complain(result.error());
-            return print_cpu(o, *result, *pid);
-        }
-        auto started = call("start");
-        if (!started) return complain(started.error());
-        sleep_unless_interrupted(seconds);
-        auto result = call("stop");
-        if (!result) return complain(result.error());
-        return print_cpu(o, *result, *pid);
-    }
-    if (action == "status" || action == "start") {
-        auto result = call(action);
+    if (!pid) return std::unexpected(complain(o.words[0] + " needs a PID (see heapctl --help)", usage));
+    r.pid = *pid;
+    r.args["pid"] = *pid;
+    r.args["gc"] = gc;
+    if (o.top) r.args["top"] = *o.top;
+    return r;
+}
+
+// One `sites` request with this action (cpu_ACTION for CPU samples).
+using sampling_call = std::function<std::expected<wire::json, client_error>(const std::string& action)>;
+
+// Samples for the seconds asked (Ctrl-C ends it early): start, wait, stop; the stop's answer.
+std::expected<wire::json, client_error> sample_for(const sampling_request& r, const sampling_call& call) {
+    auto started = call("start");
+    if (!started) return started;
+    sleep_unless_interrupted(r.seconds);
+    return call("stop");
+}
+
+// heapctl cpu: start, show, stop, or sample for the seconds asked and print the stacks.
+int cpu_command(const options& o, const sampling_request& r, const sampling_call& call) {
+    if (r.action == "start") {
+        auto result = call("start");
         if (!result) return complain(result.error());
         if (o.json) {
             print_json(*result);
             return ok;
         }
-        const bool sampling = result->value("sampling", false);
-        const auto interval = result->value("interval", std::uint64_t{0});
-        std::string line = "process " + std::to_string(*pid) + ": ";
-        if (!sampling)
-            line += "not sampling";
-        else
-            line +=
-                heapd::text::fmt("sampling every %s, %d frames", human_bytes(interval).c_str(),
-                                 result->value("depth", 0)) +
-                (action == "status" ? heapd::text::fmt(", for %.1f s", result->value("seconds", 0.0)) : std::string());
-        print(line + " (agent " + terminal_safe(result->value("agent", std::string("?"))) + ")\n");
+        print(heapd::text::fmt("process %d: CPU samples every %d ms\n", r.pid, result->value("cpu_period_ms", 0)));
         return ok;
     }
-    if (action == "show" || action == "stop") {
-        auto result = call(action);
-        if (!result) return complain(result.error());
-        return print_table(o, *result, *pid);
-    }
-    auto started = call("start");
-    if (!started) return complain(started.error());
-    sleep_unless_interrupted(seconds);
-    auto result = call("stop");
+    auto result = r.action.empty() ? sample_for(r, call) : call(r.action);
     if (!result) return complain(result.error());
-    return print_table(o, *result, *pid);
+    return print_cpu(o, *result, r.pid);
+}
+
+// heapctl sites --status and --start: whether the JVM is sampled, and how.
+int print_sampling_state(const options& o, const sampling_request& r, const wire::json& result) {
+    if (o.json) {
+        print_json(result);
+        return ok;
+    }
+    const bool sampling = result.value("sampling", false);
+    const auto interval = result.value("interval", std::uint64_t{0});
+    std::string line = "process " + std::to_string(r.pid) + ": ";
+    if (!sampling)
+        line += "not sampling";
+    else
+        line += heapd::text::fmt("sampling every %s, %d frames", text::human_bytes(interval).c_str(),
+                                 result.value("depth", 0)) +
+                (r.action == "status" ? heapd::text::fmt(", for %.1f s", result.value("seconds", 0.0)) : std::string());
+    print(line + " (agent " + terminal_safe(result.value("agent", std::string("?"))) + ")\n");
+    return ok;
+}
+
+}  // namespace
+
+int sites(const options& o) {
+    const bool cpu = o.words[0] == "cpu";
+    auto request = parse_sampling(o, cpu);
+    if (!request) return request.error();
+    const sampling_request& r = *request;
+    auto client = daemon_client::connect(o.socket);
+    if (!client) return complain(client.error());
+    const sampling_call call = [&](const std::string& what) {
+        wire::json a = r.args;
+        a["action"] = cpu ? "cpu_" + what : what;
+        return client->call("sites", a);
+    };
+    if (cpu) return cpu_command(o, r, call);
+    if (r.action == "status" || r.action == "start") {
+        auto result = call(r.action);
+        if (!result) return complain(result.error());
+        return print_sampling_state(o, r, *result);
+    }
+    auto result = r.action.empty() ? sample_for(r, call) : call(r.action);  // show, stop, or a sampling of its own
+    if (!result) return complain(result.error());
+    return print_table(o, *result, r.pid);
 }
 
 }  // namespace heapd::ctl

@@ -1,5 +1,6 @@
 // Writes the fuzzer's seed corpus: small synthetic dumps covering every record and sub-record kind,
-// and slices of real dumps (prefixes, and heap segments re-framed behind their class names).
+// and slices of real dumps (prefixes, and heap segments re-framed behind their class names), all
+// written by the tests' HPROF builder (tests/support/hprof_builder.h).
 // Usage: heapd_fuzz_seeds OUT_DIR [PEER_DUMP...]
 #include <algorithm>
 #include <cstdint>
@@ -16,74 +17,53 @@
 #include "formats/hprof/heap_walk.h"
 #include "formats/hprof/hprof_reader.h"
 #include "formats/hprof/record_index.h"
+#include "support/hprof_builder.h"
 
 namespace {
 
 namespace fs = std::filesystem;
 
+using heapd::test::byte_vector;
+using heapd::test::hprof_builder;
+using heapd::test::values;
+
 // Seeds stay below the fuzzer's -max_len so none is cut when loaded.
 constexpr std::size_t max_seed = 64 * 1024;
 
-// Appends big-endian values to a byte string.
-struct bytes_out {
-    unsigned id_size = 8;
-    std::string b;
+std::string as_string(const byte_vector& bytes) {
+    return std::string(reinterpret_cast<const char*>(bytes.data()), bytes.size());
+}
 
-    bytes_out& u1(std::uint8_t v) {
-        b.push_back(static_cast<char>(v));
-        return *this;
-    }
-    bytes_out& u2(std::uint16_t v) { return u1(v >> 8).u1(v & 0xFF); }
-    bytes_out& u4(std::uint32_t v) { return u2(v >> 16).u2(v & 0xFFFF); }
-    bytes_out& u8(std::uint64_t v) { return u4(v >> 32).u4(v & 0xFFFFFFFF); }
-    bytes_out& id(std::uint64_t v) { return id_size == 8 ? u8(v) : u4(static_cast<std::uint32_t>(v)); }
-    bytes_out& raw(std::string_view s) {
-        b.append(s);
-        return *this;
-    }
-};
-
-// A synthetic dump under construction: header, then top-level records.
-struct dump_builder {
-    bytes_out out;
-
-    dump_builder(std::string_view version, unsigned id_size) {
-        out.id_size = id_size;
-        out.raw("JAVA PROFILE ").raw(version).u1(0).u4(id_size).u8(0x0000018B2E3F4A5Bull);
-    }
-    bytes_out body() const { return bytes_out{out.id_size, {}}; }
-    void record(std::uint8_t tag, const bytes_out& body, std::uint32_t time = 0) {
-        out.u1(tag).u4(time).u4(static_cast<std::uint32_t>(body.b.size())).raw(body.b);
-    }
-    void utf8(std::uint64_t id, std::string_view s) { record(0x01, body().id(id).raw(s)); }
-    void load_class(std::uint32_t serial, std::uint64_t class_id, std::uint64_t name_id) {
-        record(0x02, body().u4(serial).id(class_id).u4(1).id(name_id));
-    }
-};
+// n bytes counting from first by step (wrapping at 256).
+byte_vector counting_bytes(std::size_t n, unsigned step, unsigned first = 0) {
+    byte_vector out(n);
+    for (std::size_t i = 0; i < n; ++i) out[i] = static_cast<std::byte>(first + i * step);
+    return out;
+}
 
 // Field types in every HPROF basic type, for class dumps that declare one of each.
 constexpr std::uint8_t all_types[] = {2, 4, 5, 6, 7, 8, 9, 10, 11};
 
-// A CLASS_DUMP with a constant pool entry, statics and instance fields named by field_names.
-void class_dump(bytes_out& s, std::uint64_t id, std::uint64_t super, std::uint32_t instance_size,
+// A CLASS_DUMP with a constant pool entry (index 7, int 42), statics (their values counting up)
+// and instance fields; fields and statics as (name id, type).
+void class_dump(hprof_builder& d, std::uint64_t id, std::uint64_t super, std::uint32_t instance_size,
                 const std::vector<std::pair<std::uint64_t, std::uint8_t>>& statics,
                 const std::vector<std::pair<std::uint64_t, std::uint8_t>>& fields) {
-    s.u1(0x20).id(id).u4(1).id(super).id(0x100).id(0).id(0).id(0).id(0).u4(instance_size);
-    s.u2(1).u2(7).u1(10).u4(42);  // one constant pool entry: index 7, int 42
-    s.u2(static_cast<std::uint16_t>(statics.size()));
-    for (auto [name, type] : statics) {
-        s.id(name).u1(type);
-        for (unsigned i = 0; i < heapd::value_size(type, s.id_size); ++i) s.u1(static_cast<std::uint8_t>(i + 1));
-    }
-    s.u2(static_cast<std::uint16_t>(fields.size()));
-    for (auto [name, type] : fields) s.id(name).u1(type);
+    heapd::test::class_spec c;
+    c.class_id = id;
+    c.trace_serial = 1;
+    c.super_id = super;
+    c.loader_id = 0x100;
+    c.instance_size = instance_size;
+    c.constants.push_back({7, 10, values().u4(42)});
+    for (auto [name, type] : statics)
+        c.statics.push_back({name, type, counting_bytes(heapd::value_size(type, d.id_size()), 1, 1)});
+    for (auto [name, type] : fields) c.fields.push_back({name, type});
+    d.class_dump(c);
 }
 
-// A small but complete dump: names, classes, frames, traces, threads, every GC root kind,
-// classes with all field types, instances, object and primitive arrays, several segments.
-std::string synthetic_dump(std::string_view version, unsigned id_size, bool android, bool legacy, bool segments) {
-    dump_builder d(version, id_size);
-    const std::uint64_t heap = id_size == 8 ? 0x7000'0000'0000ull : 0x1000'0000ull;
+// The records before the heap: names, classes, frames and traces, and the old agent's records.
+void names_and_traces(hprof_builder& d, std::uint64_t heap, bool legacy) {
     const char* names[] = {"java/lang/Object",
                            "java/lang/String",
                            "java/lang/Class",
@@ -102,68 +82,57 @@ std::string synthetic_dump(std::string_view version, unsigned id_size, bool andr
         "value", "lg",           "count",  "main",   "Demo.java", "()V", "threadLocalRandomSeed",
         "name",  "threadStatus", "daemon", "holder", "coder"};
     for (int i = 0; i < 19; ++i) d.utf8(200 + i, field_names[i]);
-    for (int i = 0; i < n_classes; ++i) d.load_class(i + 1, heap + 0x1000 * (i + 1), 100 + i);
+    for (int i = 0; i < n_classes; ++i) d.load_class(i + 1, heap + 0x1000 * (i + 1), 1, 100 + i);
     // Frames and traces: method main, signature ()V, source Demo.java, line numbers of each kind.
     const std::int32_t lines[] = {12, 0, -1, -2, -3};
-    for (int i = 0; i < 5; ++i)
-        d.record(0x04, d.body().id(300 + i).id(210).id(212).id(211).u4(7).u4(static_cast<std::uint32_t>(lines[i])));
-    {
-        bytes_out t = d.body();
-        t.u4(1).u4(1).u4(5);
-        for (int i = 0; i < 5; ++i) t.id(300 + i);
-        d.record(0x05, t);
-        d.record(0x05, d.body().u4(2).u4(0).u4(0));
-    }
+    for (int i = 0; i < 5; ++i) d.frame(300 + i, 210, 212, 211, 7, lines[i]);
+    d.trace(1, 1, {300, 301, 302, 303, 304});
+    d.trace(2, 0, std::span<const std::uint64_t>());
     if (legacy) {
-        d.record(0x0A, d.body().u4(1).id(heap + 0x9000).u4(1).id(210).id(211).id(212));
-        d.record(0x0B, d.body().u4(1));
-        d.record(0x03, d.body().u4(9));
-        d.record(0x06, d.body().u2(0).u4(0x3F000000).u4(10).u4(100).u8(1000).u8(500).u4(0));
-        d.record(0x07, d.body().u4(100).u4(10).u8(1000).u8(500));
-        d.record(0x0D, d.body().u4(0).u4(0));
-        d.record(0x0E, d.body().u4(3).u2(4));
+        d.start_thread(1, heap + 0x9000, 1, 210, 211, 212);
+        d.end_thread(1);
+        d.unload_class(9);
+        d.alloc_sites(values().u2(0).u4(0x3F000000).u4(10).u4(100).u8(1000).u8(500).u4(0).bytes());
+        d.heap_summary(100, 10, 1000, 500);
+        d.cpu_samples(0, {});
+        d.control_settings(3, 4);
     }
+}
 
-    // Heap: roots, class dumps, objects laid out back to back, arrays of every type.
-    bytes_out h = d.body();
-    const std::uint64_t obj = heap + 0x100000;
-    if (android) h.u1(0xFE).u4(0x50).id(211);
-    h.u1(0xFF).id(obj);
-    h.u1(0x01).id(obj).id(0x55);
-    h.u1(0x02).id(obj).u4(1).u4(0);
-    h.u1(0x03).id(obj + 0x10).u4(1).u4(2);
-    h.u1(0x04).id(obj).u4(1);
-    h.u1(0x05).id(heap + 0x1000);
-    h.u1(0x06).id(obj).u4(1);
-    h.u1(0x07).id(obj);
-    h.u1(0x08).id(obj + 0x40).u4(1).u4(1);
-    if (android)
-        for (std::uint8_t t : {0x89, 0x8A, 0x8B, 0x8C, 0x8D, 0x90}) h.u1(t).id(obj);
-    if (android) h.u1(0x8E).id(obj).u4(1).u4(3);
+// Roots of every kind and class dumps with every field type.
+void roots_and_classes(hprof_builder& d, std::uint64_t heap, std::uint64_t obj, bool android) {
+    if (android) d.heap_dump_info(0x50, 211);
+    d.root_unknown(obj).root_jni_global(obj, 0x55).root_jni_local(obj, 1, 0).root_java_frame(obj + 0x10, 1, 2);
+    d.root_native_stack(obj, 1).root_sticky_class(heap + 0x1000).root_thread_block(obj, 1).root_monitor_used(obj);
+    d.root_thread_object(obj + 0x40, 1, 1);
+    if (android) {
+        d.root_interned_string(obj).root_finalizing(obj).root_debugger(obj).root_reference_cleanup(obj);
+        d.root_vm_internal(obj).root_unreachable(obj).root_jni_monitor(obj, 1, 3);
+    }
     std::vector<std::pair<std::uint64_t, std::uint8_t>> all_fields, statics;
     for (int i = 0; i < 9; ++i) all_fields.push_back({200 + i, all_types[i]});
     for (int i = 0; i < 9; ++i) statics.push_back({200 + i, all_types[i]});
-    class_dump(h, heap + 0x1000, 0, 0, {}, {});
-    class_dump(h, heap + 0x2000, heap + 0x1000, 24, {}, {{207, 2}, {218, 8}, {209, 10}});
-    class_dump(h, heap + 0x3000, heap + 0x1000, 96, statics, {});
-    class_dump(h, heap + 0x4000, heap + 0x1000, 16, {}, {});
-    class_dump(h, heap + 0x5000, heap + 0x1000, 16, {}, {});
-    class_dump(h, heap + 0x6000, heap + 0x1000, 40, {}, {{214, 2}, {215, 10}, {216, 4}, {217, 2}, {213, 11}});
-    class_dump(h, heap + 0x7000, heap + 0x1000, 40, statics, all_fields);
-    class_dump(h, heap + 0x8000, heap + 0x7000, 48, {}, {{209, 10}, {200, 2}});
-    class_dump(h, heap + 0x9000, heap + 0x1000, 16, {}, {});
-    class_dump(h, heap + 0xA000, heap + 0x1000, 24, {}, {{200, 2}});
-    class_dump(h, heap + 0xB000, heap + 0x1000, 16, {}, {{215, 10}, {216, 4}});
+    class_dump(d, heap + 0x1000, 0, 0, {}, {});
+    class_dump(d, heap + 0x2000, heap + 0x1000, 24, {}, {{207, 2}, {218, 8}, {209, 10}});
+    class_dump(d, heap + 0x3000, heap + 0x1000, 96, statics, {});
+    class_dump(d, heap + 0x4000, heap + 0x1000, 16, {}, {});
+    class_dump(d, heap + 0x5000, heap + 0x1000, 16, {}, {});
+    class_dump(d, heap + 0x6000, heap + 0x1000, 40, {}, {{214, 2}, {215, 10}, {216, 4}, {217, 2}, {213, 11}});
+    class_dump(d, heap + 0x7000, heap + 0x1000, 40, statics, all_fields);
+    class_dump(d, heap + 0x8000, heap + 0x7000, 48, {}, {{209, 10}, {200, 2}});
+    class_dump(d, heap + 0x9000, heap + 0x1000, 16, {}, {});
+    class_dump(d, heap + 0xA000, heap + 0x1000, 24, {}, {{200, 2}});
+    class_dump(d, heap + 0xB000, heap + 0x1000, 16, {}, {{215, 10}, {216, 4}});
+}
 
-    if (segments) {
-        d.record(0x1C, h);
-        h = d.body();
-    }
-    // Instances of Demo (all field types), Demo$Inner (its fields then Demo's), String, Object.
+// Objects laid out back to back from obj: instances of Demo (all field types), Demo$Inner (its
+// fields then Demo's), String and Object; a thread with its name and holder; an Object[] and a
+// primitive array of each type. Returns the address after the last.
+std::uint64_t objects(hprof_builder& d, std::uint64_t heap, std::uint64_t obj, bool android) {
+    const unsigned id_size = d.id_size();
     std::uint64_t at = obj;
     auto instance = [&](std::uint64_t class_id, std::uint32_t data_len, std::uint64_t size) {
-        h.u1(0x21).id(at).u4(1).id(class_id).u4(data_len);
-        for (std::uint32_t i = 0; i < data_len; ++i) h.u1(static_cast<std::uint8_t>(i * 7));
+        d.instance(at, class_id, counting_bytes(data_len, 7), 1);
         at += size;
     };
     const std::uint32_t demo_len = id_size + 1 + 2 + 4 + 8 + 1 + 2 + 4 + 8;
@@ -174,31 +143,41 @@ std::string synthetic_dump(std::string_view version, unsigned id_size, bool andr
     // A thread: its Thread object (name, status, daemon, holder), name String, holder, and the
     // name's byte[] value, with a thread root pointing at it.
     const std::uint64_t thread = at, name = at + 40, holder = at + 64, value = at + 80;
-    h.u1(0x21).id(thread).u4(1).id(heap + 0x6000).u4(2 * id_size + 4 + 1 + 8);
-    h.id(name).u4(0x401).u1(1).id(holder).u8(7);
-    h.u1(0x21).id(name).u4(1).id(heap + 0x2000).u4(id_size + 1 + 4).id(value).u1(0).u4(0);
-    h.u1(0x21).id(holder).u4(1).id(heap + 0xB000).u4(5).u4(0x15).u1(0);
-    h.u1(0x23).id(value).u4(1).u4(4).u1(8).raw("main");
-    h.u1(0x08).id(thread).u4(1).u4(1);
+    d.instance(thread, heap + 0x6000, values(id_size).id(name).u4(0x401).u1(1).id(holder).u8(7).bytes(), 1);
+    d.instance(name, heap + 0x2000, values(id_size).id(value).u1(0).u4(0).bytes(), 1);
+    d.instance(holder, heap + 0xB000, values(id_size).u4(0x15).u1(0).bytes(), 1);
+    d.primitive_array(value, 8, 4, values().u1('m').u1('a').u1('i').u1('n').bytes(), 1);
+    d.root_thread_object(thread, 1, 1);
     at = value + 24;
-    // An Object[] of three references and a primitive array of each type.
-    h.u1(0x22).id(at).u4(1).u4(3).id(heap + 0x5000).id(obj).id(0).id(obj + 0x10);
+    d.object_array(at, heap + 0x5000, {obj, 0, obj + 0x10}, 1);
     at += 32;
     for (std::uint8_t t = 4; t <= 11; ++t) {
         const std::uint32_t n = t;
-        h.u1(0x23).id(at).u4(1).u4(n).u1(t);
-        for (std::uint32_t i = 0; i < n * heapd::value_size(t, id_size); ++i) h.u1(static_cast<std::uint8_t>(i));
-        at += 16 + ((n * heapd::value_size(t, id_size) + 7) & ~7u);
+        const std::size_t bytes = n * heapd::value_size(t, id_size);
+        d.primitive_array(at, t, n, counting_bytes(bytes, 1), 1);
+        at += 16 + ((bytes + 7) & ~std::size_t{7});
     }
-    if (android) h.u1(0xC3).id(at).u4(1).u4(1000).u1(8);
-    d.record(segments ? 0x1C : 0x0C, h);
+    if (android) d.primitive_array_nodata(at, 8, 1000, 1);
+    return at;
+}
+
+// A small but complete dump: names, classes, frames, traces, threads, every GC root kind,
+// classes with all field types, instances, object and primitive arrays, several segments.
+std::string synthetic_dump(std::string_view version, unsigned id_size, bool android, bool legacy, bool segments) {
+    hprof_builder d(id_size, "JAVA PROFILE " + std::string(version), 0x0000018B2E3F4A5Bull);
+    const std::uint64_t heap = id_size == 8 ? 0x7000'0000'0000ull : 0x1000'0000ull;
+    const std::uint64_t obj = heap + 0x100000;
+    names_and_traces(d, heap, legacy);
+    d.begin_segment(segments ? 0x1C : 0x0C);
+    roots_and_classes(d, heap, obj, android);
+    if (segments) d.end_segment().begin_segment(0x1C);
+    const std::uint64_t at = objects(d, heap, obj, android);
+    d.end_segment();
     if (segments) {
-        bytes_out tail = d.body();
-        tail.u1(0x21).id(at + 64).u4(1).id(heap + 0x1000).u4(0);
-        d.record(0x1C, tail);
-        d.record(0x2C, d.body());
+        d.begin_segment(0x1C).instance(at + 64, heap + 0x1000, {}, 1).end_segment();
+        d.heap_dump_end();
     }
-    return d.out.b;
+    return as_string(d.bytes());
 }
 
 // Dumps built to stress damage handling: cut records, unknown tags, a super-class cycle.
@@ -208,28 +187,24 @@ std::vector<std::pair<std::string, std::string>> damaged_dumps() {
     out.push_back({"cut-mid-heap", good.substr(0, good.size() * 3 / 4)});
     out.push_back({"cut-record-header", good.substr(0, good.size() - 3)});
     out.push_back({"header-only", good.substr(0, 31)});
-    {
-        dump_builder d("1.0.2", 8);
-        d.utf8(1, "A");
-        d.utf8(2, "B");
-        d.utf8(3, "x");
-        d.load_class(1, 0x10, 1);
-        d.load_class(2, 0x20, 2);
-        bytes_out h = d.body();
-        class_dump(h, 0x10, 0x20, 16, {}, {{3, 10}});
-        class_dump(h, 0x20, 0x10, 16, {}, {{3, 11}});
-        h.u1(0x21).id(0x100).u4(0).id(0x10).u4(12).u4(1).u8(2);
-        d.record(0x1C, h);
-        bytes_out bad = d.body();
-        bad.u1(0x21).id(0x200).u4(0).id(0x20).u4(8).u8(5).u1(0x77).u4(0);  // unknown sub-record
-        d.record(0x1C, bad);
-        d.record(0x99, d.body().u4(1));  // unknown top-level record
-        bytes_out bad_type = d.body();
-        bad_type.u1(0x23).id(0x300).u4(0).u4(2).u1(3).u4(0);  // primitive array of a bad type
-        d.record(0x1C, bad_type);
-        d.record(0x1C, d.body().u1(0x22).id(0x400).u4(0).u4(0x40000000).id(0x10));  // length overrun
-        out.push_back({"damaged-segments", d.out.b});
-    }
+    hprof_builder d(8, "JAVA PROFILE 1.0.2", 0x0000018B2E3F4A5Bull);
+    d.utf8(1, "A").utf8(2, "B").utf8(3, "x");
+    d.load_class(1, 0x10, 1, 1).load_class(2, 0x20, 1, 2);
+    d.begin_segment();
+    class_dump(d, 0x10, 0x20, 16, {}, {{3, 10}});  // a super-class cycle
+    class_dump(d, 0x20, 0x10, 16, {}, {{3, 11}});
+    d.instance(0x100, 0x10, values().u4(1).u8(2).bytes(), 0);
+    d.end_segment();
+    d.begin_segment().instance(0x200, 0x20, values().u8(5).bytes(), 0);
+    d.raw_subrecord(values().u1(0x77).u4(0).bytes()).end_segment();  // unknown sub-record
+    d.raw_record(0x99, values().u4(1).bytes());                      // unknown top-level record
+    d.begin_segment()
+        .raw_subrecord(values().u1(0x23).u8(0x300).u4(0).u4(2).u1(3).u4(0).bytes())
+        .end_segment();  // bad type
+    d.begin_segment()
+        .raw_subrecord(values().u1(0x22).u8(0x400).u4(0).u4(0x40000000).u8(0x10).bytes())
+        .end_segment();  // overrun
+    out.push_back({"damaged-segments", as_string(d.bytes())});
     return out;
 }
 
@@ -277,18 +252,15 @@ int peer_seeds(const fs::path& peer, const fs::path& out_dir) {
     if (idx.heap_records().empty()) return 0;
     const auto base = reinterpret_cast<const std::byte*>(data.data());
 
-    // Header, then LOAD_CLASS records and the UTF8 records naming them, within a third of a seed.
-    std::string meta(data, 0, reader->header().header_bytes);
-    bytes_out names{reader->id_size(), {}};
+    // The dump's header, then LOAD_CLASS records and the UTF8 records naming them, within a third
+    // of a seed.
+    hprof_builder meta(reader->id_size(), reader->header().format, reader->header().timestamp_ms);
     for (const heapd::loaded_class& c : idx.classes()) {
         std::string_view name = idx.utf8(c.name_id);
-        bytes_out rec{reader->id_size(), {}};
-        rec.u1(0x01).u4(0).u4(static_cast<std::uint32_t>(reader->id_size() + name.size())).id(c.name_id).raw(name);
-        rec.u1(0x02).u4(0).u4(8 + 2 * reader->id_size()).u4(c.serial).id(c.class_id).u4(c.trace_serial).id(c.name_id);
-        if (meta.size() + names.b.size() + rec.b.size() > max_seed / 3) break;
-        names.b += rec.b;
+        const std::uint64_t records = (9 + reader->id_size() + name.size()) + (9 + 8 + 2 * reader->id_size());
+        if (meta.size() + records > max_seed / 3) break;
+        meta.utf8(c.name_id, name).load_class(c.serial, c.class_id, c.trace_serial, c.name_id);
     }
-    meta += names.b;
 
     const heapd::hprof_record& heap = idx.heap_records().front();
     boundary_finder b;
@@ -307,10 +279,9 @@ int peer_seeds(const fs::path& peer, const fs::path& out_dir) {
         std::uint64_t end = std::min(heap_end, start + room);
         auto next = std::upper_bound(b.starts.begin(), b.starts.end(), end);
         if (end != heap_end && next != b.starts.begin() && *std::prev(next) > start) end = *std::prev(next);
-        bytes_out rec{idx.id_size(), meta};
-        rec.u1(heap.tag).u4(0).u4(static_cast<std::uint32_t>(end - start));
-        rec.b.append(reinterpret_cast<const char*>(base + start), end - start);
-        write_file(out_dir / (stem + "-heap-" + std::to_string(n++)), rec.b);
+        hprof_builder seed = meta;
+        seed.raw_record(heap.tag, std::span(base + start, end - start));
+        write_file(out_dir / (stem + "-heap-" + std::to_string(n++)), as_string(seed.bytes()));
     }
     return 0;
 }

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "attach/process_info.h"
 #include "base/fd_io.h"
 #include "formats/hsperf/hsperfdata.h"
 
@@ -42,7 +43,7 @@ std::optional<std::string> slurp(const std::string& path, uid_t owner) {
 // The hsperfdata file of the target: <its /tmp>/hsperfdata_<user>/<ns pid>, owned by its euid. The
 // user name is the JVM's own (a container may name the uid differently), so every directory is tried.
 std::optional<std::string> perf_file(const process_info& target) {
-    std::string tmp = "/proc/" + std::to_string(target.pid) + "/root/tmp";
+    std::string tmp = proc_path(target.pid, "root/tmp");
     DIR* dir = ::opendir(tmp.c_str());
     if (dir == nullptr) return std::nullopt;
     std::optional<std::string> found;
@@ -97,7 +98,7 @@ std::optional<bool> attach_disabled(const process_info& target) {
     if (auto perf = perf_file(target))
         if (auto caps = perf_string(*perf, "sun.rt.jvmCapabilities"); caps && !caps->empty()) return (*caps)[0] != '1';
     // No hsperfdata (-XX:-UsePerfData, or a private /tmp we cannot read): the options it was given.
-    std::string base = "/proc/" + std::to_string(target.pid) + "/";
+    std::string base = proc_path(target.pid) + "/";
     auto cmdline = nul_strings(base + "cmdline");
     auto environ = nul_strings(base + "environ");
     if (cmdline.empty()) return std::nullopt;

@@ -9,6 +9,7 @@
 #include "base/interruptible_sleep.h"
 #include "daemon/commands/agent_call.h"
 #include "daemon/commands/commands.h"
+#include "formats/protocol/sampling_limits.h"
 #include "formats/report/cpu_report.h"
 #include "formats/sites/cpu_ranking.h"
 
@@ -84,16 +85,16 @@ void add_cpu(CLI::App& app, int& status) {
         "cpu", "Where a running JVM spends its CPU: heapd's agent samples the stacks of threads running Java code");
     sub->add_option("pid", args->pid, "Process id")->required()->check(CLI::PositiveNumber);
     sub->add_option("--seconds", args->seconds, "Sample for this long, then print the stacks")
-        ->check(CLI::PositiveNumber)
+        ->check(CLI::PositiveNumber & CLI::Range(0.0, wire::max_sampling_seconds))
         ->capture_default_str();
     sub->add_flag("--start", args->start, "Start sampling and return; the agent samples until --stop");
     sub->add_flag("--show", args->show, "Print the stacks of a sampling started with --start; it goes on");
     sub->add_flag("--stop", args->stop, "Stop a sampling started with --start and print its stacks");
     sub->add_option("--period", args->period_ms, "Milliseconds between samples")
-        ->check(CLI::Range(1, 1000))
+        ->check(CLI::Range(wire::min_cpu_period_ms, wire::max_cpu_period_ms))
         ->capture_default_str();
     sub->add_option("--depth", args->depth, "Frames per stack: sampled (when starting) and shown")
-        ->check(CLI::Range(1, 64))
+        ->check(CLI::Range(wire::min_sampling_depth, wire::max_sampling_depth))
         ->capture_default_str();
     sub->add_option("--top", args->top, "At most this many stacks (0: all)")->capture_default_str();
     sub->add_flag("--json", args->json, "Print JSON for machines");

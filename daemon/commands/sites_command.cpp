@@ -10,8 +10,9 @@
 #include "base/safe_text.h"
 #include "daemon/commands/agent_call.h"
 #include "daemon/commands/commands.h"
-#include "formats/report/report_text.h"
+#include "formats/protocol/sampling_limits.h"
 #include "formats/report/sites_report.h"
+#include "formats/report/text_format.h"
 #include "formats/sites/allocation_profile.h"
 #include "formats/sites/site_ranking.h"
 
@@ -74,8 +75,8 @@ int run_sites(const sites_args& args) {
         if (!p) return p.error();
         if (p->sampling)
             std::printf("process %d: sampling for %.1f s, every %s, %d frames (agent %s, %s of memory)\n", args.pid,
-                        p->seconds, human_bytes(static_cast<std::uint64_t>(p->interval)).c_str(), p->depth,
-                        terminal_safe(p->agent_version).c_str(), human_bytes(p->memory_bytes).c_str());
+                        p->seconds, text::human_bytes(static_cast<std::uint64_t>(p->interval)).c_str(), p->depth,
+                        terminal_safe(p->agent_version).c_str(), text::human_bytes(p->memory_bytes).c_str());
         else
             std::printf("process %d: not sampling (agent %s loaded)\n", args.pid,
                         terminal_safe(p->agent_version).c_str());
@@ -85,7 +86,7 @@ int run_sites(const sites_args& args) {
         auto p = agent.run(start);
         if (!p) return p.error();
         std::printf("process %d: sampling every %s, %d frames; `heapd sites %d --show` or `--stop` for the table\n",
-                    args.pid, human_bytes(static_cast<std::uint64_t>(p->interval)).c_str(), p->depth, args.pid);
+                    args.pid, text::human_bytes(static_cast<std::uint64_t>(p->interval)).c_str(), p->depth, args.pid);
         return ok;
     }
     if (args.show || args.stop) {
@@ -97,7 +98,7 @@ int run_sites(const sites_args& args) {
     if (!started) return started.error();
     if (!args.json)
         std::fprintf(stderr, "heapd: sampling process %d for %g s every %s (Ctrl-C ends it early)\n", args.pid,
-                     args.seconds, human_bytes(static_cast<std::uint64_t>(args.interval)).c_str());
+                     args.seconds, text::human_bytes(static_cast<std::uint64_t>(args.interval)).c_str());
     sleep_unless_interrupted(args.seconds);
     auto p = agent.run("stop" + gc);
     if (!p) return p.error();
@@ -113,17 +114,17 @@ void add_sites(CLI::App& app, int& status) {
         "Where a running JVM allocates: samples its allocations (JEP 331) with heapd's agent and ranks the sites");
     sub->add_option("pid", args->pid, "Process id")->required()->check(CLI::PositiveNumber);
     sub->add_option("--seconds", args->seconds, "Sample for this long, then print the table")
-        ->check(CLI::PositiveNumber)
+        ->check(CLI::PositiveNumber & CLI::Range(0.0, wire::max_sampling_seconds))
         ->capture_default_str();
     sub->add_flag("--start", args->start, "Start sampling and return; the agent samples until --stop");
     sub->add_flag("--show", args->show, "Print the table of a sampling started with --start; it goes on");
     sub->add_flag("--stop", args->stop, "Stop a sampling started with --start and print its table");
     sub->add_flag("--status", args->status, "Say whether the JVM is being sampled");
     sub->add_option("--interval", args->interval, "Bytes allocated per thread between samples, on average")
-        ->check(CLI::Range(std::int64_t{0}, (std::int64_t{1} << 31) - 1))
+        ->check(CLI::Range(std::int64_t{0}, wire::max_sampling_interval))
         ->capture_default_str();
     sub->add_option("--depth", args->depth, "Frames per site: sampled (when starting) and shown")
-        ->check(CLI::Range(1, 64))
+        ->check(CLI::Range(wire::min_sampling_depth, wire::max_sampling_depth))
         ->capture_default_str();
     sub->add_option("--by", args->by, "Rows per site (class and stack), allocating method, or class")
         ->check(CLI::IsMember({"site", "method", "class"}))
@@ -132,7 +133,7 @@ void add_sites(CLI::App& app, int& status) {
         ->check(CLI::IsMember({"live", "allocated"}))
         ->capture_default_str();
     sub->add_option("--cutoff", args->cutoff, "Leave out rows below this share of the ranked bytes (0 to 1)")
-        ->check(CLI::Range(0.0, 1.0))
+        ->check(CLI::Range(wire::min_sites_cutoff, wire::max_sites_cutoff))
         ->capture_default_str();
     sub->add_option("--top", args->top, "At most this many rows (0: all above the cutoff)")->capture_default_str();
     sub->add_flag("--no-gc", args->no_gc,

@@ -17,11 +17,12 @@
 
 #include "attach/process_info.h"
 #include "attach/process_snapshot.h"
+#include "attach/thread_dump.h"
 #include "base/fd_io.h"
+#include "base/hex_text.h"
 #include "base/safe_text.h"
 #include "base/unique_fd.h"
 #include "daemon/commands/commands.h"
-#include "daemon/commands/thread_dump.h"
 #include "daemon/stacks/native_stacks.h"
 
 namespace heapd::cmd {
@@ -54,26 +55,20 @@ std::string base_name(const std::string& path) {
     return path[0] == '/' && slash != std::string::npos ? path.substr(slash + 1) : path;
 }
 
-std::string hex(std::uint64_t v, int width = 0) {
-    char buf[32];
-    std::snprintf(buf, sizeof buf, "0x%0*" PRIx64, width, v);
-    return buf;
-}
-
 // One frame as a line: "#3  0x00007f...  JVM_Sleep+0x12a  (libjvm.so)".
 std::string frame_line(std::size_t index, const stacks::native_frame& f) {
     std::string what;
     if (!f.symbol.empty()) {
-        what = f.symbol + "+" + hex(f.symbol_offset) + "  (" + base_name(f.module) +
+        what = f.symbol + "+" + hex_id(f.symbol_offset) + "  (" + base_name(f.module) +
                (f.symbol_source == "perf-map" ? ", perf map" : "") + ")";
     } else if (!f.module.empty() && f.module[0] == '/') {
-        what = base_name(f.module) + "+" + hex(f.module_offset);
+        what = base_name(f.module) + "+" + hex_id(f.module_offset);
     } else {
         what = "??  (" + (f.module.empty() ? std::string("unmapped") : f.module) + ")";
     }
     char num[32];
     std::snprintf(num, sizeof num, "  #%-3zu ", index);
-    return num + hex(f.ip, 12) + "  " + what + "\n";
+    return num + hex_id(f.ip, 12) + "  " + what + "\n";
 }
 
 // Each thread's lines in jhsdb jstack's output (its state, then " - Demo.idle() @bci=4, line=62"),
@@ -183,12 +178,12 @@ void print_json(const nlohmann::json& j) {
 
 // The Java stacks of a JVM read from outside by its own JDK's serviceability agent (jhsdb jstack),
 // as its owner and, for a JVM in a container, in its namespaces; the text, or why it failed.
-std::expected<std::string, std::string> read_from_outside(pid_t pid, std::chrono::seconds timeout) {
+result<std::string> read_from_outside(pid_t pid, std::chrono::seconds timeout) {
     auto info = attach::read_process_info(pid);
-    if (!info) return std::unexpected(info.error().message);
+    if (!info) return std::unexpected(info.error());
     std::error_code ec;
-    const std::string exe = std::filesystem::read_symlink("/proc/" + std::to_string(pid) + "/exe", ec).string();
-    if (ec || exe.empty()) return std::unexpected("its executable is unknown: " + ec.message());
+    const std::string exe = std::filesystem::read_symlink(attach::proc_path(pid, "exe"), ec).string();
+    if (ec || exe.empty()) return fail(error_code::io, "its executable is unknown: " + ec.message());
     attach::snapshot_target target{pid, info->euid, info->egid, exe};
     if (!attach::same_filesystem_view(pid)) {
         target.in_container = true;
@@ -196,12 +191,12 @@ std::expected<std::string, std::string> read_from_outside(pid_t pid, std::chrono
         target.start_time = info->start_time;
     }
     unique_fd out(::memfd_create("heapd-stacks", MFD_CLOEXEC));
-    if (!out) return std::unexpected("memfd_create failed");
+    if (!out) return fail_errno("memfd_create", "heapd-stacks");
     auto read = attach::java_stacks_from_outside(target, out.get(), timeout);
-    if (!read) return std::unexpected(read.error().message);
+    if (!read) return std::unexpected(read.error());
     std::optional<std::string> text;
     if (::lseek(out.get(), 0, SEEK_SET) == 0) text = read_to_end(out.get(), std::size_t{16} << 20);
-    if (!text) return std::unexpected("reading them failed");
+    if (!text) return fail(error_code::io, "reading them failed");
     return *text;
 }
 
@@ -229,7 +224,7 @@ int run_native(const stack_args& a, std::chrono::milliseconds timeout, const std
             java = java_frames_by_tid(*text);
             from.java = &java;
         } else {
-            from.java_problem = text.error();
+            from.java_problem = text.error().message;
         }
     }
     if (a.json)
@@ -242,7 +237,7 @@ int run_native(const stack_args& a, std::chrono::milliseconds timeout, const std
 int run_stack(const stack_args& a) {
     auto timeout = std::chrono::milliseconds(static_cast<long long>(a.timeout_seconds * 1000));
     if (a.native) return run_native(a, timeout, {});
-    auto dump = java_thread_dump(a.pid, timeout);
+    auto dump = attach::java_thread_dump(a.pid, timeout);
     if (dump) {
         if (a.json)
             print_json({{"pid", a.pid}, {"source", "jvm"}, {"thread_dump", *dump}});
@@ -255,7 +250,7 @@ int run_stack(const stack_args& a) {
         auto text = read_from_outside(a.pid, agent_time(timeout));
         if (!text) {
             std::fprintf(stderr, "heapd: process %d: %s, and its stacks could not be read from outside: %s\n", a.pid,
-                         reason.c_str(), text.error().c_str());
+                         reason.c_str(), text.error().message.c_str());
             return bad_input;
         }
         if (a.json)

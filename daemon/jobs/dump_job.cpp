@@ -19,8 +19,8 @@
 #include "attach/process_info.h"
 #include "attach/process_snapshot.h"
 #include "daemon/jobs/analyze_job.h"
-#include "daemon/policy/oom_arming.h"
-#include "daemon/store/staging_journal.h"
+#include "daemon/jobs/staging_journal.h"
+#include "daemon/oom/oom_arming.h"
 #include "formats/report/report_json.h"
 #include "formats/report/text_format.h"
 #include "formats/sites/allocation_profile.h"
@@ -185,57 +185,159 @@ std::optional<sites::allocation_profile> oom_sites(const dump_request& r, store:
     return std::move(*profile);
 }
 
+namespace {
+
+// Before anything is staged: the heap from outside when asked (a JVM held in its hook), the adopted
+// file checked, room in the store, and a JVM in its hook waited for.
+std::optional<wire::wire_error> prepare(store& s, dump_request& r, job_context& ctx) {
+    const std::string who = "pid " + std::to_string(r.pid);
+    std::string snapshot_problem;  // a snapshot that failed: the JVM is dumped through attach instead
+    if (r.snapshot && !r.adopt) {
+        if (auto taken = snapshot_heap(s, r, ctx)) {
+            r.adopt = std::move(*taken);
+            r.adopt_name = "the heap of " + who + " at its OutOfMemoryError (core by gdb, HPROF by jhsdb)";
+        } else {
+            snapshot_problem = taken.error().message;
+        }
+    }
+    if (r.adopt) {
+        struct stat st {};
+        if (::fstat(r.adopt->get(), &st) != 0 || !S_ISREG(st.st_mode))
+            return wire::wire_error{error_kind::bad_input, r.adopt_name + " is not a regular file"};
+        r.estimate = static_cast<std::uint64_t>(st.st_size);
+    }
+    if (auto room = s.ensure_space(r.estimate, "the heap dump of " + who); !room)
+        return wire::wire_error{error_kind::no_space, room.error().message};
+    if (!r.adopt && r.wait_for_jvm) {
+        auto away = ctx.waiting_outside();  // a JVM in its hook: minutes, maybe
+        if (auto gone = wait_for_jvm(r, ctx)) {
+            if (!snapshot_problem.empty()) gone->message += "; before that, the " + snapshot_problem;
+            return gone;
+        }
+    }
+    if (ctx.cancelled()) return wire::wire_error{error_kind::cancelled, "cancelled"};
+    return std::nullopt;
+}
+
+// The store entry's facts of this dump.
+entry_metadata dump_metadata(const dump_request& r, const job_context& ctx) {
+    entry_metadata meta;
+    meta.created_ms = now_ms();
+    meta.owner_uid = r.uid;
+    meta.owner_gid = r.gid;
+    meta.trigger = r.trigger;
+    meta.source = "dump";
+    meta.file = r.adopt ? r.adopt_name : "heap of pid " + std::to_string(r.pid);
+    meta.host = r.host;
+    meta.pid = r.claimed ? 0 : r.pid;
+    meta.claimed_pid = r.claimed ? r.pid : 0;
+    meta.jvm_start_time = r.claimed ? 0 : r.start_time.value_or(0);
+    meta.jvm = r.jvm;
+    meta.command_line = r.command_line;
+    meta.job = ctx.id();
+    return meta;
+}
+
+// A JVM that cannot answer attach: its heap from outside, as for a JVM held in its OOM hook, copied
+// to path.
+std::optional<wire::wire_error> dump_from_outside(store& s, dump_request& r, store::staged_entry& staged,
+                                                  const std::string& path, const error_info& attach_error,
+                                                  job_context& ctx) {
+    const std::string who = "pid " + std::to_string(r.pid);
+    r.exe = r.fallback_exe;
+    auto taken = snapshot_heap(s, r, ctx);
+    if (!taken)
+        return wire::wire_error{wire::kind_of(attach_error.code),
+                                attach_error.message + "; the snapshot instead failed too: " + taken.error().message};
+    struct stat st {};
+    const auto size = ::fstat(taken->get(), &st) == 0 ? static_cast<std::uint64_t>(st.st_size) : 0;
+    if (auto fits = s.ensure_space(size, "the heap dump of " + who); !fits)
+        return wire::wire_error{error_kind::no_space, fits.error().message};
+    ctx.progress("dump", 0, size);
+    if (auto copied = attach::copy_to_new_file(taken->get(), size, path); !copied)
+        return wire::wire_error{error_kind::internal, copied.error().message};
+    staged.metadata().file =
+        "heap of " + who + " (attach failed: " + attach_error.message + "; core by gdb, HPROF by jhsdb)";
+    return std::nullopt;
+}
+
+// The JVM writes its heap through attach into its /tmp, copied to path (or, when it cannot answer,
+// from outside); what heapd's agent sampled there, if it samples.
+std::expected<std::optional<sites::allocation_profile>, wire::wire_error> dump_through_attach(
+    store& s, dump_request& r, store::staged_entry& staged, const std::string& path, job_context& ctx) {
+    const std::string who = "pid " + std::to_string(r.pid);
+    attach::attach_options options;
+    options.timeout = std::chrono::seconds(120);  // of silence: a growing file is an answer
+    options.limit = std::chrono::milliseconds(dump_conversation_limit_ms);
+    options.expected_start_time = r.start_time;
+    options.cancelled = [&ctx] { return ctx.cancelled(); };
+    // A dump staged in the JVM's /tmp is copied only when it fits (a sparse file would not).
+    auto room = s.space_left();
+    if (!room || *room == 0)
+        return failure(error_kind::no_space,
+                       room ? "no space left in the store for the heap dump of " + who : room.error().message);
+    // The staged file's name is noted in the store until the dump is over: a daemon killed with its
+    // attach helper meanwhile removes it at its next start.
+    const staging_journal journal(s.staging_dir(), s.options().access);
+    attach::dump_options dump{r.live, 0, *room, [&](const std::string& name) {
+                                  const bool host_tmp = attach::same_filesystem_view(r.pid);
+                                  (void)journal.note(ctx.id(), {r.pid, r.start_time.value_or(0), host_tmp, name});
+                              }};
+    auto dumped = [&] {
+        auto away = ctx.waiting_outside();  // the JVM writes; heapd only waits
+        return attach::dump_heap(r.pid, path, dump, options);
+    }();
+    journal.done(ctx.id());
+    if (!dumped && dumped.error().code == error_code::cancelled) return failure(error_kind::cancelled, "cancelled");
+    if (!dumped && snapshot_may_stand_in(dumped.error().code, r)) {
+        if (auto failed = dump_from_outside(s, r, staged, path, dumped.error(), ctx)) return std::unexpected(*failed);
+        return std::nullopt;
+    }
+    if (!dumped) return failure(wire::kind_of(dumped.error().code), dumped.error().message);
+    if (!dumped->written) return failure(error_kind::failed, who + " wrote no dump: " + dumped->reply.output);
+    return sampled_sites(r, staged, ctx);
+}
+
+// The dump at path analyzed, joined with its allocation sites when there are some, and the entry
+// committed: the entry's id.
+job_outcome analyze_and_commit(store& s, const dump_request& r, store::staged_entry& staged, const std::string& path,
+                               const std::optional<sites::allocation_profile>& profile, job_context& ctx) {
+    if (auto a = apply_access(path, false, s.options().access); !a)
+        return failure(error_kind::internal, a.error().message);
+    unique_fd fd(::open(path.c_str(), O_RDONLY | O_NOCTTY | O_NOFOLLOW | O_CLOEXEC));
+    if (!fd) return failure(error_kind::internal, "cannot open " + path + ": " + std::strerror(errno));
+    struct stat st {};
+    // analyze_for_job raises it to the inflated size of a compressed dump
+    std::uint64_t total = ::fstat(fd.get(), &st) == 0 ? static_cast<std::uint64_t>(st.st_size) : 0;
+    staged.metadata().file_bytes = total;
+    auto analyzed = analyze_for_job(ctx, s, fd.get(), staged.metadata().file, total, r.executable);
+    fd.reset();
+    if (!analyzed) return failure(analyzed.error().kind, analyzed.error().message);
+    if (ctx.cancelled()) return failure(error_kind::cancelled, "cancelled");
+    if (profile) {
+        sites::join_allocation_sites(analyzed->report, *profile);
+        analyzed->json = to_json(analyzed->report).dump();
+    }
+    ctx.progress("save", total, total);
+    staged.metadata().headline = report_headline(analyzed->report);
+    if (auto w = staged.write("report.json", analyzed->json); !w)
+        return failure(error_kind::internal, w.error().message);
+    auto committed = staged.commit();
+    if (!committed) return failure(error_kind::internal, committed.error().message);
+    s.report_committed(*committed, analyzed->report);
+    return committed->id;
+}
+
+}  // namespace
+
 job_work make_dump_work(store& s, dump_request request) {
     auto req = std::make_shared<dump_request>(std::move(request));
     return [&s, req](job_context& ctx) -> job_outcome {
-        const std::string who = "pid " + std::to_string(req->pid);
         ctx.progress("prepare", 0, req->estimate);
-        std::string snapshot_problem;  // a snapshot that failed: the JVM is dumped through attach instead
-        if (req->snapshot && !req->adopt) {
-            if (auto taken = snapshot_heap(s, *req, ctx)) {
-                req->adopt = std::move(*taken);
-                req->adopt_name = "the heap of pid " + std::to_string(req->pid) +
-                                  " at its OutOfMemoryError (core by gdb, HPROF by jhsdb)";
-            } else {
-                snapshot_problem = taken.error().message;
-            }
-        }
-        if (req->adopt) {
-            struct stat st {};
-            if (::fstat(req->adopt->get(), &st) != 0 || !S_ISREG(st.st_mode))
-                return failure(error_kind::bad_input, req->adopt_name + " is not a regular file");
-            req->estimate = static_cast<std::uint64_t>(st.st_size);
-        }
-        if (auto room = s.ensure_space(req->estimate, "the heap dump of " + who); !room)
-            return failure(error_kind::no_space, room.error().message);
-        if (!req->adopt && req->wait_for_jvm)
-            if (auto gone = [&] {
-                    auto away = ctx.waiting_outside();  // a JVM in its hook: minutes, maybe
-                    return wait_for_jvm(*req, ctx);
-                }()) {
-                if (!snapshot_problem.empty()) gone->message += "; before that, the " + snapshot_problem;
-                return std::unexpected(*gone);
-            }
-        if (ctx.cancelled()) return failure(error_kind::cancelled, "cancelled");
-
-        entry_metadata meta;
-        meta.created_ms = now_ms();
-        meta.owner_uid = req->uid;
-        meta.owner_gid = req->gid;
-        meta.trigger = req->trigger;
-        meta.source = "dump";
-        meta.file = req->adopt ? req->adopt_name : "heap of " + who;
-        meta.host = req->host;
-        meta.pid = req->claimed ? 0 : req->pid;
-        meta.claimed_pid = req->claimed ? req->pid : 0;
-        meta.jvm_start_time = req->claimed ? 0 : req->start_time.value_or(0);
-        meta.jvm = req->jvm;
-        meta.command_line = req->command_line;
-        meta.job = ctx.id();
-        auto staged = s.stage(meta);
+        if (auto refused = prepare(s, *req, ctx)) return std::unexpected(*refused);
+        auto staged = s.stage(dump_metadata(*req, ctx));
         if (!staged) return failure(error_kind::internal, staged.error().message);
         const std::string path = staged->path("dump.hprof");
-
         ctx.progress("dump", 0, req->estimate);
         std::optional<sites::allocation_profile> profile;
         if (req->adopt) {
@@ -245,80 +347,11 @@ job_work make_dump_work(store& s, dump_request request) {
             req->adopt.reset();
             if (req->trigger == "oom" && !req->claimed) profile = oom_sites(*req, *staged, ctx);
         } else {
-            attach::attach_options options;
-            options.timeout = std::chrono::seconds(120);  // of silence: a growing file is an answer
-            options.limit = std::chrono::milliseconds(dump_conversation_limit_ms);
-            options.expected_start_time = req->start_time;
-            options.cancelled = [&ctx] { return ctx.cancelled(); };
-            // A dump staged in the JVM's /tmp is copied only when it fits (a sparse file would not).
-            auto room = s.space_left();
-            if (!room || *room == 0)
-                return failure(error_kind::no_space,
-                               room ? "no space left in the store for the heap dump of " + who : room.error().message);
-            // The staged file's name is noted in the store until the dump is over: a daemon killed
-            // with its attach helper meanwhile removes it at its next start.
-            const staging_journal journal(s.staging_dir(), s.options().access);
-            attach::dump_options dump{
-                req->live, 0, *room, [&](const std::string& name) {
-                    const bool host_tmp = attach::same_filesystem_view(req->pid);
-                    (void)journal.note(ctx.id(), {req->pid, req->start_time.value_or(0), host_tmp, name});
-                }};
-            auto dumped = [&] {
-                auto away = ctx.waiting_outside();  // the JVM writes; heapd only waits
-                return attach::dump_heap(req->pid, path, dump, options);
-            }();
-            journal.done(ctx.id());
-            if (!dumped && dumped.error().code == error_code::cancelled)
-                return failure(error_kind::cancelled, "cancelled");
-            if (!dumped && snapshot_may_stand_in(dumped.error().code, *req)) {
-                // The JVM cannot answer: its heap from outside, as for a JVM held in its OOM hook.
-                req->exe = req->fallback_exe;
-                auto taken = snapshot_heap(s, *req, ctx);
-                if (!taken)
-                    return failure(
-                        wire::kind_of(dumped.error().code),
-                        dumped.error().message + "; the snapshot instead failed too: " + taken.error().message);
-                struct stat st {};
-                const auto size = ::fstat(taken->get(), &st) == 0 ? static_cast<std::uint64_t>(st.st_size) : 0;
-                if (auto fits = s.ensure_space(size, "the heap dump of " + who); !fits)
-                    return failure(error_kind::no_space, fits.error().message);
-                ctx.progress("dump", 0, size);
-                if (auto copied = attach::copy_to_new_file(taken->get(), size, path); !copied)
-                    return failure(error_kind::internal, copied.error().message);
-                staged->metadata().file =
-                    "heap of " + who + " (attach failed: " + dumped.error().message + "; core by gdb, HPROF by jhsdb)";
-                meta.file = staged->metadata().file;
-                dumped = attach::dump_reply{};
-                dumped->written = true;
-            }
-            if (!dumped) return failure(wire::kind_of(dumped.error().code), dumped.error().message);
-            if (!dumped->written) return failure(error_kind::failed, who + " wrote no dump: " + dumped->reply.output);
-            profile = sampled_sites(*req, *staged, ctx);
+            auto dumped = dump_through_attach(s, *req, *staged, path, ctx);
+            if (!dumped) return std::unexpected(dumped.error());
+            profile = std::move(*dumped);
         }
-        if (auto a = apply_access(path, false, s.options().access); !a)
-            return failure(error_kind::internal, a.error().message);
-
-        unique_fd fd(::open(path.c_str(), O_RDONLY | O_NOCTTY | O_NOFOLLOW | O_CLOEXEC));
-        if (!fd) return failure(error_kind::internal, "cannot open " + path + ": " + std::strerror(errno));
-        struct stat st {};
-        std::uint64_t total = ::fstat(fd.get(), &st) == 0 ? static_cast<std::uint64_t>(st.st_size) : 0;
-        staged->metadata().file_bytes = total;
-        auto analyzed = analyze_for_job(ctx, s, fd.get(), meta.file, total, req->executable);
-        fd.reset();
-        if (!analyzed) return failure(analyzed.error().kind, analyzed.error().message);
-        if (ctx.cancelled()) return failure(error_kind::cancelled, "cancelled");
-        if (profile) {
-            sites::join_allocation_sites(analyzed->report, *profile);
-            analyzed->json = to_json(analyzed->report).dump();
-        }
-        ctx.progress("save", total, total);
-        staged->metadata().headline = report_headline(analyzed->report);
-        if (auto w = staged->write("report.json", analyzed->json); !w)
-            return failure(error_kind::internal, w.error().message);
-        auto committed = staged->commit();
-        if (!committed) return failure(error_kind::internal, committed.error().message);
-        s.report_committed(*committed, analyzed->report);
-        return committed->id;
+        return analyze_and_commit(s, *req, *staged, path, profile, ctx);
     };
 }
 

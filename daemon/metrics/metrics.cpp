@@ -193,8 +193,10 @@ std::string format_value(double v) {
     return std::string(buf, r.ptr);
 }
 
-std::string render_metrics(const metrics_snapshot& s) {
-    std::string out;
+namespace {
+
+// The daemon's own families: build, jobs, arming, store, dumps, analyses, JVMs found.
+void render_daemon(std::string& out, const metrics_snapshot& s) {
     const daemon_metrics& d = s.daemon;
     {
         family f(out, "heapd_build_info", "gauge", "The heapd that serves these metrics: its version and protocol.");
@@ -238,7 +240,7 @@ std::string render_metrics(const metrics_snapshot& s) {
     }
     {
         family f(out, "heapd_analysis_duration_seconds", "histogram",
-                 "How long analyses of heap dumps took, by job kind (dump: a JVM dumped by heapd, analyse: a file "
+                 "How long analyses of heap dumps took, by job kind (dump: a JVM dumped by heapd, analyze: a file "
                  "given by heapctl report).");
         for (const auto& [kind, h] : d.analysis) render_histogram(f, "kind", kind, h);
     }
@@ -246,6 +248,10 @@ std::string render_metrics(const metrics_snapshot& s) {
         family f(out, "heapd_jvms", "gauge", "HotSpot JVMs found on this host (through their hsperfdata files).");
         f.sample({}, static_cast<double>(s.jvm_owners.size()));
     }
+}
+
+// The families with one sample per JVM.
+void render_jvms(std::string& out, const metrics_snapshot& s) {
     const auto& j = s.jvms;
     per_jvm(out, j, "heapd_jvm_heap_used_bytes", "gauge", "Bytes used in the JVM's heap.",
             [](const jvm_metrics& m) { return as_double(m.heap_used); });
@@ -277,6 +283,14 @@ std::string render_metrics(const metrics_snapshot& s) {
             [](const jvm_metrics& m) { return std::optional(m.gc_seconds); });
     per_jvm(out, j, "heapd_jvm_uptime_seconds", "gauge", "Seconds since the JVM started.",
             [](const jvm_metrics& m) { return std::optional(m.uptime_seconds); });
+}
+
+}  // namespace
+
+std::string render_metrics(const metrics_snapshot& s) {
+    std::string out;
+    render_daemon(out, s);
+    render_jvms(out, s);
     return out;
 }
 

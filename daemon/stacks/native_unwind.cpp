@@ -13,6 +13,7 @@
 #include <map>
 
 #include "attach/attach_session.h"
+#include "attach/process_info.h"
 #include "base/fd_io.h"
 #include "base/unique_fd.h"
 #include "daemon/stacks/proc_files.h"
@@ -152,7 +153,7 @@ std::optional<std::string> read_perf_map(pid_t pid) {
     struct stat map {
     }, process{};
     if (!fd || ::fstat(fd.get(), &map) != 0 || !S_ISREG(map.st_mode)) return std::nullopt;
-    if (::stat(("/proc/" + std::to_string(pid)).c_str(), &process) != 0) return std::nullopt;
+    if (::stat(attach::proc_path(pid).c_str(), &process) != 0) return std::nullopt;
     if (map.st_uid != process.st_uid && map.st_uid != 0) return std::nullopt;
     return read_to_end(fd.get(), max_proc_file_bytes);
 }
@@ -160,7 +161,7 @@ std::optional<std::string> read_perf_map(pid_t pid) {
 }  // namespace
 
 native_unwinder::native_unwinder(pid_t pid) : state_(std::make_unique<state>()) {
-    if (auto maps = read_small_file("/proc/" + std::to_string(pid) + "/maps", max_proc_file_bytes))
+    if (auto maps = read_small_file(attach::proc_path(pid, "maps"), max_proc_file_bytes))
         state_->maps = parse_maps(*maps);
     if (auto text = read_perf_map(pid)) state_->perf = parse_perf_map(*text);
     state_->space = unw_create_addr_space(&_UPT_accessors, 0);

@@ -6,13 +6,14 @@
 #include <algorithm>
 #include <cstdlib>
 
+#include "attach/process_info.h"
 #include "base/fd_io.h"
 
 namespace heapd::stacks {
 
 std::vector<pid_t> list_tasks(pid_t pid) {
     std::vector<pid_t> out;
-    std::string dir = "/proc/" + std::to_string(pid) + "/task";
+    std::string dir = attach::proc_path(pid, "task");
     DIR* d = ::opendir(dir.c_str());
     if (d == nullptr) return out;
     while (dirent* e = ::readdir(d)) {
@@ -26,8 +27,7 @@ std::vector<pid_t> list_tasks(pid_t pid) {
 }
 
 char thread_state(pid_t pid, pid_t tid) {
-    auto stat =
-        read_small_file("/proc/" + std::to_string(pid) + "/task/" + std::to_string(tid) + "/stat", max_proc_file_bytes);
+    auto stat = read_small_file(attach::proc_path(pid, "task/") + std::to_string(tid) + "/stat", max_proc_file_bytes);
     if (!stat) return '\0';
     // "tid (comm) S ...": comm may itself hold ')' and spaces, so look after the last ')'.
     auto close = stat->rfind(')');
@@ -36,15 +36,14 @@ char thread_state(pid_t pid, pid_t tid) {
 }
 
 std::string thread_name(pid_t pid, pid_t tid) {
-    auto comm =
-        read_small_file("/proc/" + std::to_string(pid) + "/task/" + std::to_string(tid) + "/comm", max_proc_file_bytes);
+    auto comm = read_small_file(attach::proc_path(pid, "task/") + std::to_string(tid) + "/comm", max_proc_file_bytes);
     if (!comm) return {};
     if (!comm->empty() && comm->back() == '\n') comm->pop_back();
     return *comm;
 }
 
 std::string status_field(pid_t pid, const std::string& key) {
-    auto status = read_small_file("/proc/" + std::to_string(pid) + "/status", max_proc_file_bytes);
+    auto status = read_small_file(attach::proc_path(pid, "status"), max_proc_file_bytes);
     if (!status) return {};
     std::string prefix = key + ":";
     std::size_t pos = 0;

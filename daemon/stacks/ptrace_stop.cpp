@@ -58,8 +58,7 @@ long detach_signal(const traced_thread& t) { return t.group_stop ? 0 : t.pending
 
 }  // namespace
 
-std::expected<void, error_info> process_stop::stop(pid_t pid, clock::time_point deadline,
-                                                   const native_stack_options& options) {
+result<void> process_stop::stop(pid_t pid, clock::time_point deadline, const native_stack_options& options) {
     std::set<pid_t> skipped;  // listed, but exited before they could be seized
     for (;;) {
         std::vector<pid_t> tids = list_tasks(pid);

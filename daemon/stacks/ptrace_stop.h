@@ -39,7 +39,7 @@ public:
     // Seizes and interrupts every thread of /proc/PID/task, again for threads that appear
     // meanwhile, until all are stopped or gone or the deadline passes (threads still running then
     // stay in threads() with stopped false). Fails only when the process itself cannot be held.
-    std::expected<void, error_info> stop(pid_t pid, clock::time_point deadline, const native_stack_options& options);
+    result<void> stop(pid_t pid, clock::time_point deadline, const native_stack_options& options);
 
     // Detaches every seized thread still held; idempotent. Returns how many could not be detached
     // (not in a ptrace stop); the kernel releases those when this process exits.

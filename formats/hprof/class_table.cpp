@@ -1,5 +1,6 @@
 #include "formats/hprof/class_table.h"
 
+#include "base/hex_text.h"
 #include "formats/hprof/java_names.h"
 
 namespace heapd {

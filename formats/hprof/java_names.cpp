@@ -58,10 +58,4 @@ bool same_class_name(std::string_view internal, std::string_view java_name) {
     return true;
 }
 
-std::string hex_id(std::uint64_t v) {
-    char buf[24];
-    std::snprintf(buf, sizeof buf, "0x%llx", static_cast<unsigned long long>(v));
-    return buf;
-}
-
 }  // namespace heapd

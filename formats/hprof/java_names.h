@@ -12,7 +12,4 @@ std::string java_class_name(std::string_view internal);
 // True when internal (slash or dot form) names the class java_name gives in dot form.
 bool same_class_name(std::string_view internal, std::string_view java_name);
 
-// "0x" followed by lowercase hex digits of v.
-std::string hex_id(std::uint64_t v);
-
 }  // namespace heapd

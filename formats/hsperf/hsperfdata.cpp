@@ -5,6 +5,8 @@
 #include <cstring>
 #include <string>
 
+#include "base/hex_text.h"
+
 namespace heapd {
 namespace {
 
@@ -17,16 +19,6 @@ T load(const std::byte* p, bool little_endian) {
     std::memcpy(&v, p, sizeof v);
     if ((std::endian::native == std::endian::little) != little_endian) v = std::byteswap(v);
     return v;
-}
-
-std::string hex(std::uint64_t v) {
-    static const char digits[] = "0123456789abcdef";
-    std::string out;
-    do {
-        out.insert(out.begin(), digits[v & 15]);
-        v >>= 4;
-    } while (v != 0);
-    return "0x" + out;
 }
 
 // Decodes and checks the entry at pos; limit is the end of the used part of the file.
@@ -61,7 +53,8 @@ result<hsperf_entry> read_entry(std::span<const std::byte> bytes, std::uint64_t 
     if (element == 0)
         return fail(
             error_code::bad_value,
-            which() + " (" + std::string(name) + "): unknown data type " + hex(static_cast<unsigned char>(type)), pos);
+            which() + " (" + std::string(name) + "): unknown data type " + hex_id(static_cast<unsigned char>(type)),
+            pos);
     if (vector_length < 0)
         return fail(error_code::bad_value, which() + " (" + std::string(name) + "): negative vector length", pos);
     if (data_offset < static_cast<std::int32_t>(hsperf_entry::header_size) ||
@@ -149,7 +142,7 @@ result<hsperf_data> hsperf_data::parse(std::span<const std::byte> bytes) {
                     "hsperfdata of " + std::to_string(bytes.size()) + " bytes is shorter than its 32-byte prologue", 0);
     if (std::memcmp(bytes.data(), magic, sizeof magic) != 0)
         return fail(error_code::bad_magic,
-                    "not an hsperfdata file (magic " + hex(load<std::uint32_t>(bytes.data(), false)) + ")", 0);
+                    "not an hsperfdata file (magic " + hex_id(load<std::uint32_t>(bytes.data(), false)) + ")", 0);
     const auto order = static_cast<std::uint8_t>(bytes[4]);
     if (order > 1)
         return fail(error_code::bad_header, "hsperfdata byte order " + std::to_string(order) + " is neither 0 nor 1",

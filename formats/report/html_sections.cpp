@@ -1,6 +1,7 @@
 // The HTML report's table sections (html_sections.h).
 #include "formats/report/html_sections.h"
 
+#include "base/hex_text.h"
 #include "formats/report/html_writer.h"
 #include "formats/report/report_text.h"
 #include "formats/report/text_format.h"
@@ -8,13 +9,13 @@
 namespace heapd::html {
 namespace {
 
-cell bytes_cell(std::uint64_t b) { return number(human_bytes(b), static_cast<double>(b)); }
-cell count_cell(std::uint64_t n) { return number(grouped(n), static_cast<double>(n)); }
+cell bytes_cell(std::uint64_t b) { return number(text::human_bytes(b), static_cast<double>(b)); }
+cell count_cell(std::uint64_t n) { return number(text::grouped(n), static_cast<double>(n)); }
 cell delta_cell(std::int64_t d, bool bytes) {
     const std::uint64_t magnitude = d < 0 ? 0 - static_cast<std::uint64_t>(d) : static_cast<std::uint64_t>(d);
-    return number((d < 0 ? "−" : "+") + (bytes ? human_bytes(magnitude) : grouped(magnitude)), static_cast<double>(d));
+    return number((d < 0 ? "−" : "+") + (bytes ? text::human_bytes(magnitude) : text::grouped(magnitude)),
+                  static_cast<double>(d));
 }
-std::string hex_id(std::uint64_t id) { return text::fmt("0x%llx", static_cast<unsigned long long>(id)); }
 
 std::string section(const char* id, const std::string& heading, const std::string& body) {
     return std::string("<section id=\"") + id + "\"><h2>" + escape(heading) + "</h2>\n" + body + "</section>\n";
@@ -32,7 +33,7 @@ std::string histogram_section(const analysis_report& r) {
     for (const histogram_entry& h : r.histogram)
         t.row({text(h.class_name), count_cell(h.instances), bytes_cell(h.shallow_bytes),
                number(share_text(h.shallow_bytes, r.summary.shallow_bytes), static_cast<double>(h.shallow_bytes))});
-    return section("histogram", "Histogram (" + grouped(t.rows()) + " classes by shallow size)", t.html());
+    return section("histogram", "Histogram (" + text::grouped(t.rows()) + " classes by shallow size)", t.html());
 }
 
 std::string retention_tables(const analysis_report& r) {
@@ -53,7 +54,7 @@ std::string retention_tables(const analysis_report& r) {
 std::string waste_section(const analysis_report& r) {
     const waste_report& w = r.waste;
     if (!w.computed) return "";
-    std::string body = "<p>" + escape(human_bytes(w.saving_bytes)) + " could be saved (" +
+    std::string body = "<p>" + escape(text::human_bytes(w.saving_bytes)) + " could be saved (" +
                        share_text(w.saving_bytes, r.summary.shallow_bytes) + " of the heap).</p>\n";
     table kinds("waste-table", {"Kind", "Saving"}, false);
     kinds.row({text("Duplicate strings"), bytes_cell(w.duplicate_string_saving)});
@@ -102,7 +103,7 @@ std::string threads_section(const analysis_report& r) {
         for (const std::string& f : t.frames) body += "<li><code>" + escape(f) + "</code></li>";
         body += "</ol></details>\n";
     }
-    return section("threads", "Threads (" + grouped(r.threads.size()) + ")", body);
+    return section("threads", "Threads (" + text::grouped(r.threads.size()) + ")", body);
 }
 
 std::string roots_section(const analysis_report& r) {
@@ -111,7 +112,7 @@ std::string roots_section(const analysis_report& r) {
     for (const auto& [kind, n] : r.summary.gc_roots) t.row({text(kind), count_cell(n)});
     std::string note;
     if (r.summary.class_roots_inferred != 0)
-        note = "<p>And " + grouped(r.summary.class_roots_inferred) +
+        note = "<p>And " + text::grouped(r.summary.class_roots_inferred) +
                " classes of the JDK's loaders taken as roots: the dump marks no class as one.</p>\n";
     return section("roots", "GC roots by kind", t.html() + note);
 }
@@ -148,8 +149,8 @@ std::string growth_section(const diff_report& d, const std::string& id_prefix) {
         return t.html();
     };
     std::string body = "<div id=\"growth-chart\" class=\"chart\"></div>\n";
-    body += "<p>" + grouped(d.grew_classes) + " classes grew, " + grouped(d.shrank_classes) + " shrank, " +
-            grouped(d.unchanged_classes) + " did not change.</p>\n";
+    body += "<p>" + text::grouped(d.grew_classes) + " classes grew, " + text::grouped(d.shrank_classes) + " shrank, " +
+            text::grouped(d.unchanged_classes) + " did not change.</p>\n";
     for (const std::string& n : d.notes) body += "<p class=\"note\">" + escape(n) + "</p>\n";
     if (!d.grew.empty()) body += "<h3>Grew</h3>\n" + rows_of(d.grew, "grew-table");
     if (!d.shrank.empty()) body += "<h3>Shrank</h3>\n" + rows_of(d.shrank, "shrank-table");

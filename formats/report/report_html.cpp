@@ -6,6 +6,7 @@
 
 #include "base/atomic_file.h"
 
+#include "base/hex_text.h"
 #include "formats/report/html_sections.h"
 #include "formats/report/html_writer.h"
 #include "formats/report/report_text.h"
@@ -17,7 +18,6 @@ namespace {
 using html::escape;
 using json = nlohmann::ordered_json;
 
-std::string hex_id(std::uint64_t id) { return text::fmt("0x%llx", static_cast<unsigned long long>(id)); }
 std::string code(const std::string& s) { return "<code>" + escape(s) + "</code>"; }
 std::string strong(const std::string& s) { return "<strong>" + escape(s) + "</strong>"; }
 std::string fact(const std::string& name, const std::string& value) {
@@ -40,13 +40,13 @@ std::string verdict(const analysis_report& r) {
         return escape(s + ".");
     }
     const leak_suspect& s = t.leak_suspects[0];
-    std::string what =
-        s.is_class ? grouped(s.instances) + " instances of " + s.suspect.class_name : "One " + s.suspect.class_name;
+    std::string what = s.is_class ? text::grouped(s.instances) + " instances of " + s.suspect.class_name
+                                  : "One " + s.suspect.class_name;
     std::string out = "Likely leak: " + escape(what) + " " + (s.is_class ? "retain " : "retains ") +
-                      strong(human_bytes(s.retained_bytes) + " (" + text::fmt("%.1f%%", 100 * s.share) + ")") +
+                      strong(text::human_bytes(s.retained_bytes) + " (" + text::fmt("%.1f%%", 100 * s.share) + ")") +
                       " of the reachable heap";
     if (!s.is_class && !s.accumulated.empty())
-        out += ", mostly " + escape(grouped(s.accumulated[0].count) + " " + s.accumulated[0].class_name);
+        out += ", mostly " + escape(text::grouped(s.accumulated[0].count) + " " + s.accumulated[0].class_name);
     if (!s.allocated_at.empty()) out += ", allocated at " + code(s.allocated_at[0].origin);
     return out + ".";
 }
@@ -66,17 +66,17 @@ std::string header(const analysis_report& r, const html_context& c) {
     out += fact("Process",
                 c.pid != 0 ? std::to_string(c.pid) + (c.command_line.empty() ? "" : ": " + c.command_line) : "");
     out += fact("Host", c.host);
-    out += fact("Taken", s.timestamp_ms != 0 ? utc_time(s.timestamp_ms) : "");
+    out += fact("Taken", s.timestamp_ms != 0 ? text::utc_time(s.timestamp_ms) : "");
     out += fact("Trigger", c.trigger);
-    std::string heap = human_bytes(s.shallow_bytes) + " in " +
-                       grouped(s.instances + s.object_arrays + s.primitive_arrays) + " objects of " +
-                       grouped(s.classes) + " classes";
+    std::string heap = text::human_bytes(s.shallow_bytes) + " in " +
+                       text::grouped(s.instances + s.object_arrays + s.primitive_arrays) + " objects of " +
+                       text::grouped(s.classes) + " classes";
     if (r.retention.computed)
-        heap += "; " + human_bytes(r.retention.reachable_bytes) + " reachable, " +
-                human_bytes(r.retention.unreachable_bytes) + " garbage";
+        heap += "; " + text::human_bytes(r.retention.reachable_bytes) + " reachable, " +
+                text::human_bytes(r.retention.unreachable_bytes) + " garbage";
     out += fact("Heap", heap);
-    out += fact("Dump", (c.dump_id.empty() ? "" : c.dump_id + ", ") + s.format + ", " + human_bytes(s.file_bytes) +
-                            (s.file.empty() ? "" : ", " + s.file));
+    out += fact("Dump", (c.dump_id.empty() ? "" : c.dump_id + ", ") + s.format + ", " +
+                            text::human_bytes(s.file_bytes) + (s.file.empty() ? "" : ", " + s.file));
     out += fact("Layout", s.layout + (s.layout_inferred ? " (inferred from object addresses)" : " (assumed)"));
     out += "</dl>\n";
     for (const problem_report& p : r.problems)
@@ -102,23 +102,23 @@ std::string path_list(const gc_path& path) {
 std::string groups(const std::vector<accumulated_class>& list) {
     std::string out = "<ul class=\"groups\">";
     for (const accumulated_class& a : list)
-        out += "<li>" + escape(grouped(a.count)) + " × " + code(a.class_name) + " (" +
-               escape(human_bytes(a.retained_bytes)) + ")</li>";
+        out += "<li>" + escape(text::grouped(a.count)) + " × " + code(a.class_name) + " (" +
+               escape(text::human_bytes(a.retained_bytes)) + ")</li>";
     return out + "</ul>\n";
 }
 
 std::string suspect_card(const leak_suspect& s, unsigned n) {
-    const std::string amount = human_bytes(s.retained_bytes) + " (" + text::fmt("%.1f%%", 100 * s.share) + ")";
+    const std::string amount = text::human_bytes(s.retained_bytes) + " (" + text::fmt("%.1f%%", 100 * s.share) + ")";
     std::string out = text::fmt("<article class=\"suspect\" id=\"suspect-%u\"><h3>Suspect %u</h3>\n<p>", n, n);
     if (s.is_class) {
-        out += escape(grouped(s.instances)) + " instances of " + code(s.suspect.class_name) + " retain " +
+        out += escape(text::grouped(s.instances)) + " instances of " + code(s.suspect.class_name) + " retain " +
                strong(amount) + " of the reachable heap together; none of them is large alone.</p>\n";
         if (!s.held_by.empty()) out += "<p>They are held by:</p>" + groups(s.held_by);
         if (!s.biggest.empty()) {
             out += "<p>The biggest:</p><ul class=\"groups\">";
             for (const dominator_entry& b : s.biggest)
                 out += "<li>" + code(b.class_name) + " " + escape(hex_id(b.id)) + " (" +
-                       escape(human_bytes(b.retained_bytes)) + ")</li>";
+                       escape(text::human_bytes(b.retained_bytes)) + ")</li>";
             out += "</ul>\n";
         }
     } else {
@@ -129,8 +129,8 @@ std::string suspect_card(const leak_suspect& s, unsigned n) {
         else
             out += "The memory accumulates in one instance of " + code(s.accumulation.class_name) +
                    " <span class=\"id\">" + escape(hex_id(s.accumulation.id)) + "</span>, which retains " +
-                   escape(human_bytes(s.accumulation.retained_bytes));
-        if (s.chain_length > 1) out += ", the head of a chain of " + escape(grouped(s.chain_length));
+                   escape(text::human_bytes(s.accumulation.retained_bytes));
+        if (s.chain_length > 1) out += ", the head of a chain of " + escape(text::grouped(s.chain_length));
         out += ".</p>\n";
         if (!s.accumulated.empty()) out += "<p>What accumulates there:</p>" + groups(s.accumulated);
     }
@@ -141,7 +141,7 @@ std::string suspect_card(const leak_suspect& s, unsigned n) {
         for (const allocation_site_entry& a : s.allocated_at) {
             out += "<li>" + code(a.class_name) + " allocated at " + code(a.origin) + ": " +
                    escape(text::round_percent(100 * a.share)) + " of its sampled live bytes (" +
-                   escape(human_bytes(a.live_bytes)) + " estimated)";
+                   escape(text::human_bytes(a.live_bytes)) + " estimated)";
             if (!a.frames.empty()) {
                 out += "<details><summary>stack</summary><ol class=\"stack\">";
                 for (const std::string& f : a.frames) out += "<li><code>" + escape(f) + "</code></li>";
@@ -162,9 +162,9 @@ std::string suspects_section(const analysis_report& r) {
         "retain at least " +
         text::fmt("%.0f%%", 100 * t.suspect_threshold) + " of the reachable heap.</p>\n";
     if (r.allocations.joined)
-        out += "<p>Allocation sites from heapd's agent: " + escape(grouped(r.allocations.samples)) + " samples over " +
-               text::fmt("%.0f", r.allocations.seconds) + " s, one per " +
-               escape(human_bytes(static_cast<std::uint64_t>(r.allocations.interval))) + ".</p>\n";
+        out += "<p>Allocation sites from heapd's agent: " + escape(text::grouped(r.allocations.samples)) +
+               " samples over " + text::fmt("%.0f", r.allocations.seconds) + " s, one per " +
+               escape(text::human_bytes(static_cast<std::uint64_t>(r.allocations.interval))) + ".</p>\n";
     if (t.leak_suspects.empty()) out += "<p>None.</p>\n";
     unsigned n = 0;
     for (const leak_suspect& s : t.leak_suspects) out += suspect_card(s, ++n);
@@ -194,8 +194,8 @@ json tree_data(const retention_report& t) {
     for (const tree_node& n : t.tree) {
         json e = {{"id", n.others ? std::string() : hex_id(n.id)},
                   {"class", n.others == 0          ? n.class_name
-                            : n.class_name.empty() ? grouped(n.others) + " others"
-                                                   : grouped(n.others) + " \u00d7 " + n.class_name},
+                            : n.class_name.empty() ? text::grouped(n.others) + " others"
+                                                   : text::grouped(n.others) + " \u00d7 " + n.class_name},
                   {"shallow", n.shallow_bytes},
                   {"retained", n.retained_bytes},
                   {"parent", n.parent},
@@ -218,11 +218,11 @@ std::string history_section(const html_context& c, json& data) {
                           {"trigger", p.trigger},
                           {"heap", p.heap_bytes},
                           {"suspects", std::move(suspects)}});
-        t.row(
-            {html::text(p.label),
-             html::number(utc_time(static_cast<std::uint64_t>(p.time_ms)), static_cast<double>(p.time_ms)),
-             html::text(p.trigger), html::number(human_bytes(p.heap_bytes), static_cast<double>(p.heap_bytes)),
-             html::text(p.suspects.empty() ? "none" : p.suspects[0].first + " " + human_bytes(p.suspects[0].second))});
+        t.row({html::text(p.label),
+               html::number(text::utc_time(static_cast<std::uint64_t>(p.time_ms)), static_cast<double>(p.time_ms)),
+               html::text(p.trigger), html::number(text::human_bytes(p.heap_bytes), static_cast<double>(p.heap_bytes)),
+               html::text(p.suspects.empty() ? "none"
+                                             : p.suspects[0].first + " " + text::human_bytes(p.suspects[0].second))});
     }
     data["history"] = std::move(points);
     return "<section id=\"history\"><h2>This JVM's dumps</h2>\n<div id=\"history-chart\" class=\"chart\"></div>\n" +
@@ -251,7 +251,7 @@ std::string render_html(const analysis_report& r, const html_context& c) {
 result<std::string> save_html(const std::string& path, std::string_view page) {
     if (auto written = write_file_atomic(path, page, {0600}); !written)
         return fail(written.error().code, path + ": " + written.error().message);
-    return "HTML report written to " + path + " (" + human_bytes(page.size()) + ")";
+    return "HTML report written to " + path + " (" + text::human_bytes(page.size()) + ")";
 }
 
 }  // namespace heapd

@@ -239,38 +239,124 @@ void waste_from_json(const json& j, waste_report& w) {
         w.zero_arrays.push_back({e.at("class").get<std::string>(), u64(e, "count"), u64(e, "bytes")});
 }
 
+// The report's summary: the file, its format and layout, the JVM, the totals.
+json summary_json(const summary_report& s) {
+    return {{"file", s.file},
+            {"file_bytes", s.file_bytes},
+            {"format", s.format},
+            {"id_size", s.id_size},
+            {"timestamp_ms", s.timestamp_ms},
+            {"layout", s.layout},
+            {"layout_inferred", s.layout_inferred},
+            {"field_rules", s.field_rules},
+            {"field_rules_source", s.field_rules_source},
+            {"field_rules_agree", s.field_rules_agree},
+            {"field_rules_measured", s.field_rules_measured},
+            {"writer", s.writer},
+            {"java_version", s.java_version},
+            {"java_runtime", s.java_runtime},
+            {"version_source", s.version_source},
+            {"heap_dumps", s.heap_dumps},
+            {"class_roots_inferred", s.class_roots_inferred},
+            {"dump_number", s.dump_number},
+            {"stripped", s.stripped},
+            {"strings_stripped", s.strings_stripped},
+            {"instances", s.instances},
+            {"object_arrays", s.object_arrays},
+            {"primitive_arrays", s.primitive_arrays},
+            {"classes", s.classes},
+            {"shallow_bytes", s.shallow_bytes},
+            {"records", pairs_object(s.records)},
+            {"subrecords", pairs_object(s.subrecords)},
+            {"gc_roots", pairs_object(s.gc_roots)}};
+}
+
+json threads_json(const std::vector<thread_report>& threads) {
+    json out = json::array();
+    for (const auto& t : threads) {
+        json e = {{"name", t.name}};
+        if (!t.state.empty()) e["state"] = t.state;
+        if (t.daemon) e["daemon"] = *t.daemon;
+        e["frames"] = t.frames;
+        out.push_back(std::move(e));
+    }
+    return out;
+}
+
+// The retention parts of a report: reachability, suspects, dominators, retained by class, the tree.
+void retention_json(const retention_report& t, json& out) {
+    json dominators = json::array(), by_class = json::array();
+    for (const auto& d : t.dominators)
+        dominators.push_back({{"id", d.id},
+                              {"class", d.class_name},
+                              {"shallow_bytes", d.shallow_bytes},
+                              {"retained_bytes", d.retained_bytes}});
+    for (const auto& c : t.retained_by_class)
+        by_class.push_back({{"class", c.class_name}, {"retained_bytes", c.retained_bytes}});
+    out["reachability"] = {{"reachable_objects", t.reachable_objects},
+                           {"reachable_bytes", t.reachable_bytes},
+                           {"unreachable_objects", t.unreachable_objects},
+                           {"unreachable_bytes", t.unreachable_bytes}};
+    out["leak_suspects"] = suspects_json(t);
+    out["dominators"] = dominators;
+    out["retained_by_class"] = by_class;
+    if (!t.tree.empty()) out["dominator_tree"] = tree_json(t);
+}
+
+// Read back: the summary, then the retention parts.
+void summary_from_json(const json& s, summary_report& out) {
+    out.file = s.value("file", "");
+    out.file_bytes = s.value("file_bytes", std::uint64_t{0});
+    out.format = s.at("format").get<std::string>();
+    out.id_size = s.at("id_size").get<unsigned>();
+    out.timestamp_ms = s.value("timestamp_ms", std::uint64_t{0});
+    out.layout = s.value("layout", "");
+    out.layout_inferred = s.value("layout_inferred", false);
+    out.field_rules = s.value("field_rules", "");
+    out.field_rules_source = s.value("field_rules_source", "");
+    out.field_rules_agree = s.value("field_rules_agree", std::uint64_t{0});
+    out.field_rules_measured = s.value("field_rules_measured", std::uint64_t{0});
+    out.writer = s.value("writer", "");
+    out.java_version = s.value("java_version", "");
+    out.java_runtime = s.value("java_runtime", "");
+    out.version_source = s.value("version_source", "");
+    out.heap_dumps = s.value("heap_dumps", std::uint64_t{1});
+    out.class_roots_inferred = s.value("class_roots_inferred", std::uint64_t{0});
+    out.dump_number = s.value("dump_number", 1u);
+    out.stripped = s.value("stripped", false);
+    out.strings_stripped = s.value("strings_stripped", false);
+    out.instances = s.at("instances").get<std::uint64_t>();
+    out.object_arrays = s.value("object_arrays", std::uint64_t{0});
+    out.primitive_arrays = s.value("primitive_arrays", std::uint64_t{0});
+    out.classes = s.at("classes").get<std::uint64_t>();
+    out.shallow_bytes = s.at("shallow_bytes").get<std::uint64_t>();
+    if (s.contains("records")) out.records = object_pairs(s.at("records"));
+    if (s.contains("subrecords")) out.subrecords = object_pairs(s.at("subrecords"));
+    out.gc_roots = object_pairs(s.at("gc_roots"));
+}
+
+// Throws json::exception on a missing or mistyped field, like the rest of report_from_json.
+result<void> retention_from_json(const json& j, retention_report& t) {
+    t.computed = true;
+    const json& reach = j.at("reachability");
+    t.reachable_objects = reach.at("reachable_objects").get<std::uint64_t>();
+    t.reachable_bytes = reach.at("reachable_bytes").get<std::uint64_t>();
+    t.unreachable_objects = reach.at("unreachable_objects").get<std::uint64_t>();
+    t.unreachable_bytes = reach.at("unreachable_bytes").get<std::uint64_t>();
+    for (const json& d : j.at("dominators"))
+        t.dominators.push_back({d.at("id").get<std::uint64_t>(), d.at("class").get<std::string>(),
+                                d.at("shallow_bytes").get<std::uint64_t>(),
+                                d.at("retained_bytes").get<std::uint64_t>()});
+    for (const json& c : j.at("retained_by_class"))
+        t.retained_by_class.push_back({c.at("class").get<std::string>(), c.at("retained_bytes").get<std::uint64_t>()});
+    if (j.contains("leak_suspects")) suspects_from_json(j.at("leak_suspects"), t);
+    if (j.contains("dominator_tree")) return tree_from_json(j.at("dominator_tree"), t);
+    return {};
+}
+
 }  // namespace
 
 nlohmann::ordered_json to_json(const analysis_report& r) {
-    const summary_report& s = r.summary;
-    json summary = {{"file", s.file},
-                    {"file_bytes", s.file_bytes},
-                    {"format", s.format},
-                    {"id_size", s.id_size},
-                    {"timestamp_ms", s.timestamp_ms},
-                    {"layout", s.layout},
-                    {"layout_inferred", s.layout_inferred},
-                    {"field_rules", s.field_rules},
-                    {"field_rules_source", s.field_rules_source},
-                    {"field_rules_agree", s.field_rules_agree},
-                    {"field_rules_measured", s.field_rules_measured},
-                    {"writer", s.writer},
-                    {"java_version", s.java_version},
-                    {"java_runtime", s.java_runtime},
-                    {"version_source", s.version_source},
-                    {"heap_dumps", s.heap_dumps},
-                    {"class_roots_inferred", s.class_roots_inferred},
-                    {"dump_number", s.dump_number},
-                    {"stripped", s.stripped},
-                    {"strings_stripped", s.strings_stripped},
-                    {"instances", s.instances},
-                    {"object_arrays", s.object_arrays},
-                    {"primitive_arrays", s.primitive_arrays},
-                    {"classes", s.classes},
-                    {"shallow_bytes", s.shallow_bytes},
-                    {"records", pairs_object(s.records)},
-                    {"subrecords", pairs_object(s.subrecords)},
-                    {"gc_roots", pairs_object(s.gc_roots)}};
     json histogram = json::array();
     for (const auto& e : r.histogram)
         histogram.push_back({{"class", e.class_name},
@@ -283,37 +369,12 @@ nlohmann::ordered_json to_json(const analysis_report& r) {
         if (o.is_array) e["length"] = o.length;
         largest.push_back(std::move(e));
     }
-    json threads = json::array();
-    for (const auto& t : r.threads) {
-        json e = {{"name", t.name}};
-        if (!t.state.empty()) e["state"] = t.state;
-        if (t.daemon) e["daemon"] = *t.daemon;
-        e["frames"] = t.frames;
-        threads.push_back(std::move(e));
-    }
     json problems = json::array();
-    json dominators = json::array(), by_class = json::array();
-    for (const auto& d : r.retention.dominators)
-        dominators.push_back({{"id", d.id},
-                              {"class", d.class_name},
-                              {"shallow_bytes", d.shallow_bytes},
-                              {"retained_bytes", d.retained_bytes}});
-    for (const auto& c : r.retention.retained_by_class)
-        by_class.push_back({{"class", c.class_name}, {"retained_bytes", c.retained_bytes}});
     for (const auto& p : r.problems)
         problems.push_back({{"message", p.message}, {"offset", p.offset}, {"truncation", p.truncation}});
-    json out = {{"summary", summary}, {"histogram", histogram}, {"largest_objects", largest}};
-    if (r.retention.computed) {
-        out["reachability"] = {{"reachable_objects", r.retention.reachable_objects},
-                               {"reachable_bytes", r.retention.reachable_bytes},
-                               {"unreachable_objects", r.retention.unreachable_objects},
-                               {"unreachable_bytes", r.retention.unreachable_bytes}};
-        out["leak_suspects"] = suspects_json(r.retention);
-        out["dominators"] = dominators;
-        out["retained_by_class"] = by_class;
-        if (!r.retention.tree.empty()) out["dominator_tree"] = tree_json(r.retention);
-    }
-    out["threads"] = threads;
+    json out = {{"summary", summary_json(r.summary)}, {"histogram", histogram}, {"largest_objects", largest}};
+    if (r.retention.computed) retention_json(r.retention, out);
+    out["threads"] = threads_json(r.threads);
     out["legacy"] = legacy_json(r.legacy);
     if (r.waste.computed) out["waste"] = waste_json(r.waste);
     if (r.allocations.joined)
@@ -369,36 +430,7 @@ result<object_paths_report> paths_from_json(const nlohmann::ordered_json& j) {
 result<analysis_report> report_from_json(const nlohmann::ordered_json& j) {
     try {
         analysis_report r;
-        const json& s = j.at("summary");
-        summary_report& out = r.summary;
-        out.file = s.value("file", "");
-        out.file_bytes = s.value("file_bytes", std::uint64_t{0});
-        out.format = s.at("format").get<std::string>();
-        out.id_size = s.at("id_size").get<unsigned>();
-        out.timestamp_ms = s.value("timestamp_ms", std::uint64_t{0});
-        out.layout = s.value("layout", "");
-        out.layout_inferred = s.value("layout_inferred", false);
-        out.field_rules = s.value("field_rules", "");
-        out.field_rules_source = s.value("field_rules_source", "");
-        out.field_rules_agree = s.value("field_rules_agree", std::uint64_t{0});
-        out.field_rules_measured = s.value("field_rules_measured", std::uint64_t{0});
-        out.writer = s.value("writer", "");
-        out.java_version = s.value("java_version", "");
-        out.java_runtime = s.value("java_runtime", "");
-        out.version_source = s.value("version_source", "");
-        out.heap_dumps = s.value("heap_dumps", std::uint64_t{1});
-        out.class_roots_inferred = s.value("class_roots_inferred", std::uint64_t{0});
-        out.dump_number = s.value("dump_number", 1u);
-        out.stripped = s.value("stripped", false);
-        out.strings_stripped = s.value("strings_stripped", false);
-        out.instances = s.at("instances").get<std::uint64_t>();
-        out.object_arrays = s.value("object_arrays", std::uint64_t{0});
-        out.primitive_arrays = s.value("primitive_arrays", std::uint64_t{0});
-        out.classes = s.at("classes").get<std::uint64_t>();
-        out.shallow_bytes = s.at("shallow_bytes").get<std::uint64_t>();
-        if (s.contains("records")) out.records = object_pairs(s.at("records"));
-        if (s.contains("subrecords")) out.subrecords = object_pairs(s.at("subrecords"));
-        out.gc_roots = object_pairs(s.at("gc_roots"));
+        summary_from_json(j.at("summary"), r.summary);
         for (const json& e : j.at("histogram"))
             r.histogram.push_back({e.value("class_id", std::uint64_t{0}), e.at("class").get<std::string>(),
                                    e.at("instances").get<std::uint64_t>(), e.at("shallow_bytes").get<std::uint64_t>()});
@@ -419,25 +451,8 @@ result<analysis_report> report_from_json(const nlohmann::ordered_json& j) {
             r.allocations = {true, a.at("agent").get<std::string>(), a.at("interval").get<std::int64_t>(),
                              a.at("seconds").get<double>(), a.at("samples").get<std::uint64_t>()};
         }
-        if (j.contains("dominators")) {
-            retention_report& t = r.retention;
-            t.computed = true;
-            const json& reach = j.at("reachability");
-            t.reachable_objects = reach.at("reachable_objects").get<std::uint64_t>();
-            t.reachable_bytes = reach.at("reachable_bytes").get<std::uint64_t>();
-            t.unreachable_objects = reach.at("unreachable_objects").get<std::uint64_t>();
-            t.unreachable_bytes = reach.at("unreachable_bytes").get<std::uint64_t>();
-            for (const json& d : j.at("dominators"))
-                t.dominators.push_back({d.at("id").get<std::uint64_t>(), d.at("class").get<std::string>(),
-                                        d.at("shallow_bytes").get<std::uint64_t>(),
-                                        d.at("retained_bytes").get<std::uint64_t>()});
-            for (const json& c : j.at("retained_by_class"))
-                t.retained_by_class.push_back(
-                    {c.at("class").get<std::string>(), c.at("retained_bytes").get<std::uint64_t>()});
-            if (j.contains("leak_suspects")) suspects_from_json(j.at("leak_suspects"), t);
-            if (j.contains("dominator_tree"))
-                if (auto tree = tree_from_json(j.at("dominator_tree"), t); !tree) return std::unexpected(tree.error());
-        }
+        if (j.contains("dominators"))
+            if (auto read = retention_from_json(j, r.retention); !read) return std::unexpected(read.error());
         if (j.contains("problems"))
             for (const json& p : j.at("problems"))
                 r.problems.push_back({p.at("message").get<std::string>(), p.at("offset").get<std::uint64_t>(),

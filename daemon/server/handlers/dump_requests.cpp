@@ -8,9 +8,9 @@
 #include "attach/owner_files.h"
 #include "attach/process_info.h"
 #include "attach/process_namespaces.h"
-#include "daemon/policy/jvm_facts.h"
-#include "daemon/policy/oom_arming.h"
-#include "daemon/policy/spool.h"
+#include "daemon/jvms/jvm_facts.h"
+#include "daemon/oom/oom_arming.h"
+#include "daemon/oom/spool.h"
 #include "daemon/runtime/log_text.h"
 #include "daemon/server/handlers/request_handler.h"
 #include "formats/protocol/error_kinds.h"
@@ -37,7 +37,7 @@ std::string spooled_dump_path(const spooled_request& s, const peer_credentials& 
         problems.push_back(s.path + ": the JVM's dump " + path + " was in a container that is gone");
         return {};
     }
-    return "/proc/" + std::to_string(*holder) + "/root" + path;
+    return attach::proc_path(*holder, "root") + path;
 }
 
 // Whether a spooled dump lies at heapd's own armed name (oom_arming.h): heapd's to remove once it
@@ -74,8 +74,21 @@ void request_handler::jvms(const wire::request& r, const connection_ptr& c) {
     c->send(wire::make_result(r.id, {{"jvms", std::move(list)}, {"unreadable", found->unreadable}}));
 }
 
-wire::wire_result<dump_request> request_handler::prepare_dump(const wire::json& args, const peer_credentials& p,
-                                                              std::optional<unique_fd> fd) {
+namespace {
+
+// A dump request's arguments, read and checked.
+struct dump_args {
+    std::uint64_t pid = 0;
+    bool live = true;
+    std::string trigger;  // request or oom
+    bool in_oom_hook = false;
+    std::string dump_path;  // of an adopted file, as the caller names it
+    std::string jvm, command;
+    std::uint64_t start_time = 0;  // 0: not said
+    bool snapshot = false;
+};
+
+wire::wire_result<dump_args> read_dump_args(const wire::json& args) {
     auto pid = wire::arg_uint(args, "pid", std::nullopt);
     auto live = wire::arg_bool(args, "live", true);
     auto trigger = wire::arg_string(args, "trigger", "request");
@@ -93,8 +106,69 @@ wire::wire_result<dump_request> request_handler::prepare_dump(const wire::json& 
         return wire::wire_fail(error_kind::bad_request, "dump: pid must be a process id");
     if (*trigger != "request" && *trigger != "oom")
         return wire::wire_fail(error_kind::bad_request, "dump: trigger is request or oom");
+    return dump_args{*pid, *live, *trigger, *oom, *adopt_name, *jvm_version, *command, *start_time, *snapshot};
+}
+
+// The dump as one of the running JVM target: its owner and start time, what a snapshot from outside
+// needs, and what its hsperfdata says.
+void attribute_to_running_jvm(dump_request& d, const dump_args& a, const jvm_facts& jvm,
+                              const attach::process_info& info, pid_t target) {
+    d.uid = jvm.jvm.uid;
+    d.gid = info.egid;
+    d.start_time = info.start_time;
+    // A snapshot from outside, for a JVM its hook holds that wrote no dump or one that takes no
+    // attach: its JDK's jhsdb (the executable's path as the JVM sees it) runs as the JVM's user, in
+    // the JVM's mount namespace when it is in a container.
+    if (!d.adopt) {
+        std::error_code ec;
+        const std::string exe = std::filesystem::read_symlink(attach::proc_path(target, "exe"), ec).string();
+        if (!ec && !exe.empty()) {
+            d.fallback_exe = exe;
+            if (a.snapshot && a.in_oom_hook && oom_hook_running(target)) {
+                d.exe = exe;
+                d.snapshot = true;
+            }
+        }
+    }
+    if (jvm.summary) {
+        d.estimate = static_cast<std::uint64_t>(std::max<std::int64_t>(jvm.summary->heap.used, 0));
+        d.jvm = jvm.summary->vm_version;
+        d.command_line = jvm.summary->command;
+    }
+}
+
+// An adopted dump of a JVM that is gone (or whose pid another process holds now). An admin's word
+// is taken (root and the heapd group may act on any JVM), and so is a dump at heapd's own armed
+// name for that JVM tagged for this caller (oom_arming.h): heapd armed it for a JVM of theirs.
+// Anything else is kept as the caller's own file: the pid is only what they claim, and neither the
+// start time, version nor command they give is taken, so it is never a dump of that JVM in a
+// report, history, diff or upload of it, and no OOM table is taken for it.
+dump_request adopted_from_a_gone_jvm(dump_request d, const dump_args& a, const peer_credentials& p, pid_t named,
+                                     const std::string& who, const hash_key& key) {
+    const std::size_t slash = a.dump_path.rfind('/');
+    const std::string name = slash == std::string::npos ? a.dump_path : a.dump_path.substr(slash + 1);
+    if (a.start_time != 0 && (p.admin || armed_dump_vouched(key, name, named, a.start_time, p.uid))) {
+        d.start_time = a.start_time;
+        return d;
+    }
+    d.claimed = true;
+    d.start_time.reset();
+    d.jvm.clear();
+    d.command_line.clear();
+    if (a.dump_path.empty()) d.adopt_name = "a dump";
+    d.adopt_name += " (uid " + std::to_string(p.uid) + " says it is the dump of " + who +
+                    "; not verified: that JVM does not run now)";
+    return d;
+}
+
+}  // namespace
+
+wire::wire_result<dump_request> request_handler::prepare_dump(const wire::json& args, const peer_credentials& p,
+                                                              std::optional<unique_fd> fd) {
+    auto a = read_dump_args(args);
+    if (!a) return std::unexpected(a.error());
     // A client in a container (the hook of a JVM in it) names the JVM by its pid there.
-    const auto named = static_cast<pid_t>(*pid);
+    const auto named = static_cast<pid_t>(a->pid);
     auto host = host_pid(p, named);
     const pid_t target = host ? *host : named;
     std::string who = "pid " + std::to_string(target);
@@ -102,85 +176,43 @@ wire::wire_result<dump_request> request_handler::prepare_dump(const wire::json& 
 
     dump_request d;
     d.pid = target;
-    d.live = *live;
-    d.trigger = *trigger;
-    d.wait_for_jvm = *oom;
+    d.live = a->live;
+    d.trigger = a->trigger;
+    d.wait_for_jvm = a->in_oom_hook;
     d.host = info_.host;
     if (fd) {
         struct stat st {};
         if (::fstat(fd->get(), &st) != 0 || !S_ISREG(st.st_mode))
-            return wire::wire_fail(error_kind::bad_input, *adopt_name + " is not a regular file");
+            return wire::wire_fail(error_kind::bad_input, a->dump_path + " is not a regular file");
         d.adopt = std::move(*fd);
-        d.adopt_name = adopt_name->empty() ? "the dump of " + who : *adopt_name;
+        d.adopt_name = a->dump_path.empty() ? "the dump of " + who : a->dump_path;
         // Opened with the caller's own rights: the caller's, or for an admin the file owner's.
         d.uid = p.admin ? st.st_uid : p.uid;
         d.gid = p.admin ? st.st_gid : p.gid;
-        d.jvm = *jvm_version;
-        d.command_line = *command;
+        d.jvm = a->jvm;
+        d.command_line = a->command;
     }
     // The process the pid names now. Whatever the request says of its start time, a dump is never
     // attributed to a process the caller may not touch: a start time that differs (or none) is no
     // way around the check, and an adopted file is then kept as the dump of that earlier process.
     auto info = host ? attach::read_process_info(target) : std::unexpected(host.error());
-    if (info) {
-        auto jvm = find_jvm_facts(target);
-        const uid_t owner = jvm ? jvm->jvm.uid : info->euid;
-        if (!may_access(p, owner))
-            return wire::wire_fail(error_kind::permission_denied, who + " belongs to another user");
-        const bool same = *start_time == 0 || info->start_time == *start_time;
-        if (same && jvm) {
-            d.uid = jvm->jvm.uid;
-            d.gid = info->egid;
-            d.start_time = info->start_time;
-            // A snapshot from outside, for a JVM its hook holds that wrote no dump or one that takes
-            // no attach: its JDK's jhsdb (the executable's path as the JVM sees it) runs as the
-            // JVM's user, in the JVM's mount namespace when it is in a container.
-            if (!d.adopt) {
-                std::error_code ec;
-                const std::string exe =
-                    std::filesystem::read_symlink("/proc/" + std::to_string(target) + "/exe", ec).string();
-                if (!ec && !exe.empty()) {
-                    d.fallback_exe = exe;
-                    if (*snapshot && *oom && oom_hook_running(target)) {
-                        d.exe = exe;
-                        d.snapshot = true;
-                    }
-                }
-            }
-            if (jvm->summary) {
-                d.estimate = static_cast<std::uint64_t>(std::max<std::int64_t>(jvm->summary->heap.used, 0));
-                d.jvm = jvm->summary->vm_version;
-                d.command_line = jvm->summary->command;
-            }
-            return d;
-        }
-        if (!d.adopt) {
-            if (!same) return wire::wire_fail(error_kind::not_found, who + " is another process now");
-            return wire::wire_fail(wire::kind_of(jvm.error().code), who + ": " + jvm.error().message);
-        }
-    } else if (!d.adopt) {
-        return wire::wire_fail(wire::kind_of(info.error().code), who + ": " + info.error().message);
+    if (!info) {
+        if (!d.adopt) return wire::wire_fail(wire::kind_of(info.error().code), who + ": " + info.error().message);
+        return adopted_from_a_gone_jvm(std::move(d), *a, p, named, who, store_.key());
     }
-    // An adopted dump of a JVM that is gone (or whose pid another process holds now). An admin's
-    // word is taken (root and the heapd group may act on any JVM), and so is a dump at heapd's own
-    // armed name for that JVM tagged for this caller (oom_arming.h): heapd armed it for a JVM of
-    // theirs. Anything else is kept as the caller's own file: the pid is only what they claim, and
-    // neither the start time, version nor command they give is taken, so it is never a dump of that
-    // JVM in a report, history, diff or upload of it, and no OOM table is taken for it.
-    const std::size_t slash = adopt_name->rfind('/');
-    const std::string name = slash == std::string::npos ? *adopt_name : adopt_name->substr(slash + 1);
-    if (*start_time != 0 && (p.admin || armed_dump_vouched(store_.key(), name, named, *start_time, p.uid))) {
-        d.start_time = *start_time;
+    auto jvm = find_jvm_facts(target);
+    const uid_t owner = jvm ? jvm->jvm.uid : info->euid;
+    if (!may_access(p, owner)) return wire::wire_fail(error_kind::permission_denied, who + " belongs to another user");
+    const bool same = a->start_time == 0 || info->start_time == a->start_time;
+    if (same && jvm) {
+        attribute_to_running_jvm(d, *a, *jvm, *info, target);
         return d;
     }
-    d.claimed = true;
-    d.start_time.reset();
-    d.jvm.clear();
-    d.command_line.clear();
-    if (adopt_name->empty()) d.adopt_name = "a dump";
-    d.adopt_name += " (uid " + std::to_string(p.uid) + " says it is the dump of " + who +
-                    "; not verified: that JVM does not run now)";
-    return d;
+    if (!d.adopt) {
+        if (!same) return wire::wire_fail(error_kind::not_found, who + " is another process now");
+        return wire::wire_fail(wire::kind_of(jvm.error().code), who + ": " + jvm.error().message);
+    }
+    return adopted_from_a_gone_jvm(std::move(d), *a, p, named, who, store_.key());
 }
 
 wire::wire_result<job_record> request_handler::submit_dump(dump_request d, const peer_credentials& p,

@@ -3,10 +3,11 @@
 // the report (request_handler.h).
 #include <cstdio>
 
+#include "analysis/dump_diff.h"
 #include "attach/process_info.h"
+#include "base/hex_text.h"
 #include "daemon/jobs/path_job.h"
 #include "daemon/server/handlers/request_handler.h"
-#include "formats/analysis/dump_diff.h"
 #include "formats/protocol/error_kinds.h"
 #include "formats/report/report_json.h"
 
@@ -163,8 +164,7 @@ void request_handler::path(const wire::request& r, const connection_ptr& c) {
     if (jobs_.count().queued >= info_.max_queued)
         return send_error(c, r.id, error_kind::busy,
                           "too many jobs waiting (" + std::to_string(info_.max_queued) + "); try again later");
-    char object_text[32];
-    std::snprintf(object_text, sizeof object_text, "0x%llx", static_cast<unsigned long long>(*object));
+    const std::string object_text = hex_id(*object);
     job_record spec;
     spec.kind = "path";
     spec.owner_uid = peer.uid;

@@ -7,10 +7,11 @@
 
 #include "attach/agent_control.h"
 #include "attach/process_info.h"
-#include "daemon/policy/jvm_facts.h"
+#include "daemon/jvms/jvm_facts.h"
 #include "daemon/runtime/log_text.h"
 #include "daemon/server/handlers/request_handler.h"
 #include "formats/protocol/error_kinds.h"
+#include "formats/protocol/sampling_limits.h"
 #include "formats/report/cpu_report.h"
 #include "formats/report/sites_report.h"
 #include "formats/sites/allocation_profile.h"
@@ -52,9 +53,12 @@ wire::wire_result<sites_args> read_args(const wire::json& a) {
         s.action != "cpu_start" && s.action != "cpu_show" && s.action != "cpu_stop")
         return wire::wire_fail(error_kind::bad_request,
                                "sites: action is start, show, stop, status, cpu_start, cpu_show or cpu_stop");
-    if (*period < 1 || *period > 1000) return wire::wire_fail(error_kind::bad_request, "sites: period 1 to 1000 ms");
+    if (*period < wire::min_cpu_period_ms || *period > wire::max_cpu_period_ms)
+        return wire::wire_fail(error_kind::bad_request, "sites: period 1 to 1000 ms");
     s.period_ms = static_cast<int>(*period);
-    if (*interval > 0x7fffffff || *depth < 1 || *depth > 64 || *top > 1000000 || !(cutoff >= 0 && cutoff <= 1))
+    if (*interval > wire::max_sampling_interval || *depth < wire::min_sampling_depth ||
+        *depth > wire::max_sampling_depth || *top > wire::max_sampling_rows ||
+        !(cutoff >= wire::min_sites_cutoff && cutoff <= wire::max_sites_cutoff))
         return wire::wire_fail(error_kind::bad_request,
                                "sites: interval up to 2^31-1 bytes, depth 1 to 64, cutoff 0 to 1, top up to 10^6");
     if (*by != "site" && *by != "method" && *by != "class")

@@ -51,11 +51,5 @@ TEST(java_names, same_class_name_compares_slash_form_with_dot_form) {
     EXPECT_FALSE(same_class_name("java/lang/String", "java.lang.Object"));
 }
 
-TEST(java_names, hex_id) {
-    EXPECT_EQ(hex_id(0), "0x0");
-    EXPECT_EQ(hex_id(0x7f3aBC00), "0x7f3abc00");
-    EXPECT_EQ(hex_id(~std::uint64_t{0}), "0xffffffffffffffff");
-}
-
 }  // namespace
 }  // namespace heapd
