@@ -250,7 +250,7 @@ int report_file(const options& o, const std::string& file, int fd) {
     // JSON without --top carries the whole histogram, as `heapd analyze --json` does.
     const unsigned top = o.top.value_or(o.json ? 0 : 20);
     auto result = client->call(
-        "analyse", {{"name", name}, {"wait", true}, {"top", top}, {"history", !o.html.empty()}}, fd,
+        "analyze", {{"name", name}, {"wait", true}, {"top", top}, {"history", !o.html.empty()}}, fd,
         [&bar](const wire::progress_event& e) { bar.update(e); }, [&bar] { bar.tick(); });
     bar.clear();
     if (!result) return complain(result.error());

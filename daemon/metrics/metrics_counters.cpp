@@ -20,7 +20,7 @@ metrics_counters::metrics_counters() {
         dumps_[trigger] = 0;
         dump_failures_[trigger] = 0;
     }
-    for (const char* kind : {"dump", "analyse"})
+    for (const char* kind : {"dump", "analyze"})
         analysis_[kind] = seconds_histogram::with_bounds(analysis_seconds_bounds());
 }
 

@@ -132,6 +132,7 @@ void connection::handle_next() {
     if (!request) {
         send(wire::make_error(request.error().id, request.error().kind, request.error().message));
     } else {
+        version_ = request->version;
         ++outstanding_[request->id];
         handler_.handle(*request, shared_from_this());
     }
@@ -162,13 +163,17 @@ void connection::send(const wire::reply& reply) {
     if (reply.kind != wire::reply_kind::progress)
         if (auto it = outstanding_.find(reply.id); it != outstanding_.end() && --it->second == 0)
             outstanding_.erase(it);
-    auto frame = wire::encode_reply(reply);
+    wire::reply versioned = reply;  // in the version the client speaks
+    versioned.version = version_;
+    auto frame = wire::encode_reply(versioned);
     if (!frame) {
         std::string message = frame.error().kind == wire::error_kind::too_large
                                   ? "the reply is too large for one message (" + frame.error().message +
                                         "); ask for less, e.g. with --top"
                                   : frame.error().message;
-        frame = wire::encode_reply(wire::make_error(reply.id, frame.error().kind, message));
+        versioned = wire::make_error(reply.id, frame.error().kind, message);
+        versioned.version = version_;
+        frame = wire::encode_reply(versioned);
         if (!frame) return;
     }
     out_bytes_ += frame->size();

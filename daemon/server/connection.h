@@ -69,6 +69,7 @@ private:
     boost::asio::steady_timer idle_timer_;
     std::chrono::milliseconds idle_timeout_{0};
     std::map<std::uint64_t, unsigned> outstanding_;  // request ids without their final reply yet
+    unsigned version_ = wire::protocol_version;      // the client's: of its latest request read
     bool active_ = false;                            // something read or written since the idle timer was set
     bool writing_ = false;
     bool close_after_write_ = false;

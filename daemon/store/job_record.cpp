@@ -65,6 +65,7 @@ result<job_record> job_from_json(const wire::json& j) {
     try {
         r.id = j.at("id").get<std::uint64_t>();
         r.kind = j.at("kind").get<std::string>();
+        if (r.kind == "analyse") r.kind = "analyze";  // as earlier heapd versions wrote it
         auto state = job_state_from_name(j.at("state").get<std::string>());
         if (!state) return fail(error_code::corrupt, "job has an unknown state");
         r.state = *state;

@@ -34,7 +34,8 @@ std::optional<std::uint64_t> as_uint(const json& j) {
 
 // The payload parsed as a JSON object with a readable version, id and type; the id read so far
 // goes into the error so the reply can name the request.
-wire_result<json> parse_envelope(std::string_view payload, std::uint64_t& id, std::string& type) {
+wire_result<json> parse_envelope(std::string_view payload, unsigned& version_out, std::uint64_t& id,
+                                 std::string& type) {
     if (payload.empty()) return wire_fail(error_kind::bad_request, "empty message");
     if (json_depth(payload) > max_json_depth)
         return wire_fail(error_kind::bad_request, "message nested deeper than " + std::to_string(max_json_depth));
@@ -57,11 +58,12 @@ wire_result<json> parse_envelope(std::string_view payload, std::uint64_t& id, st
     if (v == j.end()) return wire_fail(error_kind::bad_request, "message has no protocol version \"v\"", id);
     auto version = as_uint(*v);
     if (!version) return wire_fail(error_kind::bad_request, "\"v\" is not an unsigned integer", id);
-    if (*version != protocol_version)
+    if (*version < oldest_protocol_version || *version > protocol_version)
         return wire_fail(error_kind::unsupported_version,
                          "protocol version " + std::to_string(*version) + " is not supported (this side speaks " +
-                             std::to_string(protocol_version) + ")",
+                             std::to_string(oldest_protocol_version) + " to " + std::to_string(protocol_version) + ")",
                          id);
+    version_out = static_cast<unsigned>(*version);
     auto t = j.find("type");
     if (t == j.end() || !t->is_string())
         return wire_fail(error_kind::bad_request, "\"type\" is missing or not a string", id);
@@ -148,13 +150,13 @@ wire_result<std::string> encode_frame(const json& payload, std::uint32_t max_byt
 }
 
 wire_result<std::string> encode_request(const request& r, std::uint32_t max_bytes) {
-    json j = {{"v", protocol_version}, {"id", r.id}, {"type", r.type}};
+    json j = {{"v", r.version}, {"id", r.id}, {"type", r.type}};
     j["args"] = r.args.is_object() ? r.args : json::object();
     return encode_frame(j, max_bytes);
 }
 
 wire_result<std::string> encode_reply(const reply& r, std::uint32_t max_bytes) {
-    json j = {{"v", protocol_version}, {"id", r.id}};
+    json j = {{"v", r.version}, {"id", r.id}};
     switch (r.kind) {
     case reply_kind::result:
         j["type"] = "result";
@@ -177,8 +179,9 @@ wire_result<std::string> encode_reply(const reply& r, std::uint32_t max_bytes) {
 
 wire_result<request> decode_request(std::string_view payload) {
     request r;
-    auto j = parse_envelope(payload, r.id, r.type);
+    auto j = parse_envelope(payload, r.version, r.id, r.type);
     if (!j) return std::unexpected(j.error());
+    if (r.version == 1 && r.type == "analyse") r.type = "analyze";  // version 1's name
     if (auto a = j->find("args"); a != j->end()) {
         if (!a->is_object()) return wire_fail(error_kind::bad_request, "\"args\" is not an object", r.id);
         r.args = std::move(*a);
@@ -189,7 +192,7 @@ wire_result<request> decode_request(std::string_view payload) {
 wire_result<reply> decode_reply(std::string_view payload) {
     reply r;
     std::string type;
-    auto j = parse_envelope(payload, r.id, type);
+    auto j = parse_envelope(payload, r.version, r.id, type);
     if (!j) return std::unexpected(j.error());
     auto fail_here = [&](std::string message) { return wire_fail(error_kind::bad_request, std::move(message), r.id); };
     if (type == "result") {

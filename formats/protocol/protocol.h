@@ -7,6 +7,8 @@
 // read) and "type". Requests carry "args" (an object); replies are of type "result" (with "result",
 // an object), "error" (with "error": {"code", "message"}) or "progress" (with "progress": {"job",
 // "phase", "done", "total"}), any number of progress events before one result or error.
+// Versions: 2 names the analysis of a passed dump "analyze"; 1 named it "analyze", and a request of
+// version 1 is still read (its type read as "analyze") and answered in version 1.
 // Nothing here throws: bad input becomes a wire_error.
 #include <cstddef>
 #include <cstdint>
@@ -22,7 +24,8 @@ namespace heapd::wire {
 
 using json = nlohmann::ordered_json;
 
-inline constexpr unsigned protocol_version = 1;
+inline constexpr unsigned protocol_version = 2;
+inline constexpr unsigned oldest_protocol_version = 1;  // the oldest this side still reads
 inline constexpr std::size_t frame_header_bytes = 4;
 inline constexpr std::uint32_t max_message_bytes = 16u << 20;
 inline constexpr unsigned max_json_depth = 64;  // deeper nesting is refused before parsing
@@ -63,12 +66,13 @@ inline std::unexpected<wire_error> wire_fail(error_kind kind, std::string messag
     return std::unexpected(wire_error{kind, std::move(message), id});
 }
 
-// A client's request: "status", "jobs", "analyse", "report", "dumps", "rm", "cancel", "dump", "jvms",
+// A client's request: "status", "jobs", "analyze", "report", "dumps", "rm", "cancel", "dump", "jvms",
 // "diff", "path", "metrics", "sites".
 struct request {
     std::uint64_t id = 0;
     std::string type;
     json args = json::object();
+    unsigned version = protocol_version;  // the version it was sent in
 };
 
 // Progress of a job: its phase, and bytes of work done out of total.
@@ -89,6 +93,7 @@ struct reply {
     json result = json::object();
     wire_error error;
     progress_event progress;
+    unsigned version = protocol_version;  // the version it is sent in: the request's
 };
 
 reply make_result(std::uint64_t id, json result);

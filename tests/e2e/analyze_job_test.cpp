@@ -50,7 +50,7 @@ struct fixture {
         r.executable = test::heapd_binary();  // the analysis process is heapd's, not this test's
         std::vector<job_record> seen;
         job_record spec;
-        spec.kind = "analyse";
+        spec.kind = "analyze";
         jobs->submit(spec, make_analyze_work(*st, std::move(r)), [&](const job_record& j) { seen.push_back(j); });
         auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
         while ((seen.empty() || !seen.back().final()) && std::chrono::steady_clock::now() < deadline) {

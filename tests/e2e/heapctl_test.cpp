@@ -131,9 +131,9 @@ TEST(heapctl, reports_a_real_dump_with_the_leak_and_its_path_first) {
     EXPECT_EQ(st.st_uid, 0u);
     // The log has one line per job start and finish, with pid, trigger and size.
     const std::string log = d.log();
-    EXPECT_NE(log.find("job 1 analyse started: pid "), std::string::npos) << log;
+    EXPECT_NE(log.find("job 1 analyze started: pid "), std::string::npos) << log;
     EXPECT_NE(log.find("trigger \"heapctl report\", " + file), std::string::npos) << log;
-    EXPECT_NE(log.find("job 1 analyse done after "), std::string::npos) << log;
+    EXPECT_NE(log.find("job 1 analyze done after "), std::string::npos) << log;
 
     ASSERT_EQ(heapctl(d, {"rm", id}).exit_code, 0);
     EXPECT_EQ(heapctl(d, {"rm", id}).exit_code, 5);

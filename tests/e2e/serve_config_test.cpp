@@ -22,7 +22,7 @@ const std::string peer_dump = std::string(HEAPD_PEER_DATA) + "/hprof-64.bin";
 
 bool start_analysis(raw_client& c, const std::string& path, std::uint64_t id = 1) {
     int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    bool sent = fd >= 0 && c.send_request({id, "analyse", {{"name", path}, {"wait", true}}}, fd);
+    bool sent = fd >= 0 && c.send_request({id, "analyze", {{"name", path}, {"wait", true}}}, fd);
     if (fd >= 0) ::close(fd);
     return sent;
 }

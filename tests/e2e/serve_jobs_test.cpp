@@ -25,7 +25,7 @@ const std::string peer_dump = std::string(HEAPD_PEER_DATA) + "/hprof-64.bin";
 // Sends an analysis of path on c (wait or not); true when sent.
 bool start_analysis(raw_client& c, const std::string& path, bool wait, std::uint64_t id = 1) {
     int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    bool sent = fd >= 0 && c.send_request({id, "analyse", {{"name", path}, {"wait", wait}}}, fd);
+    bool sent = fd >= 0 && c.send_request({id, "analyze", {{"name", path}, {"wait", wait}}}, fd);
     if (fd >= 0) ::close(fd);
     return sent;
 }

@@ -80,13 +80,14 @@ TEST(serve, malformed_messages_get_error_replies_on_a_connection_that_goes_on) {
     const bad cases[] = {
         {"not json at all", error_kind::bad_request, 0},
         {"[1,2]", error_kind::bad_request, 0},
-        {R"({"v":2,"id":5,"type":"status"})", error_kind::unsupported_version, 5},
+        {R"({"v":3,"id":5,"type":"status"})", error_kind::unsupported_version, 5},
+        {R"({"v":2,"id":5,"type":"analyse"})", error_kind::unknown_type, 5},  // version 1's name only
         {R"({"v":1,"id":6,"type":"launch_missiles"})", error_kind::unknown_type, 6},
         {R"({"v":1,"id":7,"type":"status","args":[]})", error_kind::bad_request, 7},
         {R"({"v":1,"id":8,"type":"report","args":{"dump":5}})", error_kind::bad_request, 8},
         {R"({"v":1,"id":9,"type":"report","args":{"dump":"../../etc"}})", error_kind::not_found, 9},
         {R"({"v":1,"id":10,"type":"cancel","args":{"job":-1}})", error_kind::bad_request, 10},
-        {R"({"v":1,"id":11,"type":"analyse","args":{"name":"x"}})", error_kind::bad_request, 11},  // no descriptor
+        {R"({"v":1,"id":11,"type":"analyze","args":{"name":"x"}})", error_kind::bad_request, 11},  // no descriptor
         {"{\"a\":" + std::string(5000, '[') + std::string(5000, ']') + "}", error_kind::bad_request, 0},
         {"", error_kind::bad_request, 0},
     };
@@ -107,12 +108,40 @@ TEST(serve, malformed_messages_get_error_replies_on_a_connection_that_goes_on) {
     EXPECT_EQ(r->id, 42u);
 }
 
+// A client of protocol version 1 (an older heapctl) still has its dump analysed: "analyse" is read
+// as "analyze", and every reply, progress and result, comes back in version 1.
+TEST(serve, a_version_1_client_is_answered_in_version_1) {
+    serve_process d;
+    ASSERT_TRUE(d.ready()) << d.log();
+    raw_client c(d.socket());
+    const int fd = ::open(peer_dump.c_str(), O_RDONLY | O_CLOEXEC);
+    ASSERT_GE(fd, 0);
+    const std::string payload = R"({"v":1,"id":3,"type":"analyse","args":{"name":"hprof-64.bin","wait":true}})";
+    std::string header(4, '\0');
+    for (int i = 0; i < 4; ++i) header[i] = static_cast<char>(payload.size() >> (24 - 8 * i));
+    ASSERT_TRUE(c.send_bytes(header + payload, fd));
+    ::close(fd);
+    std::optional<wire::reply> r;
+    while ((r = c.read_reply(std::chrono::seconds(120))) && r->kind == reply_kind::progress) EXPECT_EQ(r->version, 1u);
+    ASSERT_TRUE(r.has_value());
+    ASSERT_EQ(r->kind, reply_kind::result) << r->error.message;
+    EXPECT_EQ(r->version, 1u);
+    EXPECT_EQ(r->id, 3u);
+    EXPECT_TRUE(r->result.contains("report")) << r->result.dump().substr(0, 200);
+    // A client of this version on the same daemon is answered in its own.
+    raw_client now(d.socket());
+    ASSERT_TRUE(now.send_request({4, "status", json::object()}));
+    auto s = now.read_reply();
+    ASSERT_TRUE(s && s->kind == reply_kind::result);
+    EXPECT_EQ(s->version, wire::protocol_version);
+}
+
 TEST(serve, descriptors_that_are_no_readable_file_are_refused) {
     serve_process d;
     ASSERT_TRUE(d.ready()) << d.log();
     int p[2];
     ASSERT_EQ(::pipe(p), 0);
-    auto piped = ask(d, "analyse", {{"name", "pipe"}}, p[0]);
+    auto piped = ask(d, "analyze", {{"name", "pipe"}}, p[0]);
     ::close(p[0]);
     ::close(p[1]);
     ASSERT_TRUE(piped && piped->kind == reply_kind::error);
@@ -121,7 +150,7 @@ TEST(serve, descriptors_that_are_no_readable_file_are_refused) {
     const std::string file = d.dir() + "/w.hprof";
     std::filesystem::copy_file(peer_dump, file);
     int w = ::open(file.c_str(), O_WRONLY);
-    auto write_only = ask(d, "analyse", {{"name", "w"}}, w);
+    auto write_only = ask(d, "analyze", {{"name", "w"}}, w);
     ::close(w);
     ASSERT_TRUE(write_only && write_only->kind == reply_kind::error);
     EXPECT_EQ(write_only->error.kind, error_kind::bad_input);

@@ -51,7 +51,7 @@ void request_handler::handle(const wire::request& r, const connection_ptr& c) {
         status(r, c);
     else if (r.type == "jobs")
         jobs(r, c);
-    else if (r.type == "analyse")
+    else if (r.type == "analyze")
         analyze(r, c);
     else if (r.type == "report")
         boost::asio::post(readers_, [this, r, c] { report(r, c); });
@@ -116,7 +116,7 @@ void request_handler::analyze(const wire::request& r, const connection_ptr& c) {
     if (!name || !wait || !top || !history) return;
     if (!fd)
         return send_error(c, r.id, error_kind::bad_request,
-                          "analyse needs the dump's file descriptor, passed with the request (SCM_RIGHTS)");
+                          "analyze needs the dump's file descriptor, passed with the request (SCM_RIGHTS)");
     if (name->empty() || name->size() > max_name_bytes)
         return send_error(c, r.id, error_kind::bad_request, "the dump's name is empty or too long");
     struct stat st {};
@@ -131,7 +131,7 @@ void request_handler::analyze(const wire::request& r, const connection_ptr& c) {
 
     const peer_credentials& p = c->peer();
     job_record spec;
-    spec.kind = "analyse";
+    spec.kind = "analyze";
     spec.owner_uid = p.uid;
     spec.owner_gid = p.gid;
     spec.client_pid = p.pid;

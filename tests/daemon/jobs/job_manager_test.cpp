@@ -46,7 +46,7 @@ struct fixture {
 
 job_record spec(const char* subject) {
     job_record r;
-    r.kind = "analyse";
+    r.kind = "analyze";
     r.owner_uid = 1000;
     r.trigger = "test";
     r.subject = subject;
@@ -97,10 +97,10 @@ TEST(job_manager, runs_jobs_one_at_a_time_with_one_worker) {
     EXPECT_EQ(seen.back().state, job_state::done);
     // One line at the start and one at the end of each job.
     const std::string log = f.log_text.str();
-    EXPECT_NE(log.find("job " + std::to_string(a.id) + " analyse started: pid 0 (client), trigger \"test\", a, 0 B"),
+    EXPECT_NE(log.find("job " + std::to_string(a.id) + " analyze started: pid 0 (client), trigger \"test\", a, 0 B"),
               std::string::npos)
         << log;
-    EXPECT_NE(log.find("job " + std::to_string(a.id) + " analyse done after"), std::string::npos) << log;
+    EXPECT_NE(log.find("job " + std::to_string(a.id) + " analyze done after"), std::string::npos) << log;
 }
 
 TEST(job_manager, one_owners_queued_jobs_do_not_starve_anothers) {

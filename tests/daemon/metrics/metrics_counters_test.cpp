@@ -45,7 +45,7 @@ TEST(metrics_counters, known_triggers_and_kinds_start_at_zero) {
     EXPECT_EQ(d.dumps.at("oom"), 0u);
     EXPECT_EQ(d.dump_failures.at("request"), 0u);
     EXPECT_EQ(d.analysis.at("dump").count, 0u);
-    EXPECT_EQ(d.analysis.at("analyse").count, 0u);
+    EXPECT_EQ(d.analysis.at("analyze").count, 0u);
     EXPECT_EQ(d.analysis.at("dump").counts.size(), analysis_seconds_bounds().size() + 1);
 }
 
@@ -57,7 +57,7 @@ TEST(metrics_counters, a_dump_that_ends_well_counts_once_with_its_analysis_time)
     EXPECT_EQ(d.dump_failures.at("request"), 0u);
     ASSERT_EQ(d.analysis.at("dump").count, 1u);
     EXPECT_GE(d.analysis.at("dump").sum, 0.03);  // the pause in an analysis phase is in it
-    EXPECT_EQ(d.analysis.at("analyse").count, 0u);
+    EXPECT_EQ(d.analysis.at("analyze").count, 0u);
 }
 
 TEST(metrics_counters, failures_count_by_trigger_and_leave_no_analysis_time) {
@@ -76,9 +76,9 @@ TEST(metrics_counters, failures_count_by_trigger_and_leave_no_analysis_time) {
 
 TEST(metrics_counters, an_analysis_of_a_file_times_its_analysis_and_counts_no_dump) {
     metrics_counters c;
-    run_job(c, 7, "analyse", "heapctl report", {"open", "index", "save"}, job_state::done);
+    run_job(c, 7, "analyze", "heapctl report", {"open", "index", "save"}, job_state::done);
     auto d = counted(c);
-    EXPECT_EQ(d.analysis.at("analyse").count, 1u);
+    EXPECT_EQ(d.analysis.at("analyze").count, 1u);
     EXPECT_EQ(d.dumps.at("request"), 0u);
     EXPECT_FALSE(d.dumps.contains("heapctl report"));
 }

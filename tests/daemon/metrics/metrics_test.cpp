@@ -47,7 +47,7 @@ metrics_snapshot a_snapshot() {
     d.analysis["dump"].observe(0.7);
     d.analysis["dump"].observe(3);
     d.analysis["dump"].observe(5000);
-    d.analysis["analyse"] = seconds_histogram::with_bounds(analysis_seconds_bounds());
+    d.analysis["analyze"] = seconds_histogram::with_bounds(analysis_seconds_bounds());
     d.jobs_queued = 2;
     d.jobs_running = 1;
     d.store = {{0, 1000}, {1001, 500}, {1002, 250}};
@@ -196,7 +196,7 @@ TEST(metrics, daemon_series_count_dumps_failures_jobs_and_the_store) {
     EXPECT_EQ(bucket("+Inf"), 3);
     EXPECT_EQ(e->value("heapd_analysis_duration_seconds_count", dump), 3);
     EXPECT_DOUBLE_EQ(*e->value("heapd_analysis_duration_seconds_sum", dump), 5003.7);
-    EXPECT_EQ(e->value("heapd_analysis_duration_seconds_count", {{"kind", "analyse"}}), 0);
+    EXPECT_EQ(e->value("heapd_analysis_duration_seconds_count", {{"kind", "analyze"}}), 0);
 }
 
 TEST(metrics, a_bound_counts_in_its_own_bucket) {

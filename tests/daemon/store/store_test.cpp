@@ -138,7 +138,7 @@ TEST(store, opening_after_a_crash_removes_what_is_half_written_and_fails_interru
         auto job = [](std::uint64_t id, job_state state) {
             job_record j;
             j.id = id;
-            j.kind = "analyse";
+            j.kind = "analyze";
             j.state = state;
             j.created_ms = static_cast<std::int64_t>(id);
             j.started_ms = state == job_state::queued ? 0 : j.created_ms + 1;

@@ -23,18 +23,39 @@ TEST(protocol, a_frame_is_a_big_endian_length_then_the_json) {
 }
 
 TEST(protocol, requests_round_trip) {
-    request r{42, "analyse", json{{"name", "x.hprof"}, {"top", 5}, {"wait", true}}};
+    request r{42, "analyze", json{{"name", "x.hprof"}, {"top", 5}, {"wait", true}}};
     auto f = encode_request(r);
     ASSERT_TRUE(f.has_value());
     auto back = decode_request(payload_of(*f));
     ASSERT_TRUE(back.has_value()) << back.error().message;
     EXPECT_EQ(back->id, 42u);
-    EXPECT_EQ(back->type, "analyse");
+    EXPECT_EQ(back->type, "analyze");
     EXPECT_EQ(back->args, r.args);
     // A request without args has empty ones.
     auto bare = decode_request(R"({"v":1,"id":3,"type":"status"})");
     ASSERT_TRUE(bare.has_value());
     EXPECT_TRUE(bare->args.is_object() && bare->args.empty());
+}
+
+// Version 1 named the analysis of a passed dump "analyse": such a request is read as "analyze" and
+// remembers its version, so that its replies go out in version 1; version 2 knows only "analyze".
+TEST(protocol, a_version_1_request_is_read_and_answered_in_version_1) {
+    auto old = decode_request(R"({"v":1,"id":5,"type":"analyse","args":{"name":"x.hprof"}})");
+    ASSERT_TRUE(old.has_value()) << old.error().message;
+    EXPECT_EQ(old->type, "analyze");
+    EXPECT_EQ(old->version, 1u);
+    auto now = decode_request(R"({"v":2,"id":5,"type":"analyse"})");
+    ASSERT_TRUE(now.has_value());
+    EXPECT_EQ(now->type, "analyse");  // no such request in version 2: the daemon answers unknown_type
+    EXPECT_EQ(now->version, 2u);
+
+    reply r = make_result(5, json{{"a", 1}});
+    r.version = old->version;
+    const auto frame = encode_reply(r);
+    ASSERT_TRUE(frame.has_value());
+    EXPECT_EQ(json::parse(payload_of(*frame)).at("v"), 1);
+    EXPECT_EQ(json::parse(payload_of(*encode_reply(make_result(5, {})))).at("v"), protocol_version);
+    EXPECT_EQ(decode_reply(payload_of(*frame))->version, 1u);
 }
 
 TEST(protocol, replies_round_trip) {
@@ -84,7 +105,7 @@ TEST(protocol, malformed_requests_are_errors_with_the_id_when_known) {
         {R"({"v":1,"id":7.5,"type":"status"})", error_kind::bad_request, 0},
         {R"({"id":7,"type":"status"})", error_kind::bad_request, 7},
         {R"({"v":"1","id":7,"type":"status"})", error_kind::bad_request, 7},
-        {R"({"v":2,"id":7,"type":"status"})", error_kind::unsupported_version, 7},
+        {R"({"v":3,"id":7,"type":"status"})", error_kind::unsupported_version, 7},
         {R"({"v":0,"id":7,"type":"status"})", error_kind::unsupported_version, 7},
         {R"({"v":1,"id":7})", error_kind::bad_request, 7},
         {R"({"v":1,"id":7,"type":5})", error_kind::bad_request, 7},
@@ -158,7 +179,7 @@ TEST(protocol, oversized_messages_are_refused_both_ways) {
 }
 
 TEST(protocol, invalid_utf8_is_replaced_when_encoding) {
-    auto f = encode_request({1, "analyse", json{{"name", std::string("dump-\xff.hprof")}}});
+    auto f = encode_request({1, "analyze", json{{"name", std::string("dump-\xff.hprof")}}});
     ASSERT_TRUE(f.has_value());
     auto back = decode_request(payload_of(*f));
     ASSERT_TRUE(back.has_value());
@@ -230,7 +251,7 @@ TEST(protocol, arguments_are_read_with_their_types_checked) {
 // Random bytes and random mutations of good messages never crash and never throw.
 TEST(protocol, random_input_gives_values_or_errors) {
     std::mt19937 rng(12345);
-    std::string good = payload_of(*encode_request({5, "analyse", json{{"name", "a"}, {"top", 3}}}));
+    std::string good = payload_of(*encode_request({5, "analyze", json{{"name", "a"}, {"top", 3}}}));
     for (int i = 0; i < 20000; ++i) {
         std::string s;
         if (i % 2 == 0) {
