@@ -70,19 +70,8 @@ bool duplicate_strings::add_array(const primitive_array_view& v) {
     return true;
 }
 
-std::vector<duplicate_strings::group> duplicate_strings::groups(const vm_layout& vm, waste_report& r) const {
-    // Strings whose characters were found, keyed by contents and sorted so that equal keys, and in
-    // them each array's Strings, lie together. The String's size and coder travel in the entry
-    // (size << 8 | coder), so that walking the sorted entries does not jump about the Strings.
-    struct entry {
-        std::uint64_t key;
-        std::uint32_t array, size_coder;
-        std::uint32_t begin, bytes;  // of the array's data
-        std::uint32_t size() const { return size_coder >> 8; }
-        std::uint8_t coder() const { return static_cast<std::uint8_t>(size_coder); }
-        chars contents() const { return {array, begin, bytes, coder()}; }
-    };
-    big_vector<entry> entries;
+big_vector<duplicate_strings::keyed_string> duplicate_strings::sorted_strings() const {
+    big_vector<keyed_string> entries;
     entries.reserve(strings_.size());
     for (const string_rec& s : strings_) {
         const array_rec& a = arrays_[s.array];
@@ -100,10 +89,15 @@ std::vector<duplicate_strings::group> duplicate_strings::groups(const vm_layout&
         entries.push_back({fmix(hash ^ (std::uint64_t{s.coder} << 8 | a.type)), s.array,
                            std::min<std::uint32_t>(s.size, 0xFFFFFF) << 8 | s.coder, begin, bytes});
     }
-    std::sort(entries.begin(), entries.end(), [](const entry& x, const entry& y) {
+    std::sort(entries.begin(), entries.end(), [](const keyed_string& x, const keyed_string& y) {
         return std::tie(x.key, x.array, x.begin, x.bytes, x.size_coder) <
                std::tie(y.key, y.array, y.begin, y.bytes, y.size_coder);
     });
+    return entries;
+}
+
+std::vector<duplicate_strings::group> duplicate_strings::groups(const vm_layout& vm, waste_report& r) const {
+    const big_vector<keyed_string> entries = sorted_strings();
     auto same_contents = [&](const chars& x, const chars& y) {
         if (x.coder != y.coder || arrays_[x.array].type != arrays_[y.array].type || x.bytes != y.bytes) return false;
         return (x.array == y.array && x.begin == y.begin) ||
@@ -135,7 +129,7 @@ std::vector<duplicate_strings::group> duplicate_strings::groups(const vm_layout&
         open.clear();
     };
     for (std::size_t i = 0; i < entries.size(); ++i) {
-        const entry& e = entries[i];
+        const keyed_string& e = entries[i];
         if (i > 0 && e.key != entries[i - 1].key) close();
         auto g = std::find_if(open.begin(), open.end(),
                               [&](const open_group& x) { return same_contents(x.contents, e.contents()); });

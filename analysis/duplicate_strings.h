@@ -69,7 +69,20 @@ private:
         std::uint64_t saving, copies;
         chars contents;  // where a String of the group has them
     };
+    // A String whose characters were found, keyed by contents. Its size and coder travel in the
+    // entry (size << 8 | coder), so that walking the sorted entries does not jump about the Strings.
+    struct keyed_string {
+        std::uint64_t key;
+        std::uint32_t array, size_coder;
+        std::uint32_t begin, bytes;  // of the array's data
+        std::uint32_t size() const { return size_coder >> 8; }
+        std::uint8_t coder() const { return static_cast<std::uint8_t>(size_coder); }
+        chars contents() const { return {array, begin, bytes, coder()}; }
+    };
     std::span<const std::byte> bytes_of(const chars& c) const;
+    // The Strings whose characters were found, sorted so that equal keys, and in them each array's
+    // Strings, lie together.
+    big_vector<keyed_string> sorted_strings() const;
     std::vector<group> groups(const vm_layout& vm, waste_report& r) const;
 
     big_vector<string_rec> strings_;
