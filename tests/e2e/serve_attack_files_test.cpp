@@ -291,7 +291,9 @@ TEST(serve_attack, a_dump_staged_when_the_daemon_and_its_helper_were_killed_is_r
         std::this_thread::sleep_for(std::chrono::milliseconds(5));
     ASSERT_FALSE(staged_in(jvm.pid(), jvm.ns_pid()).empty()) << "the JVM did not start writing its dump";
     // As systemd stops a service: every process of it at once (here: the daemon and its children).
+    // The daemon is frozen first, so that it cannot act on its helper's death before its own.
     const pid_t daemon = d.pid();
+    ASSERT_EQ(::kill(daemon, SIGSTOP), 0);
     std::vector<pid_t> helpers;
     std::ifstream children("/proc/" + std::to_string(daemon) + "/task/" + std::to_string(daemon) + "/children");
     for (pid_t p; children >> p;) helpers.push_back(p);
