@@ -5,14 +5,7 @@
 #include <algorithm>
 #include <utility>
 
-#include "base/child_process.h"
-
 namespace heapd {
-
-void close_all_but(int keep_a, int keep_b) {
-    int keep[] = {keep_a, keep_b};
-    close_all_but(std::span<int>(keep));
-}
 
 result<child_answer> call_in_child(child_body body, const void* context, std::chrono::milliseconds limit,
                                    std::size_t max_bytes) {

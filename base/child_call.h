@@ -9,6 +9,7 @@
 #include <cstddef>
 #include <string>
 
+#include "base/child_process.h"  // close_all_but, for bodies
 #include "base/error.h"
 #include "base/unique_fd.h"
 
@@ -24,10 +25,6 @@ struct child_answer {
 // The child's side: body(socket) writes its answer to socket (write_all, send_with_fd) and returns
 // the child's exit code. It must not return to the caller's code in any other way.
 using child_body = int (*)(int socket, const void* context);
-
-// For a body: closes every descriptor above stderr but keep_a and keep_b (-1: none), so that a child
-// with another user's ids holds none of the caller's files, sockets or locks.
-void close_all_but(int keep_a, int keep_b = -1);
 
 // Forks, runs body(socket, context) in the child, and collects its answer until it exits or
 // `limit` passes (then: timed_out, the child killed). Errors: io when the fork or socket pair fails.

@@ -48,6 +48,11 @@ struct child_limits {
 // ignored; keep is sorted in place, without allocating), so that a child with another user's ids
 // holds none of the caller's files, sockets or locks.
 void close_all_but(std::span<int> keep);
+// The same for one or two descriptors (keep_b -1: none).
+inline void close_all_but(int keep_a, int keep_b = -1) {
+    int keep[] = {keep_a, keep_b};
+    close_all_but(std::span<int>(keep));
+}
 
 // A program to spawn and what it gets: standard input from /dev/null, standard output into the
 // channel, standard error inherited, fds[i] as descriptor 3 + i, and no other descriptor.
