@@ -12,10 +12,10 @@
 #include "analysis/dominator_outline.h"
 #include "analysis/dominator_tree.h"
 #include "analysis/dump_origin.h"
-#include "analysis/gc_paths.h"
 #include "analysis/leak_suspects.h"
 #include "analysis/object_graph.h"
 #include "analysis/retention.h"
+#include "analysis/root_paths.h"
 #include "analysis/threads.h"
 #include "analysis/waste.h"
 #include "base/big_memory.h"
@@ -26,6 +26,7 @@
 #include "formats/hprof/record_index.h"
 
 namespace heapd {
+inline namespace analysis {
 namespace {
 
 // Adds a problem to the report while it holds fewer than problem_list::max_kept; counts it otherwise.
@@ -299,4 +300,5 @@ result<analysis_report> analyze_dump(std::span<const std::byte> data, const anal
     return r;
 }
 
+}  // namespace analysis
 }  // namespace heapd

@@ -13,6 +13,7 @@
 #include "formats/report/report.h"
 
 namespace heapd {
+inline namespace analysis {
 
 // What to analyze and how much to keep.
 struct analysis_options {
@@ -57,4 +58,5 @@ result<void> check_dump_number(const record_index& idx, unsigned dump);
 
 result<analysis_report> analyze_dump(std::span<const std::byte> data, const analysis_options& options);
 
+}  // namespace analysis
 }  // namespace heapd

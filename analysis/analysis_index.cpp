@@ -13,6 +13,7 @@
 #include "formats/report/report_json.h"
 
 namespace heapd {
+inline namespace analysis {
 namespace {
 
 // 2: problems kept up to 100, the rest counted (problems_omitted); 3: the dominator tree outline
@@ -98,4 +99,5 @@ result<void> save_index(const std::string& index_file, const dump_identity& dump
     return file->commit();
 }
 
+}  // namespace analysis
 }  // namespace heapd

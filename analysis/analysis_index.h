@@ -13,6 +13,7 @@
 #include "formats/report/report.h"
 
 namespace heapd {
+inline namespace analysis {
 
 // What identifies a dump file's contents cheaply: size, mtime and a hash of its first and last
 // 64 KiB (a rewritten dump of the same size and mtime would still differ there).
@@ -42,4 +43,5 @@ std::optional<analysis_report> load_index(const std::string& index_file, const d
 result<void> save_index(const std::string& index_file, const dump_identity& dump, const std::string& options_key,
                         const analysis_report& report);
 
+}  // namespace analysis
 }  // namespace heapd

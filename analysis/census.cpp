@@ -5,6 +5,7 @@
 #include "formats/hprof/java_names.h"
 
 namespace heapd {
+inline namespace analysis {
 namespace {
 
 // Gaps between neighbours larger than the field-layout size by at most this much are taken as the
@@ -271,4 +272,5 @@ census_result heap_census::finish() {
     return r;
 }
 
+}  // namespace analysis
 }  // namespace heapd

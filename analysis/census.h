@@ -15,6 +15,7 @@
 #include "formats/report/report.h"
 
 namespace heapd {
+inline namespace analysis {
 
 // What the histogram pass found.
 struct census_result {
@@ -121,4 +122,5 @@ private:
     std::vector<root_view> thread_roots_;
 };
 
+}  // namespace analysis
 }  // namespace heapd

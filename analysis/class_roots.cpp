@@ -8,6 +8,7 @@
 #include "formats/hprof/object_locator.h"
 
 namespace heapd {
+inline namespace analysis {
 namespace {
 
 // The JDK's own class loaders below the bootstrap one: JDK 9 and later, then JDK 8 and older.
@@ -44,4 +45,5 @@ std::vector<std::uint64_t> inferred_class_roots(const record_index& idx, const c
     return out;
 }
 
+}  // namespace analysis
 }  // namespace heapd

@@ -11,6 +11,7 @@
 #include "formats/hprof/record_index.h"
 
 namespace heapd {
+inline namespace analysis {
 
 // When the dump has no sticky-class root and has classes: the classes of the bootstrap loader and
 // of the JDK's own platform (extension) and application loaders, which a running JVM never unloads,
@@ -19,4 +20,5 @@ namespace heapd {
 std::vector<std::uint64_t> inferred_class_roots(const record_index& idx, const class_table& classes,
                                                 const census_result& census);
 
+}  // namespace analysis
 }  // namespace heapd

@@ -8,6 +8,7 @@
 #include "analysis/path_description.h"
 
 namespace heapd {
+inline namespace analysis {
 
 template <typename Node>
 std::vector<tree_node> outline_dominator_tree(const basic_object_graph<Node>& g, const basic_dominator_tree<Node>& d,
@@ -96,4 +97,5 @@ template std::vector<tree_node> outline_dominator_tree(const wide_object_graph&,
                                                        const wide_dominator_tree::children_index&, const class_table&,
                                                        const outline_options&);
 
+}  // namespace analysis
 }  // namespace heapd

@@ -15,6 +15,7 @@
 #include "formats/report/report.h"
 
 namespace heapd {
+inline namespace analysis {
 
 // How much of the tree a picture shows.
 struct outline_options {
@@ -32,4 +33,5 @@ std::vector<tree_node> outline_dominator_tree(const basic_object_graph<Node>& g,
                                               const typename basic_dominator_tree<Node>::children_index& children,
                                               const class_table& classes, const outline_options& options);
 
+}  // namespace analysis
 }  // namespace heapd

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 namespace heapd {
+inline namespace analysis {
 namespace {
 
 // Tells a progress callback how far the steps of the computation are, every 2^20 items of a step.
@@ -223,4 +224,5 @@ typename basic_dominator_tree<Node>::children_index basic_dominator_tree<Node>::
 template class basic_dominator_tree<std::uint32_t>;
 template class basic_dominator_tree<std::uint64_t>;
 
+}  // namespace analysis
 }  // namespace heapd

@@ -16,6 +16,7 @@
 #include "base/error.h"
 
 namespace heapd {
+inline namespace analysis {
 
 // Immediate dominators and retained sizes of a graph's nodes.
 template <typename Node>
@@ -62,4 +63,5 @@ using wide_dominator_tree = basic_dominator_tree<std::uint64_t>;
 extern template class basic_dominator_tree<std::uint32_t>;
 extern template class basic_dominator_tree<std::uint64_t>;
 
+}  // namespace analysis
 }  // namespace heapd

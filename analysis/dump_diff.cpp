@@ -5,6 +5,7 @@
 #include <map>
 
 namespace heapd {
+inline namespace analysis {
 namespace {
 
 // after - before exactly, as a sign and a magnitude, so no 64-bit value can overflow it.
@@ -159,4 +160,5 @@ diff_report diff_analyses(const analysis_report& before, const analysis_report& 
     return d;
 }
 
+}  // namespace analysis
 }  // namespace heapd

@@ -17,6 +17,7 @@
 #include "formats/report/report.h"
 
 namespace heapd {
+inline namespace analysis {
 
 // What analyze_dump must keep for a diff: every histogram row and every class's retained size
 // (largest = 0 keeps summarize_retention from cutting retained_by_class), no threads.
@@ -27,4 +28,5 @@ analysis_options diff_analysis_options(const std::string& file_name, bool retain
 // both have them.
 diff_report diff_analyses(const analysis_report& before, const analysis_report& after, unsigned top);
 
+}  // namespace analysis
 }  // namespace heapd

@@ -9,6 +9,7 @@
 #include "formats/hprof/object_locator.h"
 
 namespace heapd {
+inline namespace analysis {
 namespace {
 
 // Where JVMs keep their version, newest first: JDK 9 and later, then JDK 8 and older.
@@ -114,4 +115,5 @@ dump_origin find_dump_origin(const record_index& idx, const class_table& classes
     return o;
 }
 
+}  // namespace analysis
 }  // namespace heapd

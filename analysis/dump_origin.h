@@ -11,6 +11,7 @@
 #include "formats/hprof/record_index.h"
 
 namespace heapd {
+inline namespace analysis {
 
 // Who wrote a dump and for which Java, and how each was told.
 struct dump_origin {
@@ -41,4 +42,5 @@ std::vector<std::string> read_strings(const record_index& idx, const class_table
 dump_origin find_dump_origin(const record_index& idx, const class_table& classes, const census_result& census,
                              const version_strings& v, const std::vector<std::string>& text);
 
+}  // namespace analysis
 }  // namespace heapd

@@ -9,6 +9,7 @@
 #include "formats/hprof/java_strings.h"
 
 namespace heapd {
+inline namespace analysis {
 namespace {
 
 constexpr std::uint32_t none = ~std::uint32_t{0};
@@ -196,4 +197,5 @@ std::string display_java_string(const primitive_array_view& value, std::uint8_t 
     return out;
 }
 
+}  // namespace analysis
 }  // namespace heapd

@@ -13,6 +13,7 @@
 #include "formats/report/report.h"
 
 namespace heapd {
+inline namespace analysis {
 
 // Characters of a duplicate string's contents shown in the report before it is cut with "...".
 inline constexpr unsigned string_display_chars = 50;
@@ -94,4 +95,5 @@ private:
 // and backslashes escaped as in Java source (\n, \t, \", \\, \u0001), "..." appended when cut.
 std::string display_java_string(const primitive_array_view& value, std::uint8_t coder, unsigned max_chars);
 
+}  // namespace analysis
 }  // namespace heapd

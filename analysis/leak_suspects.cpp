@@ -6,6 +6,7 @@
 #include "analysis/path_description.h"
 
 namespace heapd {
+inline namespace analysis {
 namespace {
 
 // Reads the dominator tree for the suspects of one analysis.
@@ -229,4 +230,5 @@ template std::vector<leak_suspect> find_leak_suspects(const wide_object_graph&, 
                                                       const wide_dominator_tree::children_index&, const class_table&,
                                                       const wide_root_paths&, const suspect_options&);
 
+}  // namespace analysis
 }  // namespace heapd

@@ -9,12 +9,13 @@
 #include <vector>
 
 #include "analysis/dominator_tree.h"
-#include "analysis/gc_paths.h"
 #include "analysis/object_graph.h"
+#include "analysis/root_paths.h"
 #include "formats/hprof/class_table.h"
 #include "formats/report/report.h"
 
 namespace heapd {
+inline namespace analysis {
 
 // How suspects are chosen.
 struct suspect_options {
@@ -35,4 +36,5 @@ std::vector<leak_suspect> find_leak_suspects(const basic_object_graph<Node>& g, 
                                              const class_table& classes, const basic_root_paths<Node>& paths,
                                              const suspect_options& options = {});
 
+}  // namespace analysis
 }  // namespace heapd

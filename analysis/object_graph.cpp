@@ -7,6 +7,7 @@
 #include "formats/hprof/java_names.h"
 
 namespace heapd {
+inline namespace analysis {
 
 // Builds an object graph: collects ids, numbers them, then counts and fills references.
 template <typename Node>
@@ -435,4 +436,5 @@ result<basic_object_graph<Node>> basic_object_graph<Node>::build(const record_in
 template class basic_object_graph<std::uint32_t>;
 template class basic_object_graph<std::uint64_t>;
 
+}  // namespace analysis
 }  // namespace heapd

@@ -27,6 +27,7 @@
 #include "formats/hprof/record_index.h"
 
 namespace heapd {
+inline namespace analysis {
 
 // Told now and then how much of a long computation is done (0 to 1), on the thread that runs it.
 using progress_callback = std::function<void(double done)>;
@@ -120,4 +121,5 @@ using wide_object_graph = basic_object_graph<std::uint64_t>;  // any number of o
 extern template class basic_object_graph<std::uint32_t>;
 extern template class basic_object_graph<std::uint64_t>;
 
+}  // namespace analysis
 }  // namespace heapd

@@ -6,9 +6,9 @@
 #include "analysis/analysis.h"
 #include "analysis/census.h"
 #include "analysis/dominator_tree.h"
-#include "analysis/gc_paths.h"
 #include "analysis/object_graph.h"
 #include "analysis/path_description.h"
+#include "analysis/root_paths.h"
 #include "base/hex_text.h"
 #include "formats/hprof/class_table.h"
 #include "formats/hprof/heap_walk.h"
@@ -16,6 +16,7 @@
 #include "formats/hprof/record_index.h"
 
 namespace heapd {
+inline namespace analysis {
 namespace {
 
 // The report of find_object_paths, on a graph of Node numbers.
@@ -60,4 +61,5 @@ result<object_paths_report> find_object_paths(std::span<const std::byte> data, s
     return paths_to<std::uint64_t>(idx, classes, c, id, max_paths);
 }
 
+}  // namespace analysis
 }  // namespace heapd

@@ -3,6 +3,7 @@
 #include "formats/hprof/heap_walk.h"
 
 namespace heapd {
+inline namespace analysis {
 namespace {
 
 // Finds how one object's record refers to a target id: the field name or "[index]".
@@ -103,4 +104,5 @@ template std::string node_name(const wide_object_graph&, const class_table&, std
 template gc_path describe_path(const object_graph&, const class_table&, std::span<const std::uint32_t>);
 template gc_path describe_path(const wide_object_graph&, const class_table&, std::span<const std::uint64_t>);
 
+}  // namespace analysis
 }  // namespace heapd

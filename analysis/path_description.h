@@ -10,6 +10,7 @@
 #include "formats/report/report.h"
 
 namespace heapd {
+inline namespace analysis {
 
 // The path (root first) as report steps, with runs of one class through one field (a linked
 // chain) folded into a single step with a repeat count.
@@ -21,4 +22,5 @@ gc_path describe_path(const basic_object_graph<Node>& g, const class_table& clas
 template <typename Node>
 std::string node_name(const basic_object_graph<Node>& g, const class_table& classes, std::type_identity_t<Node> node);
 
+}  // namespace analysis
 }  // namespace heapd

@@ -5,6 +5,7 @@
 #include "analysis/path_description.h"
 
 namespace heapd {
+inline namespace analysis {
 namespace {
 
 template <typename Node>
@@ -96,4 +97,5 @@ template retention_report summarize_retention(const wide_object_graph&, const wi
                                               const wide_dominator_tree::children_index&, const class_table&, unsigned,
                                               unsigned);
 
+}  // namespace analysis
 }  // namespace heapd

@@ -6,6 +6,7 @@
 #include "formats/report/report.h"
 
 namespace heapd {
+inline namespace analysis {
 
 // The top objects by retained size, and per class the bytes its instances retain together: an
 // instance counts unless a dominator above it is of the same class, so nesting is counted once.
@@ -16,4 +17,5 @@ retention_report summarize_retention(const basic_object_graph<Node>& g, const ba
                                      const typename basic_dominator_tree<Node>::children_index& children,
                                      const class_table& classes, unsigned top, unsigned class_rows);
 
+}  // namespace analysis
 }  // namespace heapd

@@ -1,8 +1,9 @@
-#include "analysis/gc_paths.h"
+#include "analysis/root_paths.h"
 
 #include <algorithm>
 
 namespace heapd {
+inline namespace analysis {
 
 namespace {
 
@@ -105,4 +106,5 @@ template class basic_root_paths<std::uint64_t>;
 template std::vector<std::vector<std::uint32_t>> paths_from_roots(const object_graph&, std::uint32_t, unsigned);
 template std::vector<std::vector<std::uint64_t>> paths_from_roots(const wide_object_graph&, std::uint64_t, unsigned);
 
+}  // namespace analysis
 }  // namespace heapd

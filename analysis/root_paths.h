@@ -14,6 +14,7 @@
 #include "base/big_memory.h"
 
 namespace heapd {
+inline namespace analysis {
 
 // Every reachable node's parent on one shortest path from a GC root (ties go to the lower root
 // and the earlier reference, so the result is deterministic). Lasting roots come first: a node
@@ -44,4 +45,5 @@ template <typename Node>
 std::vector<std::vector<Node>> paths_from_roots(const basic_object_graph<Node>& g, std::type_identity_t<Node> target,
                                                 unsigned max_paths);
 
+}  // namespace analysis
 }  // namespace heapd

@@ -3,6 +3,7 @@
 #include <cstring>
 
 namespace heapd {
+inline namespace analysis {
 
 bool all_zero(std::span<const std::byte> d) {
     return !d.empty() && d[0] == std::byte{0} && std::memcmp(d.data(), d.data() + 1, d.size() - 1) == 0;
@@ -22,4 +23,5 @@ stripped_state stripped_check::result() const {
     return s;
 }
 
+}  // namespace analysis
 }  // namespace heapd

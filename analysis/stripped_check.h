@@ -8,6 +8,7 @@
 #include "formats/hprof/heap_records.h"
 
 namespace heapd {
+inline namespace analysis {
 
 // True when d holds at least one byte and all its bytes are zero.
 bool all_zero(std::span<const std::byte> d);
@@ -39,4 +40,5 @@ private:
     kind text_, other_;  // char[] and byte[]; the other types
 };
 
+}  // namespace analysis
 }  // namespace heapd

@@ -8,6 +8,7 @@
 #include "formats/hprof/object_locator.h"
 
 namespace heapd {
+inline namespace analysis {
 
 std::string format_frame(const record_index& idx, const frame_info& f) {
     std::string cls = "<unknown class>";
@@ -160,4 +161,5 @@ std::vector<thread_entry> collect_threads(const record_index& idx, const class_t
     return threads;
 }
 
+}  // namespace analysis
 }  // namespace heapd

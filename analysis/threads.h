@@ -11,6 +11,7 @@
 #include "formats/hprof/record_index.h"
 
 namespace heapd {
+inline namespace analysis {
 
 // One Java thread as the dump shows it.
 struct thread_entry {
@@ -42,4 +43,5 @@ std::vector<thread_entry> collect_threads(const record_index& idx, const class_t
                                           const std::vector<root_view>& thread_roots, bool strings_stripped = false,
                                           strings_along* along = nullptr, const record_finder& finder = {});
 
+}  // namespace analysis
 }  // namespace heapd

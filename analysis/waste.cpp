@@ -15,6 +15,7 @@
 #include "formats/hprof/java_names.h"
 
 namespace heapd {
+inline namespace analysis {
 namespace {
 
 constexpr std::uint32_t none = ~std::uint32_t{0};
@@ -389,4 +390,5 @@ waste_report find_waste(const record_index& idx, const class_table& classes, con
     return r;
 }
 
+}  // namespace analysis
 }  // namespace heapd

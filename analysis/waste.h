@@ -37,9 +37,11 @@
 #include "formats/report/report.h"
 
 namespace heapd {
+inline namespace analysis {
 
 // Finds the waste of an indexed dump whose census has run; keeps the top duplicate-string groups
 // by saving (0: all) and every collection, box and array type row.
 waste_report find_waste(const record_index& idx, const class_table& classes, const census_result& census, unsigned top);
 
+}  // namespace analysis
 }  // namespace heapd

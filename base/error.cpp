@@ -30,9 +30,21 @@ const char* error_code_name(error_code code) {
     case error_code::protocol: return "protocol";
     case error_code::already_traced: return "already_traced";
     case error_code::timed_out: return "timed_out";
+    case error_code::jvm_refused: return "jvm_refused";
+    case error_code::busy: return "busy";
+    case error_code::no_space: return "no_space";
+    case error_code::crashed: return "crashed";
+    case error_code::out_of_memory: return "out_of_memory";
+    case error_code::internal: return "internal";
     case error_code::agent_refused: return "agent_refused";
     }
     return "unknown";
+}
+
+std::optional<error_code> error_code_from_name(std::string_view name) {
+    for (int c = 0; c <= static_cast<int>(error_code::agent_refused); ++c)
+        if (name == error_code_name(static_cast<error_code>(c))) return static_cast<error_code>(c);
+    return std::nullopt;
 }
 
 std::unexpected<error_info> fail_errno(const std::string& what, const std::string& path) {

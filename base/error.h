@@ -2,10 +2,12 @@
 // The one error type of library code (base, attach, formats, the daemon's libraries): a code a
 // caller can act on, a message for people that says what was tried and what happened, and, for a
 // file, the offset it concerns. Libraries never print or log it; the daemon maps its code to the
-// protocol's error kinds and heapctl to exit codes, each in one place (formats/protocol/).
+// protocol's error kinds and heapctl to exit codes, each in one place (formats/wire/).
 #include <cstdint>
 #include <expected>
+#include <optional>
 #include <string>
+#include <string_view>
 
 namespace heapd {
 
@@ -31,6 +33,13 @@ enum class error_code {
     protocol,           // the JVM answered something this client does not understand
     already_traced,     // another tracer (a debugger) holds the process
     timed_out,          // a helper process did not finish within its time limit and was killed
+    jvm_refused,        // the JVM answered but did not do it (a dump command that wrote no dump)
+    // The daemon's own work.
+    busy,           // too much under way at once (jobs queued, a dump of the same JVM); try later
+    no_space,       // too little free space where a file was to be written (the store, a scratch directory)
+    crashed,        // a helper process died of a signal before it answered (killed, out of memory)
+    out_of_memory,  // the work needs more memory than it may take
+    internal,       // a bug in heapd: an exception escaped, a helper wrote what it must not
     // The agent (agent/): the JVM would not load it, or it would not do what it was asked. The last
     // code: native_stacks.cpp checks the codes it decodes against it.
     agent_refused,
@@ -38,6 +47,8 @@ enum class error_code {
 
 // A short stable name of the code ("not_responding"), for JSON and logs.
 const char* error_code_name(error_code code);
+// The code a name from error_code_name stands for; nothing for a name it never gives.
+std::optional<error_code> error_code_from_name(std::string_view name);
 
 // Describes one failure; offset is the file offset it concerns, or no_offset.
 struct error_info {

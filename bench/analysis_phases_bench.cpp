@@ -17,10 +17,10 @@
 
 #include "analysis/census.h"
 #include "analysis/dominator_tree.h"
-#include "analysis/gc_paths.h"
 #include "analysis/leak_suspects.h"
 #include "analysis/object_graph.h"
 #include "analysis/retention.h"
+#include "analysis/root_paths.h"
 #include "formats/hprof/class_table.h"
 #include "formats/hprof/heap_walk.h"
 #include "formats/hprof/hprof_reader.h"

@@ -12,12 +12,12 @@
 #include "base/interruptible_sleep.h"
 #include "base/safe_text.h"
 #include "cli/command_line.h"
-#include "formats/protocol/sampling_limits.h"
 #include "formats/report/cpu_report.h"
+#include "formats/report/quantities.h"
 #include "formats/report/sites_report.h"
-#include "formats/report/text_format.h"
+#include "formats/wire/sampling_limits.h"
 
-namespace heapd::ctl {
+namespace heapd::cli {
 namespace {
 
 // A number option's value within [low, high], else nothing (and the complaint printed).
@@ -82,7 +82,7 @@ std::pair<double, double> bounds_of(const std::string& flag) {
 //   [--by site|method|class] [--order live|allocated] [--cutoff R] [--no-gc]
 // heapctl cpu PID [--seconds N | --start | --show | --stop] [--period MS] [--depth N]
 // The request, or the exit status of a complaint already printed.
-std::expected<sampling_request, int> parse_sampling(const options& o, bool cpu) {
+std::expected<sampling_request, exit_code> parse_sampling(const options& o, bool cpu) {
     sampling_request r;
     std::optional<int> pid;
     bool gc = true;
@@ -202,4 +202,4 @@ int sites(const options& o) {
     return print_table(o, *result, r.pid);
 }
 
-}  // namespace heapd::ctl
+}  // namespace heapd::cli

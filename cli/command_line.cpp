@@ -5,14 +5,14 @@
 #include "base/safe_text.h"
 #include "cli/command_line.h"
 
-namespace heapd::ctl {
+namespace heapd::cli {
 
-int complain(const std::string& message, int code) {
+exit_code complain(const std::string& message, exit_code code) {
     std::fprintf(stderr, "heapctl: %s\n", terminal_safe(message).c_str());
     return code;
 }
 
-int complain(const client_error& e) { return complain(e.message, e.code); }
+exit_code complain(const client_error& e) { return complain(e.message, e.code); }
 
 // Everything heapctl prints may hold names from a dump or another user's process: escaped for the terminal.
 void print(const std::string& text) {
@@ -46,4 +46,4 @@ std::string dump_name(const wire::json& meta) {
     return text;
 }
 
-}  // namespace heapd::ctl
+}  // namespace heapd::cli

@@ -5,13 +5,13 @@
 #include <vector>
 
 #include "cli/daemon_client.h"
-#include "formats/protocol/exit_codes.h"
-#include "formats/protocol/protocol.h"
 #include "formats/report/report_text.h"
+#include "formats/wire/exit_codes.h"
+#include "formats/wire/protocol.h"
 
-namespace heapd::ctl {
+namespace heapd::cli {
 
-using namespace heapd::exits;  // heapctl's exit statuses
+using namespace heapd::wire::exits;  // heapctl's exit statuses
 
 // The command line, parsed.
 struct options {
@@ -26,8 +26,8 @@ struct options {
 };
 
 // Prints "heapctl: MESSAGE" on stderr; returns code.
-int complain(const std::string& message, int code);
-int complain(const client_error& e);
+exit_code complain(const std::string& message, exit_code code);
+exit_code complain(const client_error& e);
 void print(const std::string& text);
 void print_json(const wire::json& j);
 
@@ -43,9 +43,9 @@ int diff(const options& o);
 // Writes the page to o.html and says where on stdout; the exit status (bad_input when it cannot be written).
 int write_html(const options& o, const std::string& page);
 int path(const options& o);
-// heapctl sites and heapctl cpu (sites_command.cpp): allocation sites and CPU samples taken by
+// heapctl sites and heapctl cpu (agent_requests.cpp): allocation sites and CPU samples taken by
 // heapd's agent in a JVM.
 int sites(const options& o);
 void print_growth(const wire::json& growth);
 
-}  // namespace heapd::ctl
+}  // namespace heapd::cli

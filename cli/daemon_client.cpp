@@ -11,7 +11,7 @@
 #include <cstring>
 #include <utility>
 
-namespace heapd::ctl {
+namespace heapd::cli {
 namespace {
 
 constexpr const char* standard_socket = "/run/heapd/heapd.sock";
@@ -121,4 +121,4 @@ client_result<wire::json> daemon_client::call(const std::string& type, wire::jso
     }
 }
 
-}  // namespace heapd::ctl
+}  // namespace heapd::cli

@@ -7,12 +7,12 @@
 #include <functional>
 #include <string>
 
-#include "formats/protocol/exit_codes.h"
-#include "formats/protocol/protocol.h"
+#include "formats/wire/exit_codes.h"
+#include "formats/wire/protocol.h"
 
-namespace heapd::ctl {
+namespace heapd::cli {
 
-using namespace heapd::exits;  // heapctl's exit statuses
+using namespace heapd::wire::exits;  // heapctl's exit statuses
 
 // Why talking to the daemon failed, with the exit status it calls for.
 struct client_error {
@@ -55,4 +55,4 @@ private:
     wire::frame_parser parser_;
 };
 
-}  // namespace heapd::ctl
+}  // namespace heapd::cli

@@ -1,4 +1,4 @@
-// heapctl: the thin client of heapd. It speaks only the protocol (formats/protocol/protocol.h); files to
+// heapctl: the thin client of heapd. It speaks only the protocol (formats/wire/protocol.h); files to
 // analyze are opened here, with the caller's rights, and passed to the daemon as descriptors.
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -22,7 +22,7 @@
 #include "formats/report/report_json.h"
 #include "formats/report/report_text.h"
 
-namespace heapd::ctl {
+namespace heapd::cli {
 namespace {
 
 constexpr const char* usage_text = R"(usage: heapctl [--socket PATH] COMMAND [ARGS]
@@ -416,6 +416,6 @@ int run(int argc, char** argv) {
     return complain("unknown command " + command + " (see heapctl --help)", usage);
 }
 
-}  // namespace heapd::ctl
+}  // namespace heapd::cli
 
-int main(int argc, char** argv) { return heapd::ctl::run(argc, argv); }
+int main(int argc, char** argv) { return heapd::cli::run(argc, argv); }

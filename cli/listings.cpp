@@ -8,9 +8,9 @@
 
 #include "base/safe_text.h"
 #include "formats/report/jvm_table.h"
-#include "formats/report/text_format.h"
+#include "formats/report/quantities.h"
 
-namespace heapd::ctl {
+namespace heapd::cli {
 namespace {
 
 // A field of a reply, or a fallback when it is missing or of another type (replies are
@@ -188,4 +188,4 @@ std::string jvms_text(const wire::json& jvms) {
     return out;
 }
 
-}  // namespace heapd::ctl
+}  // namespace heapd::cli

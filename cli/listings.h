@@ -2,9 +2,9 @@
 // heapctl's answers for people: status, jobs, dumps and JVMs as text from the daemon's JSON results.
 #include <string>
 
-#include "formats/protocol/protocol.h"
+#include "formats/wire/protocol.h"
 
-namespace heapd::ctl {
+namespace heapd::cli {
 
 std::string status_text(const wire::json& status);
 std::string jobs_text(const wire::json& jobs);    // the "jobs" array
@@ -14,4 +14,4 @@ std::string jvms_text(const wire::json& jvms);    // the "jvms" array
 // A user's name for a uid, or the number when it has none.
 std::string user_name(long long uid);
 
-}  // namespace heapd::ctl
+}  // namespace heapd::cli

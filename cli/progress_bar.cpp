@@ -6,7 +6,7 @@
 
 #include "base/terminal.h"
 
-namespace heapd::ctl {
+namespace heapd::cli {
 
 progress_bar::progress_bar(std::string label) : active_(::isatty(STDERR_FILENO) == 1) {
     view_.label = std::move(label);
@@ -45,4 +45,4 @@ void progress_bar::clear() {
     drawn_ = false;
 }
 
-}  // namespace heapd::ctl
+}  // namespace heapd::cli

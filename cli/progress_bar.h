@@ -4,10 +4,10 @@
 #include <cstdint>
 #include <string>
 
-#include "formats/protocol/protocol.h"
 #include "formats/report/progress_line.h"
+#include "formats/wire/protocol.h"
 
-namespace heapd::ctl {
+namespace heapd::cli {
 
 // Draws the bar on stderr (carriage return, no newline) when stderr is a terminal; does nothing
 // otherwise, so piped and redirected output stays clean.
@@ -29,4 +29,4 @@ private:
     bool started_ = false;
 };
 
-}  // namespace heapd::ctl
+}  // namespace heapd::cli

@@ -6,7 +6,7 @@
 #include "formats/report/report_html.h"
 #include "formats/report/report_json.h"
 
-namespace heapd::ctl {
+namespace heapd::cli {
 
 // What grew since the previous dump of the JVM ({previous, diff}), after its report.
 void print_growth(const wire::json& growth) {
@@ -90,4 +90,4 @@ int path(const options& o) {
     return ok;
 }
 
-}  // namespace heapd::ctl
+}  // namespace heapd::cli

@@ -1,6 +1,6 @@
 #pragma once
 // The HotSpot attach protocol, spoken with a JVM's attach listener (heapd's own protocol with
-// heapctl is formats/protocol/): request encodings (v1, and v2 of JDK 24+) and one conversation
+// heapctl is formats/wire/): request encodings (v1, and v2 of JDK 24+) and one conversation
 // with a listener socket. The conversation allocates nothing and uses only system calls, so that
 // the forked child which takes on a JVM's namespace and credentials can run it.
 #include <cstddef>

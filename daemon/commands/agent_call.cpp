@@ -7,8 +7,8 @@
 #include "base/safe_text.h"
 #include "daemon/commands/commands.h"
 
-namespace heapd::cmd {
-std::expected<sites::allocation_profile, int> agent_call::run(const std::string& command) const {
+namespace heapd::daemon {
+std::expected<sites::allocation_profile, wire::exits::exit_code> agent_call::run(const std::string& command) const {
     attach::attach_options options;
     options.timeout = std::chrono::milliseconds(static_cast<long long>(timeout_seconds * 1000));
     auto text = attach::agent_command(pid, {library}, command, sites::agent_protocol, options);
@@ -38,4 +38,4 @@ std::expected<sites::allocation_profile, int> agent_call::run(const std::string&
     return std::move(*profile);
 }
 
-}  // namespace heapd::cmd
+}  // namespace heapd::daemon

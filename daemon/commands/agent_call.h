@@ -7,8 +7,9 @@
 #include <string>
 
 #include "formats/sites/allocation_profile.h"
+#include "formats/wire/exit_codes.h"
 
-namespace heapd::cmd {
+namespace heapd::daemon {
 
 // How to reach the agent of one JVM.
 struct agent_call {
@@ -18,8 +19,9 @@ struct agent_call {
     double timeout_seconds = 30;
     std::string save;  // when set, an answer with allocation tables is also written here
 
-    // The agent's answer to command, or the exit status (its reason printed on stderr).
-    std::expected<sites::allocation_profile, int> run(const std::string& command) const;
+    // The agent's answer to command, or the exit status it calls for (its reason printed on stderr:
+    // this is the edge of a command, where errors are printed and become exit statuses).
+    std::expected<sites::allocation_profile, wire::exits::exit_code> run(const std::string& command) const;
 };
 
-}  // namespace heapd::cmd
+}  // namespace heapd::daemon

@@ -24,7 +24,7 @@
 #include "formats/sites/allocation_profile.h"
 #include "formats/sites/sites_join.h"
 
-namespace heapd::cmd {
+namespace heapd::daemon {
 namespace {
 
 // The options of one analyze invocation.
@@ -229,4 +229,4 @@ void add_analyze(CLI::App& app, int& status) {
     });
 }
 
-}  // namespace heapd::cmd
+}  // namespace heapd::daemon

@@ -11,7 +11,7 @@
 #include "daemon/jobs/analysis_child.h"
 #include "daemon/runtime/crash_handler.h"
 
-namespace heapd::cmd {
+namespace heapd::daemon {
 namespace {
 
 // The options the daemon passes (daemon/jobs/analysis_child.cpp builds them).
@@ -44,4 +44,4 @@ void add_analyze_fd(CLI::App& app, int& status) {
     });
 }
 
-}  // namespace heapd::cmd
+}  // namespace heapd::daemon

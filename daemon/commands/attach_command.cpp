@@ -11,7 +11,7 @@
 #include "attach/heap_dump.h"
 #include "daemon/commands/commands.h"
 
-namespace heapd::cmd {
+namespace heapd::daemon {
 namespace {
 
 // The options of one attach invocation.
@@ -155,4 +155,4 @@ void add_attach(CLI::App& app, int& status) {
     });
 }
 
-}  // namespace heapd::cmd
+}  // namespace heapd::daemon

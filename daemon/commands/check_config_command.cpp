@@ -8,7 +8,7 @@
 #include "daemon/config/config_text.h"
 #include "daemon/oom/spool.h"
 
-namespace heapd::cmd {
+namespace heapd::daemon {
 
 void add_check_config(CLI::App& app, int& status) {
     auto file = std::make_shared<std::string>();
@@ -31,4 +31,4 @@ void add_check_config(CLI::App& app, int& status) {
     });
 }
 
-}  // namespace heapd::cmd
+}  // namespace heapd::daemon

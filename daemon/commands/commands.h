@@ -2,11 +2,11 @@
 // The heapd subcommands: each registers its options on the CLI and runs when chosen.
 #include <CLI/CLI.hpp>
 
-#include "formats/protocol/exit_codes.h"
+#include "formats/wire/exit_codes.h"
 
-namespace heapd::cmd {
+namespace heapd::daemon {
 
-using namespace heapd::exits;  // heapd's exit statuses
+using namespace heapd::wire::exits;  // heapd's exit statuses
 
 // `heapd analyze FILE [--json] [--top N]`: summary, histogram, largest objects, threads.
 void add_analyze(CLI::App& app, int& status);
@@ -52,4 +52,4 @@ void add_cpu(CLI::App& app, int& status);
 // `heapd upload [--config FILE] [--once] [--store DIR]`: the store's reports to an S3 bucket.
 void add_upload(CLI::App& app, int& status);
 
-}  // namespace heapd::cmd
+}  // namespace heapd::daemon

@@ -9,11 +9,11 @@
 #include "base/interruptible_sleep.h"
 #include "daemon/commands/agent_call.h"
 #include "daemon/commands/commands.h"
-#include "formats/protocol/sampling_limits.h"
 #include "formats/report/cpu_report.h"
 #include "formats/sites/cpu_ranking.h"
+#include "formats/wire/sampling_limits.h"
 
-namespace heapd::cmd {
+namespace heapd::daemon {
 namespace {
 
 // The options of one cpu invocation.
@@ -109,4 +109,4 @@ void add_cpu(CLI::App& app, int& status) {
     sub->callback([args, &status] { status = run_cpu(*args); });
 }
 
-}  // namespace heapd::cmd
+}  // namespace heapd::daemon

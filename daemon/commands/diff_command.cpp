@@ -16,7 +16,7 @@
 #include "formats/report/report_json.h"
 #include "formats/report/report_text.h"
 
-namespace heapd::cmd {
+namespace heapd::daemon {
 namespace {
 
 // The options of one diff invocation.
@@ -128,4 +128,4 @@ void add_diff(CLI::App& app, int& status) {
     });
 }
 
-}  // namespace heapd::cmd
+}  // namespace heapd::daemon

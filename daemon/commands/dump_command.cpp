@@ -11,7 +11,7 @@
 #include "daemon/oom/oom_hook.h"
 #include "daemon/oom/spool.h"
 
-namespace heapd::cmd {
+namespace heapd::daemon {
 namespace {
 
 // Options of `heapd dump`.
@@ -63,4 +63,4 @@ void add_dump(CLI::App& app, int& status) {
     sub->callback([o, &status] { status = run_dump(*o); });
 }
 
-}  // namespace heapd::cmd
+}  // namespace heapd::daemon

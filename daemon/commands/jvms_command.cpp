@@ -16,9 +16,9 @@
 #include "daemon/rules/rule_match.h"
 #include "formats/hsperf/hsperfdata_summary.h"
 #include "formats/report/jvm_table.h"
-#include "formats/report/text_format.h"
+#include "formats/report/quantities.h"
 
-namespace heapd::cmd {
+namespace heapd::daemon {
 namespace {
 
 // The options of one jvms invocation.
@@ -196,4 +196,4 @@ void add_jvms(CLI::App& app, int& status) {
     sub->callback([args, &status] { status = run_jvms(*args); });
 }
 
-}  // namespace heapd::cmd
+}  // namespace heapd::daemon

@@ -9,7 +9,7 @@
 #include "formats/report/report_json.h"
 #include "formats/report/report_text.h"
 
-namespace heapd::cmd {
+namespace heapd::daemon {
 namespace {
 
 // The options of one path invocation.
@@ -67,4 +67,4 @@ void add_path(CLI::App& app, int& status) {
     sub->callback([args, &status] { status = run_path(*args); });
 }
 
-}  // namespace heapd::cmd
+}  // namespace heapd::daemon

@@ -19,7 +19,7 @@
 #include "daemon/runtime/daemon_log.h"
 #include "daemon/server/server.h"
 
-namespace heapd::cmd {
+namespace heapd::daemon {
 namespace {
 
 // The pipe a detached daemon tells its parent through that it serves (one byte '\0') or why it
@@ -189,4 +189,4 @@ void add_serve(CLI::App& app, int& status) {
     });
 }
 
-}  // namespace heapd::cmd
+}  // namespace heapd::daemon

@@ -10,13 +10,13 @@
 #include "base/safe_text.h"
 #include "daemon/commands/agent_call.h"
 #include "daemon/commands/commands.h"
-#include "formats/protocol/sampling_limits.h"
+#include "formats/report/quantities.h"
 #include "formats/report/sites_report.h"
-#include "formats/report/text_format.h"
 #include "formats/sites/allocation_profile.h"
 #include "formats/sites/site_ranking.h"
+#include "formats/wire/sampling_limits.h"
 
-namespace heapd::cmd {
+namespace heapd::daemon {
 namespace {
 
 // The options of one sites invocation.
@@ -152,4 +152,4 @@ void add_sites(CLI::App& app, int& status) {
     sub->callback([args, &status] { status = run_sites(*args); });
 }
 
-}  // namespace heapd::cmd
+}  // namespace heapd::daemon

@@ -25,7 +25,7 @@
 #include "daemon/commands/commands.h"
 #include "daemon/stacks/native_stacks.h"
 
-namespace heapd::cmd {
+namespace heapd::daemon {
 namespace {
 
 // The options of one stack invocation.
@@ -56,7 +56,7 @@ std::string base_name(const std::string& path) {
 }
 
 // One frame as a line: "#3  0x00007f...  JVM_Sleep+0x12a  (libjvm.so)".
-std::string frame_line(std::size_t index, const stacks::native_frame& f) {
+std::string frame_line(std::size_t index, const daemon::native_frame& f) {
     std::string what;
     if (!f.symbol.empty()) {
         what = f.symbol + "+" + hex_id(f.symbol_offset) + "  (" + base_name(f.module) +
@@ -102,7 +102,7 @@ struct stack_sources {
     std::string java_problem;           // why there are none, when the agent was tried
 };
 
-std::string render_text(const stacks::native_stacks& s, const stack_sources& from) {
+std::string render_text(const daemon::native_stacks& s, const stack_sources& from) {
     std::string out;
     if (!from.fallback_reason.empty())
         out += "# The JVM did not answer (" + from.fallback_reason + "): native stacks instead" +
@@ -117,7 +117,7 @@ std::string render_text(const stacks::native_stacks& s, const stack_sources& fro
     if (s.was_stopped) out += "The process was stopped (SIGSTOP) before and is left stopped.\n";
     if (s.exited_threads > 0)
         out += std::to_string(s.exited_threads) + " thread(s) exited while the process was being stopped.\n";
-    for (const stacks::native_thread& t : s.threads) {
+    for (const daemon::native_thread& t : s.threads) {
         out += "\n\"" + t.name + "\" tid " + std::to_string(t.tid) + ", " + state_name(t.state);
         if (t.pending_signal != 0) out += ", receiving signal " + std::to_string(t.pending_signal);
         out += "\n";
@@ -132,11 +132,11 @@ std::string render_text(const stacks::native_stacks& s, const stack_sources& fro
     return out;
 }
 
-nlohmann::json render_json(const stacks::native_stacks& s, const stack_sources& from) {
+nlohmann::json render_json(const daemon::native_stacks& s, const stack_sources& from) {
     nlohmann::json threads = nlohmann::json::array();
-    for (const stacks::native_thread& t : s.threads) {
+    for (const daemon::native_thread& t : s.threads) {
         nlohmann::json frames = nlohmann::json::array();
-        for (const stacks::native_frame& f : t.frames) {
+        for (const daemon::native_frame& f : t.frames) {
             nlohmann::json j = {{"ip", f.ip}, {"module", f.module}};
             if (!f.module.empty() && f.module[0] == '/') j["module_offset"] = f.module_offset;
             if (!f.symbol.empty()) {
@@ -208,10 +208,10 @@ std::chrono::seconds agent_time(std::chrono::milliseconds timeout) {
 // Native stacks; for a JVM that did not answer (fallback_reason) and runs, also each Java thread's
 // Java frames, read by the serviceability agent once the native stacks are taken.
 int run_native(const stack_args& a, std::chrono::milliseconds timeout, const std::string& fallback_reason) {
-    stacks::native_stack_options options;
+    daemon::native_stack_options options;
     options.timeout = timeout;
     options.max_frames = a.max_frames;
-    auto s = stacks::capture_native_stacks(a.pid, options);
+    auto s = daemon::capture_native_stacks(a.pid, options);
     if (!s) {
         std::fprintf(stderr, "heapd: native stacks of process %d: %s\n", a.pid, s.error().message.c_str());
         return bad_input;
@@ -294,4 +294,4 @@ void add_stack(CLI::App& app, int& status) {
     sub->callback([args, &status] { status = run_stack(*args); });
 }
 
-}  // namespace heapd::cmd
+}  // namespace heapd::daemon

@@ -12,7 +12,7 @@
 #include "formats/hprof/dump_file.h"
 #include "formats/hprof/strip.h"
 
-namespace heapd::cmd {
+namespace heapd::daemon {
 namespace {
 
 // The options of one strip invocation.
@@ -58,4 +58,4 @@ void add_strip(CLI::App& app, int& status) {
     sub->callback([args, &status] { status = run_strip(*args); });
 }
 
-}  // namespace heapd::cmd
+}  // namespace heapd::daemon

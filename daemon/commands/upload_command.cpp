@@ -16,7 +16,7 @@
 #include "daemon/runtime/daemon_log.h"
 #include "daemon/upload/uploader.h"
 
-namespace heapd::cmd {
+namespace heapd::daemon {
 namespace {
 
 std::atomic<bool> stop_requested{false};
@@ -113,4 +113,4 @@ void add_upload(CLI::App& app, int& status) {
     sub->callback([args, &status] { status = run_upload(*args); });
 }
 
-}  // namespace heapd::cmd
+}  // namespace heapd::daemon

@@ -4,7 +4,7 @@
 #include <map>
 
 #include "daemon/config/config_values.h"
-#include "formats/report/text_format.h"
+#include "formats/report/quantities.h"
 
 namespace heapd::daemon {
 namespace {

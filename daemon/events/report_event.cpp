@@ -7,7 +7,7 @@
 #include <cstdio>
 
 #include "daemon/runtime/log_text.h"
-#include "formats/report/text_format.h"
+#include "formats/report/quantities.h"
 
 namespace heapd::daemon {
 namespace {

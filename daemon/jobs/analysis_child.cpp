@@ -1,6 +1,6 @@
 #include "daemon/jobs/analysis_child.h"
 #include "daemon/jobs/analysis_memory.h"
-#include "formats/protocol/error_kinds.h"
+#include "formats/wire/error_kinds.h"
 
 #include <fcntl.h>
 #include <grp.h>
@@ -79,8 +79,9 @@ public:
                 if (watch_.within) watch_.within(static_cast<double>(std::min(permille, 1000ul)) / 1000);
             } else if (line.starts_with("error ")) {
                 auto space = line.find(' ', 6);
-                failure_ = wire::wire_error{wire::error_kind_from_name(line.substr(6, space - 6)),
-                                            space == std::string::npos ? "" : line.substr(space + 1)};
+                auto code = error_code_from_name(std::string_view(line).substr(6, space - 6));
+                if (!code) return false;
+                failure_ = error_info{*code, space == std::string::npos ? "" : line.substr(space + 1)};
             } else if (line.starts_with("report ")) {
                 report_bytes_ = std::strtoull(line.c_str() + 7, nullptr, 10);
                 if (*report_bytes_ > max_report_bytes) return false;
@@ -91,19 +92,18 @@ public:
     }
     bool report_complete() const { return report_bytes_ && buffer_.size() == *report_bytes_; }
     std::string take_report() { return std::move(buffer_); }
-    const std::optional<wire::wire_error>& failure() const { return failure_; }
+    const std::optional<error_info>& failure() const { return failure_; }
 
 private:
     const child_watch& watch_;
     std::string buffer_;
     std::optional<std::uint64_t> report_bytes_;
-    std::optional<wire::wire_error> failure_;
+    std::optional<error_info> failure_;
 };
 
 // Runs `heapd analyze-fd ARGS --parent PID` on dump_fd and reads what it writes.
-std::expected<std::string, wire::wire_error> run_child(int dump_fd, const child_scratch& scratch,
-                                                       std::vector<std::string> args, const child_watch& watch,
-                                                       const std::string& executable) {
+result<std::string> run_child(int dump_fd, const child_scratch& scratch, std::vector<std::string> args,
+                              const child_watch& watch, const std::string& executable) {
     args.insert(args.begin(), {"--inflate-dir", scratch.dir});
     const std::uint64_t memory = analysis_memory.load();
     if (memory != 0) args.insert(args.end(), {"--memory", std::to_string(memory)});
@@ -114,9 +114,7 @@ std::expected<std::string, wire::wire_error> run_child(int dump_fd, const child_
     // And one for its big arrays to spill to when memory is short (analysis_memory.h): the same
     // room bounds both.
     unique_fd spill_file(unlinked_temp_file(scratch.dir));
-    if (!scratch_file || !spill_file)
-        return std::unexpected(wire::wire_error{
-            wire::error_kind::internal, "cannot make a scratch file in " + scratch.dir + ": " + std::strerror(errno)});
+    if (!scratch_file || !spill_file) return fail_errno("cannot make a scratch file in", scratch.dir);
     const std::string parent = std::to_string(::getpid());
     args.insert(args.begin(), {"heapd", "analyze-fd"});
     args.insert(args.end(), {"--parent", parent});
@@ -126,9 +124,7 @@ std::expected<std::string, wire::wire_error> run_child(int dump_fd, const child_
         child_process::spawn({executable, args, std::nullopt, {dump_fd, scratch_file.get(), spill_file.get()}, true});
     scratch_file.reset();
     spill_file.reset();
-    if (!child)
-        return std::unexpected(wire::wire_error{wire::error_kind::internal,
-                                                "cannot start the analysis process: " + child.error().message});
+    if (!child) return fail(child.error().code, "cannot start the analysis process: " + child.error().message);
     child_reader reader(watch);
     child_limits limits;
     limits.cancelled = watch.cancelled;
@@ -137,22 +133,18 @@ std::expected<std::string, wire::wire_error> run_child(int dump_fd, const child_
         child->read(limits, [&](std::string_view bytes, std::vector<unique_fd>&) { return reader.feed(bytes); });
     const child_exit exit = child->wait();
     const bool cancelled = end == child_read_end::cancelled, garbled = end == child_read_end::stopped;
-    if (cancelled || (watch.cancelled && watch.cancelled()))
-        return std::unexpected(wire::wire_error{wire::error_kind::cancelled, "cancelled"});
-    if (garbled)
-        return std::unexpected(wire::wire_error{wire::error_kind::internal, "the analysis process wrote nonsense"});
+    if (cancelled || (watch.cancelled && watch.cancelled())) return fail(error_code::cancelled, "cancelled");
+    if (garbled) return fail(error_code::internal, "the analysis process wrote nonsense");
     if (exit.signal != 0)
-        return std::unexpected(wire::wire_error{
-            wire::error_kind::failed,
-            "the analysis process died of " + signal_text(exit.signal) +
-                (memory != 0 && exit.signal == SIGABRT
-                     ? " (most likely out of memory: daemon.analysis_memory allows " + memory_text(memory) + ")"
-                     : "")});
+        return fail(error_code::crashed,
+                    "the analysis process died of " + signal_text(exit.signal) +
+                        (memory != 0 && exit.signal == SIGABRT
+                             ? " (most likely out of memory: daemon.analysis_memory allows " + memory_text(memory) + ")"
+                             : ""));
     if (reader.failure()) return std::unexpected(*reader.failure());
     if (exit.code != 0 || !reader.report_complete())
-        return std::unexpected(wire::wire_error{
-            wire::error_kind::internal,
-            "the analysis process ended without a report (exit status " + std::to_string(exit.code) + ")"});
+        return fail(error_code::internal,
+                    "the analysis process ended without a report (exit status " + std::to_string(exit.code) + ")");
     return reader.take_report();
 }
 
@@ -172,11 +164,12 @@ result<void> drop_privileges() {
     return {};
 }
 
-// The child's error line, then its exit status.
-int fail_with(const char* kind, std::string message) {
+// The child's error line (the code's name, then the message), then its exit status.
+int fail_with(const error_info& e) {
+    std::string message = e.describe();
     for (char& c : message)
         if (c == '\n') c = ' ';
-    write_out(std::string("error ") + kind + " " + message + "\n");
+    write_out(std::string("error ") + error_code_name(e.code) + " " + message + "\n");
     return 2;
 }
 
@@ -188,8 +181,7 @@ int analyze_mapped(const dump_file& dumped, const std::string& name, std::option
     if (object) {
         if (!write_out("phase paths\n")) return 1;
         auto paths = find_object_paths(dump->bytes(), *object, roots);
-        if (!paths)
-            return fail_with(wire::error_kind_name(wire::kind_of(paths.error().code)).data(), paths.error().describe());
+        if (!paths) return fail_with(paths.error());
         paths->file = name;
         std::string text = to_json(*paths).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
         return write_out("report " + std::to_string(text.size()) + "\n") && write_out(text) ? 0 : 1;
@@ -214,7 +206,7 @@ int analyze_mapped(const dump_file& dumped, const std::string& name, std::option
     auto report = analyze_dump(dump->bytes(), options);
     if (!report) {
         if (report.error().code == error_code::cancelled) return 1;  // the parent stopped reading
-        return fail_with("bad_input", report.error().describe());
+        return fail_with(report.error());
     }
     if (!dump->inflate_warning().empty())
         report->problems.push_back({dump->inflate_warning(), dump->compressed_bytes(), true});
@@ -226,16 +218,14 @@ int analyze_mapped(const dump_file& dumped, const std::string& name, std::option
 
 void set_analysis_memory(std::uint64_t bytes) { analysis_memory = bytes; }
 
-std::expected<std::string, wire::wire_error> analyze_in_child(int dump_fd, const std::string& name,
-                                                              const child_scratch& scratch, const child_watch& watch,
-                                                              const std::string& executable) {
+result<std::string> analyze_in_child(int dump_fd, const std::string& name, const child_scratch& scratch,
+                                     const child_watch& watch, const std::string& executable) {
     return run_child(dump_fd, scratch, {"--name", name}, watch, executable);
 }
 
-std::expected<std::string, wire::wire_error> paths_in_child(int dump_fd, const std::string& name,
-                                                            const child_scratch& scratch, std::uint64_t object,
-                                                            unsigned roots, const child_watch& watch,
-                                                            const std::string& executable) {
+result<std::string> paths_in_child(int dump_fd, const std::string& name, const child_scratch& scratch,
+                                   std::uint64_t object, unsigned roots, const child_watch& watch,
+                                   const std::string& executable) {
     return run_child(dump_fd, scratch,
                      {"--name", name, "--object", std::to_string(object), "--roots", std::to_string(roots)}, watch,
                      executable);
@@ -254,22 +244,24 @@ int analyze_fd_main(const std::string& name, const std::string& inflate_dir, pid
     }
     // Everything it needs is open (the dump, the scratch file): mapping, inflating and parsing what a
     // client sent need no privilege at all.
-    if (auto dropped = drop_privileges(); !dropped) return fail_with("internal", dropped.error().message);
+    if (auto dropped = drop_privileges(); !dropped) return fail_with({error_code::internal, dropped.error().message});
     if (::getppid() != parent) return 1;
     const int scratch = ::fcntl(4, F_GETFD) >= 0 ? 4 : -1;
     auto dump = dump_file::from_fd(3, name, {inflate_dir, scratch, max_inflated});
     ::close(3);
     if (scratch >= 0) ::close(scratch);
-    if (!dump) return fail_with("bad_input", dump.error().describe());
+    if (!dump) return fail_with(dump.error());
     // The spill file (descriptor 5) stays open for the process's life: big arrays live in it.
     memory_plan plan{memory, ::fcntl(5, F_GETFD) >= 0 ? 5 : -1};
     if (max_inflated) plan.max_spilled = *max_inflated;
-    if (auto applied = apply_memory_plan(plan); !applied) return fail_with("internal", applied.error().message);
+    if (auto applied = apply_memory_plan(plan); !applied)
+        return fail_with({error_code::internal, applied.error().message});
     try {
         return analyze_mapped(*dump, name, object, roots);
     } catch (const std::bad_alloc&) {
-        return fail_with("failed", "the analysis needs more memory than daemon.analysis_memory allows (" +
-                                       memory_text(memory) + " beyond the dump)");
+        return fail_with(
+            {error_code::out_of_memory, "the analysis needs more memory than daemon.analysis_memory allows (" +
+                                            memory_text(memory) + " beyond the dump)"});
     }
 }
 

@@ -23,7 +23,7 @@
 #include <string>
 #include <string_view>
 
-#include "formats/protocol/protocol.h"
+#include "base/error.h"
 
 namespace heapd::daemon {
 
@@ -48,17 +48,15 @@ void set_analysis_memory(std::uint64_t bytes);
 
 // Runs the analysis of dump_fd in a child (executable: heapd, this very program unless a test says
 // otherwise) and returns the report's JSON text.
-std::expected<std::string, wire::wire_error> analyze_in_child(int dump_fd, const std::string& name,
-                                                              const child_scratch& scratch, const child_watch& watch,
-                                                              const std::string& executable = "/proc/self/exe");
+result<std::string> analyze_in_child(int dump_fd, const std::string& name, const child_scratch& scratch,
+                                     const child_watch& watch, const std::string& executable = "/proc/self/exe");
 
 // The same for `heapd path`: the shortest paths from GC roots to one object (object_paths.h), as
-// JSON (formats/report/report_json.h) in place of the report; one phase, "paths". Fails with kind
+// JSON (formats/report/report_json.h) in place of the report; one phase, "paths". Fails with
 // not_found when the dump holds no such object.
-std::expected<std::string, wire::wire_error> paths_in_child(int dump_fd, const std::string& name,
-                                                            const child_scratch& scratch, std::uint64_t object,
-                                                            unsigned roots, const child_watch& watch,
-                                                            const std::string& executable = "/proc/self/exe");
+result<std::string> paths_in_child(int dump_fd, const std::string& name, const child_scratch& scratch,
+                                   std::uint64_t object, unsigned roots, const child_watch& watch,
+                                   const std::string& executable = "/proc/self/exe");
 
 // The child's side, `heapd analyze-fd --name NAME --inflate-dir DIR --parent PID [--max-inflated N]
 // [--object ID --roots N]`: analyzes descriptor 3 (or finds the paths to the object) and writes what

@@ -9,8 +9,8 @@
 #include <utility>
 
 #include "daemon/jobs/analysis_child.h"
+#include "formats/report/quantities.h"
 #include "formats/report/report_json.h"
-#include "formats/report/text_format.h"
 
 namespace heapd::daemon {
 namespace {
@@ -33,7 +33,7 @@ constexpr std::array<std::pair<std::string_view, double>, 9> phase_shares{{{"ope
 // A compressed dump inflates to about this many times its size (HPROF compresses 3 to 6 times).
 constexpr std::uint64_t inflate_estimate = 4;
 
-wire::wire_error cancelled() { return {wire::error_kind::cancelled, "cancelled"}; }
+std::unexpected<error_info> cancelled() { return fail(error_code::cancelled, "cancelled"); }
 
 bool starts_gzip(int fd) {
     unsigned char magic[2] = {0, 0};
@@ -73,8 +73,8 @@ std::string report_headline(const analysis_report& r) {
            " objects";
 }
 
-wire::wire_result<analyzed_report> analyze_for_job(job_context& ctx, store& s, int dump_fd, const std::string& name,
-                                                   std::uint64_t& total, const std::string& executable) {
+result<analyzed_report> analyze_for_job(job_context& ctx, store& s, int dump_fd, const std::string& name,
+                                        std::uint64_t& total, const std::string& executable) {
     child_watch watch;
     watch.total = [&](std::uint64_t bytes) { total = bytes; };
     std::string current;  // the phase the child is in
@@ -94,38 +94,34 @@ wire::wire_result<analyzed_report> analyze_for_job(job_context& ctx, store& s, i
     auto report = parsed.is_discarded() ? result<analysis_report>(fail(error_code::bad_value, "not JSON"))
                                         : report_from_json(parsed);
     if (!report)
-        return std::unexpected(wire::wire_error{
-            wire::error_kind::internal, "the analysis gave a report that does not read: " + report.error().message});
+        return fail(error_code::internal, "the analysis gave a report that does not read: " + report.error().message);
     return analyzed_report{std::move(*text), std::move(*report)};
 }
 
 job_work make_analyze_work(store& s, analyze_request request) {
     auto req = std::make_shared<analyze_request>(std::move(request));
     return [&s, req](job_context& ctx) -> job_outcome {
-        auto fail_with = [](wire::error_kind kind, std::string message) {
-            return std::unexpected(wire::wire_error{kind, std::move(message)});
-        };
         struct stat st {};
-        if (::fstat(req->fd.get(), &st) != 0) return fail_with(wire::error_kind::bad_input, "cannot stat " + req->name);
+        if (::fstat(req->fd.get(), &st) != 0) return fail_errno("cannot stat", req->name);
         const auto file_bytes = static_cast<std::uint64_t>(st.st_size);
         std::uint64_t total = file_bytes;
         ctx.progress("open", 0, total);
-        if (ctx.cancelled()) return std::unexpected(cancelled());
+        if (ctx.cancelled()) return cancelled();
         if (starts_gzip(req->fd.get()))
             if (auto room = s.ensure_space(file_bytes * inflate_estimate, "the inflated copy of " + req->name); !room)
-                return fail_with(wire::error_kind::no_space, room.error().message);
+                return std::unexpected(room.error());
 
         // The analysis itself runs in a child process (analysis_child.h).
         auto analyzed = analyze_for_job(ctx, s, req->fd.get(), req->name, total, req->executable);
         req->fd.reset();
         if (!analyzed) return std::unexpected(analyzed.error());
         const std::string& text = analyzed->json;
-        if (ctx.cancelled()) return std::unexpected(cancelled());
+        if (ctx.cancelled()) return cancelled();
 
         ctx.progress("save", static_cast<std::uint64_t>(analysis_share_before("save") * static_cast<double>(total)),
                      total);
         if (auto room = s.ensure_space(text.size(), "the report of " + req->name); !room)
-            return fail_with(wire::error_kind::no_space, room.error().message);
+            return std::unexpected(room.error());
         entry_metadata meta;
         meta.created_ms = now_ms();
         meta.owner_uid = req->uid;
@@ -138,11 +134,10 @@ job_work make_analyze_work(store& s, analyze_request request) {
         meta.job = ctx.id();
         meta.headline = report_headline(analyzed->report);
         auto staged = s.stage(meta);
-        if (!staged) return fail_with(wire::error_kind::internal, staged.error().message);
-        if (auto w = staged->write("report.json", text); !w)
-            return fail_with(wire::error_kind::internal, w.error().message);
+        if (!staged) return std::unexpected(staged.error());
+        if (auto w = staged->write("report.json", text); !w) return std::unexpected(w.error());
         auto committed = staged->commit();
-        if (!committed) return fail_with(wire::error_kind::internal, committed.error().message);
+        if (!committed) return std::unexpected(committed.error());
         s.report_committed(*committed, analyzed->report);
         ctx.progress("save", total, total);
         return committed->id;

@@ -39,8 +39,8 @@ struct analyzed_report {
 // Runs the analysis of dump_fd in a child process (analysis_child.h) for the job of ctx: the
 // child's phases become the job's progress out of total bytes (raised to the inflated size of a
 // compressed dump), cancelling the job kills it, and its report must read back.
-wire::wire_result<analyzed_report> analyze_for_job(job_context& ctx, store& s, int dump_fd, const std::string& name,
-                                                   std::uint64_t& total, const std::string& executable);
+result<analyzed_report> analyze_for_job(job_context& ctx, store& s, int dump_fd, const std::string& name,
+                                        std::uint64_t& total, const std::string& executable);
 
 // How far an analysis is when phase starts, as a share of its usual time (0 to 1), for progress
 // in bytes: done = share × the dump's size.

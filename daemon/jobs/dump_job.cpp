@@ -1,5 +1,4 @@
 #include "daemon/jobs/dump_job.h"
-#include "formats/protocol/error_kinds.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -20,25 +19,19 @@
 #include "attach/process_snapshot.h"
 #include "daemon/jobs/analyze_job.h"
 #include "daemon/jobs/staging_journal.h"
-#include "daemon/oom/oom_arming.h"
+#include "daemon/oom/arm_jvm.h"
+#include "formats/report/quantities.h"
 #include "formats/report/report_json.h"
-#include "formats/report/text_format.h"
 #include "formats/sites/allocation_profile.h"
 #include "formats/sites/sites_join.h"
 
 namespace heapd::daemon {
 namespace {
 
-using wire::error_kind;
-
-std::unexpected<wire::wire_error> failure(error_kind kind, std::string message) {
-    return std::unexpected(wire::wire_error{kind, std::move(message)});
-}
-
 // Waits until the JVM answers an attach again (it has left its OnOutOfMemoryError hook): tries with
 // a short timeout, then backs off (0.1 s doubling to 2 s). False with why when it is gone or
 // cancelled or the limit passed.
-std::optional<wire::wire_error> wait_for_jvm(const dump_request& r, job_context& ctx) {
+std::optional<error_info> wait_for_jvm(const dump_request& r, job_context& ctx) {
     using clock = std::chrono::steady_clock;
     const auto deadline = clock::now() + std::chrono::milliseconds(oom_wait_limit_ms);
     auto pause = std::chrono::milliseconds(100);
@@ -53,10 +46,10 @@ std::optional<wire::wire_error> wait_for_jvm(const dump_request& r, job_context&
         if (state && state->stopped()) {
             if (!stopped_since) stopped_since = clock::now();
             if (clock::now() - *stopped_since >= std::chrono::milliseconds(oom_wait_stopped_ms))
-                return wire::wire_error{error_kind::failed,
-                                        "pid " + std::to_string(r.pid) + " has been stopped (state " +
-                                            std::string(1, state->state) + ") for " +
-                                            text::duration_text(oom_wait_stopped_ms) + ": not waited for longer"};
+                return error_info{error_code::not_responding,
+                                  "pid " + std::to_string(r.pid) + " has been stopped (state " +
+                                      std::string(1, state->state) + ") for " +
+                                      text::duration_text(oom_wait_stopped_ms) + ": not waited for longer"};
         } else {
             stopped_since.reset();
         }
@@ -68,16 +61,14 @@ std::optional<wire::wire_error> wait_for_jvm(const dump_request& r, job_context&
         const auto code = answer.error().code;
         if (code == error_code::no_such_process || code == error_code::not_a_jvm ||
             code == error_code::permission_denied || code == error_code::attach_disabled)
-            return wire::wire_error{wire::kind_of(code), "pid " + std::to_string(r.pid) +
-                                                             " never answered after its "
-                                                             "OutOfMemoryError hook: " +
-                                                             answer.error().message};
+            return error_info{code, "pid " + std::to_string(r.pid) +
+                                        " never answered after its OutOfMemoryError hook: " + answer.error().message};
         if (clock::now() >= deadline)
-            return wire::wire_error{error_kind::failed, "pid " + std::to_string(r.pid) + " did not answer for " +
-                                                            text::duration_text(oom_wait_limit_ms) + ": " +
-                                                            answer.error().message};
+            return error_info{error_code::not_responding, "pid " + std::to_string(r.pid) + " did not answer for " +
+                                                              text::duration_text(oom_wait_limit_ms) + ": " +
+                                                              answer.error().message};
         for (auto until = clock::now() + pause; clock::now() < until;) {
-            if (ctx.cancelled()) return wire::wire_error{error_kind::cancelled, "cancelled"};
+            if (ctx.cancelled()) return error_info{error_code::cancelled, "cancelled"};
             std::this_thread::sleep_for(std::chrono::milliseconds(20));
         }
         pause = std::min(pause * 2, std::chrono::milliseconds(2000));
@@ -86,11 +77,9 @@ std::optional<wire::wire_error> wait_for_jvm(const dump_request& r, job_context&
 
 // A file in the store's scratch directory with no name, for a child running as the JVM's user to
 // write through /proc/self/fd (mode 0666 on a nameless file: only processes holding it reach it).
-std::expected<unique_fd, wire::wire_error> scratch_file(store& s) {
+result<unique_fd> scratch_file(store& s) {
     unique_fd fd(::open(s.tmp_dir().c_str(), O_TMPFILE | O_RDWR | O_CLOEXEC, 0600));
-    if (!fd || ::fchmod(fd.get(), 0666) != 0)
-        return std::unexpected(wire::wire_error{
-            error_kind::internal, "cannot make a scratch file in " + s.tmp_dir() + ": " + std::strerror(errno)});
+    if (!fd || ::fchmod(fd.get(), 0666) != 0) return fail_errno("cannot make a scratch file in", s.tmp_dir());
     return fd;
 }
 
@@ -101,12 +90,12 @@ bool snapshot_may_stand_in(error_code code, const dump_request& r) {
 }
 
 // The heap of a JVM held in its hook, from outside: a core now, then its conversion to HPROF.
-std::expected<unique_fd, wire::wire_error> snapshot_heap(store& s, const dump_request& r, job_context& ctx) {
+result<unique_fd> snapshot_heap(store& s, const dump_request& r, job_context& ctx) {
     attach::snapshot_target target{r.pid, r.uid, r.gid, r.exe};
     if (!attach::same_filesystem_view(r.pid)) {
         // A JVM in a container: its own JDK, in its namespaces, converts the core.
         auto info = attach::read_process_info(r.pid);
-        if (!info) return std::unexpected(wire::wire_error{wire::kind_of(info.error().code), info.error().message});
+        if (!info) return std::unexpected(info.error());
         target.in_container = true;
         target.ns_pid = info->ns_pid;
         target.start_time = r.start_time.value_or(info->start_time);
@@ -116,9 +105,7 @@ std::expected<unique_fd, wire::wire_error> snapshot_heap(store& s, const dump_re
     if (target.in_container) {
         auto held = attach::hold_mount_namespace(target);
         if (!held)
-            return std::unexpected(
-                wire::wire_error{wire::kind_of(held.error().code),
-                                 "snapshot of pid " + std::to_string(r.pid) + ": " + held.error().message});
+            return fail(held.error().code, "snapshot of pid " + std::to_string(r.pid) + ": " + held.error().message);
         container = std::move(*held);
         target.mount_namespace = container.get();
     }
@@ -126,9 +113,7 @@ std::expected<unique_fd, wire::wire_error> snapshot_heap(store& s, const dump_re
     if (!core) return std::unexpected(core.error());
     ctx.progress("snapshot", 0, 0);
     if (auto written = attach::write_core(target, core->get(), std::chrono::seconds(snapshot_limit_s)); !written)
-        return std::unexpected(
-            wire::wire_error{wire::kind_of(written.error().code),
-                             "snapshot of pid " + std::to_string(r.pid) + ": " + written.error().message});
+        return fail(written.error().code, "snapshot of pid " + std::to_string(r.pid) + ": " + written.error().message);
     // The JVM may go now: the hook is told by this phase.
     ctx.progress("convert", 0, 0);
     auto hprof = scratch_file(s);
@@ -136,9 +121,8 @@ std::expected<unique_fd, wire::wire_error> snapshot_heap(store& s, const dump_re
     if (auto converted =
             attach::core_to_hprof(target, core->get(), hprof->get(), std::chrono::seconds(conversion_limit_s));
         !converted)
-        return std::unexpected(wire::wire_error{
-            wire::kind_of(converted.error().code),
-            "converting the snapshot of pid " + std::to_string(r.pid) + ": " + converted.error().message});
+        return fail(converted.error().code,
+                    "converting the snapshot of pid " + std::to_string(r.pid) + ": " + converted.error().message);
     return hprof;
 }
 
@@ -189,7 +173,7 @@ namespace {
 
 // Before anything is staged: the heap from outside when asked (a JVM held in its hook), the adopted
 // file checked, room in the store, and a JVM in its hook waited for.
-std::optional<wire::wire_error> prepare(store& s, dump_request& r, job_context& ctx) {
+std::optional<error_info> prepare(store& s, dump_request& r, job_context& ctx) {
     const std::string who = "pid " + std::to_string(r.pid);
     std::string snapshot_problem;  // a snapshot that failed: the JVM is dumped through attach instead
     if (r.snapshot && !r.adopt) {
@@ -203,11 +187,10 @@ std::optional<wire::wire_error> prepare(store& s, dump_request& r, job_context& 
     if (r.adopt) {
         struct stat st {};
         if (::fstat(r.adopt->get(), &st) != 0 || !S_ISREG(st.st_mode))
-            return wire::wire_error{error_kind::bad_input, r.adopt_name + " is not a regular file"};
+            return error_info{error_code::bad_value, r.adopt_name + " is not a regular file"};
         r.estimate = static_cast<std::uint64_t>(st.st_size);
     }
-    if (auto room = s.ensure_space(r.estimate, "the heap dump of " + who); !room)
-        return wire::wire_error{error_kind::no_space, room.error().message};
+    if (auto room = s.ensure_space(r.estimate, "the heap dump of " + who); !room) return room.error();
     if (!r.adopt && r.wait_for_jvm) {
         auto away = ctx.waiting_outside();  // a JVM in its hook: minutes, maybe
         if (auto gone = wait_for_jvm(r, ctx)) {
@@ -215,7 +198,7 @@ std::optional<wire::wire_error> prepare(store& s, dump_request& r, job_context& 
             return gone;
         }
     }
-    if (ctx.cancelled()) return wire::wire_error{error_kind::cancelled, "cancelled"};
+    if (ctx.cancelled()) return error_info{error_code::cancelled, "cancelled"};
     return std::nullopt;
 }
 
@@ -240,22 +223,19 @@ entry_metadata dump_metadata(const dump_request& r, const job_context& ctx) {
 
 // A JVM that cannot answer attach: its heap from outside, as for a JVM held in its OOM hook, copied
 // to path.
-std::optional<wire::wire_error> dump_from_outside(store& s, dump_request& r, store::staged_entry& staged,
-                                                  const std::string& path, const error_info& attach_error,
-                                                  job_context& ctx) {
+std::optional<error_info> dump_from_outside(store& s, dump_request& r, store::staged_entry& staged,
+                                            const std::string& path, const error_info& attach_error, job_context& ctx) {
     const std::string who = "pid " + std::to_string(r.pid);
     r.exe = r.fallback_exe;
     auto taken = snapshot_heap(s, r, ctx);
     if (!taken)
-        return wire::wire_error{wire::kind_of(attach_error.code),
-                                attach_error.message + "; the snapshot instead failed too: " + taken.error().message};
+        return error_info{attach_error.code,
+                          attach_error.message + "; the snapshot instead failed too: " + taken.error().message};
     struct stat st {};
     const auto size = ::fstat(taken->get(), &st) == 0 ? static_cast<std::uint64_t>(st.st_size) : 0;
-    if (auto fits = s.ensure_space(size, "the heap dump of " + who); !fits)
-        return wire::wire_error{error_kind::no_space, fits.error().message};
+    if (auto fits = s.ensure_space(size, "the heap dump of " + who); !fits) return fits.error();
     ctx.progress("dump", 0, size);
-    if (auto copied = attach::copy_to_new_file(taken->get(), size, path); !copied)
-        return wire::wire_error{error_kind::internal, copied.error().message};
+    if (auto copied = attach::copy_to_new_file(taken->get(), size, path); !copied) return copied.error();
     staged.metadata().file =
         "heap of " + who + " (attach failed: " + attach_error.message + "; core by gdb, HPROF by jhsdb)";
     return std::nullopt;
@@ -263,8 +243,9 @@ std::optional<wire::wire_error> dump_from_outside(store& s, dump_request& r, sto
 
 // The JVM writes its heap through attach into its /tmp, copied to path (or, when it cannot answer,
 // from outside); what heapd's agent sampled there, if it samples.
-std::expected<std::optional<sites::allocation_profile>, wire::wire_error> dump_through_attach(
-    store& s, dump_request& r, store::staged_entry& staged, const std::string& path, job_context& ctx) {
+result<std::optional<sites::allocation_profile>> dump_through_attach(store& s, dump_request& r,
+                                                                     store::staged_entry& staged,
+                                                                     const std::string& path, job_context& ctx) {
     const std::string who = "pid " + std::to_string(r.pid);
     attach::attach_options options;
     options.timeout = std::chrono::seconds(120);  // of silence: a growing file is an answer
@@ -274,8 +255,8 @@ std::expected<std::optional<sites::allocation_profile>, wire::wire_error> dump_t
     // A dump staged in the JVM's /tmp is copied only when it fits (a sparse file would not).
     auto room = s.space_left();
     if (!room || *room == 0)
-        return failure(error_kind::no_space,
-                       room ? "no space left in the store for the heap dump of " + who : room.error().message);
+        return room ? fail(error_code::no_space, "no space left in the store for the heap dump of " + who)
+                    : std::unexpected(room.error());
     // The staged file's name is noted in the store until the dump is over: a daemon killed with its
     // attach helper meanwhile removes it at its next start.
     const staging_journal journal(s.staging_dir(), s.options().access);
@@ -288,13 +269,13 @@ std::expected<std::optional<sites::allocation_profile>, wire::wire_error> dump_t
         return attach::dump_heap(r.pid, path, dump, options);
     }();
     journal.done(ctx.id());
-    if (!dumped && dumped.error().code == error_code::cancelled) return failure(error_kind::cancelled, "cancelled");
+    if (!dumped && dumped.error().code == error_code::cancelled) return fail(error_code::cancelled, "cancelled");
     if (!dumped && snapshot_may_stand_in(dumped.error().code, r)) {
         if (auto failed = dump_from_outside(s, r, staged, path, dumped.error(), ctx)) return std::unexpected(*failed);
         return std::nullopt;
     }
-    if (!dumped) return failure(wire::kind_of(dumped.error().code), dumped.error().message);
-    if (!dumped->written) return failure(error_kind::failed, who + " wrote no dump: " + dumped->reply.output);
+    if (!dumped) return std::unexpected(dumped.error());
+    if (!dumped->written) return fail(error_code::jvm_refused, who + " wrote no dump: " + dumped->reply.output);
     return sampled_sites(r, staged, ctx);
 }
 
@@ -302,28 +283,26 @@ std::expected<std::optional<sites::allocation_profile>, wire::wire_error> dump_t
 // committed: the entry's id.
 job_outcome analyze_and_commit(store& s, const dump_request& r, store::staged_entry& staged, const std::string& path,
                                const std::optional<sites::allocation_profile>& profile, job_context& ctx) {
-    if (auto a = apply_access(path, false, s.options().access); !a)
-        return failure(error_kind::internal, a.error().message);
+    if (auto a = apply_access(path, false, s.options().access); !a) return std::unexpected(a.error());
     unique_fd fd(::open(path.c_str(), O_RDONLY | O_NOCTTY | O_NOFOLLOW | O_CLOEXEC));
-    if (!fd) return failure(error_kind::internal, "cannot open " + path + ": " + std::strerror(errno));
+    if (!fd) return fail_errno("cannot open", path);
     struct stat st {};
     // analyze_for_job raises it to the inflated size of a compressed dump
     std::uint64_t total = ::fstat(fd.get(), &st) == 0 ? static_cast<std::uint64_t>(st.st_size) : 0;
     staged.metadata().file_bytes = total;
     auto analyzed = analyze_for_job(ctx, s, fd.get(), staged.metadata().file, total, r.executable);
     fd.reset();
-    if (!analyzed) return failure(analyzed.error().kind, analyzed.error().message);
-    if (ctx.cancelled()) return failure(error_kind::cancelled, "cancelled");
+    if (!analyzed) return std::unexpected(analyzed.error());
+    if (ctx.cancelled()) return fail(error_code::cancelled, "cancelled");
     if (profile) {
         sites::join_allocation_sites(analyzed->report, *profile);
         analyzed->json = to_json(analyzed->report).dump();
     }
     ctx.progress("save", total, total);
     staged.metadata().headline = report_headline(analyzed->report);
-    if (auto w = staged.write("report.json", analyzed->json); !w)
-        return failure(error_kind::internal, w.error().message);
+    if (auto w = staged.write("report.json", analyzed->json); !w) return std::unexpected(w.error());
     auto committed = staged.commit();
-    if (!committed) return failure(error_kind::internal, committed.error().message);
+    if (!committed) return std::unexpected(committed.error());
     s.report_committed(*committed, analyzed->report);
     return committed->id;
 }
@@ -336,14 +315,14 @@ job_work make_dump_work(store& s, dump_request request) {
         ctx.progress("prepare", 0, req->estimate);
         if (auto refused = prepare(s, *req, ctx)) return std::unexpected(*refused);
         auto staged = s.stage(dump_metadata(*req, ctx));
-        if (!staged) return failure(error_kind::internal, staged.error().message);
+        if (!staged) return std::unexpected(staged.error());
         const std::string path = staged->path("dump.hprof");
         ctx.progress("dump", 0, req->estimate);
         std::optional<sites::allocation_profile> profile;
         if (req->adopt) {
             // The size checked against the space guard bounds the copy (a file that grows does not).
             if (auto copied = attach::copy_to_new_file(req->adopt->get(), req->estimate, path); !copied)
-                return failure(error_kind::internal, copied.error().message);
+                return std::unexpected(copied.error());
             req->adopt.reset();
             if (req->trigger == "oom" && !req->claimed) profile = oom_sites(*req, *staged, ctx);
         } else {

@@ -1,4 +1,5 @@
 #include "daemon/jobs/job_manager.h"
+#include "formats/wire/error_kinds.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -8,7 +9,7 @@
 
 #include "daemon/runtime/crash_handler.h"
 #include "daemon/runtime/log_text.h"
-#include "formats/report/text_format.h"
+#include "formats/report/quantities.h"
 
 namespace heapd::daemon {
 namespace {
@@ -210,10 +211,9 @@ void job_manager::run_job(const std::shared_ptr<slot>& s) {
     try {
         outcome = s->work(ctx);
     } catch (const std::exception& e) {
-        outcome =
-            std::unexpected(wire::wire_error{wire::error_kind::internal, std::string("internal error: ") + e.what()});
+        outcome = fail(error_code::internal, std::string("internal error: ") + e.what());
     } catch (...) {
-        outcome = std::unexpected(wire::wire_error{wire::error_kind::internal, "internal error"});
+        outcome = fail(error_code::internal, "internal error");
     }
     finish(s, outcome);
 }
@@ -227,14 +227,14 @@ void job_manager::finish(const std::shared_ptr<slot>& s, const job_outcome& outc
         if (outcome) {
             rec.state = job_state::done;
             rec.entry = *outcome;
-        } else if (outcome.error().kind == wire::error_kind::cancelled) {
+        } else if (outcome.error().code == error_code::cancelled) {
             rec.state = job_state::cancelled;
             rec.error = s->cancel_reason;
             rec.error_kind = "cancelled";
         } else {
             rec.state = job_state::failed;
             rec.error = bounded_text(outcome.error().message, max_job_error_bytes);
-            rec.error_kind = std::string(wire::error_kind_name(outcome.error().kind));
+            rec.error_kind = std::string(wire::error_kind_name(wire::kind_of(outcome.error().code)));
         }
         s->work = nullptr;
         if (s->holds_share) --busy_;

@@ -29,13 +29,13 @@
 
 #include "daemon/store/job_record.h"
 #include "daemon/store/store.h"
-#include "formats/protocol/protocol.h"
+#include "formats/wire/protocol.h"
 
 namespace heapd::daemon {
 
-// What a job's work ends with: the id of the store entry it made, or why it failed (the wire's
-// error kind for clients and a message for people).
-using job_outcome = wire::wire_result<std::string>;
+// What a job's work ends with: the id of the store entry it made, or why it failed (its code
+// becomes the wire's error kind in the job's record, wire::kind_of).
+using job_outcome = result<std::string>;
 
 class job_manager;
 

@@ -20,15 +20,12 @@ std::string path_file_name(std::uint64_t object, unsigned roots) {
 job_work make_path_work(store& s, path_request request) {
     auto req = std::make_shared<path_request>(std::move(request));
     return [&s, req](job_context& ctx) -> job_outcome {
-        auto failure = [](wire::error_kind kind, std::string message) {
-            return std::unexpected(wire::wire_error{kind, std::move(message)});
-        };
         auto path = s.dump_path(req->entry);
-        if (!path) return failure(wire::error_kind::not_found, path.error().message);
+        if (!path) return fail(error_code::not_found, path.error().message);
         unique_fd fd(::open(path->c_str(), O_RDONLY | O_NOCTTY | O_CLOEXEC | O_NOFOLLOW));
         struct stat st {};
         if (!fd || ::fstat(fd.get(), &st) != 0)
-            return failure(wire::error_kind::not_found, "the dump of " + req->entry + " is gone");
+            return fail(error_code::not_found, "the dump of " + req->entry + " is gone");
         std::uint64_t total = static_cast<std::uint64_t>(st.st_size);
         ctx.progress("paths", 0, total);
         child_watch watch;
@@ -36,9 +33,9 @@ job_work make_path_work(store& s, path_request request) {
         watch.cancelled = [&] { return ctx.cancelled(); };
         auto text = paths_in_child(fd.get(), "dump " + req->entry, {s.tmp_dir(), s.space_left().value_or(0)},
                                    req->object, req->roots, watch, req->executable);
-        if (!text) return failure(text.error().kind, text.error().message);
+        if (!text) return std::unexpected(text.error());
         if (auto kept = s.put_file(req->entry, path_file_name(req->object, req->roots), *text); !kept)
-            return failure(wire::error_kind::internal, kept.error().message);
+            return std::unexpected(kept.error());
         ctx.progress("paths", total, total);
         return req->entry;
     };

@@ -4,7 +4,7 @@
 
 #include <filesystem>
 
-#include "formats/protocol/protocol.h"
+#include "formats/wire/protocol.h"
 
 namespace heapd::daemon {
 

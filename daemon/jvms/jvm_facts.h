@@ -10,7 +10,7 @@
 #include "attach/jvm_discovery.h"
 #include "base/error.h"
 #include "formats/hsperf/hsperfdata_summary.h"
-#include "formats/protocol/protocol.h"
+#include "formats/wire/protocol.h"
 
 namespace heapd::daemon {
 

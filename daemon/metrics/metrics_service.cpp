@@ -8,7 +8,7 @@
 #include "attach/process_info.h"
 #include "base/atomic_file.h"
 #include "daemon/jvms/jvm_facts.h"
-#include "formats/protocol/protocol.h"
+#include "formats/wire/protocol.h"
 
 namespace heapd::daemon {
 namespace {

@@ -1,4 +1,4 @@
-#include "daemon/oom/oom_arming.h"
+#include "daemon/oom/arm_jvm.h"
 
 #include <linux/magic.h>
 #include <sys/vfs.h>
@@ -15,7 +15,7 @@
 #include "base/unique_fd.h"
 #include "daemon/runtime/host_memory.h"
 #include "daemon/stacks/proc_files.h"
-#include "formats/report/text_format.h"
+#include "formats/report/quantities.h"
 
 namespace heapd::daemon {
 namespace {
@@ -50,10 +50,10 @@ wire::json to_json(const arm_status& s) {
 
 bool oom_hook_running(pid_t pid) {
     const std::string base = attach::proc_path(pid, "task/");
-    for (pid_t tid : stacks::list_tasks(pid)) {
+    for (pid_t tid : list_tasks(pid)) {
         // HotSpot runs the OnOutOfMemoryError commands, one after the other, from its VM Thread.
-        if (stacks::thread_name(pid, tid) != "VM Thread") continue;
-        auto children = read_small_file(base + std::to_string(tid) + "/children", stacks::max_proc_file_bytes);
+        if (thread_name(pid, tid) != "VM Thread") continue;
+        auto children = read_small_file(base + std::to_string(tid) + "/children", max_proc_file_bytes);
         return children && children->find_first_of("0123456789") != std::string::npos;
     }
     return false;

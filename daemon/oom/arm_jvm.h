@@ -24,7 +24,7 @@
 #include "attach/attach_request.h"
 #include "base/keyed_hash.h"
 #include "formats/hsperf/hsperfdata_summary.h"
-#include "formats/protocol/protocol.h"
+#include "formats/wire/protocol.h"
 
 namespace heapd::daemon {
 

@@ -1,5 +1,5 @@
 #pragma once
-// The daemon's arming of JVMs ahead of their OutOfMemoryError (oom_arming.h), on a thread of its
+// The daemon's arming of JVMs ahead of their OutOfMemoryError (arm_jvm.h), on a thread of its
 // own: every poll interval the JVMs are found (/proc and hsperfdata, no attach); each new one whose
 // OnOutOfMemoryError runs heapd is armed through attach; the
 // armed ones are checked again every recheck interval, through a listener already up only (never
@@ -23,7 +23,7 @@
 
 #include "daemon/config/config.h"
 #include "daemon/jvms/jvm_identity.h"
-#include "daemon/oom/oom_arming.h"
+#include "daemon/oom/arm_jvm.h"
 
 namespace heapd::daemon {
 
@@ -31,7 +31,7 @@ namespace heapd::daemon {
 class oom_armer {
 public:
     // socket_path: this daemon's; a JVM whose hook names another socket is left to its daemon. key:
-    // the store's, the dump names are tagged with (oom_arming.h).
+    // the store's, the dump names are tagged with (arm_jvm.h).
     oom_armer(std::shared_ptr<spdlog::logger> log, std::string socket_path, const hash_key& key);
     ~oom_armer();  // stops the thread (an attach under way ends within its timeout)
     oom_armer(const oom_armer&) = delete;

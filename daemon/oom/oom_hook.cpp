@@ -19,7 +19,7 @@
 #include "attach/process_namespaces.h"
 #include "base/unix_socket.h"
 #include "daemon/jvms/jvm_facts.h"
-#include "daemon/oom/oom_arming.h"
+#include "daemon/oom/arm_jvm.h"
 
 namespace heapd::daemon {
 namespace {

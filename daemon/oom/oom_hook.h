@@ -14,7 +14,7 @@
 #include "base/error.h"
 #include "base/unique_fd.h"
 #include "formats/hsperf/hsperfdata_summary.h"
-#include "formats/protocol/protocol.h"
+#include "formats/wire/protocol.h"
 
 namespace heapd::daemon {
 
@@ -23,13 +23,13 @@ struct oom_capture {
     pid_t pid = 0;
     wire::json args = wire::json::object();  // the dump request's arguments (trigger oom, in_oom_hook)
     std::optional<unique_fd> dump;           // the JVM's own dump, open for reading
-    // When the dump is one heapd armed the JVM to write (oom_arming.h): the JVM's /tmp and the
+    // When the dump is one heapd armed the JVM to write (arm_jvm.h): the JVM's /tmp and the
     // dump's name there, removed once the daemon has the descriptor (heapd's, not the user's file).
     unique_fd armed_dir;
     std::string armed_name;
 };
 
-// The newest of heapd's OOM dumps of the JVM (oom_arming.h) in the directory dir (the JVM's /tmp,
+// The newest of heapd's OOM dumps of the JVM (arm_jvm.h) in the directory dir (the JVM's /tmp,
 // open for reading): a regular file owned by uid, opened without following a link; its name, or
 // "" when there is none. At most max_entries names are looked at.
 std::string find_armed_dump(int dir, pid_t ns_pid, std::uint64_t start_time, uid_t uid, unique_fd& out,

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "base/error.h"
-#include "formats/protocol/protocol.h"
+#include "formats/wire/protocol.h"
 
 namespace heapd::daemon {
 

@@ -9,7 +9,7 @@
 
 #include "daemon/rules/heap_trend.h"
 #include "formats/hsperf/gc_occupancy.h"
-#include "formats/protocol/protocol.h"
+#include "formats/wire/protocol.h"
 
 namespace heapd::daemon {
 

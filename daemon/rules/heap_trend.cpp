@@ -4,7 +4,7 @@
 #include <iterator>
 #include <vector>
 
-namespace heapd {
+namespace heapd::daemon {
 
 void heap_trend::add(const after_collection& m, double horizon_seconds) {
     if (!points_.empty() && m.at < points_.back().at) points_.clear();
@@ -83,4 +83,4 @@ trend_state heap_trend::predict(double window_seconds, full_prediction& out) con
     return trend_state::rising;
 }
 
-}  // namespace heapd
+}  // namespace heapd::daemon

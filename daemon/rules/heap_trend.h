@@ -23,7 +23,7 @@
 
 #include "formats/hsperf/gc_occupancy.h"
 
-namespace heapd {
+namespace heapd::daemon {
 
 // An estimate of when the heap will be full.
 struct full_prediction {
@@ -79,4 +79,4 @@ void thin_evenly(std::deque<T>& items, std::size_t limit, Position position) {
     }
 }
 
-}  // namespace heapd
+}  // namespace heapd::daemon

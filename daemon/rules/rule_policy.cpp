@@ -5,7 +5,7 @@
 #include <cstdio>
 
 #include "daemon/config/config_values.h"
-#include "formats/report/text_format.h"
+#include "formats/report/quantities.h"
 
 namespace heapd::daemon {
 namespace {}  // namespace

@@ -207,7 +207,7 @@ void rule_watcher::evaluate(const poll_result& p) {
                 log_->info("rule {}: {} pid {} ({}){}: {}", rule.name,
                            rule.action == rule_action::sample ? "sampling the allocations of" : "dumping", j.id.pid,
                            selected_by.main_class, *job, *reason);
-            } else if (job.error().kind == wire::error_kind::busy) {
+            } else if (job.error().code == error_code::busy) {
                 policy_.record(rule.name, j.id, dump_outcome::busy, asked);
                 log_->debug("rule {}: pid {} not dumped now: {}", rule.name, j.id.pid, job.error().message);
             } else {

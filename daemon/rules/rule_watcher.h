@@ -33,7 +33,7 @@
 #include "daemon/rules/heap_outlook.h"
 #include "daemon/rules/rule_policy.h"
 #include "daemon/store/job_record.h"
-#include "formats/protocol/protocol.h"
+#include "formats/wire/protocol.h"
 
 namespace heapd::daemon {
 
@@ -41,9 +41,9 @@ namespace heapd::daemon {
 class rule_watcher {
 public:
     // Does what the rule says to the JVM (a dump; or sampling by heapd's agent), on the io_context
-    // thread: what was done, for the log ("as job 17"), or why not (error_kind::busy when the JVM is
+    // thread: what was done, for the log ("as job 17"), or why not (error_code::busy when the JVM is
     // being dumped already or too many jobs wait).
-    using dump_function = std::function<wire::wire_result<std::string>(const jvm_identity& jvm, const dump_rule& rule)>;
+    using dump_function = std::function<result<std::string>(const jvm_identity& jvm, const dump_rule& rule)>;
 
     rule_watcher(boost::asio::io_context& io, dump_function dump, std::shared_ptr<spdlog::logger> log);
     ~rule_watcher();

@@ -15,7 +15,7 @@
 
 #include "base/unique_fd.h"
 #include "daemon/server/peer.h"
-#include "formats/protocol/protocol.h"
+#include "formats/wire/protocol.h"
 
 namespace heapd::daemon {
 

@@ -127,7 +127,7 @@ result<std::unique_ptr<server>> server::open(const heapd_config& config, std::sh
     s->handler_->set_agent_library(s->options_.agent_library);
     s->rules_ = std::make_unique<rule_watcher>(
         s->io_,
-        [h = s->handler_.get()](const jvm_identity& jvm, const dump_rule& rule) -> wire::wire_result<std::string> {
+        [h = s->handler_.get()](const jvm_identity& jvm, const dump_rule& rule) -> result<std::string> {
             if (rule.action == rule_action::sample) return h->sample_for_rule(jvm.pid, jvm.start_time, rule);
             auto job = h->dump_for_rule(jvm.pid, jvm.start_time, rule.name, rule.live);
             if (!job) return std::unexpected(job.error());

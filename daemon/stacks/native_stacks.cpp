@@ -15,7 +15,7 @@
 #include "daemon/stacks/proc_files.h"
 #include "daemon/stacks/ptrace_stop.h"
 
-namespace heapd::stacks {
+namespace heapd::daemon {
 namespace {
 
 using clock = std::chrono::steady_clock;
@@ -239,4 +239,4 @@ result<native_stacks> capture_native_stacks(pid_t pid, const native_stack_option
     return decode(bytes);
 }
 
-}  // namespace heapd::stacks
+}  // namespace heapd::daemon

@@ -12,7 +12,7 @@
 
 #include "base/error.h"
 
-namespace heapd::stacks {
+namespace heapd::daemon {
 
 // One frame: its instruction address, the function it lies in (when the ELF image names it) and
 // the mapping it lies in (a file and the offset into it, or "[anon]" for code without a file:
@@ -70,4 +70,4 @@ struct native_stack_options {
 // CAP_SYS_PTRACE, or a stricter policy), already_traced, timed_out or io.
 result<native_stacks> capture_native_stacks(pid_t pid, const native_stack_options& options);
 
-}  // namespace heapd::stacks
+}  // namespace heapd::daemon

@@ -18,7 +18,7 @@
 #include "base/unique_fd.h"
 #include "daemon/stacks/proc_files.h"
 
-namespace heapd::stacks {
+namespace heapd::daemon {
 namespace {
 
 // One entry of a perf map: "START SIZE NAME", START and SIZE in hex.
@@ -242,4 +242,4 @@ std::vector<native_frame> native_unwinder::unwind(pid_t tid, unsigned max_frames
     return frames;
 }
 
-}  // namespace heapd::stacks
+}  // namespace heapd::daemon

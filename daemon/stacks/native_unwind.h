@@ -11,7 +11,7 @@
 
 #include "daemon/stacks/native_stacks.h"
 
-namespace heapd::stacks {
+namespace heapd::daemon {
 
 // A region of /proc/PID/maps.
 struct mapping {
@@ -41,4 +41,4 @@ private:
     std::unique_ptr<state> state_;
 };
 
-}  // namespace heapd::stacks
+}  // namespace heapd::daemon

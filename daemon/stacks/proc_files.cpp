@@ -9,7 +9,7 @@
 #include "attach/process_info.h"
 #include "base/fd_io.h"
 
-namespace heapd::stacks {
+namespace heapd::daemon {
 
 std::vector<pid_t> list_tasks(pid_t pid) {
     std::vector<pid_t> out;
@@ -70,4 +70,4 @@ pid_t namespace_pid(pid_t pid) {
     return v > 0 ? static_cast<pid_t>(v) : pid;
 }
 
-}  // namespace heapd::stacks
+}  // namespace heapd::daemon

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-namespace heapd::stacks {
+namespace heapd::daemon {
 
 // At most this much of a /proc file is read (a big process's maps run to a few MiB).
 inline constexpr std::size_t max_proc_file_bytes = 16u << 20;
@@ -27,4 +27,4 @@ std::string status_field(pid_t pid, const std::string& key);
 // The pid as the process's own pid namespace sees it (last NSpid entry); pid itself if unknown.
 pid_t namespace_pid(pid_t pid);
 
-}  // namespace heapd::stacks
+}  // namespace heapd::daemon

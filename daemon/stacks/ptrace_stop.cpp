@@ -12,7 +12,7 @@
 
 #include "daemon/stacks/proc_files.h"
 
-namespace heapd::stacks {
+namespace heapd::daemon {
 namespace {
 
 bool exited_state(char state) { return state == '\0' || state == 'Z' || state == 'X' || state == 'x'; }
@@ -163,4 +163,4 @@ unsigned process_stop::release() {
     return failed;
 }
 
-}  // namespace heapd::stacks
+}  // namespace heapd::daemon

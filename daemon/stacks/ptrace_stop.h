@@ -12,7 +12,7 @@
 
 #include "daemon/stacks/native_stacks.h"
 
-namespace heapd::stacks {
+namespace heapd::daemon {
 
 // One thread seized by a process_stop.
 struct traced_thread {
@@ -65,4 +65,4 @@ private:
     clock::time_point started_{}, released_{};
 };
 
-}  // namespace heapd::stacks
+}  // namespace heapd::daemon

@@ -6,7 +6,7 @@
 #include <string>
 
 #include "base/error.h"
-#include "formats/protocol/protocol.h"
+#include "formats/wire/protocol.h"
 
 namespace heapd::daemon {
 

@@ -2,7 +2,7 @@
 
 #include <sys/statvfs.h>
 
-#include "formats/report/text_format.h"
+#include "formats/report/quantities.h"
 
 namespace heapd::daemon {
 
@@ -24,7 +24,7 @@ result<void> ensure_free_space(const std::string& dir, std::uint64_t need, std::
     auto free_space = free_bytes(dir);
     if (!free_space) return std::unexpected(free_space.error());
     if (need > *free_space || *free_space - need < reserve)
-        return fail(error_code::unsupported, no_space_message(dir, need, *free_space, reserve, what));
+        return fail(error_code::no_space, no_space_message(dir, need, *free_space, reserve, what));
     return {};
 }
 

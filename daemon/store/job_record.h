@@ -8,7 +8,7 @@
 #include <string_view>
 
 #include "base/error.h"
-#include "formats/protocol/protocol.h"
+#include "formats/wire/protocol.h"
 
 namespace heapd::daemon {
 

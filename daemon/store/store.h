@@ -61,7 +61,7 @@ public:
 
     const std::string& root() const { return options_.root; }
     // A secret of this store (made once, kept in its file "key", mode 0600): heapd tags the names
-    // it gives JVMs with it (oom_arming.h), to know them again after a restart.
+    // it gives JVMs with it (arm_jvm.h), to know them again after a restart.
     const hash_key& key() const { return key_; }
     std::string tmp_dir() const { return options_.root + "/tmp"; }
     std::string staging_dir() const { return options_.root + "/staging"; }

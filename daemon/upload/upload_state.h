@@ -13,7 +13,7 @@
 
 #include "base/error.h"
 #include "daemon/upload/s3_client.h"
-#include "formats/protocol/protocol.h"
+#include "formats/wire/protocol.h"
 
 namespace heapd::daemon {
 

@@ -15,9 +15,9 @@
 #include "daemon/store/job_record.h"
 #include "daemon/store/store.h"
 #include "daemon/upload/stripped_dump.h"
+#include "formats/report/quantities.h"
 #include "formats/report/report_html.h"
 #include "formats/report/report_json.h"
-#include "formats/report/text_format.h"
 
 namespace heapd::daemon {
 namespace {

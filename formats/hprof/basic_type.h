@@ -4,6 +4,7 @@
 #include <string_view>
 
 namespace heapd {
+inline namespace hprof {
 
 // The type codes HPROF uses for values; object is a reference of identifier size.
 enum class basic_type : std::uint8_t {
@@ -52,4 +53,5 @@ inline std::string_view primitive_name(std::uint8_t type) {
     }
 }
 
+}  // namespace hprof
 }  // namespace heapd

@@ -4,7 +4,9 @@
 #include <cstdint>
 #include <cstring>
 
-namespace heapd::be {
+namespace heapd {
+inline namespace hprof {
+namespace be {
 
 template <class T>
 inline T load(const std::byte* p) {
@@ -22,4 +24,6 @@ inline std::uint64_t u8(const std::byte* p) { return load<std::uint64_t>(p); }
 // An object identifier of 4 or 8 bytes, widened to 64 bits.
 inline std::uint64_t id(const std::byte* p, unsigned id_size) { return id_size == 8 ? u8(p) : u4(p); }
 
-}  // namespace heapd::be
+}  // namespace be
+}  // namespace hprof
+}  // namespace heapd

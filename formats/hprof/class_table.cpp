@@ -4,6 +4,7 @@
 #include "formats/hprof/java_names.h"
 
 namespace heapd {
+inline namespace hprof {
 namespace {
 // Deeper super chains than this are taken as a cycle in a damaged dump.
 constexpr int max_class_depth = 4096;
@@ -60,4 +61,5 @@ std::string class_table::java_name(std::uint64_t class_id) const {
     return java_class_name(raw);
 }
 
+}  // namespace hprof
 }  // namespace heapd

@@ -11,6 +11,7 @@
 #include "formats/hprof/record_index.h"
 
 namespace heapd {
+inline namespace hprof {
 
 // One class: its CLASS_DUMP view (fields are decoded from it on demand) and its name.
 struct class_info {
@@ -52,4 +53,5 @@ private:
     id_map<std::uint32_t> by_id_;
 };
 
+}  // namespace hprof
 }  // namespace heapd

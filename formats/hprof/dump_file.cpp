@@ -13,6 +13,7 @@
 #include "base/unique_fd.h"
 
 namespace heapd {
+inline namespace hprof {
 namespace {
 
 // Inflates every gzip member of in into fd; a cut last member keeps what it gave and warns. More
@@ -124,4 +125,5 @@ result<dump_file> dump_file::from_fd(int fd, const std::string& name, const dump
     return d;
 }
 
+}  // namespace hprof
 }  // namespace heapd

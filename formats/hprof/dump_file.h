@@ -9,6 +9,7 @@
 #include "formats/hprof/mapped_file.h"
 
 namespace heapd {
+inline namespace hprof {
 
 // Where to inflate compressed dumps, and how much.
 struct dump_open_options {
@@ -52,4 +53,5 @@ int unlinked_temp_file(const std::string& dir);
 // True when the bytes start with the gzip magic.
 bool is_gzip(std::span<const std::byte> bytes);
 
+}  // namespace hprof
 }  // namespace heapd

@@ -3,6 +3,7 @@
 #include <cstdio>
 
 namespace heapd {
+inline namespace hprof {
 
 const char* heap_tag_name(std::uint8_t tag) {
     switch (tag) {
@@ -53,4 +54,5 @@ result<void> heap_walk_error(std::uint8_t tag, std::uint64_t offset, bool overru
     return fail(error_code::bad_value, std::string(name) + " sub-record holds an invalid basic type", offset);
 }
 
+}  // namespace hprof
 }  // namespace heapd

@@ -8,6 +8,7 @@
 #include "formats/hprof/big_endian.h"
 
 namespace heapd {
+inline namespace hprof {
 
 // Sub-record tags inside HEAP_DUMP and HEAP_DUMP_SEGMENT, including Android's additions.
 enum class heap_tag : std::uint8_t {
@@ -182,6 +183,7 @@ void class_dump_view::for_each_field(F&& f) const {
     }
 }
 
+}  // namespace hprof
 }  // namespace heapd
 
 #include "formats/hprof/heap_walk.inl"

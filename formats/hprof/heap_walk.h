@@ -7,6 +7,7 @@
 #include "formats/hprof/record_index.h"
 
 namespace heapd {
+inline namespace hprof {
 
 // Visits all sub-records of all heap dump records in file order. A damaged segment is left at the
 // damage (its problem recorded) and the walk goes on with the next segment; a cut at the end of a
@@ -65,4 +66,5 @@ result<void> visit_record_at(const record_index& idx, std::uint64_t offset, V& v
     return walk_heap_body(rec.body.subspan(offset - rec.body_offset), offset, idx.id_size(), w);
 }
 
+}  // namespace hprof
 }  // namespace heapd

@@ -2,6 +2,7 @@
 #pragma once
 
 namespace heapd {
+inline namespace hprof {
 
 // Walks the sub-records of one HEAP_DUMP or HEAP_DUMP_SEGMENT body, calling the visitor for each;
 // a visitor with a done() member stops the walk when done() turns true.
@@ -25,8 +26,8 @@ result<void> walk_heap_body_for(std::span<const std::byte> body, std::uint64_t b
             if (left < head) return overrun();
             std::uint32_t len = be::u4(p + head - 4);
             if (left - head < len) return overrun();
-            v.instance(instance_view{be::id(p + 1, id), be::id(p + 5 + id, id), at,
-                                     be::u4(p + 1 + id), {p + head, len}});
+            v.instance(
+                instance_view{be::id(p + 1, id), be::id(p + 5 + id, id), at, be::u4(p + 1 + id), {p + head, len}});
             pos += head + len;
             break;
         }
@@ -36,8 +37,8 @@ result<void> walk_heap_body_for(std::span<const std::byte> body, std::uint64_t b
             std::uint32_t n = be::u4(p + 5 + id);
             std::uint64_t bytes = std::uint64_t{n} * id;
             if (left - head < bytes) return overrun();
-            v.object_array(object_array_view{be::id(p + 1, id), be::id(p + 9 + id, id), at,
-                                             be::u4(p + 1 + id), n, id, {p + head, bytes}});
+            v.object_array(object_array_view{
+                be::id(p + 1, id), be::id(p + 9 + id, id), at, be::u4(p + 1 + id), n, id, {p + head, bytes}});
             pos += head + bytes;
             break;
         }
@@ -50,8 +51,8 @@ result<void> walk_heap_body_for(std::span<const std::byte> body, std::uint64_t b
             if (!is_primitive(type)) return heap_walk_error(tag, at, false);
             std::uint64_t bytes = tag == 0x23 ? std::uint64_t{n} * value_size(type, id) : 0;
             if (left - head < bytes) return overrun();
-            v.primitive_array(primitive_array_view{be::id(p + 1, id), at, be::u4(p + 1 + id), n,
-                                                   type, {p + head, bytes}});
+            v.primitive_array(
+                primitive_array_view{be::id(p + 1, id), at, be::u4(p + 1 + id), n, type, {p + head, bytes}});
             pos += head + bytes;
             break;
         }
@@ -82,26 +83,32 @@ result<void> walk_heap_body_for(std::span<const std::byte> body, std::uint64_t b
             q += 2;
             if (left < q + std::size_t{nf} * (id + 1)) return overrun();
             for (unsigned i = 0; i < nf; ++i)
-                if (value_size(be::u1(p + q + i * (id + 1) + id), id) == 0)
-                    return heap_walk_error(tag, at, false);
+                if (value_size(be::u1(p + q + i * (id + 1) + id), id) == 0) return heap_walk_error(tag, at, false);
             q += std::size_t{nf} * (id + 1);
-            v.class_dump(class_dump_view{{p, q}, at, id, static_cast<std::uint32_t>(statics_at),
-                                         static_cast<std::uint32_t>(fields_at)});
+            v.class_dump(class_dump_view{
+                {p, q}, at, id, static_cast<std::uint32_t>(statics_at), static_cast<std::uint32_t>(fields_at)});
             pos += q;
             break;
         }
-        case 0xFF: case 0x05: case 0x07: case 0x89: case 0x8A: case 0x8B: case 0x8C: case 0x8D:
+        case 0xFF:
+        case 0x05:
+        case 0x07:
+        case 0x89:
+        case 0x8A:
+        case 0x8B:
+        case 0x8C:
+        case 0x8D:
         case 0x90: {  // roots with an object id only
             if (left < 1 + id) return overrun();
-            root_kind k = tag == 0xFF ? root_kind::unknown
-                        : tag == 0x05 ? root_kind::sticky_class
-                        : tag == 0x07 ? root_kind::monitor_used
-                        : tag == 0x89 ? root_kind::interned_string
-                        : tag == 0x8A ? root_kind::finalizing
-                        : tag == 0x8B ? root_kind::debugger
-                        : tag == 0x8C ? root_kind::reference_cleanup
-                        : tag == 0x8D ? root_kind::vm_internal
-                                      : root_kind::unreachable;
+            root_kind k = tag == 0xFF   ? root_kind::unknown
+                          : tag == 0x05 ? root_kind::sticky_class
+                          : tag == 0x07 ? root_kind::monitor_used
+                          : tag == 0x89 ? root_kind::interned_string
+                          : tag == 0x8A ? root_kind::finalizing
+                          : tag == 0x8B ? root_kind::debugger
+                          : tag == 0x8C ? root_kind::reference_cleanup
+                          : tag == 0x8D ? root_kind::vm_internal
+                                        : root_kind::unreachable;
             v.root(root_view{k, be::id(p + 1, id), at});
             pos += 1 + id;
             break;
@@ -112,23 +119,29 @@ result<void> walk_heap_body_for(std::span<const std::byte> body, std::uint64_t b
             pos += 1 + 2 * id;
             break;
         }
-        case 0x02: case 0x03: case 0x08: case 0x8E: {  // object, thread serial, frame or trace
+        case 0x02:
+        case 0x03:
+        case 0x08:
+        case 0x8E: {  // object, thread serial, frame or trace
             if (left < 9 + id) return overrun();
-            root_view r{tag == 0x02 ? root_kind::jni_local
+            root_view r{tag == 0x02   ? root_kind::jni_local
                         : tag == 0x03 ? root_kind::java_frame
                         : tag == 0x08 ? root_kind::thread_object
                                       : root_kind::jni_monitor,
                         be::id(p + 1, id), at, be::u4(p + 1 + id)};
-            if (tag == 0x08) r.trace_serial = be::u4(p + 5 + id);
-            else r.frame_index = be::u4(p + 5 + id);
+            if (tag == 0x08)
+                r.trace_serial = be::u4(p + 5 + id);
+            else
+                r.frame_index = be::u4(p + 5 + id);
             v.root(r);
             pos += 9 + id;
             break;
         }
-        case 0x04: case 0x06: {  // native stack, thread block: object, thread serial
+        case 0x04:
+        case 0x06: {  // native stack, thread block: object, thread serial
             if (left < 5 + id) return overrun();
-            v.root(root_view{tag == 0x04 ? root_kind::native_stack : root_kind::thread_block,
-                             be::id(p + 1, id), at, be::u4(p + 1 + id)});
+            v.root(root_view{tag == 0x04 ? root_kind::native_stack : root_kind::thread_block, be::id(p + 1, id), at,
+                             be::u4(p + 1 + id)});
             pos += 5 + id;
             break;
         }
@@ -138,8 +151,7 @@ result<void> walk_heap_body_for(std::span<const std::byte> body, std::uint64_t b
             pos += 5 + id;
             break;
         }
-        default:
-            return heap_walk_error(tag, at, false);
+        default: return heap_walk_error(tag, at, false);
         }
         if constexpr (requires { v.done(); }) {
             if (v.done()) return {};
@@ -149,9 +161,9 @@ result<void> walk_heap_body_for(std::span<const std::byte> body, std::uint64_t b
 }
 
 template <class V>
-result<void> walk_heap_body(std::span<const std::byte> body, std::uint64_t body_offset,
-                            unsigned id_size, V& v) {
+result<void> walk_heap_body(std::span<const std::byte> body, std::uint64_t body_offset, unsigned id_size, V& v) {
     return id_size == 8 ? walk_heap_body_for<8>(body, body_offset, v) : walk_heap_body_for<4>(body, body_offset, v);
 }
 
-} // namespace heapd
+}  // namespace hprof
+}  // namespace heapd

@@ -4,6 +4,7 @@
 #include <limits>
 
 namespace heapd {
+inline namespace hprof {
 namespace {
 
 constexpr std::uint8_t t_object = 2, t_boolean = 4, t_byte = 8, t_short = 9, t_int = 10, t_long = 11;
@@ -124,4 +125,5 @@ bool has_fixed_field_order(std::string_view class_name) {
     return false;
 }
 
+}  // namespace hprof
 }  // namespace heapd

@@ -6,6 +6,7 @@
 #include <string_view>
 
 namespace heapd {
+inline namespace hprof {
 
 // A field the VM adds to a class and the dumper leaves out; type is an HPROF basic type,
 // with pointer-sized fields marked by intptr (long on 64-bit, int on 32-bit).
@@ -35,4 +36,5 @@ inline constexpr std::uint32_t contended_padding = 128;
 // filling gaps, because it knows their offsets in advance (java.lang.String, Class, Integer...).
 bool has_fixed_field_order(std::string_view class_name);
 
+}  // namespace hprof
 }  // namespace heapd

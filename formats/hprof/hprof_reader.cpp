@@ -5,6 +5,7 @@
 #include "formats/hprof/big_endian.h"
 
 namespace heapd {
+inline namespace hprof {
 
 const char* record_tag_name(std::uint8_t tag) {
     switch (static_cast<record_tag>(tag)) {
@@ -75,4 +76,5 @@ result<std::optional<hprof_record>> hprof_reader::cursor::next() {
     return std::optional<hprof_record>(rec);
 }
 
+}  // namespace hprof
 }  // namespace heapd

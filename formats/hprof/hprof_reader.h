@@ -8,6 +8,7 @@
 #include "base/error.h"
 
 namespace heapd {
+inline namespace hprof {
 
 // Top-level record tags of the HPROF format.
 enum class record_tag : std::uint8_t {
@@ -77,4 +78,5 @@ private:
     hprof_header header_;
 };
 
+}  // namespace hprof
 }  // namespace heapd

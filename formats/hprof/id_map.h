@@ -5,6 +5,7 @@
 #include "base/big_memory.h"
 
 namespace heapd {
+inline namespace hprof {
 
 // Maps any uint64 key to V; linear probing, power-of-two capacity, no erase. The one key that
 // marks empty slots (~0, which hostile input can use as an id) is kept beside the table. A big
@@ -81,4 +82,5 @@ private:
     unsigned shift_ = 64;
 };
 
+}  // namespace hprof
 }  // namespace heapd

@@ -5,6 +5,7 @@
 #include "formats/hprof/basic_type.h"
 
 namespace heapd {
+inline namespace hprof {
 namespace {
 
 std::string_view descriptor_primitive(char c) {
@@ -58,4 +59,5 @@ bool same_class_name(std::string_view internal, std::string_view java_name) {
     return true;
 }
 
+}  // namespace hprof
 }  // namespace heapd

@@ -1,6 +1,7 @@
 #include "formats/hprof/java_strings.h"
 
 namespace heapd {
+inline namespace hprof {
 namespace {
 
 void append_utf8(std::string& out, std::uint32_t cp) {
@@ -107,4 +108,5 @@ std::optional<primitive_array_view> string_chars(const primitive_array_view& val
     return part;
 }
 
+}  // namespace hprof
 }  // namespace heapd

@@ -10,6 +10,7 @@
 #include "formats/hprof/heap_records.h"
 
 namespace heapd {
+inline namespace hprof {
 
 // Decodes a String's value array to UTF-8: Latin-1 bytes (coder 0), UTF-16 bytes (coder 1,
 // in the dumping machine's byte order, little-endian on x86), or a char[] (JDK 8 and older).
@@ -34,4 +35,5 @@ std::optional<string_fields> read_string_fields(const class_table& classes, cons
 // offset and count name; nullopt when that range does not lie within the array.
 std::optional<primitive_array_view> string_chars(const primitive_array_view& value, const string_fields& f);
 
+}  // namespace hprof
 }  // namespace heapd

@@ -7,6 +7,7 @@
 #include "formats/hprof/java_names.h"
 
 namespace heapd {
+inline namespace hprof {
 namespace {
 
 std::unexpected<error_info> too_short(const hprof_record& rec) {
@@ -74,4 +75,5 @@ result<control_settings_info> decode_control_settings(const hprof_record& rec) {
     return control_settings_info{be::u4(p), be::u2(p + 4)};
 }
 
+}  // namespace hprof
 }  // namespace heapd

@@ -10,6 +10,7 @@
 #include "formats/hprof/record_index.h"
 
 namespace heapd {
+inline namespace hprof {
 
 // One allocation site of an ALLOC_SITES record, with its class name resolved.
 struct alloc_site {
@@ -51,4 +52,5 @@ result<cpu_samples_table> decode_cpu_samples(const hprof_record& rec);
 result<heap_summary_info> decode_heap_summary(const hprof_record& rec);
 result<control_settings_info> decode_control_settings(const hprof_record& rec);
 
+}  // namespace hprof
 }  // namespace heapd

@@ -8,6 +8,7 @@
 #include <utility>
 
 namespace heapd {
+inline namespace hprof {
 
 result<mapped_file> mapped_file::open(const std::string& path) {
     int fd = ::open(path.c_str(), O_RDONLY | O_NOCTTY | O_CLOEXEC);
@@ -57,4 +58,5 @@ void mapped_file::release_resident() const {
     if (data_ != nullptr) ::madvise(const_cast<std::byte*>(data_), size_, MADV_DONTNEED);
 }
 
+}  // namespace hprof
 }  // namespace heapd

@@ -7,6 +7,7 @@
 #include "base/error.h"
 
 namespace heapd {
+inline namespace hprof {
 
 // Non-copyable owner of a read-only mapping; views from bytes() must not outlive it.
 class mapped_file {
@@ -41,4 +42,5 @@ private:
     std::string name_;
 };
 
+}  // namespace hprof
 }  // namespace heapd

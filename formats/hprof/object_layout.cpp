@@ -5,6 +5,7 @@
 #include "formats/hprof/hotspot_quirks.h"
 
 namespace heapd {
+inline namespace hprof {
 namespace {
 
 // The array length follows the header; the first element sits at the length's end rounded up to a
@@ -253,4 +254,5 @@ std::uint32_t layout_model::mirror_size(std::uint64_t class_id, std::uint32_t cl
     return static_cast<std::uint32_t>(align_up(end, object_alignment));
 }
 
+}  // namespace hprof
 }  // namespace heapd

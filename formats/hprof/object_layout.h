@@ -9,6 +9,7 @@
 #include "formats/hprof/id_map.h"
 
 namespace heapd {
+inline namespace hprof {
 
 // One way a HotSpot VM lays out objects; a dump does not say which, so the census infers it.
 struct vm_layout {
@@ -81,4 +82,5 @@ private:
     std::vector<shape> shapes_;
 };
 
+}  // namespace hprof
 }  // namespace heapd

@@ -3,6 +3,7 @@
 #include "formats/hprof/heap_walk.h"
 
 namespace heapd {
+inline namespace hprof {
 namespace {
 
 // Visitor that fills the slots of wanted ids as their records go by.
@@ -55,4 +56,5 @@ const located_object* object_locator::find(std::uint64_t id) const {
     return &found_[*s];
 }
 
+}  // namespace hprof
 }  // namespace heapd

@@ -12,6 +12,7 @@
 #include "formats/hprof/record_index.h"
 
 namespace heapd {
+inline namespace hprof {
 
 // Where one located object's record is, as a view into the dump.
 struct located_object {
@@ -38,4 +39,5 @@ private:
     std::vector<located_object> found_;
 };
 
+}  // namespace hprof
 }  // namespace heapd

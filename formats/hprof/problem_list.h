@@ -10,6 +10,7 @@
 #include "base/error.h"
 
 namespace heapd {
+inline namespace hprof {
 
 // Problems in the order found: the first max_kept kept, the rest counted.
 class problem_list {
@@ -31,4 +32,5 @@ private:
     std::uint64_t omitted_ = 0;
 };
 
+}  // namespace hprof
 }  // namespace heapd

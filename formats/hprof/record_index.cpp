@@ -5,6 +5,7 @@
 #include "formats/hprof/big_endian.h"
 
 namespace heapd {
+inline namespace hprof {
 namespace {
 
 // Reads fixed-size fields from a record body, refusing to go past its end.
@@ -237,4 +238,5 @@ const trace_info* record_index::trace(std::uint32_t serial) const {
     return i ? &traces_[*i] : nullptr;
 }
 
+}  // namespace hprof
 }  // namespace heapd

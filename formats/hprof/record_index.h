@@ -12,6 +12,7 @@
 #include "formats/hprof/problem_list.h"
 
 namespace heapd {
+inline namespace hprof {
 
 // A LOAD_CLASS record: serial, class object id, trace, and the UTF8 id of its name.
 struct loaded_class {
@@ -119,4 +120,5 @@ private:
     bool truncated_ = false;
 };
 
+}  // namespace hprof
 }  // namespace heapd

@@ -13,6 +13,7 @@
 #include "formats/hprof/record_index.h"
 
 namespace heapd {
+inline namespace hprof {
 namespace {
 
 // Collects CLASS_DUMPs into a class table.
@@ -115,4 +116,5 @@ result<strip_stats> strip_dump(std::span<const std::byte> dump, int out_fd, cons
     return stats;
 }
 
+}  // namespace hprof
 }  // namespace heapd

@@ -6,6 +6,7 @@
 #include "base/error.h"
 
 namespace heapd {
+inline namespace hprof {
 
 // What to keep readable in the stripped copy.
 struct strip_options {
@@ -27,4 +28,5 @@ struct strip_stats {
 // dump is copied up to its last whole sub-record.
 result<strip_stats> strip_dump(std::span<const std::byte> dump, int out_fd, const strip_options& options);
 
+}  // namespace hprof
 }  // namespace heapd

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 namespace heapd {
+inline namespace hsperf {
 namespace {
 
 // Invocations of collector index, 0 when the JVM has none.
@@ -128,4 +129,5 @@ std::optional<std::int64_t> zgc_heap_used(std::string_view heap_info) {
     }
 }
 
+}  // namespace hsperf
 }  // namespace heapd

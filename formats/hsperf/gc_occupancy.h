@@ -39,6 +39,7 @@
 #include "formats/hsperf/hsperfdata_summary.h"
 
 namespace heapd {
+inline namespace hsperf {
 
 // The HotSpot collector a JVM runs, as far as its hsperfdata tells.
 enum class collector_family { serial, parallel, g1, z, shenandoah, unknown };
@@ -92,4 +93,5 @@ private:
 // (" ZHeap           used 30M, capacity 64M, max capacity 64M"), nothing when it has no such line.
 std::optional<std::int64_t> zgc_heap_used(std::string_view heap_info);
 
+}  // namespace hsperf
 }  // namespace heapd

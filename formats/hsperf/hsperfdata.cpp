@@ -8,6 +8,7 @@
 #include "base/hex_text.h"
 
 namespace heapd {
+inline namespace hsperf {
 namespace {
 
 constexpr std::uint8_t magic[4] = {0xCA, 0xFE, 0xC0, 0xC0};
@@ -221,4 +222,5 @@ result<hsperf_snapshot> hsperf_data::snapshot() const {
     return hsperf_snapshot(std::move(*list), complete);
 }
 
+}  // namespace hsperf
 }  // namespace heapd

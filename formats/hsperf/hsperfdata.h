@@ -19,6 +19,7 @@
 #include "base/error.h"
 
 namespace heapd {
+inline namespace hsperf {
 
 // The unit of a counter, numbered as HotSpot's PerfData::Units.
 enum class hsperf_units : std::uint8_t { none = 1, bytes = 2, ticks = 3, events = 4, string = 5, hertz = 6 };
@@ -111,4 +112,5 @@ private:
 // The size in bytes of one element of a Java type letter ('J' 8, 'B' 1, ...), 0 for unknown letters.
 std::size_t hsperf_type_size(char type);
 
+}  // namespace hsperf
 }  // namespace heapd

@@ -6,6 +6,7 @@
 #include <map>
 
 namespace heapd {
+inline namespace hsperf {
 namespace {
 
 // Splits "12.rest" into 12 and "rest"; nothing unless it starts with a small decimal index and a dot.
@@ -232,4 +233,5 @@ result<jvm_perf_summary> summarize(const hsperf_data& data) {
     return summarize(*snap, accessible);
 }
 
+}  // namespace hsperf
 }  // namespace heapd

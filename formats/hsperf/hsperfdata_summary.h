@@ -10,6 +10,7 @@
 #include "formats/hsperf/hsperfdata.h"
 
 namespace heapd {
+inline namespace hsperf {
 
 // One space of a generation (sun.gc.generation.N.space.M: eden, s0, s1, old), in bytes.
 struct hsperf_space {
@@ -89,4 +90,5 @@ result<jvm_perf_summary> summarize(const hsperf_data& data);
 // value runs up to the next argument that starts like a JVM option (" -X", " -D", " --", ...).
 oom_settings parse_oom_settings(std::string_view vm_flags, std::string_view vm_args);
 
+}  // namespace hsperf
 }  // namespace heapd

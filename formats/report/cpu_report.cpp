@@ -1,10 +1,11 @@
 #include "formats/report/cpu_report.h"
 
 #include "base/safe_text.h"
+#include "formats/report/quantities.h"
 #include "formats/report/report_text.h"
-#include "formats/report/text_format.h"
 
 namespace heapd {
+inline namespace report {
 
 using json = nlohmann::ordered_json;
 
@@ -69,4 +70,5 @@ std::string render_cpu_text(const cpu_report& r) {
     return out;
 }
 
+}  // namespace report
 }  // namespace heapd

@@ -11,6 +11,7 @@
 #include "base/error.h"
 
 namespace heapd {
+inline namespace report {
 
 // One stack: its frames as text ("a.B.m(B.java:12)", the running frame first), how many samples,
 // and their shares (0 to 1) of all samples.
@@ -38,4 +39,5 @@ result<cpu_report> cpu_report_from_json(const nlohmann::ordered_json& j);
 // The table for people, with how the samples are biased; names through line_safe.
 std::string render_cpu_text(const cpu_report& r);
 
+}  // namespace report
 }  // namespace heapd

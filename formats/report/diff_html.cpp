@@ -5,6 +5,7 @@
 #include "formats/report/report_text.h"
 
 namespace heapd {
+inline namespace report {
 
 std::string render_html(const diff_report& d, const std::string& title) {
     html::table sides("sides-table", {"", "Before", "After"}, false, false);
@@ -26,4 +27,5 @@ std::string render_html(const diff_report& d, const std::string& title) {
     return html::page("heapd: " + title, body, data);
 }
 
+}  // namespace report
 }  // namespace heapd

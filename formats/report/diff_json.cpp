@@ -2,6 +2,7 @@
 #include "formats/report/report_json.h"
 
 namespace heapd {
+inline namespace report {
 namespace {
 
 nlohmann::ordered_json diff_side_json(const diff_side& s, bool retained) {
@@ -104,4 +105,5 @@ nlohmann::ordered_json to_json(const diff_report& r) {
             {"notes", r.notes}};
 }
 
+}  // namespace report
 }  // namespace heapd

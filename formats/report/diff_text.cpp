@@ -4,10 +4,11 @@
 
 #include "base/safe_text.h"
 #include "formats/report/line_safe_report.h"
+#include "formats/report/quantities.h"
 #include "formats/report/report_text.h"
-#include "formats/report/text_format.h"
 
 namespace heapd {
+inline namespace report {
 namespace {
 
 using text::clock_text;
@@ -109,4 +110,5 @@ std::string render_text(const diff_report& report, const text_options& options) 
     return terminal_safe(out);
 }
 
+}  // namespace report
 }  // namespace heapd

@@ -1,6 +1,7 @@
 #include "formats/report/history.h"
 
 namespace heapd {
+inline namespace report {
 
 history_point history_point_of(const analysis_report& r, std::string label, std::int64_t time_ms, std::string trigger) {
     history_point p{std::move(label), time_ms, std::move(trigger), 0, {}};
@@ -45,4 +46,5 @@ result<std::vector<history_point>> history_from_json(const nlohmann::ordered_jso
     return out;
 }
 
+}  // namespace report
 }  // namespace heapd

@@ -12,6 +12,7 @@
 #include "formats/report/report.h"
 
 namespace heapd {
+inline namespace report {
 
 // One dump of a JVM: when, why, how big its heap was and what its top suspects retained.
 struct history_point {
@@ -33,4 +34,5 @@ history_point history_point_of(const analysis_report& r, std::string label, std:
 nlohmann::ordered_json to_json(const std::vector<history_point>& points);
 result<std::vector<history_point>> history_from_json(const nlohmann::ordered_json& j);
 
+}  // namespace report
 }  // namespace heapd

@@ -4,7 +4,9 @@
 // every report is one file that needs nothing else (cmake/embed_text.cmake).
 #include <string_view>
 
-namespace heapd::html_assets {
+namespace heapd {
+inline namespace report {
+namespace html_assets {
 
 extern const std::string_view script;
 extern const std::string_view style;
@@ -12,4 +14,6 @@ extern const std::string_view style;
 extern const std::string_view script_sha256;
 extern const std::string_view style_sha256;
 
-}  // namespace heapd::html_assets
+}  // namespace html_assets
+}  // namespace report
+}  // namespace heapd

@@ -3,10 +3,12 @@
 
 #include "base/hex_text.h"
 #include "formats/report/html_writer.h"
+#include "formats/report/quantities.h"
 #include "formats/report/report_text.h"
-#include "formats/report/text_format.h"
 
-namespace heapd::html {
+namespace heapd {
+inline namespace report {
+namespace html {
 namespace {
 
 cell bytes_cell(std::uint64_t b) { return number(text::human_bytes(b), static_cast<double>(b)); }
@@ -157,4 +159,6 @@ std::string growth_section(const diff_report& d, const std::string& id_prefix) {
     return body;
 }
 
-}  // namespace heapd::html
+}  // namespace html
+}  // namespace report
+}  // namespace heapd

@@ -7,7 +7,9 @@
 
 #include "formats/report/report.h"
 
-namespace heapd::html {
+namespace heapd {
+inline namespace report {
+namespace html {
 
 // "12.5%" of a whole, "" when the whole is 0.
 std::string share_text(std::uint64_t part, std::uint64_t whole);
@@ -22,4 +24,6 @@ std::string growth_section(const diff_report& d, const std::string& id_prefix);
 // The data's "growth" rows for a diff (by retained bytes when both sides have them).
 nlohmann::ordered_json growth_data(const diff_report& d);
 
-}  // namespace heapd::html
+}  // namespace html
+}  // namespace report
+}  // namespace heapd

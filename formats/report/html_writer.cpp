@@ -2,9 +2,11 @@
 
 #include "base/safe_text.h"
 #include "formats/report/html_assets.h"
-#include "formats/report/text_format.h"
+#include "formats/report/quantities.h"
 
-namespace heapd::html {
+namespace heapd {
+inline namespace report {
+namespace html {
 namespace {
 
 // The length of the UTF-8 sequence at s[i], 0 when it is not one.
@@ -148,4 +150,6 @@ std::string page(std::string_view title, std::string_view body, const nlohmann::
     return out;
 }
 
-}  // namespace heapd::html
+}  // namespace html
+}  // namespace report
+}  // namespace heapd

@@ -9,7 +9,9 @@
 
 #include <nlohmann/json.hpp>
 
-namespace heapd::html {
+namespace heapd {
+inline namespace report {
+namespace html {
 
 // Text made safe for an element's content or a quoted attribute value: & < > " ' escaped; bytes
 // that are not UTF-8 become U+FFFD, newline and carriage return a visible \n and \r, other control
@@ -48,4 +50,6 @@ cell text(std::string text);
 // block (JSON, read by the script) and the script.
 std::string page(std::string_view title, std::string_view body, const nlohmann::ordered_json& data);
 
-}  // namespace heapd::html
+}  // namespace html
+}  // namespace report
+}  // namespace heapd

@@ -5,7 +5,9 @@
 #include <algorithm>
 #include <cstddef>
 
-namespace heapd::text {
+namespace heapd {
+inline namespace report {
+namespace text {
 namespace {
 
 const char* header_of(jvm_column c) {
@@ -77,4 +79,6 @@ std::string jvm_table_text(const std::vector<jvm_column>& columns, const std::ve
     return out;
 }
 
-}  // namespace heapd::text
+}  // namespace text
+}  // namespace report
+}  // namespace heapd

@@ -4,7 +4,9 @@
 #include <string>
 #include <vector>
 
-namespace heapd::text {
+namespace heapd {
+inline namespace report {
+namespace text {
 
 // A column of the JVM table, in the order they are printed.
 enum class jvm_column {
@@ -32,4 +34,6 @@ struct jvm_table_row {
 // PID right-aligned in seven characters as ps(1) prints it, the last column unpadded. Nothing for no rows.
 std::string jvm_table_text(const std::vector<jvm_column>& columns, const std::vector<jvm_table_row>& rows);
 
-}  // namespace heapd::text
+}  // namespace text
+}  // namespace report
+}  // namespace heapd

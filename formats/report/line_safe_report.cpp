@@ -3,6 +3,7 @@
 #include "base/safe_text.h"
 
 namespace heapd {
+inline namespace report {
 namespace {
 
 void fix(std::string& s) { s = line_safe(s); }
@@ -87,4 +88,5 @@ object_paths_report line_safe_copy(object_paths_report r) {
     return r;
 }
 
+}  // namespace report
 }  // namespace heapd

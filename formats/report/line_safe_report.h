@@ -6,9 +6,11 @@
 #include "formats/report/report.h"
 
 namespace heapd {
+inline namespace report {
 
 analysis_report line_safe_copy(analysis_report r);
 diff_report line_safe_copy(diff_report r);
 object_paths_report line_safe_copy(object_paths_report r);
 
+}  // namespace report
 }  // namespace heapd

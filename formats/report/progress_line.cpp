@@ -3,10 +3,11 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "formats/report/quantities.h"
 #include "formats/report/report_text.h"
-#include "formats/report/text_format.h"
 
 namespace heapd {
+inline namespace report {
 namespace {
 
 // Seconds as the bar shows them: "4m 10s".
@@ -42,4 +43,5 @@ std::string progress_line(const progress_view& v, unsigned width) {
     return label + " [" + std::string(filled, '#') + std::string(bar - filled, '.') + "]" + tail;
 }
 
+}  // namespace report
 }  // namespace heapd

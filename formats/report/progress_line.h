@@ -5,6 +5,7 @@
 #include <string>
 
 namespace heapd {
+inline namespace report {
 
 // What the bar shows at one moment.
 struct progress_view {
@@ -17,4 +18,5 @@ struct progress_view {
 // The bar as one line of at most width columns (no newline): label, bar, percent, phase, rate, ETA.
 std::string progress_line(const progress_view& v, unsigned width);
 
+}  // namespace report
 }  // namespace heapd

@@ -1,10 +1,12 @@
-#include "formats/report/text_format.h"
+#include "formats/report/quantities.h"
 
 #include <cmath>
 #include <ctime>
 #include <iterator>
 
-namespace heapd::text {
+namespace heapd {
+inline namespace report {
+namespace text {
 
 std::string duration_text(std::int64_t ms) {
     const long long v = ms;
@@ -61,4 +63,6 @@ std::string utc_time(std::uint64_t ms) {
     return buf;
 }
 
-}  // namespace heapd::text
+}  // namespace text
+}  // namespace report
+}  // namespace heapd

@@ -8,7 +8,9 @@
 #include <cstdio>
 #include <string>
 
-namespace heapd::text {
+namespace heapd {
+inline namespace report {
+namespace text {
 
 // printf into a std::string.
 template <class... A>
@@ -38,4 +40,6 @@ std::string percent_text(double percent, int decimals);
 // A percentage as people write it: 93 -> "93%", 90.44 -> "90.4%".
 std::string round_percent(double percent);
 
-}  // namespace heapd::text
+}  // namespace text
+}  // namespace report
+}  // namespace heapd

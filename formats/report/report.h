@@ -8,6 +8,7 @@
 #include <vector>
 
 namespace heapd {
+inline namespace report {
 
 // A histogram row: one class (arrays of a primitive type count as one class).
 struct histogram_entry {
@@ -260,9 +261,11 @@ struct analysis_report {
     allocation_profile_facts allocations;  // joined: the suspects say where their objects were allocated
 };
 
+}  // namespace report
 }  // namespace heapd
 
 namespace heapd {
+inline namespace report {
 
 // One class's change between two dumps of the same JVM, matched by name (deltas are after - before,
 // held at INT64_MIN/INT64_MAX when the true difference does not fit).
@@ -295,4 +298,5 @@ struct diff_report {
     std::vector<std::string> notes;  // why the two dumps may not compare well
 };
 
+}  // namespace report
 }  // namespace heapd

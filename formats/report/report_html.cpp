@@ -9,10 +9,11 @@
 #include "base/hex_text.h"
 #include "formats/report/html_sections.h"
 #include "formats/report/html_writer.h"
+#include "formats/report/quantities.h"
 #include "formats/report/report_text.h"
-#include "formats/report/text_format.h"
 
 namespace heapd {
+inline namespace report {
 namespace {
 
 using html::escape;
@@ -254,4 +255,5 @@ result<std::string> save_html(const std::string& path, std::string_view page) {
     return "HTML report written to " + path + " (" + text::human_bytes(page.size()) + ")";
 }
 
+}  // namespace report
 }  // namespace heapd

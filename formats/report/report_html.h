@@ -13,6 +13,7 @@
 #include "formats/report/report.h"
 
 namespace heapd {
+inline namespace report {
 
 // Where a report's dump came from and what came before it, when heapd's store knows.
 struct html_context {
@@ -36,4 +37,5 @@ std::string render_html(const diff_report& d, const std::string& title);
 // says so: "HTML report written to PATH (SIZE)".
 result<std::string> save_html(const std::string& path, std::string_view page);
 
+}  // namespace report
 }  // namespace heapd

@@ -3,6 +3,7 @@
 #include "formats/report/report_text.h"
 
 namespace heapd {
+inline namespace report {
 namespace {
 
 using json = nlohmann::ordered_json;
@@ -464,4 +465,5 @@ result<analysis_report> report_from_json(const nlohmann::ordered_json& j) {
     }
 }
 
+}  // namespace report
 }  // namespace heapd

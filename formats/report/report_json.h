@@ -6,6 +6,7 @@
 #include "formats/report/report.h"
 
 namespace heapd {
+inline namespace report {
 
 // The report as a JSON object (keys kept in the order written) with summary, histogram, largest_objects, threads,
 // legacy and problems.
@@ -35,4 +36,5 @@ nlohmann::ordered_json to_json(const diff_report& r);
 // Reads a diff back; fails with bad_value when a required key is missing or of the wrong type.
 result<diff_report> diff_from_json(const nlohmann::ordered_json& j);
 
+}  // namespace report
 }  // namespace heapd

@@ -2,7 +2,7 @@
 
 #include "base/safe_text.h"
 #include "formats/report/line_safe_report.h"
-#include "formats/report/text_format.h"
+#include "formats/report/quantities.h"
 
 #include <cmath>
 #include <cstdio>
@@ -10,6 +10,7 @@
 #include <vector>
 
 namespace heapd {
+inline namespace report {
 namespace {
 
 using text::fmt;
@@ -458,4 +459,5 @@ std::string render_text(const analysis_report& report, const text_options& optio
     return terminal_safe(out);
 }
 
+}  // namespace report
 }  // namespace heapd

@@ -2,10 +2,11 @@
 // The analysis report for people: a header with the dump's facts and aligned tables.
 #include <string>
 
+#include "formats/report/quantities.h"
 #include "formats/report/report.h"
-#include "formats/report/text_format.h"
 
 namespace heapd {
+inline namespace report {
 
 // Formatting choices for the text report.
 struct text_options {
@@ -40,4 +41,5 @@ std::string render_text(const object_paths_report& r);
 // that grew and those that shrank (options.top rows each).
 std::string render_text(const diff_report& r, const text_options& options);
 
+}  // namespace report
 }  // namespace heapd

@@ -3,10 +3,11 @@
 #include <cmath>
 
 #include "base/safe_text.h"
+#include "formats/report/quantities.h"
 #include "formats/report/report_text.h"
-#include "formats/report/text_format.h"
 
 namespace heapd {
+inline namespace report {
 namespace {
 
 using json = nlohmann::ordered_json;
@@ -148,4 +149,5 @@ std::string render_sites_text(const sites_report& r) {
     return out;
 }
 
+}  // namespace report
 }  // namespace heapd

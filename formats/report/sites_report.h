@@ -12,6 +12,7 @@
 #include "base/error.h"
 
 namespace heapd {
+inline namespace report {
 
 // One row: its class (empty when grouped by method), its frames as text ("a.B.m(B.java:12)"; for a
 // method row, the method "a.B.m"), the estimates, and their shares (0 to 1) of the ranked total.
@@ -59,4 +60,5 @@ result<sites_report> sites_report_from_json(const nlohmann::ordered_json& j);
 // dropped, then the rows with each site's stack under it. Names from the JVM go through line_safe.
 std::string render_sites_text(const sites_report& r);
 
+}  // namespace report
 }  // namespace heapd

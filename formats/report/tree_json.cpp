@@ -4,6 +4,7 @@
 #include "formats/report/report_json.h"
 
 namespace heapd {
+inline namespace report {
 
 nlohmann::ordered_json tree_json(const retention_report& t) {
     nlohmann::ordered_json nodes = nlohmann::ordered_json::array();
@@ -45,4 +46,5 @@ result<void> tree_from_json(const nlohmann::ordered_json& j, retention_report& t
     return {};
 }
 
+}  // namespace report
 }  // namespace heapd

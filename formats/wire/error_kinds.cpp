@@ -1,4 +1,4 @@
-#include "formats/protocol/error_kinds.h"
+#include "formats/wire/error_kinds.h"
 
 namespace heapd::wire {
 
@@ -15,13 +15,19 @@ error_kind kind_of(error_code code) {
     case error_code::unknown_tag:
     case error_code::bad_value:
     case error_code::unsupported: return error_kind::bad_input;
+    case error_code::no_space: return error_kind::no_space;
+    case error_code::busy: return error_kind::busy;
     case error_code::io:
-    case error_code::corrupt: return error_kind::internal;
+    case error_code::corrupt:
+    case error_code::internal: return error_kind::internal;
     case error_code::attach_disabled:
     case error_code::not_responding:
     case error_code::protocol:
     case error_code::already_traced:
     case error_code::timed_out:
+    case error_code::jvm_refused:
+    case error_code::crashed:
+    case error_code::out_of_memory:
     case error_code::agent_refused: return error_kind::failed;
     }
     return error_kind::internal;

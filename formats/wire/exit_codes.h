@@ -1,9 +1,9 @@
 #pragma once
 // The exit statuses of heapd and heapctl, all in one place (documented in their --help and in
 // docs/daemon.md): 0 to 2 mean the same for both programs, the rest is each program's own.
-#include "formats/protocol/protocol.h"
+#include "formats/wire/protocol.h"
 
-namespace heapd::exits {
+namespace heapd::wire::exits {
 
 // An exit status.
 enum exit_code : int {
@@ -35,4 +35,4 @@ inline exit_code exit_for(wire::error_kind kind) {
     }
 }
 
-}  // namespace heapd::exits
+}  // namespace heapd::wire::exits

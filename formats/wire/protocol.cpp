@@ -1,4 +1,4 @@
-#include "formats/protocol/protocol.h"
+#include "formats/wire/protocol.h"
 
 #include <array>
 #include <utility>

@@ -9,8 +9,8 @@
 #include <vector>
 
 #include "analysis/census.h"
-#include "analysis/gc_paths.h"
 #include "analysis/object_graph.h"
+#include "analysis/root_paths.h"
 #include "formats/hprof/heap_walk.h"
 #include "support/hprof_builder.h"
 #include "support/shaped_heap.h"

@@ -3,7 +3,7 @@
 
 #include <gtest/gtest.h>
 
-#include "analysis/gc_paths.h"
+#include "analysis/root_paths.h"
 #include "formats/report/report_text.h"
 #include "support/shaped_heap.h"
 

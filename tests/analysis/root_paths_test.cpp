@@ -1,5 +1,5 @@
 // Shortest paths from GC roots: forward from all roots, and backwards from one object to several roots.
-#include "analysis/gc_paths.h"
+#include "analysis/root_paths.h"
 
 #include <gtest/gtest.h>
 
@@ -17,7 +17,7 @@ std::vector<std::uint64_t> ids(const object_graph& g, const std::vector<std::uin
     return out;
 }
 
-TEST(gc_paths, forward_search_gives_a_shortest_path_root_first) {
+TEST(root_paths, forward_search_gives_a_shortest_path_root_first) {
     shaped_heap h;
     analyzed a(h.b);
     const object_graph& g = a.graph;
@@ -38,7 +38,7 @@ TEST(gc_paths, forward_search_gives_a_shortest_path_root_first) {
 // A list held by a class's static field and, at the moment of the dump, by a local of the method
 // filling it (an OutOfMemoryError dump): its path comes from the static field, though the frame is
 // nearer; what only a frame holds still has its path from the frame (the derived object's, below).
-TEST(gc_paths, lasting_roots_come_before_stack_frames) {
+TEST(root_paths, lasting_roots_come_before_stack_frames) {
     shaped_heap h;
     h.b.begin_segment();
     h.b.root_java_frame(shaped_heap::elements_id, 1, 0);
@@ -53,7 +53,7 @@ TEST(gc_paths, lasting_roots_come_before_stack_frames) {
               (std::vector<std::uint64_t>{shaped_heap::holder_class, shaped_heap::list_id, shaped_heap::elements_id}));
 }
 
-TEST(gc_paths, backward_search_finds_paths_from_different_roots_shortest_first) {
+TEST(root_paths, backward_search_finds_paths_from_different_roots_shortest_first) {
     shaped_heap h;
     analyzed a(h.b);
     const object_graph& g = a.graph;
@@ -70,7 +70,7 @@ TEST(gc_paths, backward_search_finds_paths_from_different_roots_shortest_first) 
     EXPECT_EQ(ids(g, self[0]), std::vector<std::uint64_t>{shaped_heap::derived_id});
 }
 
-TEST(gc_paths, long_chains_need_no_recursion) {
+TEST(root_paths, long_chains_need_no_recursion) {
     shaped_heap h(10, 10, 300000, 0, 0);
     analyzed a(h.b);
     const object_graph& g = a.graph;
@@ -80,7 +80,7 @@ TEST(gc_paths, long_chains_need_no_recursion) {
     EXPECT_EQ(root_paths::compute(g).path_to(g.node_of(h.nodes.back())), back[0]);
 }
 
-TEST(gc_paths, root_kinds_are_kept_per_root) {
+TEST(root_paths, root_kinds_are_kept_per_root) {
     shaped_heap h;
     analyzed a(h.b);
     const object_graph& g = a.graph;

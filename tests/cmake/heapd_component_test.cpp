@@ -123,6 +123,54 @@ std::vector<std::string> violations(const std::vector<component>& all) {
     return found;
 }
 
+// The namespace a component's files open (docs/architecture.md, Namespaces): heapd for base/,
+// heapd::daemon for every folder of daemon/, heapd::NAME for the rest after their last folder, the
+// formats' model and the analysis engine declared inline.
+std::string namespace_of(const std::string& dir) {
+    if (dir == "base") return "heapd";
+    if (dir.starts_with("daemon/")) return "heapd::daemon";
+    const std::string name = dir.substr(dir.rfind('/') + 1);
+    for (const char* shared : {"hprof", "hsperf", "report", "analysis"})
+        if (name == shared) return "heapd::inline " + name;
+    return "heapd::" + name;
+}
+
+// Every namespace a file of the component dir opens that is not its folder's (or one inside it),
+// one line each. `namespace heapd {` followed by `inline namespace X {` opens heapd::inline X
+// (written so because clang-format 14 cannot keep the closing comment of `heapd::inline X`).
+std::vector<std::string> namespace_violations(const std::string& path, const std::string& dir, std::istream& text) {
+    std::vector<std::string> lines;
+    for (std::string line; std::getline(text, line);) lines.push_back(line);
+    std::vector<std::string> found;
+    const std::string expected = namespace_of(dir);
+    for (std::size_t i = 0; i < lines.size(); ++i) {
+        if (!lines[i].starts_with("namespace heapd")) continue;
+        std::string opened = lines[i].substr(10, lines[i].find(" {") - 10);
+        if (opened == "heapd" && i + 1 < lines.size() && lines[i + 1].starts_with("inline namespace "))
+            opened += "::inline " + lines[i + 1].substr(17, lines[i + 1].find(" {") - 17);
+        if (opened != expected && !opened.starts_with(expected + "::"))
+            found.push_back(path + ":" + std::to_string(i + 1) + ": namespace " + opened + ", not " + expected);
+    }
+    return found;
+}
+
+// The namespace violations of every source file of every component.
+std::vector<std::string> namespace_violations(const std::vector<component>& all) {
+    std::vector<std::string> found;
+    const fs::path root = HEAPD_SOURCE_DIR;
+    for (const component& c : all) {
+        for (const auto& entry : fs::recursive_directory_iterator(root / c.dir)) {
+            const std::string ext = entry.path().extension();
+            if (!entry.is_regular_file() || (ext != ".h" && ext != ".cpp" && ext != ".inl")) continue;
+            const std::string rel = fs::relative(entry.path(), root).string();
+            if (owner_of(all, rel) != &c) continue;  // a component of its own below this one
+            std::ifstream in(entry.path());
+            for (std::string& v : namespace_violations(rel, c.dir, in)) found.push_back(std::move(v));
+        }
+    }
+    return found;
+}
+
 // What one component links directly (components.txt): component folders and outside libraries.
 std::map<std::string, std::set<std::string>> read_components() {
     std::map<std::string, std::set<std::string>> all;
@@ -281,8 +329,29 @@ TEST(layering, every_component_is_declared) {
     std::set<std::string> dirs;
     for (const component& c : all) dirs.insert(c.dir);
     for (const char* expected : {"base", "attach", "formats/hprof", "formats/hsperf", "analysis", "formats/report",
-                                 "formats/protocol", "daemon/server", "daemon/commands", "cli"})
+                                 "formats/wire", "daemon/server", "daemon/commands", "cli"})
         EXPECT_TRUE(dirs.contains(expected)) << expected;
+}
+
+TEST(layering, every_file_opens_the_namespace_of_its_folder) {
+    const auto found = namespace_violations(read_layering());
+    EXPECT_TRUE(found.empty()) << found.size() << " files in another namespace:\n" << joined(found);
+}
+
+// The test above finds a file in another folder's namespace.
+TEST(layering, a_file_in_another_namespace_is_found) {
+    std::istringstream stacks("namespace heapd::stacks {\n}  // namespace heapd::stacks\n");
+    EXPECT_EQ(namespace_violations("daemon/stacks/x.h", "daemon/stacks", stacks).size(), 1u);
+    std::istringstream plain("namespace heapd {\nnamespace {\n}\n}  // namespace heapd\n");
+    EXPECT_EQ(namespace_violations("formats/hprof/x.h", "formats/hprof", plain).size(), 1u);
+    std::istringstream other("namespace heapd {\ninline namespace report {\n}\n}\n");
+    EXPECT_EQ(namespace_violations("formats/hprof/x.h", "formats/hprof", other).size(), 1u);
+    std::istringstream right("namespace heapd {\ninline namespace hprof {\nnamespace be {\n}\n}\n}\n");
+    EXPECT_TRUE(namespace_violations("formats/hprof/x.h", "formats/hprof", right).empty());
+    std::istringstream prefix("namespace heapd::attachment {\n}\n");
+    EXPECT_EQ(namespace_violations("attach/x.h", "attach", prefix).size(), 1u);
+    std::istringstream daemon("namespace heapd::daemon {\n}\n");
+    EXPECT_TRUE(namespace_violations("daemon/commands/x.h", "daemon/commands", daemon).empty());
 }
 
 TEST(layering, every_include_follows_the_direction_of_dependencies) {
@@ -337,7 +406,7 @@ TEST(layering, a_forbidden_include_does_not_compile) {
         EXPECT_NE(refused.err.find(std::string(higher) + ": No such file"), std::string::npos) << refused.err;
     }
     // heapctl: the protocol and the report model, never the reader or the daemon.
-    EXPECT_EQ(compile_include("formats/protocol/protocol.h", HEAPD_HEAPCTL_INCLUDES).exit_code, 0);
+    EXPECT_EQ(compile_include("formats/wire/protocol.h", HEAPD_HEAPCTL_INCLUDES).exit_code, 0);
     for (const char* other : {"formats/hprof/hprof_reader.h", "daemon/server/server.h", "attach/attach_client.h"}) {
         auto refused = compile_include(other, HEAPD_HEAPCTL_INCLUDES);
         EXPECT_NE(refused.exit_code, 0) << other;

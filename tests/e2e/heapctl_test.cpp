@@ -7,7 +7,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "formats/protocol/protocol.h"
+#include "formats/wire/protocol.h"
 #include "support/hprof_builder.h"
 #include "support/jvm_process.h"
 #include "support/serve_process.h"

@@ -1,4 +1,4 @@
-// Arming JVMs ahead of their OutOfMemoryError (daemon/oom/oom_arming.h, oom_armer.h), end to end: a
+// Arming JVMs ahead of their OutOfMemoryError (daemon/oom/arm_jvm.h, oom_armer.h), end to end: a
 // real JVM started with only -XX:OnOutOfMemoryError='heapd dump %p' (tests/java/OomExit.java) is
 // found and armed by the daemon; its main thread then fills a static map until the error kills it
 // and the JVM exits. The JVM wrote its dump before its hook ran, the hook handed it over, and the
@@ -16,9 +16,9 @@
 #include <string>
 #include <thread>
 
-#include "daemon/oom/oom_arming.h"
+#include "daemon/oom/arm_jvm.h"
 #include "daemon/oom/oom_hook.h"
-#include "formats/protocol/protocol.h"
+#include "formats/wire/protocol.h"
 #include "support/isolated_jvm.h"
 #include "support/jvm_process.h"
 #include "support/oom_scenario.h"

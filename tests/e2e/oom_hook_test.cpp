@@ -16,7 +16,7 @@
 #include <thread>
 
 #include "daemon/oom/oom_hook.h"
-#include "formats/protocol/protocol.h"
+#include "formats/wire/protocol.h"
 #include "support/isolated_jvm.h"
 #include "support/jvm_process.h"
 #include "support/oom_scenario.h"

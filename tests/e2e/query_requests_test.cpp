@@ -10,7 +10,7 @@
 #include <fstream>
 #include <thread>
 
-#include "formats/protocol/protocol.h"
+#include "formats/wire/protocol.h"
 #include "support/isolated_jvm.h"
 #include "support/jvm_process.h"
 #include "support/serve_process.h"

@@ -9,7 +9,7 @@
 #include <iostream>
 #include <string>
 
-#include "formats/protocol/protocol.h"
+#include "formats/wire/protocol.h"
 #include "support/hostile_user.h"
 #include "support/isolated_jvm.h"
 #include "support/jvm_process.h"

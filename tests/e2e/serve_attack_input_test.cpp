@@ -13,7 +13,7 @@
 #include <memory>
 #include <thread>
 
-#include "formats/protocol/protocol.h"
+#include "formats/wire/protocol.h"
 #include "support/hostile_user.h"
 #include "support/isolated_jvm.h"
 #include "support/jvm_process.h"

@@ -15,7 +15,7 @@
 #include <optional>
 #include <thread>
 
-#include "formats/protocol/protocol.h"
+#include "formats/wire/protocol.h"
 #include "support/hostile_user.h"
 #include "support/isolated_jvm.h"
 #include "support/jvm_process.h"

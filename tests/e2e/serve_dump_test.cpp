@@ -7,7 +7,7 @@
 
 #include <filesystem>
 
-#include "formats/protocol/protocol.h"
+#include "formats/wire/protocol.h"
 #include "support/isolated_jvm.h"
 #include "support/jvm_process.h"
 #include "support/serve_process.h"

@@ -18,7 +18,7 @@
 #include <sstream>
 #include <thread>
 
-#include "formats/protocol/protocol.h"
+#include "formats/wire/protocol.h"
 #include "support/jvm_process.h"
 #include "support/s3_test_server.h"
 #include "support/serve_process.h"

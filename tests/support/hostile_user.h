@@ -23,7 +23,7 @@
 #include <thread>
 #include <vector>
 
-#include "formats/protocol/protocol.h"
+#include "formats/wire/protocol.h"
 #include "support/isolated_jvm.h"
 #include "support/serve_process.h"
 

@@ -6,7 +6,7 @@
 
 #include <string>
 
-#include "formats/protocol/protocol.h"
+#include "formats/wire/protocol.h"
 #include "support/serve_process.h"
 
 namespace heapd::test {

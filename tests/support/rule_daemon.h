@@ -10,7 +10,7 @@
 
 #include "daemon/config/config.h"
 #include "daemon/server/server.h"
-#include "formats/protocol/protocol.h"
+#include "formats/wire/protocol.h"
 #include "support/jvm_process.h"
 #include "support/serve_process.h"
 

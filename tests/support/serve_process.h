@@ -11,7 +11,7 @@
 #include <string_view>
 #include <vector>
 
-#include "formats/protocol/protocol.h"
+#include "formats/wire/protocol.h"
 
 namespace heapd::test {
 

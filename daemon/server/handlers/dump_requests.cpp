@@ -9,11 +9,11 @@
 #include "attach/process_info.h"
 #include "attach/process_namespaces.h"
 #include "daemon/jvms/jvm_facts.h"
-#include "daemon/oom/oom_arming.h"
+#include "daemon/oom/arm_jvm.h"
 #include "daemon/oom/spool.h"
 #include "daemon/runtime/log_text.h"
 #include "daemon/server/handlers/request_handler.h"
-#include "formats/protocol/error_kinds.h"
+#include "formats/wire/error_kinds.h"
 
 namespace heapd::daemon {
 namespace {
@@ -40,7 +40,7 @@ std::string spooled_dump_path(const spooled_request& s, const peer_credentials& 
     return attach::proc_path(*holder, "root") + path;
 }
 
-// Whether a spooled dump lies at heapd's own armed name (oom_arming.h): heapd's to remove once it
+// Whether a spooled dump lies at heapd's own armed name (arm_jvm.h): heapd's to remove once it
 // is open, so no heap-sized file is left behind in the JVM's /tmp.
 bool at_armed_name(const std::string& path, const wire::json& args) {
     const auto slash = path.rfind('/');
@@ -77,17 +77,6 @@ void request_handler::jvms(const wire::request& r, const connection_ptr& c) {
 namespace {
 
 // A dump request's arguments, read and checked.
-struct dump_args {
-    std::uint64_t pid = 0;
-    bool live = true;
-    std::string trigger;  // request or oom
-    bool in_oom_hook = false;
-    std::string dump_path;  // of an adopted file, as the caller names it
-    std::string jvm, command;
-    std::uint64_t start_time = 0;  // 0: not said
-    bool snapshot = false;
-};
-
 wire::wire_result<dump_args> read_dump_args(const wire::json& args) {
     auto pid = wire::arg_uint(args, "pid", std::nullopt);
     auto live = wire::arg_bool(args, "live", true);
@@ -139,7 +128,7 @@ void attribute_to_running_jvm(dump_request& d, const dump_args& a, const jvm_fac
 
 // An adopted dump of a JVM that is gone (or whose pid another process holds now). An admin's word
 // is taken (root and the heapd group may act on any JVM), and so is a dump at heapd's own armed
-// name for that JVM tagged for this caller (oom_arming.h): heapd armed it for a JVM of theirs.
+// name for that JVM tagged for this caller (arm_jvm.h): heapd armed it for a JVM of theirs.
 // Anything else is kept as the caller's own file: the pid is only what they claim, and neither the
 // start time, version nor command they give is taken, so it is never a dump of that JVM in a
 // report, history, diff or upload of it, and no OOM table is taken for it.
@@ -163,12 +152,10 @@ dump_request adopted_from_a_gone_jvm(dump_request d, const dump_args& a, const p
 
 }  // namespace
 
-wire::wire_result<dump_request> request_handler::prepare_dump(const wire::json& args, const peer_credentials& p,
-                                                              std::optional<unique_fd> fd) {
-    auto a = read_dump_args(args);
-    if (!a) return std::unexpected(a.error());
+result<dump_request> request_handler::prepare_dump(const dump_args& a, const peer_credentials& p,
+                                                   std::optional<unique_fd> fd) {
     // A client in a container (the hook of a JVM in it) names the JVM by its pid there.
-    const auto named = static_cast<pid_t>(a->pid);
+    const auto named = static_cast<pid_t>(a.pid);
     auto host = host_pid(p, named);
     const pid_t target = host ? *host : named;
     std::string who = "pid " + std::to_string(target);
@@ -176,54 +163,52 @@ wire::wire_result<dump_request> request_handler::prepare_dump(const wire::json& 
 
     dump_request d;
     d.pid = target;
-    d.live = a->live;
-    d.trigger = a->trigger;
-    d.wait_for_jvm = a->in_oom_hook;
+    d.live = a.live;
+    d.trigger = a.trigger;
+    d.wait_for_jvm = a.in_oom_hook;
     d.host = info_.host;
     if (fd) {
         struct stat st {};
         if (::fstat(fd->get(), &st) != 0 || !S_ISREG(st.st_mode))
-            return wire::wire_fail(error_kind::bad_input, a->dump_path + " is not a regular file");
+            return fail(error_code::bad_value, a.dump_path + " is not a regular file");
         d.adopt = std::move(*fd);
-        d.adopt_name = a->dump_path.empty() ? "the dump of " + who : a->dump_path;
+        d.adopt_name = a.dump_path.empty() ? "the dump of " + who : a.dump_path;
         // Opened with the caller's own rights: the caller's, or for an admin the file owner's.
         d.uid = p.admin ? st.st_uid : p.uid;
         d.gid = p.admin ? st.st_gid : p.gid;
-        d.jvm = a->jvm;
-        d.command_line = a->command;
+        d.jvm = a.jvm;
+        d.command_line = a.command;
     }
     // The process the pid names now. Whatever the request says of its start time, a dump is never
     // attributed to a process the caller may not touch: a start time that differs (or none) is no
     // way around the check, and an adopted file is then kept as the dump of that earlier process.
     auto info = host ? attach::read_process_info(target) : std::unexpected(host.error());
     if (!info) {
-        if (!d.adopt) return wire::wire_fail(wire::kind_of(info.error().code), who + ": " + info.error().message);
-        return adopted_from_a_gone_jvm(std::move(d), *a, p, named, who, store_.key());
+        if (!d.adopt) return fail(info.error().code, who + ": " + info.error().message);
+        return adopted_from_a_gone_jvm(std::move(d), a, p, named, who, store_.key());
     }
     auto jvm = find_jvm_facts(target);
     const uid_t owner = jvm ? jvm->jvm.uid : info->euid;
-    if (!may_access(p, owner)) return wire::wire_fail(error_kind::permission_denied, who + " belongs to another user");
-    const bool same = a->start_time == 0 || info->start_time == a->start_time;
+    if (!may_access(p, owner)) return fail(error_code::permission_denied, who + " belongs to another user");
+    const bool same = a.start_time == 0 || info->start_time == a.start_time;
     if (same && jvm) {
-        attribute_to_running_jvm(d, *a, *jvm, *info, target);
+        attribute_to_running_jvm(d, a, *jvm, *info, target);
         return d;
     }
     if (!d.adopt) {
-        if (!same) return wire::wire_fail(error_kind::not_found, who + " is another process now");
-        return wire::wire_fail(wire::kind_of(jvm.error().code), who + ": " + jvm.error().message);
+        if (!same) return fail(error_code::not_found, who + " is another process now");
+        return fail(jvm.error().code, who + ": " + jvm.error().message);
     }
-    return adopted_from_a_gone_jvm(std::move(d), *a, p, named, who, store_.key());
+    return adopted_from_a_gone_jvm(std::move(d), a, p, named, who, store_.key());
 }
 
-wire::wire_result<job_record> request_handler::submit_dump(dump_request d, const peer_credentials& p,
-                                                           job_listener waiting) {
+result<job_record> request_handler::submit_dump(dump_request d, const peer_credentials& p, job_listener waiting) {
     const pid_t target = d.pid;
     const std::string who = "pid " + std::to_string(target);
-    if (dumping_.contains(target))
-        return wire::wire_fail(error_kind::busy, "a dump of " + who + " is already under way");
+    if (dumping_.contains(target)) return fail(error_code::busy, "a dump of " + who + " is already under way");
     if (jobs_.count().queued >= info_.max_queued)
-        return wire::wire_fail(error_kind::busy,
-                               "too many jobs waiting (" + std::to_string(info_.max_queued) + "); try again later");
+        return fail(error_code::busy,
+                    "too many jobs waiting (" + std::to_string(info_.max_queued) + "); try again later");
     job_record spec;
     spec.kind = "dump";
     spec.owner_uid = d.uid;
@@ -259,11 +244,13 @@ void request_handler::dump(const wire::request& r, const connection_ptr& c) {
                 wire::make_error(r.id, error_kind::bad_request,
                                  "dump: adopt needs the dump's descriptor, passed with the request (SCM_RIGHTS)"));
     }
-    auto d = prepare_dump(r.args, c->peer(), std::move(fd));
-    if (!d) return c->send(wire::make_error(r.id, d.error().kind, d.error().message));
+    auto a = read_dump_args(r.args);
+    if (!a) return c->send(wire::make_error(r.id, a.error().kind, a.error().message));
+    auto d = prepare_dump(*a, c->peer(), std::move(fd));
+    if (!d) return c->send(wire::make_error(r.id, wire::kind_of(d.error().code), d.error().message));
     auto job =
         submit_dump(std::move(*d), c->peer(), *wait ? waiting_listener(r.id, *top, *history, c) : job_listener{});
-    if (!job) return c->send(wire::make_error(r.id, job.error().kind, job.error().message));
+    if (!job) return c->send(wire::make_error(r.id, wire::kind_of(job.error().code), job.error().message));
     if (!*wait) c->send(wire::make_result(r.id, {{"job", to_json(*job, now_ms())}}));
 }
 
@@ -293,7 +280,8 @@ void request_handler::take_spooled(const std::string& spool_dir) {
                                    (opened ? "owned by uid " + std::to_string(st.st_uid) : opened.error().message) +
                                    "); dumping the JVM if it still runs");
         }
-        auto d = prepare_dump(s.args, p, std::move(fd));
+        auto a = read_dump_args(s.args);
+        auto d = a ? prepare_dump(*a, p, std::move(fd)) : fail(error_code::bad_value, a.error().message);
         auto job = d ? submit_dump(std::move(*d), p, {}) : std::unexpected(d.error());
         if (job)
             log_->info("spooled request {}: job {}", bounded_text(s.path), job->id);

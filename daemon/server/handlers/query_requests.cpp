@@ -8,8 +8,8 @@
 #include "base/hex_text.h"
 #include "daemon/jobs/path_job.h"
 #include "daemon/server/handlers/request_handler.h"
-#include "formats/protocol/error_kinds.h"
 #include "formats/report/report_json.h"
+#include "formats/wire/error_kinds.h"
 
 namespace heapd::daemon {
 namespace {

@@ -1,5 +1,5 @@
 #include "daemon/server/handlers/request_handler.h"
-#include "formats/protocol/error_kinds.h"
+#include "formats/wire/error_kinds.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>

@@ -23,9 +23,9 @@
 #include "daemon/rules/rule_watcher.h"
 #include "daemon/server/connection.h"
 #include "daemon/store/store.h"
-#include "formats/protocol/protocol.h"
 #include "formats/report/history.h"
 #include "formats/report/report.h"
+#include "formats/wire/protocol.h"
 
 namespace heapd::daemon {
 
@@ -42,6 +42,18 @@ struct daemon_info {
     std::optional<gid_t> admin_group;  // the heapd group, when it exists
 };
 
+// A dump request's arguments, as a client's request or the daemon's own rule gives them.
+struct dump_args {
+    std::uint64_t pid = 0;
+    bool live = true;
+    std::string trigger;  // request or oom
+    bool in_oom_hook = false;
+    std::string dump_path;  // of an adopted file, as the caller names it
+    std::string jvm, command;
+    std::uint64_t start_time = 0;  // 0: not said
+    bool snapshot = false;
+};
+
 // Dispatches each request to its handler.
 class request_handler {
 public:
@@ -52,14 +64,13 @@ public:
     // rule_dumps.cpp: queues a dump of pid, as root, for the dump rule named rule (trigger
     // "rule:NAME"); the process must still be the one that started at start_time (clock ticks since
     // boot). Busy when a dump of that JVM is under way or too many jobs wait.
-    wire::wire_result<job_record> dump_for_rule(pid_t pid, std::uint64_t start_time, const std::string& rule,
-                                                bool live);
+    result<job_record> dump_for_rule(pid_t pid, std::uint64_t start_time, const std::string& rule, bool live);
     // The agent library sites requests load (empty: find_agent_library's default).
     void set_agent_library(std::string path) { agent_library_ = std::move(path); }
     // sites_requests.cpp: has heapd's agent sample the JVM's allocations for a sampling rule (as
     // root), on the samplers' pool: "" when that is queued (the outcome is logged), busy when a
     // sites command to the JVM is under way.
-    wire::wire_result<std::string> sample_for_rule(pid_t pid, std::uint64_t start_time, const dump_rule& rule);
+    result<std::string> sample_for_rule(pid_t pid, std::uint64_t start_time, const dump_rule& rule);
     // Where metrics requests get their snapshots (none: they are refused).
     void set_metrics(metrics_service* m) { metrics_ = m; }
     // The arming of JVMs for their OutOfMemoryError, shown by `jvms`; it outlives the handler's use.
@@ -102,10 +113,9 @@ private:
     // metrics_request.cpp: the Prometheus text of what the peer may see.
     void metrics(const wire::request& r, const connection_ptr& c);
     // A dump request's arguments checked against what the peer may do; fd: the dump to adopt.
-    wire::wire_result<dump_request> prepare_dump(const wire::json& args, const peer_credentials& p,
-                                                 std::optional<unique_fd> fd);
+    result<dump_request> prepare_dump(const dump_args& a, const peer_credentials& p, std::optional<unique_fd> fd);
     // Queues a prepared dump (one per JVM at a time); busy when one runs or too many wait.
-    wire::wire_result<job_record> submit_dump(dump_request d, const peer_credentials& p, job_listener waiting);
+    result<job_record> submit_dump(dump_request d, const peer_credentials& p, job_listener waiting);
     // A listener that sends progress, then the report (or the error) once the job has ended.
     job_listener waiting_listener(std::uint64_t request_id, std::uint64_t top, bool history, const connection_ptr& c);
     // The final reply to a waiting analyze request, once its job has ended.

@@ -3,19 +3,21 @@
 
 namespace heapd::daemon {
 
-wire::wire_result<job_record> request_handler::dump_for_rule(pid_t pid, std::uint64_t start_time,
-                                                             const std::string& rule, bool live) {
+result<job_record> request_handler::dump_for_rule(pid_t pid, std::uint64_t start_time, const std::string& rule,
+                                                  bool live) {
     // The daemon itself asks, with root's rights; no client is waiting.
     peer_credentials daemon;
     daemon.pid = 0;
     daemon.uid = 0;
     daemon.gid = 0;
     daemon.admin = true;
-    const wire::json args = {{"pid", pid}, {"live", live}, {"start_time", start_time}};
+    dump_args args;
+    args.pid = static_cast<std::uint64_t>(pid);
+    args.live = live;
+    args.trigger = "rule:" + rule;
+    args.start_time = start_time;
     auto d = prepare_dump(args, daemon, std::nullopt);
     if (!d) return std::unexpected(d.error());
-    // prepare_dump accepts only the triggers clients may give; this one is the daemon's.
-    d->trigger = "rule:" + rule;
     return submit_dump(std::move(*d), daemon, {});
 }
 

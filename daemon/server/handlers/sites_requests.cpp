@@ -10,13 +10,13 @@
 #include "daemon/jvms/jvm_facts.h"
 #include "daemon/runtime/log_text.h"
 #include "daemon/server/handlers/request_handler.h"
-#include "formats/protocol/error_kinds.h"
-#include "formats/protocol/sampling_limits.h"
 #include "formats/report/cpu_report.h"
 #include "formats/report/sites_report.h"
 #include "formats/sites/allocation_profile.h"
 #include "formats/sites/cpu_ranking.h"
 #include "formats/sites/site_ranking.h"
+#include "formats/wire/error_kinds.h"
+#include "formats/wire/sampling_limits.h"
 
 namespace heapd::daemon {
 namespace {
@@ -182,12 +182,11 @@ void request_handler::release_sampler(pid_t pid, uid_t owner) {
         sampling_by_owner_.erase(it);
 }
 
-wire::wire_result<std::string> request_handler::sample_for_rule(pid_t pid, std::uint64_t start_time,
-                                                                const dump_rule& rule) {
+result<std::string> request_handler::sample_for_rule(pid_t pid, std::uint64_t start_time, const dump_rule& rule) {
     auto jvm = find_jvm_facts(pid);
-    if (!jvm) return wire::wire_fail(wire::kind_of(jvm.error().code), jvm.error().message);
+    if (!jvm) return std::unexpected(jvm.error());
     const uid_t owner = jvm->jvm.uid;
-    if (std::string why; !claim_sampler(pid, owner, why)) return wire::wire_fail(error_kind::busy, why);
+    if (std::string why; !claim_sampler(pid, owner, why)) return fail(error_code::busy, why);
     const std::string command =
         "start,interval=" + std::to_string(rule.sample_interval) + ",depth=" + std::to_string(rule.sample_depth);
     boost::asio::post(samplers_, [this, pid, owner, start_time, command, name = rule.name] {

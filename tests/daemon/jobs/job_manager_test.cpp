@@ -186,7 +186,7 @@ TEST(job_manager, a_job_cancelled_while_it_waits_outside_ends_without_waiting_fo
             away_now = true;
             while (!ctx.cancelled()) std::this_thread::sleep_for(std::chrono::milliseconds(5));
         }
-        return std::unexpected(wire::wire_error{wire::error_kind::cancelled, "cancelled"});
+        return fail(error_code::cancelled, "cancelled");
     });
     ASSERT_TRUE(f.run_until([&] { return away_now.load(); }));
     job_record b = jobs.submit(spec("b"), [&](job_context&) -> job_outcome {
@@ -210,7 +210,7 @@ TEST(job_manager, cancels_queued_and_running_jobs) {
     auto cooperative = [&](job_context& ctx) -> job_outcome {
         started = true;
         while (!ctx.cancelled()) std::this_thread::sleep_for(std::chrono::milliseconds(5));
-        return std::unexpected(wire::wire_error{wire::error_kind::cancelled, "cancelled"});
+        return fail(error_code::cancelled, "cancelled");
     };
     std::atomic<bool> ran_b{false};
     job_record a = jobs.submit(spec("a"), cooperative);
@@ -232,9 +232,8 @@ TEST(job_manager, cancels_queued_and_running_jobs) {
 TEST(job_manager, a_failing_or_throwing_job_fails_alone) {
     fixture f;
     job_manager jobs(f.io, *f.st, 2, f.log);
-    job_record bad = jobs.submit(spec("bad"), [](job_context&) -> job_outcome {
-        return std::unexpected(wire::wire_error{wire::error_kind::bad_input, "not an HPROF file"});
-    });
+    job_record bad = jobs.submit(
+        spec("bad"), [](job_context&) -> job_outcome { return fail(error_code::bad_magic, "not an HPROF file"); });
     job_record thrown =
         jobs.submit(spec("thrown"), [](job_context&) -> job_outcome { throw std::runtime_error("boom"); });
     job_record good = jobs.submit(spec("good"), [](job_context&) -> job_outcome { return "ok"; });
@@ -279,7 +278,7 @@ TEST(job_manager, shutdown_cancels_what_waits_and_stops_what_runs) {
     job_record a = jobs.submit(spec("a"), [&](job_context& ctx) -> job_outcome {
         started = true;
         while (!ctx.cancelled()) std::this_thread::sleep_for(std::chrono::milliseconds(5));
-        return std::unexpected(wire::wire_error{wire::error_kind::cancelled, "cancelled"});
+        return fail(error_code::cancelled, "cancelled");
     });
     job_record b = jobs.submit(spec("b"), [](job_context&) -> job_outcome { return "e"; });
     ASSERT_TRUE(f.run_until([&] { return started.load(); }));

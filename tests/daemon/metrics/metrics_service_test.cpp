@@ -72,10 +72,7 @@ TEST(metrics_service, a_request_gets_its_snapshot_on_the_io_thread_with_jobs_and
     spec.trigger = "request";
     bool ended = false;  // the job's listener hears of the end after the counters
     f.jobs->submit(
-        spec,
-        [](job_context&) -> job_outcome {
-            return std::unexpected(wire::wire_error{wire::error_kind::failed, "no"});
-        },
+        spec, [](job_context&) -> job_outcome { return fail(error_code::not_responding, "no"); },
         [&](const job_record& r) { ended = ended || r.final(); });
     ASSERT_TRUE(f.run_until([&] { return ended; }));
 

@@ -7,7 +7,7 @@
 
 #include <cmath>
 
-namespace heapd {
+namespace heapd::daemon {
 namespace {
 
 constexpr std::int64_t mib = 1 << 20;
@@ -115,4 +115,4 @@ TEST(heap_trend, only_the_window_counts_and_the_store_is_bounded) {
 }
 
 }  // namespace
-}  // namespace heapd
+}  // namespace heapd::daemon

@@ -20,12 +20,12 @@
 namespace heapd::test {
 namespace {
 
-using stacks::capture_native_stacks;
-using stacks::capture_stage;
-using stacks::native_stack_options;
-using stacks::native_thread;
+using daemon::capture_native_stacks;
+using daemon::capture_stage;
+using daemon::native_stack_options;
+using daemon::native_thread;
 
-const native_thread* find_thread(const stacks::native_stacks& s, const std::string& name) {
+const native_thread* find_thread(const daemon::native_stacks& s, const std::string& name) {
     for (const auto& t : s.threads)
         if (t.name == name) return &t;
     return nullptr;

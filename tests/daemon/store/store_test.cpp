@@ -305,6 +305,7 @@ TEST(free_space, refuses_what_would_not_fit_with_a_clear_message) {
     EXPECT_TRUE(ensure_free_space(dir.path(), 4096, 0, "a small file").has_value());
     auto refused = ensure_free_space(dir.path(), *free_now + (std::uint64_t{1} << 30), 0, "the dump of pid 42");
     ASSERT_FALSE(refused.has_value());
+    EXPECT_EQ(refused.error().code, error_code::no_space);
     const std::string& m = refused.error().message;
     EXPECT_NE(m.find("not enough free space in " + dir.path() + " for the dump of pid 42"), std::string::npos) << m;
     EXPECT_NE(m.find("needed (estimated)"), std::string::npos) << m;

@@ -4,7 +4,9 @@
 
 #include <gtest/gtest.h>
 
-namespace heapd::text {
+namespace heapd {
+inline namespace report {
+namespace text {
 namespace {
 
 TEST(jvm_table, aligns_columns_under_their_headers) {
@@ -49,4 +51,6 @@ TEST(jvm_table, cells_from_other_users_processes_cannot_drive_the_terminal) {
 TEST(jvm_table, no_rows_print_nothing) { EXPECT_EQ(jvm_table_text({jvm_column::pid, jvm_column::user}, {}), ""); }
 
 }  // namespace
-}  // namespace heapd::text
+}  // namespace text
+}  // namespace report
+}  // namespace heapd

@@ -1,6 +1,7 @@
 // The wire protocol between heapd and heapctl: frames, requests and replies both ways, and every
 // kind of bad input turned into an error value.
-#include "formats/protocol/protocol.h"
+#include "formats/wire/protocol.h"
+#include "formats/wire/error_kinds.h"
 
 #include <gtest/gtest.h>
 
@@ -86,6 +87,18 @@ TEST(protocol, every_error_kind_has_a_name_that_reads_back) {
         EXPECT_EQ(error_kind_from_name(error_kind_name(kind)), kind) << error_kind_name(kind);
     }
     EXPECT_EQ(error_kind_from_name("a_code_from_the_future"), error_kind::other);
+}
+
+TEST(error_kinds, each_error_code_becomes_the_kind_a_client_acts_on) {
+    EXPECT_EQ(wire::kind_of(error_code::no_space), error_kind::no_space);
+    EXPECT_EQ(wire::kind_of(error_code::busy), error_kind::busy);
+    EXPECT_EQ(wire::kind_of(error_code::internal), error_kind::internal);
+    EXPECT_EQ(wire::kind_of(error_code::cancelled), error_kind::cancelled);
+    EXPECT_EQ(wire::kind_of(error_code::bad_magic), error_kind::bad_input);
+    EXPECT_EQ(wire::kind_of(error_code::no_such_process), error_kind::not_found);
+    for (error_code failed : {error_code::jvm_refused, error_code::crashed, error_code::out_of_memory,
+                              error_code::not_responding, error_code::timed_out})
+        EXPECT_EQ(wire::kind_of(failed), error_kind::failed) << error_code_name(failed);
 }
 
 TEST(protocol, malformed_requests_are_errors_with_the_id_when_known) {
