@@ -8,7 +8,7 @@
 //   phase NAME            a phase of the analysis starts
 //   within PERMILLE       how far the current phase is, in thousandths (the long phases only: the
 //                         object graph and the dominators; at most once per percent)
-//   error KIND MESSAGE    it failed (KIND: bad_input, internal), then exits 2
+//   error CODE MESSAGE    it failed (CODE: error_code_name, e.g. bad_magic, io), then exits 2
 //   report BYTES          followed by the report's JSON, then exits 0
 // Cancelling kills it at once; it dies with its parent thread (PR_SET_PDEATHSIG). Before it reads a
 // byte, a child of a root daemon becomes the user nobody: what parses or inflates a client's bytes
