@@ -35,6 +35,9 @@ void add_path(CLI::App& app, int& status);
 // `heapd jvms [--json]`: the JVMs of the host and its containers, found without attaching.
 void add_jvms(CLI::App& app, int& status);
 
+// `heapd memory PID [--json] [--no-attach] [--timeout S]`: where the JVM's memory goes against its limit.
+void add_memory(CLI::App& app, int& status);
+
 // `heapd attach PID COMMAND [ARGS...] [--timeout S]`: one attach operation on a running JVM.
 void add_attach(CLI::App& app, int& status);
 

@@ -15,6 +15,7 @@ int main(int argc, char** argv) {
     heapd::daemon::add_jvms(app, status);
     heapd::daemon::add_attach(app, status);
     heapd::daemon::add_stack(app, status);
+    heapd::daemon::add_memory(app, status);
     heapd::daemon::add_sites(app, status);
     heapd::daemon::add_cpu(app, status);
     heapd::daemon::add_serve(app, status);

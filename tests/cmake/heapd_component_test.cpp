@@ -130,7 +130,7 @@ std::string namespace_of(const std::string& dir) {
     if (dir == "base") return "heapd";
     if (dir.starts_with("daemon/")) return "heapd::daemon";
     const std::string name = dir.substr(dir.rfind('/') + 1);
-    for (const char* shared : {"hprof", "hsperf", "report", "analysis"})
+    for (const char* shared : {"hprof", "hsperf", "memory", "report", "analysis"})
         if (name == shared) return "heapd::inline " + name;
     return "heapd::" + name;
 }

@@ -1,0 +1,27 @@
+#pragma once
+// A JVM's memory breakdown as JSON (heapd memory --json, the daemon's reply, heapctl) and as text
+// for people.
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "base/error.h"
+#include "formats/memory/jvm_memory.h"
+
+namespace heapd {
+inline namespace memory {
+
+using memory_json = nlohmann::ordered_json;
+
+// {"pid", "at_ms", "resident", "anonymous", "file_resident", "swap", "limit": {...}, "percent_of_limit",
+//  "parts": [{"name", "resident", "committed", "used", "count", "source"}], "nmt": {...}, "notes": [...]}:
+// absent figures are left out.
+memory_json to_json(const memory_breakdown& b);
+// The breakdown back from to_json's form. Errors: bad_value naming the field.
+result<memory_breakdown> breakdown_from_json(const memory_json& j);
+
+// The breakdown as a table, one part a line, then Native Memory Tracking's categories where on.
+// Text that came from the host (cgroup paths) is made safe for a terminal.
+std::string memory_text(const memory_breakdown& b);
+
+}  // namespace memory
+}  // namespace heapd
