@@ -6,14 +6,12 @@
 #include <cerrno>
 #include <cinttypes>
 #include <cstdio>
-#include <cstdlib>
 #include <cstring>
-#include <fstream>
 #include <optional>
 #include <string>
 
 #include "base/big_memory.h"
-#include "base/fd_io.h"
+#include "daemon/jvms/memory_cgroup.h"
 #include "daemon/runtime/host_memory.h"
 
 namespace heapd::daemon {
@@ -32,57 +30,15 @@ std::uint64_t status_kib(const char* field) {
     return kib * 1024;
 }
 
-// The first number after "key " in a file of "key value" lines (memory.stat), or nullopt.
-std::optional<std::uint64_t> stat_field(const std::string& file, const char* key) {
-    auto text = read_small_file(file, 1u << 20);
-    if (!text) return std::nullopt;
-    const std::string prefix = "\n" + std::string(key) + " ";
-    const std::string lines = "\n" + *text;
-    const auto at = lines.find(prefix);
-    if (at == std::string::npos) return std::nullopt;
-    return std::strtoull(lines.c_str() + at + prefix.size(), nullptr, 10);
-}
-
-// A file holding one number ("max" for none), or nullopt.
-std::optional<std::uint64_t> number_file(const std::string& file) {
-    auto text = read_small_file(file, 4096);
-    if (!text || text->empty() || text->starts_with("max")) return std::nullopt;
-    return std::strtoull(text->c_str(), nullptr, 10);
-}
-
 // What the process's memory cgroup leaves it: the limit (the tightest of its ancestors') less the
-// anonymous memory charged to it (its page cache can be reclaimed); nullopt when there is no limit.
-// cgroup v2 (memory.max, anon) and v1 (hierarchical_memory_limit, total_rss), where the kernel
-// shows them (/proc/self/cgroup names the group; the hierarchies are root's).
+// anonymous memory charged to it (its page cache can be reclaimed); nullopt when there is no limit
+// or no cgroup could be read (daemon/jvms/memory_cgroup.h, for v1 and v2).
 std::optional<std::uint64_t> cgroup_room() {
-    std::ifstream in("/proc/self/cgroup");
-    for (std::string line; std::getline(in, line);) {
-        const auto first = line.find(':'), second = line.find(':', first + 1);
-        if (first == std::string::npos || second == std::string::npos) continue;
-        const std::string controllers = "," + line.substr(first + 1, second - first - 1) + ",";
-        const std::string group = line.substr(second + 1);
-        if (controllers == ",,") {
-            for (const char* root : {"/sys/fs/cgroup", "/sys/fs/cgroup/unified"}) {
-                const std::string dir = root + group;
-                auto anon = stat_field(dir + "/memory.stat", "anon");
-                if (!anon) continue;
-                std::optional<std::uint64_t> limit;
-                for (std::string at = group;; at = at.substr(0, std::max<std::size_t>(at.rfind('/'), 1))) {
-                    if (auto l = number_file(root + at + "/memory.max")) limit = std::min(*l, limit.value_or(*l));
-                    if (at.size() <= 1) break;
-                }
-                if (limit) return *limit > *anon ? *limit - *anon : 0;
-                return std::nullopt;
-            }
-        } else if (controllers.find(",memory,") != std::string::npos) {
-            const std::string stat = "/sys/fs/cgroup/memory" + group + "/memory.stat";
-            auto limit = stat_field(stat, "hierarchical_memory_limit");
-            auto rss = stat_field(stat, "total_rss");
-            // No limit reads as the largest page-aligned value.
-            if (limit && rss && *limit < (std::uint64_t{1} << 60)) return *limit > *rss ? *limit - *rss : 0;
-        }
-    }
-    return std::nullopt;
+    std::string note;
+    const memory_limit limit = limit_of_process(::getpid(), note);
+    if (!limit.by_cgroup || !limit.bytes || !limit.cgroup_anonymous) return std::nullopt;
+    const std::int64_t room = *limit.bytes - *limit.cgroup_anonymous;
+    return static_cast<std::uint64_t>(std::max<std::int64_t>(room, 0));
 }
 
 }  // namespace

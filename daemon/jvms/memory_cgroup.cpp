@@ -80,10 +80,14 @@ result<memory_limit> cgroup_limit(int root_fd, const memory_cgroup& cgroup) {
         }
         dir = std::move(next);
     }
+    out.by_cgroup = out.bytes.has_value();
     if (out.bytes && tightest != (cgroup.path.empty() ? "/" : cgroup.path))
         out.source += " (the limit of its ancestor " + tightest + ")";
+    out.cgroup_version = cgroup.version;
     if (const auto text = cgroup_file(dir.get(), v1 ? "memory.usage_in_bytes" : "memory.current"))
         out.cgroup_usage = parse_limit(*text);
+    if (const auto text = cgroup_file(dir.get(), "memory.stat"))
+        out.cgroup_anonymous = key_value(*text, v1 ? "total_rss" : "anon");
     if (const auto text = cgroup_file(dir.get(), v1 ? "memory.oom_control" : "memory.events"))
         out.oom_kills = key_value(*text, "oom_kill");
     out.swap_limit = limit_file(dir.get(), v1 ? "memory.memsw.limit_in_bytes" : "memory.swap.max");

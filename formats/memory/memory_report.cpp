@@ -94,7 +94,10 @@ memory_json to_json(const memory_breakdown& b) {
     memory_json limit = memory_json::object();
     put(limit, "bytes", b.limit.bytes);
     limit["source"] = b.limit.source;
+    limit["by_cgroup"] = b.limit.by_cgroup;
+    if (b.limit.cgroup_version != 0) limit["cgroup_version"] = b.limit.cgroup_version;
     put(limit, "cgroup_usage", b.limit.cgroup_usage);
+    put(limit, "cgroup_anonymous", b.limit.cgroup_anonymous);
     put(limit, "oom_kills", b.limit.oom_kills);
     put(limit, "swap_limit", b.limit.swap_limit);
     j["limit"] = std::move(limit);
@@ -128,10 +131,17 @@ result<memory_breakdown> breakdown_from_json(const memory_json& j) {
     b.file_resident = file_resident.value_or(0);
     b.swap = swap.value_or(0);
     if (const auto it = j.find("limit"); it != j.end()) {
+        std::optional<std::int64_t> version;
         if (!it->is_object() || !get(*it, "bytes", b.limit.bytes) || !get_string(*it, "source", b.limit.source) ||
-            !get(*it, "cgroup_usage", b.limit.cgroup_usage) || !get(*it, "oom_kills", b.limit.oom_kills) ||
+            !get(*it, "cgroup_version", version) || !get(*it, "cgroup_usage", b.limit.cgroup_usage) ||
+            !get(*it, "cgroup_anonymous", b.limit.cgroup_anonymous) || !get(*it, "oom_kills", b.limit.oom_kills) ||
             !get(*it, "swap_limit", b.limit.swap_limit))
             return fail(error_code::bad_value, "memory: limit is malformed");
+        b.limit.cgroup_version = static_cast<int>(version.value_or(0));
+        if (const auto by = it->find("by_cgroup"); by != it->end()) {
+            if (!by->is_boolean()) return fail(error_code::bad_value, "memory: limit.by_cgroup is no boolean");
+            b.limit.by_cgroup = by->get<bool>();
+        }
     }
     if (const auto it = j.find("parts"); it != j.end()) {
         if (!it->is_array()) return fail(error_code::bad_value, "memory: parts is no array");

@@ -37,6 +37,7 @@ TEST(memory_cgroup, v2_takes_the_tightest_ancestor) {
     write(root / "kubepods/pod1/app/memory.current", "99614720\n");
     write(root / "kubepods/pod1/app/memory.events", "low 0\nhigh 0\nmax 4\noom 2\noom_kill 2\n");
     write(root / "kubepods/pod1/app/memory.swap.max", "0\n");
+    write(root / "kubepods/pod1/app/memory.stat", "anon 73400320\nfile 26214400\nkernel 0\n");
     const auto l = cgroup_limit(open_dir(root).get(), memory_cgroup{2, "/kubepods/pod1/app"});
     ASSERT_TRUE(l) << l.error().describe();
     EXPECT_EQ(l->bytes, 104857600);
@@ -44,6 +45,9 @@ TEST(memory_cgroup, v2_takes_the_tightest_ancestor) {
     EXPECT_EQ(l->cgroup_usage, 99614720);
     EXPECT_EQ(l->oom_kills, 2);
     EXPECT_EQ(l->swap_limit, 0);
+    EXPECT_EQ(l->cgroup_version, 2);
+    EXPECT_TRUE(l->by_cgroup);
+    EXPECT_EQ(l->cgroup_anonymous, 73400320);
 }
 
 TEST(memory_cgroup, v1_files_and_no_limit) {
@@ -53,6 +57,7 @@ TEST(memory_cgroup, v1_files_and_no_limit) {
     write(root / "jvm/memory.limit_in_bytes", "209715200\n");
     write(root / "jvm/memory.usage_in_bytes", "1234\n");
     write(root / "jvm/memory.oom_control", "oom_kill_disable 0\nunder_oom 0\noom_kill 1\n");
+    write(root / "jvm/memory.stat", "cache 0\nrss 10\ntotal_cache 4096\ntotal_rss 8192\n");
     const auto l = cgroup_limit(open_dir(root).get(), memory_cgroup{1, "/jvm"});
     ASSERT_TRUE(l) << l.error().describe();
     EXPECT_EQ(l->bytes, 209715200);
@@ -60,11 +65,14 @@ TEST(memory_cgroup, v1_files_and_no_limit) {
     EXPECT_EQ(l->cgroup_usage, 1234);
     EXPECT_EQ(l->oom_kills, 1);
     EXPECT_FALSE(l->swap_limit);
+    EXPECT_EQ(l->cgroup_version, 1);
+    EXPECT_EQ(l->cgroup_anonymous, 8192);
 
     write(root / "free/memory.limit_in_bytes", "9223372036854771712\n");
     const auto none = cgroup_limit(open_dir(root).get(), memory_cgroup{1, "/free"});
     ASSERT_TRUE(none);
     EXPECT_FALSE(none->bytes);
+    EXPECT_FALSE(none->by_cgroup);
 }
 
 TEST(memory_cgroup, a_symlink_in_the_path_is_not_followed_and_a_gone_cgroup_is_not_found) {
@@ -95,6 +103,7 @@ TEST(memory_cgroup, a_real_v1_cgroup_holds_a_process_to_its_limit) {
     const memory_limit l = limit_of_process(child, note);
     EXPECT_EQ(note, "");
     EXPECT_EQ(l.bytes, 314572800);
+    EXPECT_TRUE(l.by_cgroup);
     EXPECT_EQ(l.source, "cgroup v1 " + cgroup.path());
     EXPECT_TRUE(l.cgroup_usage);
     EXPECT_EQ(l.oom_kills, 0);
