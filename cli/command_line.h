@@ -46,6 +46,8 @@ int path(const options& o);
 // heapctl sites and heapctl cpu (agent_requests.cpp): allocation sites and CPU samples taken by
 // heapd's agent in a JVM.
 int sites(const options& o);
+// memory_request.cpp: heapctl memory PID.
+int memory(const options& o);
 void print_growth(const wire::json& growth);
 
 }  // namespace heapd::cli

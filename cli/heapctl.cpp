@@ -37,6 +37,8 @@ Commands:
   histo FILE|DUMP|PID [--top N]        the class histogram part of that report
   threads FILE|DUMP|PID                the threads part of that report, with their Java stacks
   jvms [--json]                        the JVMs on this host you may dump
+  memory PID [--json]                  where the JVM PID's memory goes (heap, metaspace, code cache,
+                                       thread stacks, files, native) against its cgroup's limit
   dump PID [--wait] [--all]            dump the JVM PID and analyze the dump; --wait waits for the
                                        report and prints it; --all keeps unreachable objects too
   dumps [--json]                       dumps and reports you may see, newest first
@@ -413,6 +415,7 @@ int run(int argc, char** argv) {
     if (command == "path") return path(*o);
     if (command == "metrics") return metrics(*o);
     if (command == "sites" || command == "cpu") return sites(*o);
+    if (command == "memory") return memory(*o);
     return complain("unknown command " + command + " (see heapctl --help)", usage);
 }
 

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "base/safe_text.h"
+#include "formats/memory/memory_report.h"
 #include "formats/report/jvm_table.h"
 #include "formats/report/quantities.h"
 
@@ -160,6 +161,14 @@ std::string jvms_text(const wire::json& jvms) {
         t.where = get<bool>(j, "in_container", false) ? "container" : "host";
         t.heap_used = text::human_bytes(get<unsigned long long>(heap, "used", 0));
         t.heap_max = text::human_bytes(get<unsigned long long>(heap, "max", 0));
+        const wire::json memory = j.value("memory", wire::json::object());
+        t.memory = memory.contains("resident")
+                       ? rss_limit_cell(get<long long>(memory, "resident", 0),
+                                        memory.contains("limit")
+                                            ? std::optional<std::int64_t>(get<long long>(memory, "limit", 0))
+                                            : std::nullopt,
+                                        get<bool>(memory, "by_cgroup", false))
+                       : "-";
         t.after_gc = after_gc_cell(j.value("heap_trend", wire::json::object()));
         t.on_oom = arming == "armed"      ? "oom-armed"
                    : arming == "own_path" ? "oom-own"
@@ -172,7 +181,7 @@ std::string jvms_text(const wire::json& jvms) {
     using text::jvm_column;
     std::string out = text::jvm_table_text(
         {jvm_column::pid, jvm_column::user, jvm_column::where, jvm_column::heap_used, jvm_column::heap_max,
-         jvm_column::after_gc, jvm_column::on_oom, jvm_column::version, jvm_column::main_class},
+         jvm_column::memory, jvm_column::after_gc, jvm_column::on_oom, jvm_column::version, jvm_column::main_class},
         rows);
     for (const wire::json& j : jvms) {
         const wire::json trend = j.value("heap_trend", wire::json::object());

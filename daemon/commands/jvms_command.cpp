@@ -13,8 +13,10 @@
 #include "attach/jvm_discovery.h"
 #include "daemon/commands/commands.h"
 #include "daemon/jvms/jvm_facts.h"
+#include "daemon/jvms/memory_probe.h"
 #include "daemon/rules/rule_match.h"
 #include "formats/hsperf/hsperfdata_summary.h"
+#include "formats/memory/memory_report.h"
 #include "formats/report/jvm_table.h"
 #include "formats/report/quantities.h"
 
@@ -70,6 +72,8 @@ std::string render_table(const std::vector<daemon::jvm_facts>& rows, std::size_t
         t.user = !j.user.empty() ? j.user : daemon::user_name_of(j.uid);
         t.where = j.in_container ? "container" : "host";
         t.heap_used = t.heap_max = t.old_gen = t.gc_time = t.on_oom = t.version = "?";
+        const auto memory = daemon::glance_memory(j.pid);
+        t.memory = memory ? rss_limit_cell(memory->resident, memory->limit.bytes, memory->limit.by_cgroup) : "-";
         if (r.summary) {
             const auto& s = *r.summary;
             t.heap_used = text::human_bytes(static_cast<std::uint64_t>(std::max<std::int64_t>(s.heap.used, 0)));
@@ -91,8 +95,8 @@ std::string render_table(const std::vector<daemon::jvm_facts>& rows, std::size_t
     }
     std::string out =
         text::jvm_table_text({jvm_column::pid, jvm_column::ns_pid, jvm_column::user, jvm_column::where,
-                              jvm_column::heap_used, jvm_column::heap_max, jvm_column::old_gen, jvm_column::gc_time,
-                              jvm_column::on_oom, jvm_column::version, jvm_column::main_class},
+                              jvm_column::heap_used, jvm_column::heap_max, jvm_column::memory, jvm_column::old_gen,
+                              jvm_column::gc_time, jvm_column::on_oom, jvm_column::version, jvm_column::main_class},
                              table);
     for (const auto& r : rows)
         if (!r.summary && !r.jvm.perfdata_path.empty())
@@ -116,6 +120,7 @@ nlohmann::json row_json(const daemon::jvm_facts& r) {
     nlohmann::json out = {{"pid", j.pid},       {"ns_pid", j.ns_pid},          {"user", j.user},
                           {"uid", j.uid},       {"container", j.in_container}, {"mount_ns", j.mount_ns},
                           {"pid_ns", j.pid_ns}, {"perfdata", j.perfdata_path}};
+    if (const auto memory = daemon::glance_memory(j.pid)) out["memory"] = nlohmann::json(daemon::to_json(*memory));
     if (!r.summary) {
         out["error"] = r.problem;
         if (j.perfdata_path.empty()) out["main_class"] = daemon::main_class_of(daemon::command_line_of(j.pid));

@@ -23,8 +23,8 @@ namespace heapd::daemon {
 result<unique_fd> open_cgroup_root(int version);
 
 // The limit that holds the cgroup: the tightest memory limit of it and its ancestors below
-// root_fd, its usage (and of it the anonymous memory), OOM kills and swap limit; nothing set where the files are absent (no limit
-// anywhere: bytes stays empty). Errors: not_found (the cgroup is gone), io.
+// root_fd, its usage (and of it the anonymous memory), OOM kills and swap limit; nothing set where the files are absent
+// (no limit anywhere: bytes stays empty). Errors: not_found (the cgroup is gone), io.
 result<memory_limit> cgroup_limit(int root_fd, const memory_cgroup& cgroup);
 
 // The limit that applies to process pid: its memory cgroup's (v1 or v2, from /proc/PID/cgroup),

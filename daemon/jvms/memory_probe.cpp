@@ -67,6 +67,28 @@ void ask_the_jvm(pid_t pid, const memory_probe_options& o, memory_inputs& in, st
 
 }  // namespace
 
+std::optional<memory_glance> glance_memory(pid_t pid) {
+    const std::string rss = status_field(pid, "VmRSS");
+    if (rss.empty()) return std::nullopt;  // gone, or a kernel thread
+    memory_glance g;
+    std::int64_t kib = 0;
+    std::from_chars(rss.data(), rss.data() + rss.size(), kib);
+    g.resident = kib * 1024;
+    std::string note;
+    g.limit = limit_of_process(pid, note);
+    return g;
+}
+
+wire::json to_json(const memory_glance& g) {
+    wire::json j = {{"resident", g.resident}, {"by_cgroup", g.limit.by_cgroup}};
+    if (g.limit.bytes) {
+        j["limit"] = *g.limit.bytes;
+        if (*g.limit.bytes > 0)
+            j["percent"] = 100.0 * static_cast<double>(g.resident) / static_cast<double>(*g.limit.bytes);
+    }
+    return j;
+}
+
 result<memory_breakdown> probe_memory(pid_t pid, const memory_probe_options& options) {
     auto info = attach::read_process_info(pid);
     if (!info) return std::unexpected(info.error());

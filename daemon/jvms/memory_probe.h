@@ -9,6 +9,7 @@
 
 #include "base/error.h"
 #include "formats/memory/jvm_memory.h"
+#include "formats/wire/protocol.h"
 
 namespace heapd::daemon {
 
@@ -17,6 +18,17 @@ struct memory_probe_options {
     bool attach = true;  // ask the JVM (GC.heap_info, Compiler.codecache, VM.native_memory); else /proc only
     std::chrono::milliseconds attach_timeout{5000};  // per command
 };
+
+// A JVM's resident memory and its limit, read cheaply enough for every listing and poll (the
+// kernel's counters in /proc/PID/status, the cgroup's files): no smaps, no attach.
+struct memory_glance {
+    std::int64_t resident = 0;  // VmRSS
+    memory_limit limit;
+};
+// Nothing when the process is gone.
+std::optional<memory_glance> glance_memory(pid_t pid);
+// {"resident", "limit", "by_cgroup", "percent"}: the glance as the jvms listing carries it.
+wire::json to_json(const memory_glance& g);
 
 // At most this much of /proc/PID/smaps is read (about 1 KiB a mapping; 20,000 threads make 45,000).
 inline constexpr std::size_t max_smaps_bytes = 96u << 20;

@@ -44,12 +44,12 @@ struct memory_part {
 struct memory_limit {
     std::optional<std::int64_t> bytes;  // the tightest limit (the cgroup's or an ancestor's), else the host's memory
     std::string source;                 // "cgroup v1 /a/b", "cgroup v2 /a (an ancestor of /a/b)", "host memory"
-    bool by_cgroup = false;                    // bytes is a cgroup's limit (else the host's memory)
-    int cgroup_version = 0;                    // 1 or 2 when a memory cgroup was read
-    std::optional<std::int64_t> cgroup_usage;  // everything charged to the cgroup (page cache, other processes)
+    bool by_cgroup = false;             // bytes is a cgroup's limit (else the host's memory)
+    int cgroup_version = 0;             // 1 or 2 when a memory cgroup was read
+    std::optional<std::int64_t> cgroup_usage;      // everything charged to the cgroup (page cache, other processes)
     std::optional<std::int64_t> cgroup_anonymous;  // of it, memory no file backs (memory.stat anon, v1 total_rss)
-    std::optional<std::int64_t> oom_kills;     // processes the kernel's OOM killer ended in the cgroup
-    std::optional<std::int64_t> swap_limit;    // memory.swap.max / memsw (v1: memory and swap together)
+    std::optional<std::int64_t> oom_kills;         // processes the kernel's OOM killer ended in the cgroup
+    std::optional<std::int64_t> swap_limit;        // memory.swap.max / memsw (v1: memory and swap together)
 };
 
 // A JVM's memory at one moment.

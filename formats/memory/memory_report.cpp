@@ -165,6 +165,13 @@ result<memory_breakdown> breakdown_from_json(const memory_json& j) {
     return b;
 }
 
+std::string rss_limit_cell(std::int64_t resident, std::optional<std::int64_t> limit, bool by_cgroup) {
+    std::string cell = human_bytes(static_cast<std::uint64_t>(std::max<std::int64_t>(resident, 0)));
+    if (!by_cgroup || !limit || *limit <= 0) return cell;
+    return cell + "/" + human_bytes(static_cast<std::uint64_t>(*limit)) + " " +
+           text::round_percent(100.0 * static_cast<double>(resident) / static_cast<double>(*limit));
+}
+
 std::string memory_text(const memory_breakdown& b) {
     std::string out = fmt("JVM %d: %s resident", static_cast<int>(b.pid),
                           human_bytes(static_cast<std::uint64_t>(b.resident)).c_str());

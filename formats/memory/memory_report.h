@@ -19,6 +19,10 @@ memory_json to_json(const memory_breakdown& b);
 // The breakdown back from to_json's form. Errors: bad_value naming the field.
 result<memory_breakdown> breakdown_from_json(const memory_json& j);
 
+// The cell of the jvms tables: "201 MiB/256 MiB 79%" against a cgroup's limit, "201 MiB" against
+// the host's memory.
+std::string rss_limit_cell(std::int64_t resident, std::optional<std::int64_t> limit, bool by_cgroup);
+
 // The breakdown as a table, one part a line, then Native Memory Tracking's categories where on.
 // Text that came from the host (cgroup paths) is made safe for a terminal.
 std::string memory_text(const memory_breakdown& b);

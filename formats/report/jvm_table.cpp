@@ -18,6 +18,7 @@ const char* header_of(jvm_column c) {
     case jvm_column::where: return "WHERE";
     case jvm_column::heap_used: return "HEAP USED";
     case jvm_column::heap_max: return "HEAP MAX";
+    case jvm_column::memory: return "RSS/LIMIT";
     case jvm_column::old_gen: return "OLD GEN";
     case jvm_column::after_gc: return "AFTER GC";
     case jvm_column::gc_time: return "GC TIME";
@@ -36,6 +37,7 @@ std::string cell_of(const jvm_table_row& r, jvm_column c) {
     case jvm_column::where: return r.where;
     case jvm_column::heap_used: return r.heap_used;
     case jvm_column::heap_max: return r.heap_max;
+    case jvm_column::memory: return r.memory;
     case jvm_column::old_gen: return r.old_gen;
     case jvm_column::after_gc: return r.after_gc;
     case jvm_column::gc_time: return r.gc_time;

@@ -16,6 +16,7 @@ enum class jvm_column {
     where,
     heap_used,
     heap_max,
+    memory,
     old_gen,
     after_gc,
     gc_time,
@@ -27,7 +28,8 @@ enum class jvm_column {
 // One JVM as the table shows it: each cell already text ("-" for nothing to show), pid as a number.
 struct jvm_table_row {
     long long pid = 0;
-    std::string ns_pid, user, where, heap_used, heap_max, old_gen, after_gc, gc_time, on_oom, version, main_class;
+    std::string ns_pid, user, where, heap_used, heap_max, memory, old_gen, after_gc, gc_time, on_oom, version,
+        main_class;
 };
 
 // A header line and a line per row, columns two spaces apart and as wide as their widest cell; the

@@ -9,6 +9,7 @@
 #include "attach/process_info.h"
 #include "attach/process_namespaces.h"
 #include "daemon/jvms/jvm_facts.h"
+#include "daemon/jvms/memory_probe.h"
 #include "daemon/oom/arm_jvm.h"
 #include "daemon/oom/spool.h"
 #include "daemon/runtime/log_text.h"
@@ -64,6 +65,7 @@ void request_handler::jvms(const wire::request& r, const connection_ptr& c) {
         if (!seen_as) continue;
         wire::json facts = to_json(read_jvm_facts(j));
         facts["pid"] = *seen_as;
+        if (const auto memory = glance_memory(j.pid)) facts["memory"] = to_json(*memory);
         auto info = attach::read_process_info(j.pid);
         if (auto armed = armer_ && info ? armer_->status_of({j.pid, info->start_time}) : std::nullopt)
             facts["oom_arming"] = to_json(*armed);

@@ -71,6 +71,8 @@ void request_handler::handle(const wire::request& r, const connection_ptr& c) {
         path(r, c);
     else if (r.type == "metrics")
         metrics(r, c);
+    else if (r.type == "memory")
+        memory(r, c);
     else if (r.type == "sites")
         sites(r, c);
     else

@@ -91,6 +91,8 @@ private:
     void jvms(const wire::request& r, const connection_ptr& c);
     // sites_requests.cpp: heapd's allocation-sampling agent in a JVM the peer may dump.
     void sites(const wire::request& r, const connection_ptr& c);
+    // memory_requests.cpp: where the memory of a JVM the peer may dump goes.
+    void memory(const wire::request& r, const connection_ptr& c);
     // query_requests.cpp: questions about stored dumps.
     void diff(const wire::request& r, const connection_ptr& c);
     void path(const wire::request& r, const connection_ptr& c);
