@@ -283,6 +283,20 @@ void render_jvms(std::string& out, const metrics_snapshot& s) {
             [](const jvm_metrics& m) { return std::optional(m.gc_seconds); });
     per_jvm(out, j, "heapd_jvm_uptime_seconds", "gauge", "Seconds since the JVM started.",
             [](const jvm_metrics& m) { return std::optional(m.uptime_seconds); });
+    per_jvm(out, j, "heapd_jvm_resident_bytes", "gauge",
+            "Bytes of the JVM's process in memory (its resident set: heap, native memory, mapped files).",
+            [](const jvm_metrics& m) { return m.resident ? std::optional(as_double(*m.resident)) : std::nullopt; });
+    per_jvm(
+        out, j, "heapd_jvm_memory_limit_bytes", "gauge",
+        "The memory the JVM's process may hold: its memory cgroup's limit (the tightest of its ancestors'), "
+        "else the host's memory.",
+        [](const jvm_metrics& m) { return m.memory_limit ? std::optional(as_double(*m.memory_limit)) : std::nullopt; });
+    per_jvm(out, j, "heapd_jvm_memory_limit_ratio", "gauge",
+            "The JVM's resident memory over its limit (0 to 1): near 1, the kernel's OOM killer ends it.",
+            [](const jvm_metrics& m) -> std::optional<double> {
+                if (!m.resident || !m.memory_limit || *m.memory_limit <= 0) return std::nullopt;
+                return as_double(*m.resident) / as_double(*m.memory_limit);
+            });
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
 #pragma once
 // The daemon's metrics as plain data, and their Prometheus text exposition (format 0.0.4): per JVM
-// heap, old generation, GC time and uptime (from hsperfdata, without attaching); per daemon dumps and
+// heap, old generation, GC time and uptime (from hsperfdata, without attaching), resident memory
+// against its limit; per daemon dumps and
 // dump failures by trigger, analysis durations, jobs, the store and the build. Every name starts with
 // heapd_ and ends with its unit (_bytes, _seconds, _ratio) or _total for counters.
 #include <sys/types.h>
@@ -33,6 +34,9 @@ struct jvm_metrics {
     double gc_seconds = 0;                // all collectors, since the JVM started
     std::optional<double> gc_time_share;  // gc_seconds / uptime
     double uptime_seconds = 0;
+    // The process's resident memory and the limit that holds it: its memory cgroup's, else the
+    // host's memory (daemon/jvms/memory_probe.h's glance).
+    std::optional<std::int64_t> resident, memory_limit;
 };
 
 // A histogram of seconds: counts per bucket (upper bounds ascending; one more count for +Inf), not

@@ -8,6 +8,7 @@
 #include "attach/process_info.h"
 #include "base/atomic_file.h"
 #include "daemon/jvms/jvm_facts.h"
+#include "daemon/jvms/memory_probe.h"
 #include "formats/wire/protocol.h"
 
 namespace heapd::daemon {
@@ -49,6 +50,10 @@ metrics_snapshot gather_metrics(const metrics_sources& sources, spdlog::logger& 
                 sources.watcher && info ? sources.watcher->outlook_of({jvm.pid, info->start_time}) : std::nullopt) {
             if (o->latest) m->after_gc_occupancy = o->latest->percent() / 100;
             if (o->state == trend_state::rising) m->predicted_full_seconds = o->prediction.seconds_to_full;
+        }
+        if (const auto memory = glance_memory(jvm.pid)) {
+            m->resident = memory->resident;
+            m->memory_limit = memory->limit.bytes;
         }
         s.jvms.push_back(std::move(*m));
     }

@@ -79,6 +79,12 @@ TEST(serve_metrics, heapctl_metrics_shows_a_jvm_and_counts_a_dump_and_its_analys
     EXPECT_GE(occupancy, 0);
     EXPECT_LE(occupancy, 1);
     EXPECT_GT(*jvm_value(e, "heapd_jvm_uptime_seconds", pid), 0);
+    // Its resident memory as ps(1) reads it, against the host's memory (no cgroup limit here).
+    const double resident = *jvm_value(e, "heapd_jvm_resident_bytes", pid);
+    const command_result ps = run_command({"ps", "-o", "rss=", "-p", std::to_string(pid)});
+    EXPECT_NEAR(resident, std::stod(ps.out) * 1024, 16 << 20) << ps.out;
+    EXPECT_GT(*jvm_value(e, "heapd_jvm_memory_limit_bytes", pid), resident);
+    EXPECT_GT(*jvm_value(e, "heapd_jvm_memory_limit_ratio", pid), 0);
     EXPECT_GE(*jvm_value(e, "heapd_jvm_gc_seconds_total", pid), 0);
     const double share = *jvm_value(e, "heapd_jvm_gc_time_ratio", pid);
     EXPECT_GE(share, 0);

@@ -32,6 +32,8 @@ jvm_metrics a_jvm(std::int64_t pid, uid_t uid, std::string main_class, std::stri
     j.gc_seconds = 1.25;
     j.gc_time_share = 0.0125;
     j.uptime_seconds = 100;
+    j.resident = 300 << 20;
+    j.memory_limit = 400 << 20;
     return j;
 }
 
@@ -127,6 +129,9 @@ TEST(metrics, every_family_has_help_and_type_and_a_conventional_name) {
         {"heapd_jvm_gc_time_ratio", "gauge"},
         {"heapd_jvm_gc_seconds_total", "counter"},
         {"heapd_jvm_uptime_seconds", "gauge"},
+        {"heapd_jvm_resident_bytes", "gauge"},
+        {"heapd_jvm_memory_limit_bytes", "gauge"},
+        {"heapd_jvm_memory_limit_ratio", "gauge"},
     };
     for (const auto& [name, type] : types) {
         auto it = e->families.find(name);
@@ -164,6 +169,9 @@ TEST(metrics, the_jvm_series_carry_their_labels_escaped_and_read_back_whole) {
     EXPECT_EQ(e->value("heapd_jvm_gc_seconds_total", root), 1.25);
     EXPECT_EQ(e->value("heapd_jvm_gc_time_ratio", root), 0.0125);
     EXPECT_EQ(e->value("heapd_jvm_uptime_seconds", root), 100);
+    EXPECT_EQ(e->value("heapd_jvm_resident_bytes", root), 300 << 20);
+    EXPECT_EQ(e->value("heapd_jvm_memory_limit_bytes", root), 400 << 20);
+    EXPECT_DOUBLE_EQ(*e->value("heapd_jvm_memory_limit_ratio", root), 0.75);
     EXPECT_EQ(e->value("heapd_jvms"), 3);
     // A main class that is not UTF-8 still gives a text scrapers take.
     EXPECT_EQ(
