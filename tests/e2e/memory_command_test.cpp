@@ -1,11 +1,16 @@
 // `heapd memory` against real JVMs in real memory cgroups made by the test: the limit is the
 // cgroup's, and each part heapd measures on its own agrees with Native Memory Tracking on the same
-// JVM (-XX:NativeMemoryTracking=summary, read with jcmd) within 10% or 8 MiB; the parts add up to
+// JVM (-XX:NativeMemoryTracking=summary, read with jcmd; JDK 17 and, where present, JDK 25); the parts add up to
 // the resident memory; without attach the figures that need the JVM are left out and say so.
 #include <gtest/gtest.h>
 
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <cstdlib>
+#include <memory>
 #include <nlohmann/json.hpp>
 
 #include "formats/memory/jcmd_figures.h"
@@ -41,23 +46,13 @@ void expect_near(std::int64_t heapd, std::int64_t nmt, const std::string& what) 
     EXPECT_LE(std::llabs(heapd - nmt), allowed) << what << ": heapd " << heapd << ", NMT " << nmt;
 }
 
-TEST(memory_command, agrees_with_native_memory_tracking_in_a_real_cgroup) {
-    test_cgroup cgroup("memory");
-    if (!cgroup.ok()) GTEST_SKIP() << "no writable cgroup v1 memory hierarchy here";
-    ASSERT_TRUE(cgroup.set("memory.limit_in_bytes", std::to_string(400 * mib)));
-    demo_jvm jvm(java_main{"OffHeap"}, {"-Xmx64m", "-XX:NativeMemoryTracking=summary"}, {"40", "100"});
-    ASSERT_TRUE(jvm.ready());
-    ASSERT_TRUE(cgroup.add(jvm.pid()));
-
-    const json b = heapd_memory(jvm.pid());
+// heapd's own figures for the JVM pid against NMT's, read with that JDK's jcmd.
+void expect_agreement_with_nmt(pid_t pid, const std::string& jcmd) {
+    const json b = heapd_memory(pid);
     ASSERT_TRUE(b.is_object());
-    const command_result nmt_text = jvm.jcmd({"VM.native_memory", "summary"});
+    const command_result nmt_text = run_command({jcmd, std::to_string(pid), "VM.native_memory", "summary"});
     const auto nmt = parse_nmt_summary(nmt_text.out);
     ASSERT_TRUE(nmt) << nmt_text.out;
-
-    EXPECT_EQ(b["limit"]["bytes"], 400 * mib);
-    EXPECT_EQ(b["limit"]["source"], "cgroup v1 " + cgroup.path());
-    EXPECT_EQ(b["limit"]["oom_kills"], 0);
 
     // Each category heapd measures itself, against NMT's committed figure.
     expect_near(part(b, "java_heap")["committed"], nmt->find("Java Heap")->committed, "Java heap");
@@ -84,7 +79,21 @@ TEST(memory_command, agrees_with_native_memory_tracking_in_a_real_cgroup) {
     EXPECT_NEAR(static_cast<double>(sum), b["resident"].get<double>(), 2.0 * mib);
     EXPECT_GT(b["resident"].get<std::int64_t>(), 40 * mib);
     EXPECT_EQ(b["nmt"]["committed"].get<std::int64_t>() / mib, nmt->committed / mib);
+}
 
+TEST(memory_command, agrees_with_native_memory_tracking_in_a_real_cgroup) {
+    test_cgroup cgroup("memory");
+    if (!cgroup.ok()) GTEST_SKIP() << "no writable cgroup v1 memory hierarchy here";
+    ASSERT_TRUE(cgroup.set("memory.limit_in_bytes", std::to_string(400 * mib)));
+    demo_jvm jvm(java_main{"OffHeap"}, {"-Xmx64m", "-XX:NativeMemoryTracking=summary"}, {"40", "100"});
+    ASSERT_TRUE(jvm.ready());
+    ASSERT_TRUE(cgroup.add(jvm.pid()));
+    expect_agreement_with_nmt(jvm.pid(), "jcmd");
+
+    const json b = heapd_memory(jvm.pid());
+    EXPECT_EQ(b["limit"]["bytes"], 400 * mib);
+    EXPECT_EQ(b["limit"]["source"], "cgroup v1 " + cgroup.path());
+    EXPECT_EQ(b["limit"]["oom_kills"], 0);
     // The text names the limit and each part.
     const command_result text = run_command({heapd_binary(), "memory", std::to_string(jvm.pid())});
     EXPECT_EQ(text.exit_code, 0) << text.err;
@@ -92,6 +101,22 @@ TEST(memory_command, agrees_with_native_memory_tracking_in_a_real_cgroup) {
     for (const char* title : {"Java heap", "Metaspace", "Code cache", "Thread stacks", "Mapped files", "Other native",
                               "Native Memory Tracking"})
         EXPECT_NE(text.out.find(title), std::string::npos) << title << " in\n" << text.out;
+}
+
+// JDK 21 and later print metaspace in VM.metaspace, not GC.heap_info, and NMT's summary otherwise.
+TEST(memory_command, agrees_with_native_memory_tracking_on_jdk25) {
+    const std::string jdk = "/usr/lib/jvm/temurin-25-jdk-amd64/bin/";
+    if (::access((jdk + "java").c_str(), X_OK) != 0) GTEST_SKIP() << "no JDK 25 at " << jdk;
+    const started_process jvm = start_until_ready({jdk + "java", "-Xmx64m", "-XX:NativeMemoryTracking=summary", "-cp",
+                                                   test_classes_dir(), "OffHeap", "40", "100"});
+    // Killed however the test ends.
+    const std::unique_ptr<const started_process, void (*)(const started_process*)> end(
+        &jvm, [](const started_process* p) {
+            ::kill(p->pid, SIGKILL);
+            ::waitpid(p->pid, nullptr, 0);
+        });
+    ASSERT_TRUE(jvm.ready);
+    expect_agreement_with_nmt(jvm.pid, jdk + "jcmd");
 }
 
 TEST(memory_command, without_attach_or_tracking_what_needs_the_jvm_is_left_out) {
