@@ -73,6 +73,10 @@ TEST(jvms_command, lists_jvms_of_users_and_containers_as_jps_does) {
     EXPECT_EQ(m->at("oom").at("heap_dump_on_oom"), true);
     EXPECT_EQ(m->at("oom").at("heap_dump_path"), "/var/tmp/heapd-test-dumps");
     EXPECT_EQ(m->at("oom").at("exit_on_oom"), true);
+    // Its resident memory against the limit that holds it (a cgroup's, else the host's memory).
+    ASSERT_TRUE(m->contains("memory")) << m->dump(2);
+    EXPECT_GT(m->at("memory").at("resident").get<long long>(), 10ll << 20);
+    EXPECT_GT(m->at("memory").at("limit").get<long long>(), m->at("memory").at("resident").get<long long>());
     EXPECT_EQ(m->at("oom").at("on_out_of_memory_error"), "");
     EXPECT_GT(m->at("heap").at("max").get<std::int64_t>(), 0);
     EXPECT_FALSE(m->at("vm_version").get<std::string>().empty());
@@ -126,6 +130,7 @@ TEST(jvms_command, lists_jvms_of_users_and_containers_as_jps_does) {
     auto text = run_command({heapd_binary(), "jvms"});
     ASSERT_EQ(text.exit_code, 0) << text.err;
     EXPECT_NE(text.out.find("MAIN CLASS"), std::string::npos) << text.out;
+    EXPECT_NE(text.out.find("RSS/LIMIT"), std::string::npos) << text.out;
     std::istringstream lines(text.out);
     std::map<pid_t, std::string> line_of;
     for (std::string line; std::getline(lines, line);) {

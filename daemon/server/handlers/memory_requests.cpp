@@ -4,8 +4,6 @@
 // command per JVM, at most half the pool per user, each answer bounded in time.
 #include <boost/asio/post.hpp>
 
-#include "attach/process_info.h"
-#include "daemon/jvms/jvm_facts.h"
 #include "daemon/jvms/memory_probe.h"
 #include "daemon/server/handlers/request_handler.h"
 #include "formats/memory/memory_report.h"
@@ -19,17 +17,12 @@ void request_handler::memory(const wire::request& r, const connection_ptr& c) {
     if (!named || !attach || *named == 0 || *named > 0x3fffffff)
         return c->send(wire::make_error(r.id, wire::error_kind::bad_request,
                                         "memory: pid must be a process id, attach a boolean"));
-    const peer_credentials& p = c->peer();
-    auto host = host_pid(p, static_cast<pid_t>(*named));
-    if (!host) return c->send(wire::make_error(r.id, wire::kind_of(host.error().code), host.error().message));
-    const pid_t target = *host;
-    const std::string who = "pid " + std::to_string(target);
     // Who may see a JVM's memory: who may dump it.
-    auto jvm = find_jvm_facts(target);
-    if (!jvm) return c->send(wire::make_error(r.id, wire::kind_of(jvm.error().code), who + ": " + jvm.error().message));
-    if (!may_access(p, jvm->jvm.uid))
-        return c->send(wire::make_error(r.id, wire::error_kind::permission_denied, who + " belongs to another user"));
-    const uid_t owner = jvm->jvm.uid;
+    auto jvm = jvm_for_peer(*named, c->peer());
+    if (!jvm) return c->send(wire::make_error(r.id, wire::kind_of(jvm.error().code), jvm.error().message));
+    const pid_t target = jvm->pid;
+    const uid_t owner = jvm->owner;
+    const std::string who = jvm->who;
     if (std::string why; !claim_sampler(target, owner, why))
         return c->send(wire::make_error(r.id, wire::error_kind::busy, why));
     boost::asio::post(samplers_, [this, r, c, target, owner, who, asks = *attach] {

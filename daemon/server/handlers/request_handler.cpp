@@ -6,7 +6,9 @@
 
 #include <boost/asio/post.hpp>
 
+#include "attach/process_info.h"
 #include "daemon/jobs/analyze_job.h"
+#include "daemon/jvms/jvm_facts.h"
 #include "formats/report/report_json.h"
 
 namespace heapd::daemon {
@@ -45,6 +47,23 @@ wire::json report_for_client(analysis_report r, unsigned top) {
 
 request_handler::request_handler(daemon_info info, store& s, job_manager& jobs, std::shared_ptr<spdlog::logger> log)
     : info_(std::move(info)), store_(s), jobs_(jobs), log_(std::move(log)) {}
+
+result<request_handler::peer_jvm> request_handler::jvm_for_peer(std::uint64_t named, const peer_credentials& p) {
+    if (named == 0 || named > 0x3fffffff) return fail(error_code::bad_value, "pid must be a process id");
+    auto host = host_pid(p, static_cast<pid_t>(named));
+    if (!host) return std::unexpected(host.error());
+    peer_jvm j;
+    j.pid = *host;
+    j.who = "pid " + std::to_string(j.pid);
+    auto jvm = find_jvm_facts(j.pid);
+    if (!jvm) return fail(jvm.error().code, j.who + ": " + jvm.error().message);
+    if (!may_access(p, jvm->jvm.uid)) return fail(error_code::permission_denied, j.who + " belongs to another user");
+    auto info = attach::read_process_info(j.pid);
+    if (!info) return fail(info.error().code, j.who + ": " + info.error().message);
+    j.owner = jvm->jvm.uid;
+    j.start_time = info->start_time;
+    return j;
+}
 
 void request_handler::handle(const wire::request& r, const connection_ptr& c) {
     if (r.type == "status")

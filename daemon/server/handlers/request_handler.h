@@ -93,6 +93,17 @@ private:
     void sites(const wire::request& r, const connection_ptr& c);
     // memory_requests.cpp: where the memory of a JVM the peer may dump goes.
     void memory(const wire::request& r, const connection_ptr& c);
+    // A JVM a peer may act on as it may dump it: its host pid, owner and start time, and its name in
+    // messages.
+    struct peer_jvm {
+        pid_t pid = 0;
+        uid_t owner = 0;
+        std::uint64_t start_time = 0;
+        std::string who;  // "pid 4242"
+    };
+    // The JVM the peer names by that pid (host_pid in peer.h), when the peer may dump it. Errors:
+    // finding it (no_such_process, not_a_jvm, ...), permission_denied for another user's JVM.
+    static result<peer_jvm> jvm_for_peer(std::uint64_t named, const peer_credentials& p);
     // query_requests.cpp: questions about stored dumps.
     void diff(const wire::request& r, const connection_ptr& c);
     void path(const wire::request& r, const connection_ptr& c);

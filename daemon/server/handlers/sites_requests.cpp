@@ -6,7 +6,6 @@
 #include <boost/asio/post.hpp>
 
 #include "attach/agent_control.h"
-#include "attach/process_info.h"
 #include "daemon/jvms/jvm_facts.h"
 #include "daemon/runtime/log_text.h"
 #include "daemon/server/handlers/request_handler.h"
@@ -97,23 +96,16 @@ void request_handler::sites(const wire::request& r, const connection_ptr& c) {
         return c->send(wire::make_error(r.id, error_kind::bad_request,
                                         args ? "sites: pid must be a process id" : args.error().message));
     const peer_credentials& p = c->peer();
-    auto host = host_pid(p, static_cast<pid_t>(*named));
-    if (!host) return c->send(wire::make_error(r.id, wire::kind_of(host.error().code), host.error().message));
-    const pid_t target = *host;
-    const std::string who = "pid " + std::to_string(target);
     // Who may sample a JVM: who may dump it.
-    auto jvm = find_jvm_facts(target);
-    if (!jvm) return c->send(wire::make_error(r.id, wire::kind_of(jvm.error().code), who + ": " + jvm.error().message));
-    if (!may_access(p, jvm->jvm.uid))
-        return c->send(wire::make_error(r.id, error_kind::permission_denied, who + " belongs to another user"));
-    auto info = attach::read_process_info(target);
-    if (!info)
-        return c->send(wire::make_error(r.id, wire::kind_of(info.error().code), who + ": " + info.error().message));
-    const uid_t owner = jvm->jvm.uid;
+    auto jvm = jvm_for_peer(*named, p);
+    if (!jvm) return c->send(wire::make_error(r.id, wire::kind_of(jvm.error().code), jvm.error().message));
+    const pid_t target = jvm->pid;
+    const uid_t owner = jvm->owner;
+    const std::string who = jvm->who;
     if (std::string why; !claim_sampler(target, owner, why))
         return c->send(wire::make_error(r.id, error_kind::busy, why));
     log_->info("sites {} of {} asked by uid {}", args->action, who, p.uid);
-    const std::uint64_t start_time = info->start_time;
+    const std::uint64_t start_time = jvm->start_time;
     boost::asio::post(samplers_, [this, r, c, target, owner, start_time, who, a = std::move(*args)] {
         auto reply = [&]() -> wire::reply {
             auto library = attach::find_agent_library(agent_library_);
