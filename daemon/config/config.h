@@ -64,6 +64,11 @@ struct dump_rule {
     // (daemon/rules/heap_trend.h).
     std::optional<std::chrono::seconds> predict_full_within;
     std::chrono::seconds predict_window{600};
+    // The JVM process's resident memory over the limit that holds it (its memory cgroup's, else the
+    // host's memory: daemon/jvms/memory_probe.h), in percent, above this for memory_polls polls in a
+    // row: the kernel's OOM killer ends the process at 100%, whatever its heap.
+    std::optional<double> memory_percent;
+    unsigned memory_polls = 2;
     std::chrono::seconds cooldown{3600};  // no second dump of one JVM by this rule within this time
     unsigned max_dumps = 3;               // dumps of one JVM (pid and start time) by this rule; 0: no limit
     bool live = true;                     // only reachable objects (a full GC first)

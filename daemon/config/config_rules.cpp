@@ -60,9 +60,26 @@ void read_rule(config_reader& r, const toml::table& t, std::map<std::string, int
     dump_rule rule;
     rule.line = static_cast<int>(t.source().begin.line);
     r.only_known_keys(t, "[[rule]]",
-                      {"name", "main_class", "command", "user", "container", "every", "old_gen_percent",
-                       "old_gen_collections", "gc_time_percent", "gc_window", "predict_full_within", "predict_window",
-                       "cooldown", "max_dumps", "live", "action", "sample_interval", "sample_depth"});
+                      {"name",
+                       "main_class",
+                       "command",
+                       "user",
+                       "container",
+                       "every",
+                       "old_gen_percent",
+                       "old_gen_collections",
+                       "gc_time_percent",
+                       "gc_window",
+                       "predict_full_within",
+                       "predict_window",
+                       "memory_percent",
+                       "memory_polls",
+                       "cooldown",
+                       "max_dumps",
+                       "live",
+                       "action",
+                       "sample_interval",
+                       "sample_depth"});
     std::string prefix = "the rule at line " + std::to_string(rule.line) + ": ";
     const toml::node* name = t.get("name");
     if (name == nullptr) {
@@ -92,6 +109,10 @@ void read_rule(config_reader& r, const toml::table& t, std::map<std::string, int
              [&](const toml::node& n) { return r.seconds(n, prefix + "predict_full_within", 1s); });
     read_key(t, "predict_window", rule.predict_window,
              [&](const toml::node& n) { return r.seconds(n, prefix + "predict_window", 1s); });
+    read_key(t, "memory_percent", rule.memory_percent,
+             [&](const toml::node& n) { return r.percent(n, prefix + "memory_percent"); });
+    read_key(t, "memory_polls", rule.memory_polls,
+             [&](const toml::node& n) { return r.integer(n, prefix + "memory_polls", 1, 1'000'000); });
     read_key(t, "cooldown", rule.cooldown, [&](const toml::node& n) { return r.seconds(n, prefix + "cooldown", 0s); });
     read_key(t, "max_dumps", rule.max_dumps,
              [&](const toml::node& n) { return r.integer(n, prefix + "max_dumps", 0, 1'000'000); });
@@ -119,9 +140,13 @@ void read_rule(config_reader& r, const toml::table& t, std::map<std::string, int
         r.error(n->source(), prefix + "gc_window does nothing without gc_time_percent");
     if (const toml::node* n = t.get("predict_window"); n != nullptr && !t.contains("predict_full_within"))
         r.error(n->source(), prefix + "predict_window does nothing without predict_full_within");
+    if (const toml::node* n = t.get("memory_polls"); n != nullptr && !t.contains("memory_percent"))
+        r.error(n->source(), prefix + "memory_polls does nothing without memory_percent");
     if (!t.contains("every") && !t.contains("old_gen_percent") && !t.contains("gc_time_percent") &&
-        !t.contains("predict_full_within"))
-        r.error(t.source(), prefix + "no trigger: give every, old_gen_percent, gc_time_percent or predict_full_within");
+        !t.contains("predict_full_within") && !t.contains("memory_percent"))
+        r.error(t.source(), prefix +
+                                "no trigger: give every, old_gen_percent, gc_time_percent, predict_full_within or "
+                                "memory_percent");
     out.push_back(std::move(rule));
 }
 

@@ -41,6 +41,18 @@ std::optional<std::string> rule_policy::predict_reason(const dump_rule& rule, co
            duration_string(*rule.predict_full_within) + ")";
 }
 
+std::optional<std::string> rule_policy::memory_reason(const dump_rule& rule, state& st, const jvm_sample& s) {
+    if (!rule.memory_percent || !s.resident || !s.memory_limit || *s.memory_limit <= 0) return std::nullopt;
+    const double percent = 100.0 * static_cast<double>(*s.resident) / static_cast<double>(*s.memory_limit);
+    st.memory_streak = percent > *rule.memory_percent ? st.memory_streak + 1 : 0;
+    if (st.memory_streak < std::max(rule.memory_polls, 1u)) return std::nullopt;
+    return "resident memory " + text::round_percent(percent) + " of its limit (" +
+           text::human_bytes(static_cast<std::uint64_t>(*s.resident)) + " of " +
+           text::human_bytes(static_cast<std::uint64_t>(*s.memory_limit)) + ", " + s.limit_source + "), " +
+           std::to_string(st.memory_streak) + " poll" + (st.memory_streak == 1 ? "" : "s") + " in a row (threshold " +
+           text::round_percent(*rule.memory_percent) + ")";
+}
+
 std::optional<std::string> rule_policy::gc_time_reason(const dump_rule& rule, state& st, const jvm_sample& s) {
     if (!rule.gc_time_percent || s.hrt_frequency <= 0) return std::nullopt;
     auto& w = st.window;
@@ -84,6 +96,7 @@ std::optional<std::string> rule_policy::observe(const dump_rule& rule, const jvm
     if (auto r = old_gen_reason(rule, st, s)) reasons.push_back(std::move(*r));
     if (auto r = gc_time_reason(rule, st, s)) reasons.push_back(std::move(*r));
     if (auto r = predict_reason(rule, s)) reasons.push_back(std::move(*r));
+    if (auto r = memory_reason(rule, st, s)) reasons.push_back(std::move(*r));
 
     if (reasons.empty()) return std::nullopt;
     if (rule.max_dumps != 0 && st.dumps >= rule.max_dumps) return std::nullopt;
@@ -105,6 +118,7 @@ void rule_policy::record(const std::string& rule, const jvm_identity& id, dump_o
     st.last_dump = at;
     ++st.dumps;
     st.streak = 0;
+    st.memory_streak = 0;
     if (st.window.size() > 1) st.window.erase(st.window.begin(), st.window.end() - 1);
 }
 

@@ -16,6 +16,9 @@
 // - predict_full_within: the JVM's heap trend (daemon/rules/heap_trend.h) over the last predict_window
 //   says the old generation (or heap) will be full within this time: the floor the collections
 //   leave has risen steadily over the window.
+// - memory_percent: the process's resident memory over the limit that holds it (its memory cgroup's,
+//   else the host's memory), read at each poll; memory_polls polls in a row above the threshold ask
+//   for a dump. A poll at or below it starts the count again, and so does a dump.
 // - gc_time_percent: the share of the JVM's time spent in collections (all collectors' time,
 //   sun.gc.collector.N.time, over the JVM's own clock sun.os.hrt.ticks) between the newest sample
 //   and the latest one at least gc_window older, above the threshold. Nothing is measured until the
@@ -60,6 +63,9 @@ struct jvm_sample {
     std::int64_t gc_ticks = 0;                 // all collectors' time, in hrt ticks
     std::int64_t hrt_ticks = 0;                // the JVM's clock
     std::int64_t hrt_frequency = 0;            // hrt ticks per second; 0 when unknown
+    // The process's resident memory and the limit that holds it, read when a rule asks for them.
+    std::optional<std::int64_t> resident, memory_limit;
+    std::string limit_source;  // "cgroup v1 /a", "the host's memory"
 };
 
 // A point of a rule's GC-time window: all collectors' time and the JVM's clock, in hrt ticks.
@@ -101,13 +107,15 @@ private:
         std::optional<policy_clock::time_point> last_dump;     // submitted
         std::optional<policy_clock::time_point> last_attempt;  // submitted or refused
         unsigned dumps = 0;
-        unsigned streak = 0;        // measurements in a row above the threshold
-        double last_occupancy = 0;  // percent, at the last measurement
+        unsigned streak = 0;         // measurements in a row above the threshold
+        unsigned memory_streak = 0;  // polls in a row with resident memory above memory_percent
+        double last_occupancy = 0;   // percent, at the last measurement
         std::deque<gc_point> window;
     };
     std::optional<std::string> old_gen_reason(const dump_rule& rule, state& st, const jvm_sample& s);
     std::optional<std::string> gc_time_reason(const dump_rule& rule, state& st, const jvm_sample& s);
     std::optional<std::string> predict_reason(const dump_rule& rule, const jvm_sample& s);
+    std::optional<std::string> memory_reason(const dump_rule& rule, state& st, const jvm_sample& s);
 
     std::map<std::string, std::map<jvm_identity, state>> states_;  // by rule name
 };

@@ -48,8 +48,10 @@ void rule_watcher::arm(std::chrono::milliseconds after) {
 void rule_watcher::start_poll() {
     if (polling_) return;
     polling_ = true;
-    boost::asio::post(sampler_, [this, alive = std::weak_ptr<int>(alive_)] {
-        auto result = std::make_shared<poll_result>(poll_jvms());
+    const bool read_memory =
+        std::any_of(rules_.begin(), rules_.end(), [](const dump_rule& r) { return r.memory_percent.has_value(); });
+    boost::asio::post(sampler_, [this, read_memory, alive = std::weak_ptr<int>(alive_)] {
+        auto result = std::make_shared<poll_result>(poll_jvms(read_memory));
         boost::asio::post(io_, [this, alive, result] {
             if (alive.expired()) return;
             polling_ = false;
@@ -84,7 +86,7 @@ void rule_watcher::probe_zgc(polled_jvm& j) {
                         : std::string("ZGC's heap is measured through attach, and GC.heap_info gave no ZHeap figure");
 }
 
-rule_watcher::poll_result rule_watcher::poll_jvms() {
+rule_watcher::poll_result rule_watcher::poll_jvms(bool read_memory) {
     poll_result p;
     p.at = policy_clock::now();
     p.at_ms = now_ms();
@@ -118,6 +120,7 @@ rule_watcher::poll_result rule_watcher::poll_jvms() {
         auto [name, fresh] = names.try_emplace(j.uid);
         if (fresh) name->second = user_name_of(j.uid);
         pj.user_name = name->second;
+        if (read_memory) pj.memory = glance_memory(j.pid);
         p.jvms.push_back(std::move(pj));
     }
     std::erase_if(probes_, [&](const auto& kv) {
@@ -195,6 +198,11 @@ void rule_watcher::evaluate(const poll_result& p) {
             sample.gc_ticks = j.summary->gc_ticks;
             sample.hrt_ticks = j.summary->hrt_ticks;
             sample.hrt_frequency = j.summary->hrt_frequency;
+        }
+        if (j.memory) {
+            sample.resident = j.memory->resident;
+            sample.memory_limit = j.memory->limit.bytes;
+            sample.limit_source = j.memory->limit.source;
         }
         for (const dump_rule& rule : rules_) {
             if (!selects(rule.select, j.jvm, selected_by, j.user_name)) continue;

@@ -30,6 +30,7 @@
 
 #include "attach/jvm_discovery.h"
 #include "daemon/config/config.h"
+#include "daemon/jvms/memory_probe.h"
 #include "daemon/rules/heap_outlook.h"
 #include "daemon/rules/rule_policy.h"
 #include "daemon/store/job_record.h"
@@ -77,6 +78,7 @@ private:
         bool heap_reading_only = false;             // ... during a cycle: no measurement, a reading
         bool starting = false;                      // its hsperfdata is not complete yet
         std::string user_name;                      // of jvm.uid, "" when it has none
+        std::optional<memory_glance> memory;        // resident memory and limit, when a rule reads them
     };
     // What one poll found.
     struct poll_result {
@@ -85,7 +87,8 @@ private:
         std::vector<polled_jvm> jvms;
         std::string problem;  // discovery failed: nothing is known
     };
-    poll_result poll_jvms();  // on the sampler thread
+    // On the sampler thread; read_memory: each JVM's resident memory and limit too (memory_percent).
+    poll_result poll_jvms(bool read_memory);
     // ZGC: asks a JVM for its heap's used bytes (GC.heap_info, through attach) once a cycle has
     // ended since it last did: its pause count changed since then and not since the previous poll
     // (so at most every other poll); when its cycles run back to back, every fourth poll, the

@@ -164,6 +164,22 @@ TEST(config_file, the_predicting_rule_keys_are_read) {
     EXPECT_EQ(c->rules[0].predict_window, 1200s);
 }
 
+TEST(config_file, the_memory_rule_keys_are_read) {
+    auto c = parse_config("[[rule]]\nname = \"rss\"\nmemory_percent = 80\nmemory_polls = 3\n", "heapd.toml");
+    ASSERT_TRUE(c) << c.error().front().describe();
+    ASSERT_EQ(c->rules.size(), 1u);
+    EXPECT_EQ(c->rules[0].memory_percent, 80.0);
+    EXPECT_EQ(c->rules[0].memory_polls, 3u);
+    auto d = parse_config("[[rule]]\nname = \"rss\"\nmemory_percent = 85.5\n", "heapd.toml");
+    ASSERT_TRUE(d);
+    EXPECT_EQ(d->rules[0].memory_polls, 2u);
+    EXPECT_EQ(
+        errors_of("[[rule]]\nname = \"a\"\nevery = \"1h\"\nmemory_polls = 2\n"),
+        (std::vector<std::string>{"heapd.toml:4:16: rule \"a\": memory_polls does nothing without memory_percent"}));
+    EXPECT_EQ(errors_of("[[rule]]\nname = \"a\"\nmemory_percent = 101\n").size(), 1u);
+    EXPECT_EQ(errors_of("[[rule]]\nname = \"a\"\nmemory_percent = 80\nmemory_polls = 0\n").size(), 1u);
+}
+
 TEST(config_file, oom_arming_keys_are_read) {
     auto c = parse_config(R"(
 [oom]
@@ -267,7 +283,8 @@ TEST(config_file, every_error_is_reported_with_its_line_and_column) {
         "heapd.toml:7:14: retention.keep_count must be an integer, not a string",
         "heapd.toml:8:14: retention.keep_bytes must be a size like \"512M\" or \"20G\", not \"20X\"",
         "heapd.toml:10:12: metrics.interval must be whole seconds, not \"1500ms\"",
-        "heapd.toml:11:1: rule \"a\": no trigger: give every, old_gen_percent, gc_time_percent or predict_full_within",
+        "heapd.toml:11:1: rule \"a\": no trigger: give every, old_gen_percent, gc_time_percent, predict_full_within or "
+        "memory_percent",
         "heapd.toml:13:11: rule \"a\": command is not a valid regular expression: ",  // + the library's words
         "heapd.toml:15:8: rule name \"a\" is already used by the rule at line 11",
         "heapd.toml:16:9: the rule at line 14: every must be a duration like \"30s\", \"10m\", \"6h\", \"1d\" or "
@@ -276,8 +293,8 @@ TEST(config_file, every_error_is_reported_with_its_line_and_column) {
         "heapd.toml:18:15: the rule at line 14: gc_window does nothing without gc_time_percent",
         "heapd.toml:19:8: the rule at line 14: live must be true or false, not a string",
         "heapd.toml:20:1: this rule has no name (name = \"...\": it names the dumps it takes)",
-        "heapd.toml:20:1: the rule at line 20: no trigger: give every, old_gen_percent, gc_time_percent or "
-        "predict_full_within",
+        "heapd.toml:20:1: the rule at line 20: no trigger: give every, old_gen_percent, gc_time_percent, "
+        "predict_full_within or memory_percent",
         "heapd.toml:22:2: unknown key \"deamon\" in the file (tables are [daemon], [retention], [metrics], [oom], "
         "[upload] and "
         "[[rule]]) (did you mean \"daemon\"?)",

@@ -1,5 +1,6 @@
 // Dump rules' decisions from synthetic samples: the schedule, old-generation occupancy after
-// collections in a row, the prediction of a full heap, GC time share over a window, cooldown, cap, busy and refused
+// collections in a row, the prediction of a full heap, GC time share over a window, resident memory
+// against its limit, cooldown, cap, busy and refused
 // dumps, a pid reused by a new JVM, forgotten JVMs and rules, and the bounded window.
 #include "daemon/rules/rule_policy.h"
 
@@ -345,6 +346,47 @@ TEST(rule_policy, a_heap_predicted_full_within_the_bound_asks_for_a_dump) {
         s.trend = &flat;
         EXPECT_FALSE(q.observe(r, jvm, s)) << second;
     }
+}
+
+// A poll of a JVM whose process holds resident_mib of a 400 MiB cgroup limit.
+jvm_sample resident(double second, std::int64_t resident_mib) {
+    jvm_sample s = at(second);
+    s.resident = resident_mib << 20;
+    s.memory_limit = std::int64_t{400} << 20;
+    s.limit_source = "cgroup v1 /shop";
+    return s;
+}
+
+TEST(rule_policy, resident_memory_above_its_share_of_the_limit_in_a_row) {
+    dump_rule r = rule("rss");
+    r.memory_percent = 80;
+    r.memory_polls = 2;
+    rule_policy p;
+    EXPECT_FALSE(p.observe(r, jvm, resident(1, 280)));  // 70%
+    EXPECT_FALSE(p.observe(r, jvm, resident(2, 352)));  // 88%: one poll
+    EXPECT_FALSE(p.observe(r, jvm, resident(3, 320)));  // 80%: not above, the count starts again
+    EXPECT_FALSE(p.observe(r, jvm, resident(4, 340)));  // 85%: one poll
+    auto due = p.observe(r, jvm, resident(5, 352));     // 88%: two in a row
+    ASSERT_TRUE(due);
+    EXPECT_EQ(*due,
+              "resident memory 88% of its limit (352 MiB of 400 MiB, cgroup v1 /shop), 2 polls in a row (threshold "
+              "80%)");
+    // A dump starts the count again.
+    p.record("rss", jvm, dump_outcome::submitted, resident(5, 352).at);
+    EXPECT_FALSE(p.observe(r, jvm, resident(6, 352)));
+    EXPECT_TRUE(p.observe(r, jvm, resident(7, 352)));
+}
+
+TEST(rule_policy, a_steady_share_below_the_threshold_never_dumps_and_no_reading_measures_nothing) {
+    dump_rule r = rule("rss");
+    r.memory_percent = 80;
+    r.memory_polls = 1;
+    rule_policy p;
+    for (int second = 1; second < 1000; ++second) EXPECT_FALSE(p.observe(r, jvm, resident(second, 280)));  // 70%
+    EXPECT_FALSE(p.observe(r, jvm, at(1000)));  // the process could not be read: nothing
+    jvm_sample no_limit = resident(1001, 390);
+    no_limit.memory_limit.reset();
+    EXPECT_FALSE(p.observe(r, jvm, no_limit));
 }
 
 TEST(rule_policy, byte_rate_words) {

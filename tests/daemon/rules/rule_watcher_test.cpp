@@ -17,6 +17,7 @@
 #include "formats/hsperf/gc_occupancy.h"
 #include "support/jvm_process.h"
 #include "support/rule_daemon.h"
+#include "support/test_cgroup.h"
 
 namespace heapd::test {
 namespace {
@@ -80,6 +81,43 @@ TEST(rule_watcher, a_jvm_crossing_the_old_generation_threshold_is_dumped_once_wi
     const std::string line = "rule full-old: dumping pid " + std::to_string(jvm.pid()) + " (OldGenFill) as job ";
     EXPECT_NE(log.find(line), std::string::npos) << log;
     EXPECT_NE(log.find("% full after collections, 3 measurements in a row (threshold 60%)"), std::string::npos) << log;
+}
+
+// A JVM whose direct buffers fill its memory cgroup is dumped before the kernel kills it; one that
+// holds a steady share below the threshold is never dumped.
+TEST(rule_watcher, resident_memory_near_the_cgroups_limit_is_dumped_and_a_steady_share_below_is_not) {
+    test_cgroup full("memory"), steady("memory");
+    if (!full.ok() || !steady.ok()) GTEST_SKIP() << "no writable cgroup v1 memory hierarchy here";
+    const std::string limit = std::to_string(400 << 20);
+    ASSERT_TRUE(full.set("memory.limit_in_bytes", limit) && steady.set("memory.limit_in_bytes", limit));
+    demo_jvm filling(java_main{"OffHeap"}, {"-Xmx64m", "-XX:MaxDirectMemorySize=1g"},
+                     {"300", "4"});  // about 85% of 400 MiB
+    demo_jvm holding(java_main{"OffHeap"}, {"-Xmx64m", "-XX:MaxDirectMemorySize=1g"}, {"200", "5"});  // about 60%
+    ASSERT_TRUE(filling.ready() && holding.ready());
+    ASSERT_TRUE(full.add(filling.pid()) && steady.add(holding.pid()));
+    daemon::dump_rule r;
+    r.name = "rss";
+    r.select = selector("OffHeap", "OffHeap (300 4|200 5)$");
+    r.select.user = daemon::user_name_of(::geteuid());
+    r.memory_percent = 75;
+    r.memory_polls = 2;
+    r.cooldown = 1h;
+    rule_daemon d({r}, 250ms);
+    ASSERT_TRUE(d.serving());
+
+    ASSERT_TRUE(d.wait_for_dumps(filling.pid(), 1)) << d.log();
+    std::this_thread::sleep_for(3s);  // a dozen polls more
+    const auto jobs = d.dump_jobs(filling.pid());
+    ASSERT_EQ(jobs.size(), 1u) << d.log();  // the cooldown holds the rule back
+    EXPECT_EQ(jobs[0]["trigger"], "rule:rss");
+    EXPECT_EQ(jobs[0]["state"], "done") << jobs[0];
+    EXPECT_TRUE(d.dump_jobs(holding.pid()).empty()) << d.log();
+    const std::string log = d.log();
+    EXPECT_NE(log.find("rule rss: dumping pid " + std::to_string(filling.pid()) + " (OffHeap)"), std::string::npos)
+        << log;
+    EXPECT_NE(log.find("of 400 MiB, cgroup v1 " + full.path() + "), 2 polls in a row (threshold 75%)"),
+              std::string::npos)
+        << log;
 }
 
 TEST(rule_watcher, a_scheduled_rule_dumps_on_time_until_its_cap) {
