@@ -2,6 +2,8 @@
 
 #include <charconv>
 
+#include "formats/memory/internal/text_lines.h"
+
 namespace heapd {
 inline namespace memory {
 namespace {
@@ -33,10 +35,8 @@ bool inside_hierarchy(std::string_view path) {
 
 std::optional<memory_cgroup> memory_cgroup_of(std::string_view text) {
     std::optional<memory_cgroup> unified;
-    for (std::size_t at = 0; at < text.size();) {
-        const std::size_t end = std::min(text.find('\n', at), text.size());
-        const std::string_view line = text.substr(at, end - at);
-        at = end + 1;
+    text_lines all(text);
+    for (std::string_view line; all.next(line);) {
         const std::size_t first = line.find(':');
         const std::size_t second = first == std::string_view::npos ? first : line.find(':', first + 1);
         if (second == std::string_view::npos) continue;
@@ -63,10 +63,8 @@ std::optional<std::int64_t> parse_limit(std::string_view text) {
 }
 
 std::optional<std::int64_t> key_value(std::string_view text, std::string_view key) {
-    for (std::size_t at = 0; at < text.size();) {
-        const std::size_t end = std::min(text.find('\n', at), text.size());
-        const std::string_view line = text.substr(at, end - at);
-        at = end + 1;
+    text_lines all(text);
+    for (std::string_view line; all.next(line);) {
         if (line.size() > key.size() && line.starts_with(key) && line[key.size()] == ' ')
             return number_at(line.substr(key.size() + 1));
     }

@@ -3,26 +3,11 @@
 #include <charconv>
 #include <limits>
 
+#include "formats/memory/internal/text_lines.h"
+
 namespace heapd {
 inline namespace memory {
 namespace {
-
-// The lines of text, one at a time.
-class lines {
-public:
-    explicit lines(std::string_view text) : text_(text) {}
-    bool next(std::string_view& line) {
-        if (at_ >= text_.size()) return false;
-        const std::size_t end = text_.find('\n', at_);
-        line = text_.substr(at_, end == std::string_view::npos ? std::string_view::npos : end - at_);
-        at_ = end == std::string_view::npos ? text_.size() : end + 1;
-        return true;
-    }
-
-private:
-    std::string_view text_;
-    std::size_t at_ = 0;
-};
 
 // A size as HotSpot prints it ("1439K", "30M", "65536KB", "12B", "7"), from the start of text; its
 // length in used. Nothing on overflow or no digits.
@@ -99,7 +84,7 @@ std::string_view trimmed(std::string_view s) {
 
 heap_info_figures parse_heap_info(std::string_view text) {
     heap_info_figures f;
-    lines all(text);
+    text_lines all(text);
     bool in_metaspace = false;
     for (std::string_view line; all.next(line);) {
         const std::string_view t = trimmed(line);
@@ -125,7 +110,7 @@ heap_info_figures parse_heap_info(std::string_view text) {
 
 std::vector<address_range> parse_code_heaps(std::string_view text) {
     std::vector<address_range> out;
-    lines all(text);
+    text_lines all(text);
     for (std::string_view line; all.next(line);)
         if (trimmed(line).starts_with("bounds "))
             if (const auto r = bracket_range(line)) out.push_back(*r);
@@ -142,7 +127,7 @@ std::optional<nmt_summary> parse_nmt_summary(std::string_view text) {
     nmt_summary s;
     bool seen_total = false;
     std::optional<std::int64_t>* pending = nullptr;  // Metadata: or Class space: names the next line
-    lines all(text);
+    text_lines all(text);
     for (std::string_view line; all.next(line);) {
         const std::string_view t = trimmed(line);
         if (t.starts_with("Total: reserved=")) {

@@ -2,17 +2,11 @@
 
 #include <charconv>
 
+#include "formats/memory/internal/text_lines.h"
+
 namespace heapd {
 inline namespace memory {
 namespace {
-
-// The next line of text from at (without its newline), moving at past it.
-std::string_view next_line(std::string_view text, std::size_t& at) {
-    const std::size_t end = text.find('\n', at);
-    const std::string_view line = text.substr(at, end == std::string_view::npos ? std::string_view::npos : end - at);
-    at = end == std::string_view::npos ? text.size() : end + 1;
-    return line;
-}
 
 // Splits off the next field separated by spaces.
 std::string_view next_field(std::string_view& rest) {
@@ -74,9 +68,9 @@ bool field_bytes(std::string_view line, std::size_t colon, std::uint64_t& bytes)
 
 result<std::vector<mapping>> parse_smaps(std::string_view text) {
     std::vector<mapping> out;
-    std::size_t at = 0;
-    for (std::size_t number = 1; at < text.size(); ++number) {
-        const std::string_view line = next_line(text, at);
+    text_lines all(text);
+    std::string_view line;
+    for (std::size_t number = 1; all.next(line); ++number) {
         const auto where = "smaps line " + std::to_string(number);
         if (is_header(line)) {
             if (out.size() == max_mappings)

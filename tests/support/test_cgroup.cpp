@@ -2,6 +2,7 @@
 
 #include <signal.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -33,6 +34,12 @@ test_cgroup::~test_cgroup() {
         if (!any && ::rmdir(dir_.c_str()) == 0) return;
         ::usleep(50000);
     }
+}
+
+child_reaper::~child_reaper() {
+    if (pid_ <= 0) return;
+    ::kill(pid_, SIGKILL);
+    ::waitpid(pid_, nullptr, 0);
 }
 
 bool test_cgroup::set(const std::string& file, const std::string& value) const {

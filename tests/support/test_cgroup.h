@@ -1,9 +1,11 @@
 #pragma once
 // A cgroup v1 made by a test under one controller's hierarchy (memory or pids), with a name of its
-// own; processes moved into it are killed and the cgroup removed on destruction.
+// own; processes moved into it are killed and the cgroup removed on destruction, also when the test
+// fails halfway. And a guard for a forked child.
 #include <sys/types.h>
 
 #include <string>
+#include <utility>
 
 namespace heapd::test {
 
@@ -27,6 +29,21 @@ public:
 
 private:
     std::string controller_, dir_, path_;
+};
+
+// A forked child killed (SIGKILL) and reaped on destruction unless released first: so that a test
+// that fails halfway leaves no process behind, in a cgroup or out of it.
+class child_reaper {
+public:
+    explicit child_reaper(pid_t pid) : pid_(pid) {}
+    ~child_reaper();
+    child_reaper(const child_reaper&) = delete;
+    child_reaper& operator=(const child_reaper&) = delete;
+    // The pid, no longer killed here (the caller reaps it).
+    pid_t release() { return std::exchange(pid_, -1); }
+
+private:
+    pid_t pid_;
 };
 
 }  // namespace heapd::test

@@ -27,10 +27,11 @@ TEST(analysis_memory, a_cgroup_limit_bounds_what_is_available) {
         const std::uint64_t available = available_memory();
         ::_exit(::write(pipe_fds[1], &available, sizeof available) == sizeof available ? 0 : 1);
     }
+    test::child_reaper reaper(child);  // killed and reaped if the test ends before the child does
     ASSERT_TRUE(cgroup.add(child));
     ASSERT_EQ(::write(pipe_fds[1], "g", 1), 1);
     int status = 0;
-    ASSERT_EQ(::waitpid(child, &status, 0), child);
+    ASSERT_EQ(::waitpid(reaper.release(), &status, 0), child);
     ASSERT_EQ(WEXITSTATUS(status), 0);
     std::uint64_t available = 0;
     ASSERT_EQ(::read(pipe_fds[0], &available, sizeof available), static_cast<ssize_t>(sizeof available));

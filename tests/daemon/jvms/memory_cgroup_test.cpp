@@ -98,6 +98,7 @@ TEST(memory_cgroup, a_real_v1_cgroup_holds_a_process_to_its_limit) {
         ::pause();
         ::_exit(0);
     }
+    const test::child_reaper reaper(child);  // killed and reaped however the test ends
     ASSERT_TRUE(cgroup.add(child));
     std::string note;
     const memory_limit l = limit_of_process(child, note);
@@ -107,8 +108,6 @@ TEST(memory_cgroup, a_real_v1_cgroup_holds_a_process_to_its_limit) {
     EXPECT_EQ(l.source, "cgroup v1 " + cgroup.path());
     EXPECT_TRUE(l.cgroup_usage);
     EXPECT_EQ(l.oom_kills, 0);
-    ::kill(child, SIGKILL);
-    ::waitpid(child, nullptr, 0);
 }
 
 }  // namespace
