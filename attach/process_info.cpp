@@ -7,6 +7,7 @@
 #include <cstring>
 #include <fstream>
 #include <sstream>
+#include <vector>
 
 namespace heapd::attach {
 namespace {
@@ -26,24 +27,32 @@ std::optional<unsigned long> effective_id(const std::string& value) {
     return effective;
 }
 
-// Fills start_time and state from /proc/PID/stat; the command name is in parentheses and may hold
-// spaces or parentheses itself, so fields are counted from the last ')'.
-bool read_stat(pid_t pid, process_info& info) {
+// The fields of /proc/PID/stat from field 3 (the state) on; the command name before them is in
+// parentheses and may hold spaces or parentheses itself, so fields are counted from the last ')'.
+std::vector<std::string> stat_fields(pid_t pid) {
     std::ifstream in(proc_path(pid, "stat"));
     std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
     std::size_t close = text.rfind(')');
-    if (close == std::string::npos) return false;
+    if (close == std::string::npos) return {};
     std::istringstream fields(text.substr(close + 1));
-    std::string field;
-    // Field 3 is the state; field 22 the start time.
-    for (int n = 3; n <= 22 && fields >> field; ++n) {
-        if (n == 3) info.state = field.empty() ? '?' : field[0];
-        if (n == 22) {
-            info.start_time = std::strtoull(field.c_str(), nullptr, 10);
-            return true;
-        }
-    }
-    return false;
+    std::vector<std::string> out;
+    for (std::string field; fields >> field;) out.push_back(std::move(field));
+    return out;
+}
+
+// Field n (counted as proc(5) does) of stat_fields' answer, "" when there are fewer.
+const std::string& stat_field(const std::vector<std::string>& fields, std::size_t n) {
+    static const std::string none;
+    return n >= 3 && n - 3 < fields.size() ? fields[n - 3] : none;
+}
+
+// Fills start_time (field 22) and state (field 3) from /proc/PID/stat.
+bool read_stat(pid_t pid, process_info& info) {
+    const auto fields = stat_fields(pid);
+    if (stat_field(fields, 22).empty()) return false;
+    info.state = stat_field(fields, 3)[0];
+    info.start_time = std::strtoull(stat_field(fields, 22).c_str(), nullptr, 10);
+    return true;
 }
 
 }  // namespace
@@ -115,6 +124,16 @@ bool same_filesystem_view(pid_t pid) {
     if (ours.st_ino != theirs.st_ino || ours.st_dev != theirs.st_dev) return false;
     if (::stat("/", &ours) != 0 || ::stat(proc_path(pid, "root").c_str(), &theirs) != 0) return false;
     return ours.st_ino == theirs.st_ino && ours.st_dev == theirs.st_dev;
+}
+
+std::optional<int> zombie_wait_status(pid_t pid, std::uint64_t start_time) {
+    if (pid <= 0) return std::nullopt;
+    const auto fields = stat_fields(pid);
+    const std::string& code = stat_field(fields, 52);
+    if (code.empty() || stat_field(fields, 3) != "Z" ||
+        std::strtoull(stat_field(fields, 22).c_str(), nullptr, 10) != start_time)
+        return std::nullopt;
+    return static_cast<int>(std::strtol(code.c_str(), nullptr, 10));
 }
 
 }  // namespace heapd::attach

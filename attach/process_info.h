@@ -36,6 +36,11 @@ struct process_info {
 // Reads /proc/PID/status and /proc/PID/stat; no_such_process when the pid does not exist or is a zombie.
 result<process_info> read_process_info(pid_t pid);
 
+// The wait status (waitpid(2)) of a process that has exited and not yet been reaped by its parent
+// (a zombie), from field 52 of /proc/PID/stat; nothing when the pid is not that zombie (start_time
+// names the process) or the kernel is older than 3.5.
+std::optional<int> zombie_wait_status(pid_t pid, std::uint64_t start_time);
+
 // Whether a HotSpot libjvm.so is mapped into the process; nullopt when its maps cannot be read.
 std::optional<bool> maps_libjvm(pid_t pid);
 
