@@ -42,6 +42,8 @@ Commands:
   dump PID [--wait] [--all]            dump the JVM PID and analyze the dump; --wait waits for the
                                        report and prints it; --all keeps unreachable objects too
   dumps [--json]                       dumps and reports you may see, newest first
+  deaths [--json]                      JVMs that died while heapd watched them, newest first: how
+                                       (OOM kill, crash, signal, exit code), their memory as last seen
   diff PID | DUMP_A DUMP_B [--top N]   what grew: between the two latest dumps of the JVM PID, or
                                        from DUMP_A (earlier) to DUMP_B (later)
   path DUMP|PID OBJECT_ID [--roots N]  shortest strong paths from GC roots to an object of DUMP (or
@@ -401,6 +403,7 @@ int run(int argc, char** argv) {
     if (command == "status") return listing(*o, "status", status_text, nullptr);
     if (command == "jobs") return listing(*o, "jobs", jobs_text, "jobs");
     if (command == "dumps") return listing(*o, "dumps", dumps_text, "dumps");
+    if (command == "deaths") return listing(*o, "deaths", deaths_text, "deaths");
     if (command == "report") return report(*o);
     if (command == "histo" || command == "threads") {
         o->sections = command == "histo" ? text_options::histogram : text_options::threads;

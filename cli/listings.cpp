@@ -131,6 +131,35 @@ std::string dumps_text(const wire::json& dumps) {
     return out;
 }
 
+std::string deaths_text(const wire::json& deaths) {
+    if (!deaths.is_array() || deaths.empty()) return "no deaths of JVMs you may see were recorded\n";
+    std::string out;
+    for (const wire::json& item : deaths) {
+        const wire::json d = item.value("death", wire::json::object());
+        char line[512];
+        const auto died = get<long long>(d, "died_ms", 0);
+        std::snprintf(line, sizeof line, "%-28s  %s  %-10s  pid %lld %s\n", get<std::string>(item, "id", "?").c_str(),
+                      text::utc_time(died < 0 ? 0 : static_cast<std::uint64_t>(died)).c_str(),
+                      fit(user_name(get<long long>(d, "uid", -1)), 10).c_str(), get<long long>(d, "pid", 0),
+                      fit(line_safe(get<std::string>(d, "main_class", "")), 40).c_str());
+        out += line;
+        out += wrapped("    ", line_safe(get<std::string>(d, "headline", "")));
+        out += wrapped("    ", "why: " + line_safe(get<std::string>(d, "evidence", "")));
+        if (auto b = d.find("breakdown"); b != d.end())
+            if (auto breakdown = breakdown_from_json(*b)) {
+                const long long before = (died - breakdown->at_ms) / 1000;
+                out += wrapped("    ", "last breakdown (" + std::to_string(before < 0 ? 0 : before) +
+                                           " s before): " + largest_parts_text(*breakdown, 4));
+            }
+        const wire::json kept = d.value("kept", wire::json::array());
+        if (kept.is_array() && !kept.empty() && kept[0].is_string())
+            out += "    kept before: " + std::to_string(kept.size()) + (kept.size() == 1 ? " dump" : " dumps") +
+                   ", the last " + line_safe(kept[0].get<std::string>()) + " (heapctl report " +
+                   line_safe(kept[0].get<std::string>()) + ")\n";
+    }
+    return out;
+}
+
 // The after-collection cell of a JVM's row: "61%", "61% steady", "61% full ~4m 10s", "-" before its
 // first measurement, "unwatched" without hsperfdata.
 std::string after_gc_cell(const wire::json& trend) {

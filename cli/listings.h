@@ -1,5 +1,5 @@
 #pragma once
-// heapctl's answers for people: status, jobs, dumps and JVMs as text from the daemon's JSON results.
+// heapctl's answers for people: status, jobs, dumps, JVMs and their deaths as text from the daemon's JSON results.
 #include <string>
 
 #include "formats/wire/protocol.h"
@@ -7,9 +7,10 @@
 namespace heapd::cli {
 
 std::string status_text(const wire::json& status);
-std::string jobs_text(const wire::json& jobs);    // the "jobs" array
-std::string dumps_text(const wire::json& dumps);  // the "dumps" array
-std::string jvms_text(const wire::json& jvms);    // the "jvms" array
+std::string jobs_text(const wire::json& jobs);      // the "jobs" array
+std::string dumps_text(const wire::json& dumps);    // the "dumps" array
+std::string jvms_text(const wire::json& jvms);      // the "jvms" array
+std::string deaths_text(const wire::json& deaths);  // the "deaths" array
 
 // A user's name for a uid, or the number when it has none.
 std::string user_name(long long uid);

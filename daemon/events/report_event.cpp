@@ -1,11 +1,10 @@
 #include "daemon/events/report_event.h"
 
-#include <sys/uio.h>
 #include <syslog.h>
-#include <systemd/sd-journal.h>
 
 #include <cstdio>
 
+#include "daemon/events/death_event.h"
 #include "daemon/runtime/log_text.h"
 #include "formats/report/quantities.h"
 
@@ -87,12 +86,6 @@ std::vector<std::string> journal_fields(const report_event& e) {
     return f;
 }
 
-bool send_to_journal(const report_event& e) {
-    std::vector<std::string> fields = journal_fields(e);
-    std::vector<iovec> iov;
-    iov.reserve(fields.size());
-    for (std::string& f : fields) iov.push_back(iovec{f.data(), f.size()});
-    return sd_journal_sendv(iov.data(), static_cast<int>(iov.size())) == 0;
-}
+bool send_to_journal(const report_event& e) { return send_journal_fields(journal_fields(e)); }
 
 }  // namespace heapd::daemon

@@ -94,10 +94,18 @@ result<memory_limit> cgroup_limit(int root_fd, const memory_cgroup& cgroup) {
     return out;
 }
 
-memory_limit limit_of_process(pid_t pid, std::string& note) {
+std::optional<memory_cgroup> memory_cgroup_of_process(pid_t pid) {
     const auto text = read_small_file(attach::proc_path(pid, "cgroup"), max_cgroup_file);
-    const auto cgroup = text ? memory_cgroup_of(*text) : std::nullopt;
-    if (cgroup) {
+    return text ? memory_cgroup_of(*text) : std::nullopt;
+}
+
+std::optional<std::int64_t> host_oom_kills() {
+    const auto text = read_small_file("/proc/vmstat", max_cgroup_file);
+    return text ? key_value(*text, "oom_kill") : std::nullopt;
+}
+
+memory_limit limit_of_process(pid_t pid, std::string& note) {
+    if (const auto cgroup = memory_cgroup_of_process(pid)) {
         auto root = open_cgroup_root(cgroup->version);
         auto limit = root ? cgroup_limit(root->get(), *cgroup) : std::unexpected(root.error());
         if (limit && limit->bytes) return *limit;

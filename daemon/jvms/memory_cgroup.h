@@ -27,6 +27,12 @@ result<unique_fd> open_cgroup_root(int version);
 // (no limit anywhere: bytes stays empty). Errors: not_found (the cgroup is gone), io.
 result<memory_limit> cgroup_limit(int root_fd, const memory_cgroup& cgroup);
 
+// The memory cgroup of process pid (/proc/PID/cgroup), nothing when it has none or is gone.
+std::optional<memory_cgroup> memory_cgroup_of_process(pid_t pid);
+
+// The host's count of processes the kernel's OOM killer ended (/proc/vmstat oom_kill, Linux 4.13).
+std::optional<std::int64_t> host_oom_kills();
+
 // The limit that applies to process pid: its memory cgroup's (v1 or v2, from /proc/PID/cgroup),
 // else the host's memory. A note says why a cgroup could not be read.
 memory_limit limit_of_process(pid_t pid, std::string& note);

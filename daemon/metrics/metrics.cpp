@@ -239,6 +239,16 @@ void render_daemon(std::string& out, const metrics_snapshot& s) {
         for (const auto& [trigger, n] : d.dump_failures) f.sample({{"trigger", trigger}}, static_cast<double>(n));
     }
     {
+        family f(out, "heapd_jvm_deaths_total", "counter",
+                 "JVMs that died while heapd watched them, by cause: oom_kill (the kernel's OOM killer), killed, "
+                 "crashed, stopped, exited, failed (an exit code but 0), unknown.");
+        for (const auto& [cause, n] : d.deaths) f.sample({{"cause", cause}}, static_cast<double>(n));
+    }
+    if (d.jvms_watched) {
+        family f(out, "heapd_jvms_watched", "gauge", "JVMs heapd watches for their end (a pidfd each).");
+        f.sample({}, static_cast<double>(*d.jvms_watched));
+    }
+    {
         family f(out, "heapd_analysis_duration_seconds", "histogram",
                  "How long analyses of heap dumps took, by job kind (dump: a JVM dumped by heapd, analyze: a file "
                  "given by heapctl report).");

@@ -73,6 +73,9 @@ struct daemon_metrics {
     std::vector<store_usage> store;  // every entry of the store
     // JVMs arming is for (oom_armer.h), by state: armed, own_path, not_armed.
     std::map<std::string, std::uint64_t> oom_arming;
+    // JVMs that died while watched, by cause (death_record.h), and how many are watched now.
+    std::map<std::string, std::uint64_t> deaths;
+    std::optional<std::uint64_t> jvms_watched;  // absent when no death watcher runs
 };
 
 // Everything one exposition shows.

@@ -20,6 +20,8 @@ metrics_counters::metrics_counters() {
         dumps_[trigger] = 0;
         dump_failures_[trigger] = 0;
     }
+    for (const char* cause : {"oom_kill", "killed", "crashed", "stopped", "exited", "failed", "unknown"})
+        deaths_[cause] = 0;
     for (const char* kind : {"dump", "analyze"})
         analysis_[kind] = seconds_histogram::with_bounds(analysis_seconds_bounds());
 }
@@ -52,10 +54,16 @@ void metrics_counters::job_changed(const job_record& job) {
     }
 }
 
+void metrics_counters::jvm_died(std::string_view cause) {
+    std::lock_guard lock(mu_);
+    ++deaths_[std::string(cause)];
+}
+
 void metrics_counters::copy_to(daemon_metrics& d) const {
     std::lock_guard lock(mu_);
     d.dumps = dumps_;
     d.dump_failures = dump_failures_;
+    d.deaths = deaths_;
     d.analysis = analysis_;
 }
 

@@ -7,6 +7,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include "daemon/metrics/metrics.h"
 #include "daemon/store/job_record.h"
@@ -19,6 +20,8 @@ public:
     metrics_counters();
     // A job changed (queued, a phase started, it ended): counted when it ends.
     void job_changed(const job_record& job);
+    // A watched JVM died of that cause (death_cause_name).
+    void jvm_died(std::string_view cause);
     // A copy of the counters, into a snapshot's daemon part.
     void copy_to(daemon_metrics& d) const;
 
@@ -31,7 +34,7 @@ private:
     };
 
     mutable std::mutex mu_;
-    std::map<std::string, std::uint64_t> dumps_, dump_failures_;
+    std::map<std::string, std::uint64_t> dumps_, dump_failures_, deaths_;
     std::map<std::string, seconds_histogram> analysis_;
     std::map<std::uint64_t, analysis_time> analyzing_;  // running jobs, by id
 };

@@ -32,6 +32,7 @@ metrics_snapshot gather_metrics(const metrics_sources& sources, spdlog::logger& 
     d.jobs_queued = counts.queued;
     d.jobs_running = counts.running;
     for (const entry_metadata& m : sources.s.entries()) d.store.push_back({m.owner_uid, m.stored_bytes});
+    if (sources.deaths) d.jvms_watched = sources.deaths->watched();
     if (sources.armer) {
         const auto armed = sources.armer->count();
         d.oom_arming = {{"armed", armed.armed}, {"own_path", armed.own_path}, {"not_armed", armed.not_armed}};

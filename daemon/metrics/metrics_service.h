@@ -16,6 +16,7 @@
 #include <boost/asio/io_context.hpp>
 
 #include "daemon/config/config.h"
+#include "daemon/deaths/death_watcher.h"
 #include "daemon/jobs/job_manager.h"
 #include "daemon/metrics/metrics.h"
 #include "daemon/metrics/metrics_counters.h"
@@ -34,6 +35,7 @@ struct metrics_sources {
     double start_time_seconds = 0;
     const oom_armer* armer = nullptr;       // the JVMs armed for their OutOfMemoryError, when arming runs
     const rule_watcher* watcher = nullptr;  // the JVMs' heap outlooks
+    const death_watcher* deaths = nullptr;  // the JVMs watched for their end
 };
 
 // Everything a snapshot holds, gathered now (discovery and hsperfdata: call it off the io thread).

@@ -59,9 +59,11 @@ connection_limits server::connection_limits_for(const serve_options& o) const {
     connection_limits limits{o.max_connections, o.max_connections_per_user, o.idle_timeout};
     // Each connection holds its socket and up to 8 passed descriptors; 64 are kept for the rest
     // (the store, jobs, the attach helpers), so accept never fails for want of descriptors.
+    // The death watcher's pidfds are kept out too (max_watched_jvms).
     rlimit files{};
     if (::getrlimit(RLIMIT_NOFILE, &files) == 0 && files.rlim_cur != RLIM_INFINITY) {
-        const std::size_t fit = files.rlim_cur > 64 + 9 ? static_cast<std::size_t>((files.rlim_cur - 64) / 9) : 1;
+        const std::uint64_t kept = 64 + max_watched_jvms(files.rlim_cur);
+        const std::size_t fit = files.rlim_cur > kept + 9 ? static_cast<std::size_t>((files.rlim_cur - kept) / 9) : 1;
         if (limits.max_total > fit) {
             if (log_)
                 log_->warn("max_connections {} lowered to {}: the limit of open files is {}", limits.max_total, fit,
@@ -138,9 +140,19 @@ result<std::unique_ptr<server>> server::open(const heapd_config& config, std::sh
     s->armer_->configure(config.oom);
     s->handler_->set_armer(s->armer_.get());
     s->handler_->set_watcher(s->rules_.get());
+    auto deaths = death_log::open(s->store_->root() + "/deaths", so.access);
+    if (!deaths) return std::unexpected(deaths.error());
+    s->death_log_ = std::move(*deaths);
+    s->handler_->set_deaths(s->death_log_.get());
+    rlimit files{};
+    const std::uint64_t open_files =
+        ::getrlimit(RLIMIT_NOFILE, &files) == 0 && files.rlim_cur != RLIM_INFINITY ? files.rlim_cur : 1u << 20;
+    s->deaths_ = std::make_unique<death_watcher>(log, info.host, max_watched_jvms(open_files),
+                                                 [raw = s.get()](death_record r) { raw->jvm_died(std::move(r)); });
+    s->deaths_->configure(config.poll_interval);
     metrics_sources sources{
-        *s->store_,      *s->jobs_,      s->counters_, info.version, static_cast<double>(info.started_ms) / 1000,
-        s->armer_.get(), s->rules_.get()};
+        *s->store_,      *s->jobs_,       s->counters_,    info.version, static_cast<double>(info.started_ms) / 1000,
+        s->armer_.get(), s->rules_.get(), s->deaths_.get()};
     s->metrics_ = std::make_unique<metrics_service>(s->io_, sources, config.metrics, log);
     s->handler_->set_metrics(s->metrics_.get());
     s->set_rules(config.rules, config.poll_interval);
@@ -340,6 +352,7 @@ void server::config_changed(const heapd_config& next) {
     for (const std::string& id : store_->apply_retention(now_ms())) log_->info("retention: removed dump {}", id);
     rules_->set_rules(config_.rules, config_.poll_interval);
     armer_->configure(config_.oom);
+    deaths_->configure(config_.poll_interval);
     metrics_->set_options(config_.metrics);
 }
 

@@ -22,6 +22,8 @@
 #include "base/error.h"
 #include "daemon/config/config.h"
 #include "daemon/config/config_file.h"
+#include "daemon/deaths/death_store.h"
+#include "daemon/deaths/death_watcher.h"
 #include "daemon/jobs/job_manager.h"
 #include "daemon/metrics/metrics_counters.h"
 #include "daemon/metrics/metrics_service.h"
@@ -63,6 +65,9 @@ private:
     // The connection limits of o, max_connections lowered to what the open-file limit allows.
     connection_limits connection_limits_for(const serve_options& o) const;
     void remove_socket();
+    // A watched JVM died (on the death watcher's thread): kept in the store when worth it (not a
+    // clean exit or stop), logged, journalled and counted.
+    void jvm_died(death_record r);
     std::string status_line() const;
     void wait_for_reload();
     // SIGHUP: the configuration read again; when it is valid, config_changed.
@@ -85,6 +90,8 @@ private:
     std::unique_ptr<rule_watcher> rules_;         // asks handler_ for dumps: destroyed before it
     std::shared_ptr<metrics_counters> counters_;  // fed by the jobs, also from workers
     std::unique_ptr<oom_armer> armer_;            // read by handler_ and metrics_
+    std::unique_ptr<death_log> death_log_;        // read by handler_, written by jvm_died
+    std::unique_ptr<death_watcher> deaths_;       // calls jvm_died: destroyed before the store and counters
     std::unique_ptr<metrics_service> metrics_;    // destroyed before the store and jobs it reads
     ino_t socket_inode_ = 0;                      // the socket file this server made, removed at exit if still there
     service_notifier notifier_;                   // READY, STATUS, STOPPING and WATCHDOG for systemd

@@ -1,5 +1,8 @@
 #include "formats/memory/memory_report.h"
 
+#include <algorithm>
+#include <vector>
+
 #include "base/safe_text.h"
 #include "formats/report/quantities.h"
 
@@ -208,6 +211,18 @@ std::string memory_text(const memory_breakdown& b) {
                            human_bytes(static_cast<std::uint64_t>(c.committed)).c_str());
     }
     for (const std::string& n : b.notes) out += "  note: " + terminal_safe(n) + "\n";
+    return out;
+}
+
+std::string largest_parts_text(const memory_breakdown& b, std::size_t n) {
+    std::vector<const memory_part*> parts;
+    for (const memory_part& p : b.parts)
+        if (p.resident && *p.resident > 0) parts.push_back(&p);
+    std::stable_sort(parts.begin(), parts.end(),
+                     [](const memory_part* x, const memory_part* y) { return *x->resident > *y->resident; });
+    std::string out;
+    for (std::size_t i = 0; i < parts.size() && i < n; ++i)
+        out += (i == 0 ? "" : ", ") + title_of(parts[i]->name) + " " + cell(parts[i]->resident);
     return out;
 }
 

@@ -27,5 +27,9 @@ std::string rss_limit_cell(std::int64_t resident, std::optional<std::int64_t> li
 // Text that came from the host (cgroup paths) is made safe for a terminal.
 std::string memory_text(const memory_breakdown& b);
 
+// The n parts holding the most resident memory, largest first, on one line: "Other native 150 MiB,
+// Java heap 41 MiB, Thread stacks 9.6 MiB"; "" when none has a resident figure.
+std::string largest_parts_text(const memory_breakdown& b, std::size_t n);
+
 }  // namespace memory
 }  // namespace heapd

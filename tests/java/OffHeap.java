@@ -5,7 +5,8 @@ import java.util.List;
 /**
  * A program whose memory is mostly outside its heap: it holds direct buffers of 1 MiB in a static
  * list and starts threads that park for good, then prints "ready". Arguments: MiB of direct buffers,
- * threads.
+ * threads, and optionally a trigger file: once it exists, the program adds a touched 1 MiB direct
+ * buffer every 5 ms for good (a leak the kernel ends at the memory cgroup's limit).
  */
 public class OffHeap {
     static final List<ByteBuffer> HELD = new ArrayList<>();
@@ -14,11 +15,7 @@ public class OffHeap {
     public static void main(String[] args) throws Exception {
         int mib = Integer.parseInt(args[0]);
         int threads = Integer.parseInt(args[1]);
-        for (int i = 0; i < mib; i++) {
-            ByteBuffer b = ByteBuffer.allocateDirect(1 << 20);
-            for (int at = 0; at < b.capacity(); at += 4096) b.put(at, (byte) 1);  // resident, whatever the allocator
-            HELD.add(b);
-        }
+        for (int i = 0; i < mib; i++) HELD.add(touched(1 << 20));
         for (int i = 0; i < threads; i++) {
             Thread t = new Thread(() -> {
                 try {
@@ -33,6 +30,18 @@ public class OffHeap {
         }
         System.out.println("ready");
         System.out.flush();
-        Thread.sleep(Long.MAX_VALUE);
+        if (args.length < 3) Thread.sleep(Long.MAX_VALUE);
+        java.io.File trigger = new java.io.File(args[2]);
+        while (!trigger.exists()) Thread.sleep(50);
+        for (;;) {
+            HELD.add(touched(1 << 20));
+            Thread.sleep(5);
+        }
+    }
+
+    static ByteBuffer touched(int bytes) {
+        ByteBuffer b = ByteBuffer.allocateDirect(bytes);
+        for (int at = 0; at < b.capacity(); at += 4096) b.put(at, (byte) 1);  // resident, whatever the allocator
+        return b;
     }
 }

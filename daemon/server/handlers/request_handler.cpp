@@ -76,6 +76,8 @@ void request_handler::handle(const wire::request& r, const connection_ptr& c) {
         boost::asio::post(readers_, [this, r, c] { report(r, c); });
     else if (r.type == "dumps")
         dumps(r, c);
+    else if (r.type == "deaths")
+        boost::asio::post(readers_, [this, r, c] { deaths(r, c); });
     else if (r.type == "rm")
         remove(r, c);
     else if (r.type == "cancel")

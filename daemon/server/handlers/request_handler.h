@@ -17,6 +17,7 @@
 #include <spdlog/logger.h>
 #include <boost/asio/thread_pool.hpp>
 
+#include "daemon/deaths/death_store.h"
 #include "daemon/jobs/dump_job.h"
 #include "daemon/jobs/job_manager.h"
 #include "daemon/oom/oom_armer.h"
@@ -77,6 +78,8 @@ public:
     void set_armer(const oom_armer* a) { armer_ = a; }
     // The JVMs' heap outlooks for `jvms` (rule_watcher.h).
     void set_watcher(const rule_watcher* w) { watcher_ = w; }
+    // The records of JVMs' deaths for `deaths` (none: the list is empty).
+    void set_deaths(const death_log* d) { deaths_ = d; }
 
 private:
     void status(const wire::request& r, const connection_ptr& c);
@@ -84,6 +87,8 @@ private:
     void analyze(const wire::request& r, const connection_ptr& c);
     void report(const wire::request& r, const connection_ptr& c);
     void dumps(const wire::request& r, const connection_ptr& c);
+    // death_requests.cpp: the kept records of JVMs that died while watched.
+    void deaths(const wire::request& r, const connection_ptr& c);
     void remove(const wire::request& r, const connection_ptr& c);
     void cancel(const wire::request& r, const connection_ptr& c);
     // dump_requests.cpp: a JVM's heap dumped (or its own OOM dump adopted) and analyzed; the JVMs.
@@ -143,6 +148,7 @@ private:
     metrics_service* metrics_ = nullptr;
     const oom_armer* armer_ = nullptr;
     const rule_watcher* watcher_ = nullptr;
+    const death_log* deaths_ = nullptr;
     // Where stored reports are read and parsed (up to a gigabyte of JSON) and JVMs listed, off the
     // io thread, so that status, jobs and every other client are answered meanwhile. Replies go
     // back through connection::send, which hands them to the io thread. Destroyed (joined) first.

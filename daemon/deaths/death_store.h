@@ -1,0 +1,46 @@
+#pragma once
+// The records of JVMs' deaths, kept beside the store's entries and apart from them (so that deaths
+// never count against the retention of dumps): ROOT/deaths/ID.json, one file each, written
+// atomically with the store's mode and group; at most max_records, the oldest removed first.
+#include <sys/types.h>
+
+#include <cstddef>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "base/atomic_file.h"
+#include "base/error.h"
+#include "daemon/deaths/death_record.h"
+#include "daemon/store/store.h"
+
+namespace heapd::daemon {
+
+// The deaths kept; thread-safe.
+class death_log {
+public:
+    // Creates dir when missing (the store's "deaths" folder: store_root + "/deaths").
+    static result<std::unique_ptr<death_log>> open(std::string dir, file_access access, std::size_t max_records = 1000);
+
+    // Fills r.kept with the store's entries of that JVM (its host, pid and start time; newest
+    // first), writes the record and removes the oldest beyond max_records; the record's id.
+    result<std::string> keep(const store& s, death_record& r);
+
+    // The records of the JVMs whose owner may_see accepts, newest first, each {"id", "death"}.
+    std::vector<wire::json> list(const std::function<bool(uid_t)>& may_see) const;
+
+private:
+    death_log(std::string dir, file_access access, std::size_t max_records)
+        : dir_(std::move(dir)), access_(access), max_records_(max_records) {}
+    // The records' ids, oldest first.
+    std::vector<std::string> ids() const;
+
+    const std::string dir_;
+    const file_access access_;
+    const std::size_t max_records_;
+    mutable std::mutex mu_;
+};
+
+}  // namespace heapd::daemon
