@@ -103,7 +103,10 @@ std::string death_headline(const death_record& r) {
     case death_cause::unknown: line = "ended; exit status unknown"; break;
     }
     if (!r.last_resident) return line;
-    line += " at " + bytes_text(*r.last_resident) + " resident";
+    char before[32];
+    std::snprintf(before, sizeof before, "%.1f s",
+                  static_cast<double>(std::max<std::int64_t>(r.died_ms - r.last_seen_ms, 0)) / 1000);
+    line += "; last seen " + std::string(before) + " before at " + bytes_text(*r.last_resident) + " resident";
     if (!r.limit.bytes || *r.limit.bytes <= 0) return line;
     if (!r.limit.by_cgroup)
         return line + " (" + share_text(*r.last_resident, *r.limit.bytes) + " of the host's memory)";

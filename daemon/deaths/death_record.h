@@ -74,7 +74,8 @@ struct death_record {
     std::vector<std::string> kept;  // ids of the store entries of this JVM kept before it died
 };
 
-// One line: "killed by the kernel's OOM killer at 198 MiB of its 200 MiB limit (cgroup v1 /shop)".
+// One line: "killed by the kernel's OOM killer; last seen 0.6 s before at 168 MiB resident, its
+// memory cgroup at 149 MiB (75%) of its 200 MiB limit (cgroup v1 /shop)".
 std::string death_headline(const death_record& r);
 
 wire::json to_json(const death_record& r);

@@ -6,6 +6,7 @@
 //   ROOT/entries/ID/report.json    the full analysis report (formats/report/report_json.h)
 //   ROOT/entries/ID/dump.hprof     the dump, for entries made by a dump job
 //   ROOT/jobs/JOB.json             job records (job.h)
+//   ROOT/deaths/ID.json            records of JVMs' deaths, kept by daemon/deaths/death_store.h
 //   ROOT/tmp/                      scratch (inflated copies of compressed dumps), emptied at start
 //   ROOT/staging/JOB.json          dumps a JVM writes in its /tmp for a job (staging_journal.h)
 // Every file is written atomically (atomic_file.h) with mode 0640 and the store's group; an entry is

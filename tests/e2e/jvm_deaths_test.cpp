@@ -137,13 +137,14 @@ TEST(jvm_deaths, an_oom_kill_at_the_cgroups_limit_is_recorded_and_explained) {
     auto text = run_heapctl(d, {"deaths"}, &owner);
     EXPECT_EQ(text.exit_code, 0) << text.err;
     EXPECT_NE(text.out.find("pid " + std::to_string(leak.pid()) + " OffHeap"), std::string::npos) << text.out;
-    EXPECT_NE(text.out.find("killed by the kernel's OOM killer at "), std::string::npos) << text.out;
+    EXPECT_NE(text.out.find("killed by the kernel's OOM killer; last seen "), std::string::npos) << text.out;
     EXPECT_NE(r["headline"].get<std::string>().find("MiB limit (cgroup v1 " + leak_cgroup.path() + ")"),
               std::string::npos)
         << r["headline"];
     EXPECT_NE(text.out.find("last breakdown ("), std::string::npos) << text.out;
-    EXPECT_NE(d.log().find("JVM " + std::to_string(leak.pid()) + " (OffHeap) killed by the kernel's OOM killer"),
-              std::string::npos)
+    EXPECT_NE(
+        d.log().find("JVM " + std::to_string(leak.pid()) + " (OffHeap) killed by the kernel's OOM killer; last seen "),
+        std::string::npos)
         << d.log();
     // Another user sees none of it; the record is no dump.
     auto others = run_heapctl(d, {"deaths"}, &other);
@@ -163,7 +164,7 @@ TEST(jvm_deaths, an_oom_kill_at_the_cgroups_limit_is_recorded_and_explained) {
     // A clean stop is logged and counted, not kept. (The daemon watches every JVM of the host: other
     // tests' JVMs may die meanwhile, so counts are at least this test's.)
     ASSERT_EQ(::kill(stopped.pid(), SIGTERM), 0);
-    EXPECT_TRUE(logged(d, "JVM " + std::to_string(stopped.pid()) + " (OffHeap) stopped (exit code 143) at "))
+    EXPECT_TRUE(logged(d, "JVM " + std::to_string(stopped.pid()) + " (OffHeap) stopped (exit code 143); last seen "))
         << d.log();
     EXPECT_NE(d.log().find("exit code 143: the JVM stopped on SIGTERM (its shutdown hooks ran)\n"), std::string::npos);
     EXPECT_TRUE(listed_death(d, stopped.pid(), &owner).is_null());

@@ -78,18 +78,24 @@ TEST(death_record, the_record_says_how_near_its_limit_it_was_last_seen) {
     r.status = exit_status_of(SIGKILL, "pidfd");
     r.verdict = {death_cause::oom_kill, "why"};
     r.last_resident = 199ll << 20;
+    r.last_seen_ms = 10'000;
+    r.died_ms = 11'500;
     r.limit.bytes = 200ll << 20;
     r.limit.by_cgroup = true;
     r.limit.source = "cgroup v1 /shop";
     EXPECT_EQ(death_headline(r),
-              "killed by the kernel's OOM killer at 199 MiB resident (100%) of its 200 MiB limit (cgroup v1 /shop)");
+              "killed by the kernel's OOM killer; last seen 1.5 s before at 199 MiB resident (100%) of its 200 MiB "
+              "limit (cgroup v1 /shop)");
     r.limit.cgroup_usage = 190ll << 20;
     EXPECT_EQ(death_headline(r),
-              "killed by the kernel's OOM killer at 199 MiB resident, its memory cgroup at 190 MiB (95%) of its "
+              "killed by the kernel's OOM killer; last seen 1.5 s before at 199 MiB resident, its memory cgroup at 190 "
+              "MiB (95%) of its "
               "200 MiB limit (cgroup v1 /shop)");
     r.limit.by_cgroup = false;
     r.limit.bytes = 16ll << 30;
-    EXPECT_EQ(death_headline(r), "killed by the kernel's OOM killer at 199 MiB resident (1% of the host's memory)");
+    EXPECT_EQ(
+        death_headline(r),
+        "killed by the kernel's OOM killer; last seen 1.5 s before at 199 MiB resident (1% of the host's memory)");
     r.limit.bytes = 200ll << 20;
     r.limit.by_cgroup = true;
     r.limit.cgroup_usage.reset();
@@ -104,6 +110,8 @@ TEST(death_record, the_record_says_how_near_its_limit_it_was_last_seen) {
     r.status = exit_status_of(3 << 8, "zombie");
     r.last_resident.reset();
     EXPECT_EQ(death_headline(r), "exited with exit code 3");
+    r.verdict = {death_cause::unknown, ""};
+    EXPECT_EQ(death_headline(r), "ended; exit status unknown");
 }
 
 }  // namespace
