@@ -51,10 +51,11 @@ std::size_t max_watched_jvms(std::uint64_t open_files) {
 }
 
 death_watcher::death_watcher(std::shared_ptr<spdlog::logger> log, std::string host, std::size_t max_jvms,
-                             death_handler handler)
+                             death_handler handler, std::size_t max_per_user)
     : log_(std::move(log)),
       host_(std::move(host)),
       max_jvms_(max_jvms),
+      max_per_user_(max_per_user > 0 ? max_per_user : std::max<std::size_t>(max_jvms / 4, 1)),
       handler_(std::move(handler)),
       wake_(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) {
     thread_ = std::thread([this] { run(); });
@@ -138,6 +139,18 @@ void death_watcher::poll_jvms() {
                         "deaths: watching {} JVMs already, the most this daemon's open-file limit allows; "
                         "more are not watched",
                         max_jvms_);
+                continue;
+            }
+            // One user's processes (real JVMs or anything that publishes hsperfdata) never take more
+            // than a quarter of the watch: the others' JVMs stay watched.
+            const std::size_t theirs = static_cast<std::size_t>(
+                std::count_if(jvms_.begin(), jvms_.end(), [&](const auto& w) { return w->record.uid == info->euid; }));
+            if (info->euid != 0 && theirs >= max_per_user_) {
+                if (warned_users_.insert(info->euid).second)
+                    log_->warn(
+                        "deaths: uid {} has {} JVMs watched already, the most one user may; more are not "
+                        "watched",
+                        info->euid, theirs);
                 continue;
             }
             auto watch = process_watch::open(j.pid, info->start_time);

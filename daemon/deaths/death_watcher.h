@@ -14,6 +14,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <string>
 #include <thread>
 
@@ -25,8 +26,8 @@
 namespace heapd::daemon {
 
 // How many JVMs one daemon watches at most (a descriptor each) when its limit of open files is
-// `open_files`: a quarter of it, at most 1024. The server leaves these descriptors out of what
-// connections may take.
+// `open_files`: a quarter of it, at most 1024; of them, one user other than root at most a quarter.
+// The server leaves these descriptors out of what connections may take.
 std::size_t max_watched_jvms(std::uint64_t open_files);
 
 // Watches the JVMs for their end.
@@ -34,8 +35,10 @@ class death_watcher {
 public:
     // Called on the watcher's thread for each death, the record complete but for `kept`.
     using death_handler = std::function<void(death_record)>;
-    // host: the host's name, for the records.
-    death_watcher(std::shared_ptr<spdlog::logger> log, std::string host, std::size_t max_jvms, death_handler handler);
+    // host: the host's name, for the records. max_jvms: max_watched_jvms; max_per_user: of them, what
+    // one user other than root may have (a quarter by default).
+    death_watcher(std::shared_ptr<spdlog::logger> log, std::string host, std::size_t max_jvms, death_handler handler,
+                  std::size_t max_per_user = 0);
     ~death_watcher();  // stops the thread
     death_watcher(const death_watcher&) = delete;
     death_watcher& operator=(const death_watcher&) = delete;
@@ -54,7 +57,7 @@ private:
 
     std::shared_ptr<spdlog::logger> log_;
     const std::string host_;
-    const std::size_t max_jvms_;
+    const std::size_t max_jvms_, max_per_user_;
     death_handler handler_;
     unique_fd wake_;  // an eventfd: configure() and the destructor wake the thread through it
     std::mutex mutex_;
@@ -63,6 +66,7 @@ private:
     std::atomic<std::uint64_t> watched_{0}, polls_{0};
     std::vector<std::unique_ptr<watched_jvm>> jvms_;  // the thread's own
     bool warned_full_ = false;
+    std::set<uid_t> warned_users_;  // users told they have as many JVMs watched as one may
     std::thread thread_;
 };
 
