@@ -14,8 +14,10 @@
 #include "analysis/dump_origin.h"
 #include "analysis/leak_suspects.h"
 #include "analysis/object_graph.h"
+#include "analysis/off_heap.h"
 #include "analysis/retention.h"
 #include "analysis/root_paths.h"
+#include "analysis/thread_groups.h"
 #include "analysis/threads.h"
 #include "analysis/waste.h"
 #include "base/big_memory.h"
@@ -183,6 +185,7 @@ bool add_retention(analysis_report& r, const record_index& idx, const class_tabl
     so.threshold = options.suspect_threshold;
     r.retention.suspect_threshold = so.threshold;
     r.retention.leak_suspects = find_leak_suspects(g, dom, children, classes, paths, so);
+    r.off_heap = find_off_heap(g, dom, classes, paths, r.threads);
     r.retention.tree_min_share = options.tree.min_share;
     if (options.tree.max_nodes > 0) r.retention.tree = outline_dominator_tree(g, dom, children, classes, options.tree);
     return true;
@@ -274,7 +277,8 @@ result<analysis_report> analyze_dump(std::span<const std::byte> data, const anal
         if (options.threads) {
             if (!phase(options, "threads")) return false;
             for (thread_entry& t : collect_threads(idx, classes, c.thread_roots, c.stripped.strings, &along, finder))
-                r.threads.push_back({std::move(t.name), std::move(t.state), t.daemon, std::move(t.frames)});
+                r.threads.push_back(
+                    {std::move(t.name), std::move(t.state), t.daemon, std::move(t.frames), t.object_id});
         } else if (!versions.ids.empty()) {
             along.text = read_strings(idx, classes, versions.ids, finder);
         }
@@ -296,6 +300,7 @@ result<analysis_report> analyze_dump(std::span<const std::byte> data, const anal
         waste_walk();
     }
     if (!options.retained && options.bulk_reads_done) options.bulk_reads_done();
+    if (!r.off_heap.computed) r.off_heap.threads = group_threads(r.threads);
     add_legacy(r, idx);
     return r;
 }

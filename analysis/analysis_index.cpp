@@ -16,8 +16,9 @@ namespace heapd {
 inline namespace analysis {
 namespace {
 
-// 2: problems kept up to 100, the rest counted (problems_omitted); 3: the dominator tree outline
-constexpr int index_version = 3;
+// 2: problems kept up to 100, the rest counted (problems_omitted); 3: the dominator tree outline;
+// 4: the off-heap part (direct buffers, thread groups, class loaders) and thread ids
+constexpr int index_version = 4;
 constexpr std::size_t edge_bytes = 64 * 1024;
 
 // FNV-1a, 64-bit.

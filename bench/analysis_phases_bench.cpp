@@ -1,5 +1,5 @@
 // analysis_phases_bench: times each phase of the full analysis (index, census, object graph,
-// dominator tree, retention summary, root paths, leak suspects) on one HPROF file and prints the
+// dominator tree, retention summary, root paths, leak suspects, threads, off-heap) on one HPROF file and prints the
 // process's memory in each, to show where time and memory go: anonymous memory (RssAnon, what the
 // analysis allocates; sampled every 5 ms, so a phase's peak is seen, not only its end) apart from
 // the dump's file pages (RssFile, which the kernel can drop and read again).
@@ -19,8 +19,10 @@
 #include "analysis/dominator_tree.h"
 #include "analysis/leak_suspects.h"
 #include "analysis/object_graph.h"
+#include "analysis/off_heap.h"
 #include "analysis/retention.h"
 #include "analysis/root_paths.h"
+#include "analysis/threads.h"
 #include "formats/hprof/class_table.h"
 #include "formats/hprof/heap_walk.h"
 #include "formats/hprof/hprof_reader.h"
@@ -105,8 +107,19 @@ int graph_phases(phase_clock& clock, const record_index& idx, const class_table&
     clock.mark("root paths");
     auto suspects = find_leak_suspects(*graph, dom, children, classes, paths);
     clock.mark("leak suspects");
+    std::vector<thread_report> threads;
+    for (thread_entry& t : collect_threads(idx, classes, c.thread_roots))
+        threads.push_back({std::move(t.name), std::move(t.state), t.daemon, std::move(t.frames), t.object_id});
+    clock.mark("threads");
+    const off_heap_report off_heap = find_off_heap(*graph, dom, classes, paths, threads);
+    clock.mark("off-heap");
     const double nodes = static_cast<double>(graph->size()), refs = static_cast<double>(graph->reference_count());
     const double peak = static_cast<double>(clock.sampler.peak());
+    std::printf("%llu direct buffers (%llu held), %llu threads (%zu holder groups), %llu class loaders\n",
+                static_cast<unsigned long long>(off_heap.direct_buffers.allocated + off_heap.direct_buffers.unreachable),
+                static_cast<unsigned long long>(off_heap.direct_buffers.allocated),
+                static_cast<unsigned long long>(off_heap.threads.count), off_heap.threads.holders.size(),
+                static_cast<unsigned long long>(off_heap.class_loaders.loaders));
     std::printf("%llu nodes of %zu bits, %llu references, %zu suspects, file %.0f MB\n",
                 static_cast<unsigned long long>(graph->size()), sizeof(Node) * 8,
                 static_cast<unsigned long long>(graph->reference_count()), suspects.size(),

@@ -9,8 +9,6 @@
 namespace heapd {
 inline namespace report {
 namespace html {
-namespace {
-
 cell bytes_cell(std::uint64_t b) { return number(text::human_bytes(b), static_cast<double>(b)); }
 cell count_cell(std::uint64_t n) { return number(text::grouped(n), static_cast<double>(n)); }
 cell delta_cell(std::int64_t d, bool bytes) {
@@ -22,8 +20,6 @@ cell delta_cell(std::int64_t d, bool bytes) {
 std::string section(const char* id, const std::string& heading, const std::string& body) {
     return std::string("<section id=\"") + id + "\"><h2>" + escape(heading) + "</h2>\n" + body + "</section>\n";
 }
-
-}  // namespace
 
 std::string share_text(std::uint64_t part, std::uint64_t whole) {
     if (whole == 0) return "";

@@ -36,6 +36,25 @@ void fix(leak_suspect& s) {
     }
 }
 
+void fix(std::vector<holder_group>& holders) {
+    for (holder_group& h : holders) fix(h.path);
+}
+
+void fix(off_heap_report& o) {
+    for (auto& [state, n] : o.threads.states) fix(state);
+    for (auto* groups : {&o.threads.by_name, &o.threads.by_stack})
+        for (thread_group& g : *groups) {
+            fix(g.key);
+            fix(g.example);
+            fix(g.frames);
+        }
+    fix(o.threads.holders);
+    fix(o.direct_buffers.holders);
+    for (loader_class_entry& e : o.class_loaders.by_class) fix(e.class_name);
+    for (duplicate_class_entry& e : o.class_loaders.duplicates) fix(e.class_name);
+    fix(o.class_loaders.holders);
+}
+
 void fix(diff_side& s) {
     fix(s.file);
     fix(s.layout);
@@ -69,6 +88,7 @@ analysis_report line_safe_copy(analysis_report r) {
     for (boxed_waste_entry& b : r.waste.boxed) fix(b.class_name);
     for (zero_array_entry& z : r.waste.zero_arrays) fix(z.class_name);
     fix(r.allocations.agent);
+    fix(r.off_heap);
     return r;
 }
 

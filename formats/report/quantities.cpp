@@ -63,6 +63,45 @@ std::string utc_time(std::uint64_t ms) {
     return buf;
 }
 
+// Appends text after indent, broken before " → " so lines stay under 100 columns.
+void wrapped_path(std::string& out, const std::string& indent, const std::string& text) {
+    static const std::string arrow = " \u2192 ";
+    std::string line = indent;
+    std::size_t pos = 0;
+    while (pos < text.size()) {
+        std::size_t next = text.find(arrow, pos + 1);
+        std::string piece = text.substr(pos, next == std::string::npos ? std::string::npos : next - pos);
+        if (line.size() > indent.size() + 4 && line.size() + piece.size() > 99) {
+            out += line + "\n";
+            line = indent + "   ";
+            if (piece.starts_with(" ")) piece.erase(0, 1);
+        }
+        line += piece;
+        pos = next == std::string::npos ? text.size() : next;
+    }
+    out += line + "\n";
+}
+
+// Appends "what: a, b, c" after indent, broken after a comma or colon so lines stay under 100 columns.
+void wrapped_list(std::string& out, const std::string& indent, const std::string& text) {
+    std::string line = indent;
+    std::size_t pos = 0;
+    while (pos < text.size()) {
+        std::size_t next = std::min(text.find(", ", pos), text.find(": ", pos));
+        std::size_t end = next == std::string::npos ? text.size() : next + 1;  // the piece keeps its comma
+        std::string piece = text.substr(pos, end - pos);
+        if (line.size() > indent.size() + 4 && line.size() + piece.size() > 99) {
+            while (line.ends_with(' ')) line.pop_back();
+            out += line + "\n";
+            line = indent + "   ";
+            if (piece.starts_with(" ")) piece.erase(0, 1);
+        }
+        line += piece;
+        pos = end;
+    }
+    out += line + "\n";
+}
+
 }  // namespace text
 }  // namespace report
 }  // namespace heapd

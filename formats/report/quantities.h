@@ -40,6 +40,11 @@ std::string percent_text(double percent, int decimals);
 // A percentage as people write it: 93 -> "93%", 90.44 -> "90.4%".
 std::string round_percent(double percent);
 
+// Appends text after indent, broken before " → " so lines stay under 100 columns (a path).
+void wrapped_path(std::string& out, const std::string& indent, const std::string& text);
+// Appends "what: a, b, c" after indent, broken after a comma or colon so lines stay under 100 columns.
+void wrapped_list(std::string& out, const std::string& indent, const std::string& text);
+
 }  // namespace text
 }  // namespace report
 }  // namespace heapd

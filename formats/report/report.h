@@ -34,6 +34,7 @@ struct thread_report {
     std::string state;
     std::optional<bool> daemon;
     std::vector<std::string> frames;
+    std::uint64_t id = 0;  // the Thread object, 0 when the dump names none
 };
 
 // Facts about the dump as a whole.
@@ -247,6 +248,78 @@ struct waste_report {
     std::vector<zero_array_entry> zero_arrays;  // by bytes, descending
 };
 
+// Objects of one kind held along paths of one shape from one GC root (the same root, the same
+// classes at each step; array indices and ids may differ): how many, what they stand for, and the
+// path to one of them as an example.
+struct holder_group {
+    std::uint64_t count = 0;
+    std::uint64_t bytes = 0;  // direct buffers: their capacity; class loaders: what they retain
+    gc_path path;             // to one of them, root first, the object itself last
+};
+
+// java.nio's direct buffers: the native memory behind them, and who holds them. Sorted by kind from
+// the fields every JDK since 6 keeps (cleaner, att, fd).
+struct direct_buffer_report {
+    std::uint64_t allocated = 0, allocated_bytes = 0;      // reachable, owning native memory (allocateDirect)
+    std::uint64_t mapped = 0, mapped_bytes = 0;            // reachable, mapping a file (FileChannel.map)
+    std::uint64_t views = 0;                               // slices and duplicates: another buffer's memory
+    std::uint64_t foreign = 0, foreign_bytes = 0;          // wrapping native code's memory (JNI NewDirectByteBuffer)
+    std::uint64_t unreachable = 0, unreachable_bytes = 0;  // owning, but garbage: freed after a GC
+    // java.nio.Bits's own account (count, capacity, reserved and the limit), when the dump holds it.
+    std::optional<std::uint64_t> jvm_count, jvm_capacity_bytes, jvm_reserved_bytes, jvm_max_bytes;
+    std::vector<holder_group> holders;  // reachable owning buffers (allocated and mapped), by bytes
+};
+
+// Threads with one name pattern ("worker-#": runs of digits as #) or one stack.
+struct thread_group {
+    std::string key;  // the pattern, or the stack's innermost and outermost frames
+    std::uint64_t count = 0;
+    std::string example;              // one thread's name
+    std::vector<std::string> frames;  // one thread's stack, innermost first (at most 8 frames)
+};
+
+// The threads as a whole: how many, in which states, grouped, and who holds their Thread objects.
+struct thread_summary_report {
+    std::uint64_t count = 0, daemon = 0;
+    std::vector<std::pair<std::string, std::uint64_t>> states;  // by count, descending
+    std::vector<thread_group> by_name;                          // by count, descending
+    std::vector<thread_group> by_stack;                         // by count, descending
+    std::vector<holder_group> holders;  // references besides the JVM's own (thread groups), by count
+};
+
+// The class loaders of one class ("java.net.URLClassLoader") and the classes they defined.
+struct loader_class_entry {
+    std::string class_name;
+    std::uint64_t loaders = 0, classes = 0;
+};
+
+// A class name that more than one loader defined: a copy per loader in metaspace.
+struct duplicate_class_entry {
+    std::string class_name;
+    std::uint64_t loaders = 0;
+};
+
+// Class loaders: how many, what they defined, classes defined more than once, who keeps them.
+struct class_loader_report {
+    std::uint64_t loaders = 0;                      // objects that defined classes (the boot loader is not one)
+    std::uint64_t classes = 0;                      // classes the dump holds
+    std::uint64_t boot_classes = 0;                 // of those, defined by the boot loader
+    std::uint64_t unreachable = 0;                  // loaders no strong path reaches: unloaded at a GC
+    std::vector<loader_class_entry> by_class;       // by loaders, descending
+    std::uint64_t duplicated_classes = 0;           // names defined by more than one loader
+    std::vector<duplicate_class_entry> duplicates;  // by loaders, descending
+    std::vector<holder_group> holders;              // reachable loaders, by count
+};
+
+// What in the heap stands for memory outside it (docs/memory.md): direct buffers, threads (their
+// stacks) and class loaders (metaspace). Needs the object graph; thread groups do not.
+struct off_heap_report {
+    bool computed = false;  // direct buffers, loaders and holders (with the object graph)
+    direct_buffer_report direct_buffers;
+    thread_summary_report threads;
+    class_loader_report class_loaders;
+};
+
 // Everything `heapd analyze` tells about one dump.
 struct analysis_report {
     summary_report summary;
@@ -259,6 +332,7 @@ struct analysis_report {
     std::uint64_t problems_omitted = 0;    // found past that bound, counted only
     waste_report waste;
     allocation_profile_facts allocations;  // joined: the suspects say where their objects were allocated
+    off_heap_report off_heap;
 };
 
 }  // namespace report

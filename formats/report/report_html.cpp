@@ -236,8 +236,8 @@ std::string render_html(const analysis_report& r, const html_context& c) {
     json data = json::object();
     if (r.retention.computed && !r.retention.tree.empty()) data["tree"] = tree_data(r.retention);
     std::string body = header(r, c) + suspects_section(r) + tree_section(r) + html::histogram_section(r) +
-                       html::retention_tables(r) + html::waste_section(r) + html::threads_section(r) +
-                       html::roots_section(r) + history_section(c, data);
+                       html::retention_tables(r) + html::waste_section(r) + html::off_heap_section(r) +
+                       html::threads_section(r) + html::roots_section(r) + history_section(c, data);
     if (c.growth) {
         data["growth"] = html::growth_data(*c.growth);
         body += "<section id=\"growth\"><h2>Since the previous dump" +

@@ -116,16 +116,6 @@ json suspects_json(const retention_report& t) {
     return {{"threshold", t.suspect_threshold}, {"suspects", list}};
 }
 
-gc_path path_from_json(const json& j) {
-    gc_path p;
-    p.root_kinds = j.at("root_kinds").get<std::vector<std::string>>();
-    p.length = j.at("length").get<std::uint64_t>();
-    for (const json& s : j.at("steps"))
-        p.steps.push_back({s.at("id").get<std::uint64_t>(), s.at("class").get<std::string>(),
-                           s.value("is_class", false), s.value("field", ""), s.value("repeat", std::uint64_t{1})});
-    return p;
-}
-
 void suspects_from_json(const json& j, retention_report& t) {
     t.suspect_threshold = j.at("threshold").get<double>();
     for (const json& e : j.at("suspects")) {
@@ -276,6 +266,7 @@ json threads_json(const std::vector<thread_report>& threads) {
     json out = json::array();
     for (const auto& t : threads) {
         json e = {{"name", t.name}};
+        if (t.id != 0) e["id"] = t.id;
         if (!t.state.empty()) e["state"] = t.state;
         if (t.daemon) e["daemon"] = *t.daemon;
         e["frames"] = t.frames;
@@ -378,6 +369,7 @@ nlohmann::ordered_json to_json(const analysis_report& r) {
     out["threads"] = threads_json(r.threads);
     out["legacy"] = legacy_json(r.legacy);
     if (r.waste.computed) out["waste"] = waste_json(r.waste);
+    out["off_heap"] = off_heap_json(r.off_heap);
     if (r.allocations.joined)
         out["allocation_profile"] = {{"agent", r.allocations.agent},
                                      {"interval", r.allocations.interval},
@@ -386,6 +378,16 @@ nlohmann::ordered_json to_json(const analysis_report& r) {
     out["problems"] = problems;
     if (r.problems_omitted != 0) out["problems_omitted"] = r.problems_omitted;
     return out;
+}
+
+gc_path path_from_json(const nlohmann::ordered_json& j) {
+    gc_path p;
+    p.root_kinds = j.at("root_kinds").get<std::vector<std::string>>();
+    p.length = j.at("length").get<std::uint64_t>();
+    for (const json& s : j.at("steps"))
+        p.steps.push_back({s.at("id").get<std::uint64_t>(), s.at("class").get<std::string>(),
+                           s.value("is_class", false), s.value("field", ""), s.value("repeat", std::uint64_t{1})});
+    return p;
 }
 
 json path_json(const gc_path& path) {
@@ -443,10 +445,12 @@ result<analysis_report> report_from_json(const nlohmann::ordered_json& j) {
             thread_report t{e.at("name").get<std::string>(), e.value("state", ""), std::nullopt,
                             e.at("frames").get<std::vector<std::string>>()};
             if (e.contains("daemon")) t.daemon = e.at("daemon").get<bool>();
+            t.id = e.value("id", std::uint64_t{0});
             r.threads.push_back(std::move(t));
         }
         if (j.contains("legacy")) legacy_from_json(j.at("legacy"), r.legacy);
         if (j.contains("waste")) waste_from_json(j.at("waste"), r.waste);
+        if (j.contains("off_heap")) off_heap_from_json(j.at("off_heap"), r.off_heap);
         if (j.contains("allocation_profile")) {
             const json& a = j.at("allocation_profile");
             r.allocations = {true, a.at("agent").get<std::string>(), a.at("interval").get<std::int64_t>(),

@@ -15,6 +15,12 @@ nlohmann::ordered_json to_json(const analysis_report& r);
 // A path from a GC root: root kinds, length, steps and the one-line text form.
 nlohmann::ordered_json path_json(const gc_path& path);
 
+// A path back from path_json (its text is not read); throws nlohmann's exceptions on a missing key.
+gc_path path_from_json(const nlohmann::ordered_json& j);
+// The off-heap report (direct buffers, threads, class loaders), and back; reading throws nlohmann's
+// exceptions on a missing key or a wrong type. (formats/report/off_heap_json.cpp)
+nlohmann::ordered_json off_heap_json(const off_heap_report& r);
+void off_heap_from_json(const nlohmann::ordered_json& j, off_heap_report& r);
 // `heapd path`'s answer: the object, whether it is reachable, and its paths.
 nlohmann::ordered_json to_json(const object_paths_report& r);
 

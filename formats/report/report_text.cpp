@@ -15,6 +15,8 @@ namespace {
 
 using text::fmt;
 using text::rows;
+using text::wrapped_list;
+using text::wrapped_path;
 
 // Appends "  Label    item, item, ..." wrapped under 100 columns, continuation lines indented.
 void wrapped_line(std::string& out, const char* label, const std::vector<std::string>& items) {
@@ -166,45 +168,6 @@ void retention(std::string& out, const analysis_report& r, unsigned top) {
             out += fmt("  %4u %11s  %s\n", i + 1, text::human_bytes(t.retained_by_class[i].retained_bytes).c_str(),
                        t.retained_by_class[i].class_name.c_str());
     }
-}
-
-// Appends text after indent, broken before " → " so lines stay under 100 columns.
-void wrapped_path(std::string& out, const std::string& indent, const std::string& text) {
-    static const std::string arrow = " \u2192 ";
-    std::string line = indent;
-    std::size_t pos = 0;
-    while (pos < text.size()) {
-        std::size_t next = text.find(arrow, pos + 1);
-        std::string piece = text.substr(pos, next == std::string::npos ? std::string::npos : next - pos);
-        if (line.size() > indent.size() + 4 && line.size() + piece.size() > 99) {
-            out += line + "\n";
-            line = indent + "   ";
-            if (piece.starts_with(" ")) piece.erase(0, 1);
-        }
-        line += piece;
-        pos = next == std::string::npos ? text.size() : next;
-    }
-    out += line + "\n";
-}
-
-// Appends "what: a, b, c" after indent, broken after a comma or colon so lines stay under 100 columns.
-void wrapped_list(std::string& out, const std::string& indent, const std::string& text) {
-    std::string line = indent;
-    std::size_t pos = 0;
-    while (pos < text.size()) {
-        std::size_t next = std::min(text.find(", ", pos), text.find(": ", pos));
-        std::size_t end = next == std::string::npos ? text.size() : next + 1;  // the piece keeps its comma
-        std::string piece = text.substr(pos, end - pos);
-        if (line.size() > indent.size() + 4 && line.size() + piece.size() > 99) {
-            while (line.ends_with(' ')) line.pop_back();
-            out += line + "\n";
-            line = indent + "   ";
-            if (piece.starts_with(" ")) piece.erase(0, 1);
-        }
-        line += piece;
-        pos = end;
-    }
-    out += line + "\n";
 }
 
 std::string groups_text(const std::vector<accumulated_class>& groups) {
@@ -454,6 +417,7 @@ std::string render_text(const analysis_report& report, const text_options& optio
     if (on(text_options::histogram)) histogram(out, r, options.top);
     if (on(text_options::largest)) largest(out, r, options.top);
     if (on(text_options::waste)) waste(out, r, options.top);
+    if (on(text_options::off_heap)) off_heap_text(out, r, options.top);
     if (on(text_options::threads)) threads(out, r, options.max_frames);
     if (on(text_options::legacy)) legacy(out, r, options.top);
     return terminal_safe(out);

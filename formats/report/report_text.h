@@ -19,7 +19,8 @@ struct text_options {
         waste = 16,
         threads = 32,
         legacy = 64,
-        all = 127
+        off_heap = 128,
+        all = 255
     };
     unsigned top = 20;         // rows per table (0: all)
     unsigned max_frames = 32;  // frames shown per thread (0: all)
@@ -30,6 +31,9 @@ struct text_options {
 // The whole report as text, lines under 100 columns where the data allows.
 std::string render_text(const analysis_report& r, const text_options& options);
 
+// The off-heap section: direct buffers, threads by name and stack, class loaders, and who holds
+// each, top rows of each list (0: all). (formats/report/off_heap_text.cpp)
+void off_heap_text(std::string& out, const analysis_report& r, unsigned top);
 // A path from a GC root on one line: "class Sessions (static LEAK) → java.util.ArrayList.elementData
 // → java.lang.Object[12] → Sessions$Session", folded chains as "Node.next ×999".
 std::string path_text(const gc_path& path);

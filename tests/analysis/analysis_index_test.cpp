@@ -90,7 +90,7 @@ TEST(analysis_index, round_trip_and_every_mismatch_is_a_miss) {
     std::string text;
     std::getline(std::ifstream(index), text, '\0');
     std::string older = text;
-    older.replace(older.find("\"version\":3"), 11, "\"version\":2");
+    older.replace(older.find("\"version\":4"), 11, "\"version\":3");
     write_file(index, older);
     EXPECT_FALSE(load_index(index, id, key).has_value());
     write_file(index, text.substr(0, text.size() / 2));

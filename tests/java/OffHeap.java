@@ -4,18 +4,21 @@ import java.util.List;
 
 /**
  * A program whose memory is mostly outside its heap: it holds direct buffers of 1 MiB in a static
- * list and starts threads that park for good, then prints "ready". Arguments: MiB of direct buffers,
+ * list (and a slice of one more in another static) and starts threads that park for good, then
+ * prints "ready". Arguments: MiB of direct buffers,
  * threads, and optionally a trigger file: once it exists, the program adds a touched 1 MiB direct
  * buffer every 5 ms for good (a leak the kernel ends at the memory cgroup's limit).
  */
 public class OffHeap {
     static final List<ByteBuffer> HELD = new ArrayList<>();
     static final List<Thread> WORKERS = new ArrayList<>();
+    static ByteBuffer view;
 
     public static void main(String[] args) throws Exception {
         int mib = Integer.parseInt(args[0]);
         int threads = Integer.parseInt(args[1]);
         for (int i = 0; i < mib; i++) HELD.add(touched(1 << 20));
+        if (mib > 0) view = touched(1 << 20).slice();
         for (int i = 0; i < threads; i++) {
             Thread t = new Thread(() -> {
                 try {

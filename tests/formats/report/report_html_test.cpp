@@ -95,6 +95,39 @@ TEST(report_html, strings_from_the_dump_are_text_wherever_they_appear) {
     EXPECT_EQ(data.at("tree").at("total"), 1000);
 }
 
+TEST(report_html, the_off_heap_section_shows_the_dumps_names_as_text) {
+    analysis_report r = hostile_report();
+    off_heap_report& o = r.off_heap;
+    o.computed = true;
+    gc_path path{{"sticky_class"},
+                 {{0x10, hostile, true, "static " + hostile, 1}, {0x20, "java.nio.DirectByteBuffer", false, "", 1}},
+                 1};
+    o.direct_buffers.allocated = 3;
+    o.direct_buffers.allocated_bytes = 3 << 20;
+    o.direct_buffers.jvm_reserved_bytes = 3 << 20;
+    o.direct_buffers.holders = {{3, 3 << 20, path}};
+    o.threads.count = 1;
+    o.threads.states = {{"RUNNABLE", 1}};
+    o.threads.by_name = {{hostile, 1, hostile, {}}};
+    o.threads.by_stack = {{hostile, 1, hostile, {}}};
+    o.threads.holders = {{1, 0, path}};
+    o.class_loaders.by_class = {{hostile, 2, 2}};
+    o.class_loaders.duplicates = {{hostile, 2}};
+    o.class_loaders.holders = {{2, 100, path}};
+    const std::string page = render_html(r, {});
+    const std::size_t at = page.find("<section id=\"off-heap\">");
+    ASSERT_NE(at, std::string::npos);
+    const std::string section = page.substr(at, page.find("</section>", at) - at);
+    EXPECT_EQ(count(section, "<script"), 0u);
+    EXPECT_EQ(count(section, "<img"), 0u);
+    // Thread names twice each by name and by stack, three holder paths, the loader class, the duplicate.
+    EXPECT_GE(count(section, html::escape(hostile)), 9u);
+    for (const char* id :
+         {"direct-buffers-table", "buffer-holders-table", "thread-names-table", "thread-stacks-table",
+          "thread-holders-table", "loader-classes-table", "duplicate-classes-table", "loader-holders-table"})
+        EXPECT_NE(section.find(id), std::string::npos) << id;
+}
+
 // A newline shows as \n (in a thread's stack it would begin a line of its own) and a right-to-left
 // override as \u202e, in the body and in what the data block gives the page's script.
 TEST(report_html, newlines_and_bidirectional_controls_from_the_dump_are_shown_not_obeyed) {

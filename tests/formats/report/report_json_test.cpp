@@ -284,11 +284,45 @@ TEST(report_json, an_empty_report_survives_a_round_trip) {
     EXPECT_TRUE(back->legacy.empty());
 }
 
+TEST(report_json, the_off_heap_part_survives_a_round_trip) {
+    analysis_report r;
+    r.summary.format = "JAVA PROFILE 1.0.2";
+    r.threads.push_back({"worker-1", "TIMED_WAITING", true, {"java.lang.Thread.sleep(Native Method)"}, 0x1234});
+    off_heap_report& o = r.off_heap;
+    o.computed = true;
+    gc_path path{{"sticky_class"},
+                 {{0x10, "class Leak", true, "static HELD", 1}, {0x20, "java.nio.DirectByteBuffer", false, "", 1}},
+                 1};
+    o.direct_buffers = {3, 3 << 20, 1, 1 << 20, 2,       4,        32,
+                        5, 5 << 20, 8, 8 << 20, 8 << 20, 1u << 30, {{3, 3 << 20, path}}};
+    o.threads.count = 1;
+    o.threads.daemon = 1;
+    o.threads.states = {{"TIMED_WAITING", 1}};
+    o.threads.by_name = {{"worker-#", 1, "worker-1", {"java.lang.Thread.sleep(Native Method)"}}};
+    o.threads.by_stack = {
+        {"java.lang.Thread.sleep(Native Method)", 1, "worker-1", {"java.lang.Thread.sleep(Native Method)"}}};
+    o.threads.holders = {{1, 0, path}};
+    o.class_loaders = {31, 700, 660, 2, {{"java.net.URLClassLoader", 30, 30}}, 1, {{"Plugin", 30}}, {{30, 9000, path}}};
+    const json j = to_json(r);
+    EXPECT_EQ(j.at("threads").at(0).at("id"), 0x1234);
+    EXPECT_EQ(j.at("off_heap").at("direct_buffers").at("jvm").at("max_bytes"), 1u << 30);
+    auto back = report_from_json(j);
+    ASSERT_TRUE(back.has_value()) << back.error().describe();
+    EXPECT_EQ(back->threads.at(0).id, 0x1234u);
+    EXPECT_EQ(to_json(*back), j);
+    // Without the object graph only the thread groups are there.
+    o.computed = false;
+    const json threads_only = to_json(r).at("off_heap");
+    EXPECT_FALSE(threads_only.contains("direct_buffers"));
+    EXPECT_FALSE(threads_only.contains("class_loaders"));
+    EXPECT_EQ(threads_only.at("threads").at("by_name").at(0).at("key"), "worker-#");
+}
+
 TEST(report_json, the_json_has_the_documented_shape) {
     const json j = to_json(full_report());
-    for (const char* key : {"summary", "histogram", "largest_objects", "threads", "legacy", "problems"})
+    for (const char* key : {"summary", "histogram", "largest_objects", "threads", "legacy", "off_heap", "problems"})
         EXPECT_TRUE(j.contains(key)) << key;
-    EXPECT_EQ(j.size(), 6u);
+    EXPECT_EQ(j.size(), 7u);
     const json& s = j.at("summary");
     EXPECT_EQ(s.at("format"), "JAVA PROFILE 1.0.2");
     EXPECT_EQ(s.at("id_size"), 8);
