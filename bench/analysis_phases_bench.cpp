@@ -115,11 +115,12 @@ int graph_phases(phase_clock& clock, const record_index& idx, const class_table&
     clock.mark("off-heap");
     const double nodes = static_cast<double>(graph->size()), refs = static_cast<double>(graph->reference_count());
     const double peak = static_cast<double>(clock.sampler.peak());
-    std::printf("%llu direct buffers (%llu held), %llu threads (%zu holder groups), %llu class loaders\n",
-                static_cast<unsigned long long>(off_heap.direct_buffers.allocated + off_heap.direct_buffers.unreachable),
-                static_cast<unsigned long long>(off_heap.direct_buffers.allocated),
-                static_cast<unsigned long long>(off_heap.threads.count), off_heap.threads.holders.size(),
-                static_cast<unsigned long long>(off_heap.class_loaders.loaders));
+    std::printf(
+        "%llu direct buffers (%llu held), %llu threads (%zu holder groups), %llu class loaders\n",
+        static_cast<unsigned long long>(off_heap.direct_buffers.allocated + off_heap.direct_buffers.unreachable),
+        static_cast<unsigned long long>(off_heap.direct_buffers.allocated),
+        static_cast<unsigned long long>(off_heap.threads.count), off_heap.threads.holders.size(),
+        static_cast<unsigned long long>(off_heap.class_loaders.loaders));
     std::printf("%llu nodes of %zu bits, %llu references, %zu suspects, file %.0f MB\n",
                 static_cast<unsigned long long>(graph->size()), sizeof(Node) * 8,
                 static_cast<unsigned long long>(graph->reference_count()), suspects.size(),

@@ -69,6 +69,11 @@ struct dump_rule {
     // row: the kernel's OOM killer ends the process at 100%, whatever its heap.
     std::optional<double> memory_percent;
     unsigned memory_polls = 2;
+    // The JVM process's resident memory predicted to reach that limit within this time, by its trend
+    // over memory_window (the heap trend's rules, daemon/rules/heap_trend.h, on the resident bytes
+    // read at each poll): off-heap growth seen coming before the kernel's OOM kill.
+    std::optional<std::chrono::seconds> memory_full_within;
+    std::chrono::seconds memory_window{120};
     std::chrono::seconds cooldown{3600};  // no second dump of one JVM by this rule within this time
     unsigned max_dumps = 3;               // dumps of one JVM (pid and start time) by this rule; 0: no limit
     bool live = true;                     // only reachable objects (a full GC first)

@@ -74,6 +74,8 @@ void read_rule(config_reader& r, const toml::table& t, std::map<std::string, int
                        "predict_window",
                        "memory_percent",
                        "memory_polls",
+                       "memory_full_within",
+                       "memory_window",
                        "cooldown",
                        "max_dumps",
                        "live",
@@ -113,6 +115,10 @@ void read_rule(config_reader& r, const toml::table& t, std::map<std::string, int
              [&](const toml::node& n) { return r.percent(n, prefix + "memory_percent"); });
     read_key(t, "memory_polls", rule.memory_polls,
              [&](const toml::node& n) { return r.integer(n, prefix + "memory_polls", 1, 1'000'000); });
+    read_key(t, "memory_full_within", rule.memory_full_within,
+             [&](const toml::node& n) { return r.seconds(n, prefix + "memory_full_within", 1s); });
+    read_key(t, "memory_window", rule.memory_window,
+             [&](const toml::node& n) { return r.seconds(n, prefix + "memory_window", 1s); });
     read_key(t, "cooldown", rule.cooldown, [&](const toml::node& n) { return r.seconds(n, prefix + "cooldown", 0s); });
     read_key(t, "max_dumps", rule.max_dumps,
              [&](const toml::node& n) { return r.integer(n, prefix + "max_dumps", 0, 1'000'000); });
@@ -142,11 +148,13 @@ void read_rule(config_reader& r, const toml::table& t, std::map<std::string, int
         r.error(n->source(), prefix + "predict_window does nothing without predict_full_within");
     if (const toml::node* n = t.get("memory_polls"); n != nullptr && !t.contains("memory_percent"))
         r.error(n->source(), prefix + "memory_polls does nothing without memory_percent");
+    if (const toml::node* n = t.get("memory_window"); n != nullptr && !t.contains("memory_full_within"))
+        r.error(n->source(), prefix + "memory_window does nothing without memory_full_within");
     if (!t.contains("every") && !t.contains("old_gen_percent") && !t.contains("gc_time_percent") &&
-        !t.contains("predict_full_within") && !t.contains("memory_percent"))
+        !t.contains("predict_full_within") && !t.contains("memory_percent") && !t.contains("memory_full_within"))
         r.error(t.source(), prefix +
-                                "no trigger: give every, old_gen_percent, gc_time_percent, predict_full_within or "
-                                "memory_percent");
+                                "no trigger: give every, old_gen_percent, gc_time_percent, predict_full_within, "
+                                "memory_percent or memory_full_within");
     out.push_back(std::move(rule));
 }
 

@@ -33,8 +33,9 @@ bool same_rule(const dump_rule& a, const dump_rule& b) {
            a.old_gen_percent == b.old_gen_percent && a.old_gen_collections == b.old_gen_collections &&
            a.gc_time_percent == b.gc_time_percent && a.gc_window == b.gc_window &&
            a.predict_full_within == b.predict_full_within && a.predict_window == b.predict_window &&
-           a.memory_percent == b.memory_percent && a.memory_polls == b.memory_polls && a.cooldown == b.cooldown &&
-           a.max_dumps == b.max_dumps && a.live == b.live && a.action == b.action &&
+           a.memory_percent == b.memory_percent && a.memory_polls == b.memory_polls &&
+           a.memory_full_within == b.memory_full_within && a.memory_window == b.memory_window &&
+           a.cooldown == b.cooldown && a.max_dumps == b.max_dumps && a.live == b.live && a.action == b.action &&
            a.sample_interval == b.sample_interval && a.sample_depth == b.sample_depth;
 }
 
@@ -76,6 +77,9 @@ std::string describe_triggers(const dump_rule& r) {
         parts.push_back(
             "resident memory above " + text::round_percent(*r.memory_percent) + " of its limit" +
             (r.memory_polls == 1 ? std::string() : ", " + std::to_string(r.memory_polls) + " polls in a row"));
+    if (r.memory_full_within)
+        parts.push_back("resident memory predicted at its limit within " + duration_string(*r.memory_full_within) +
+                        " (trend over " + duration_string(r.memory_window) + ")");
     std::string out;
     for (const std::string& p : parts) out += (out.empty() ? "" : "; ") + p;
     return out.empty() ? "never" : out;

@@ -53,6 +53,19 @@ std::optional<std::string> rule_policy::memory_reason(const dump_rule& rule, sta
            text::round_percent(*rule.memory_percent) + ")";
 }
 
+std::optional<std::string> rule_policy::memory_trend_reason(const dump_rule& rule, const jvm_sample& s) {
+    if (!rule.memory_full_within || s.memory_trend == nullptr || !s.memory_limit) return std::nullopt;
+    full_prediction p;
+    if (s.memory_trend->predict(static_cast<double>(rule.memory_window.count()), p) != trend_state::rising)
+        return std::nullopt;
+    if (p.seconds_to_full > static_cast<double>(rule.memory_full_within->count())) return std::nullopt;
+    auto secs = [](double d) { return std::chrono::seconds(std::llround(d)); };
+    return "resident memory at its limit (" + text::human_bytes(static_cast<std::uint64_t>(*s.memory_limit)) + ", " +
+           s.limit_source + ") in about " + duration_string(secs(p.seconds_to_full)) + ": it rose steadily over " +
+           duration_string(secs(p.span_seconds)) + " to " + text::round_percent(p.floor_percent) + ", " +
+           byte_rate_words(p.bytes_per_second) + " (threshold " + duration_string(*rule.memory_full_within) + ")";
+}
+
 std::optional<std::string> rule_policy::gc_time_reason(const dump_rule& rule, state& st, const jvm_sample& s) {
     if (!rule.gc_time_percent || s.hrt_frequency <= 0) return std::nullopt;
     auto& w = st.window;
@@ -97,6 +110,7 @@ std::optional<std::string> rule_policy::observe(const dump_rule& rule, const jvm
     if (auto r = gc_time_reason(rule, st, s)) reasons.push_back(std::move(*r));
     if (auto r = predict_reason(rule, s)) reasons.push_back(std::move(*r));
     if (auto r = memory_reason(rule, st, s)) reasons.push_back(std::move(*r));
+    if (auto r = memory_trend_reason(rule, s)) reasons.push_back(std::move(*r));
 
     if (reasons.empty()) return std::nullopt;
     if (rule.max_dumps != 0 && st.dumps >= rule.max_dumps) return std::nullopt;

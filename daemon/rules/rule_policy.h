@@ -19,6 +19,9 @@
 // - memory_percent: the process's resident memory over the limit that holds it (its memory cgroup's,
 //   else the host's memory), read at each poll; memory_polls polls in a row above the threshold ask
 //   for a dump. A poll at or below it starts the count again, and so does a dump.
+// - memory_full_within: the process's resident memory, read at each poll and kept by the watcher as
+//   a trend with the heap trend's rules (heap_trend.h: a floor that rose steadily over the last
+//   memory_window, the limit as its maximum), says it reaches the limit within this time.
 // - gc_time_percent: the share of the JVM's time spent in collections (all collectors' time,
 //   sun.gc.collector.N.time, over the JVM's own clock sun.os.hrt.ticks) between the newest sample
 //   and the latest one at least gc_window older, above the threshold. Nothing is measured until the
@@ -65,7 +68,8 @@ struct jvm_sample {
     std::int64_t hrt_frequency = 0;            // hrt ticks per second; 0 when unknown
     // The process's resident memory and the limit that holds it, read when a rule asks for them.
     std::optional<std::int64_t> resident, memory_limit;
-    std::string limit_source;  // "cgroup v1 /a", "the host's memory"
+    std::string limit_source;                  // "cgroup v1 /a", "the host's memory"
+    const heap_trend* memory_trend = nullptr;  // the resident memory so far against the limit (valid during observe)
 };
 
 // A point of a rule's GC-time window: all collectors' time and the JVM's clock, in hrt ticks.
@@ -116,6 +120,7 @@ private:
     std::optional<std::string> gc_time_reason(const dump_rule& rule, state& st, const jvm_sample& s);
     std::optional<std::string> predict_reason(const dump_rule& rule, const jvm_sample& s);
     std::optional<std::string> memory_reason(const dump_rule& rule, state& st, const jvm_sample& s);
+    std::optional<std::string> memory_trend_reason(const dump_rule& rule, const jvm_sample& s);
 
     std::map<std::string, std::map<jvm_identity, state>> states_;  // by rule name
 };

@@ -29,6 +29,9 @@ void rule_watcher::set_rules(std::vector<dump_rule> rules, std::chrono::millisec
     horizon_ = default_window;
     for (const dump_rule& r : rules_)
         if (r.predict_full_within) horizon_ = std::max(horizon_, r.predict_window);
+    memory_horizon_ = std::chrono::seconds(0);
+    for (const dump_rule& r : rules_)
+        if (r.memory_full_within) memory_horizon_ = std::max(memory_horizon_, r.memory_window);
     ++generation_;
     timer_.cancel();
     log_->info("rules: {} rule{}, reading the JVMs every {} ms", rules_.size(), rules_.size() == 1 ? "" : "s",
@@ -48,8 +51,9 @@ void rule_watcher::arm(std::chrono::milliseconds after) {
 void rule_watcher::start_poll() {
     if (polling_) return;
     polling_ = true;
-    const bool read_memory =
-        std::any_of(rules_.begin(), rules_.end(), [](const dump_rule& r) { return r.memory_percent.has_value(); });
+    const bool read_memory = std::any_of(rules_.begin(), rules_.end(), [](const dump_rule& r) {
+        return r.memory_percent.has_value() || r.memory_full_within.has_value();
+    });
     boost::asio::post(sampler_, [this, read_memory, alive = std::weak_ptr<int>(alive_)] {
         auto result = std::make_shared<poll_result>(poll_jvms(read_memory));
         boost::asio::post(io_, [this, alive, result] {
@@ -203,6 +207,15 @@ void rule_watcher::evaluate(const poll_result& p) {
             sample.resident = j.memory->resident;
             sample.memory_limit = j.memory->limit.bytes;
             sample.limit_source = j.memory->limit.source;
+            if (memory_horizon_.count() > 0 && j.memory->limit.bytes) {
+                after_collection reading;
+                reading.at = std::chrono::duration<double>(p.at.time_since_epoch()).count();
+                reading.used = j.memory->resident;
+                reading.max = *j.memory->limit.bytes;
+                reading.collections = 1;  // every reading is a measurement: nothing waits to be confirmed
+                f.memory.add(reading, static_cast<double>(memory_horizon_.count()));
+                sample.memory_trend = &f.memory;
+            }
         }
         for (const dump_rule& rule : rules_) {
             if (!selects(rule.select, j.jvm, selected_by, j.user_name)) continue;

@@ -102,6 +102,7 @@ private:
     struct followed {
         occupancy_tracker tracker;
         heap_trend trend;
+        heap_trend memory;  // resident memory against its limit, at each poll that reads it
         heap_outlook outlook;
         bool told = false;  // the log said it is not watched
     };
@@ -125,6 +126,7 @@ private:
     };
     std::map<jvm_identity, zgc_probe> probes_;       // sampler thread only
     std::chrono::seconds horizon_ = default_window;  // how long measurements are kept
+    std::chrono::seconds memory_horizon_{0};         // the longest memory_window of the rules; 0: no memory trend
     mutable std::mutex outlooks_mu_;
     std::map<jvm_identity, heap_outlook> outlooks_;  // guarded by outlooks_mu_
     std::uint64_t generation_ = 0;                   // of the armed timer; a stale expiry is ignored

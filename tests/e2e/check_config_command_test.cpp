@@ -59,8 +59,8 @@ TEST(check_config_command, errors_are_listed_one_a_line_and_exit_2) {
     EXPECT_EQ(r.err,
               file + ":2:1: unknown key \"keep_cout\" in [retention] (did you mean \"keep_count\"?)\n" + file +
                   ":3:13: retention.keep_days must be from 0 to 1000000, not -1\n" + file +
-                  ":4:1: rule \"x\": no trigger: give every, old_gen_percent, gc_time_percent, predict_full_within or "
-                  "memory_percent\n");
+                  ":4:1: rule \"x\": no trigger: give every, old_gen_percent, gc_time_percent, predict_full_within, "
+                  "memory_percent or memory_full_within\n");
     std::ofstream(file) << "[daemon\n";
     auto syntax = run_command({heapd_binary(), "check-config", file});
     EXPECT_EQ(syntax.exit_code, 2);

@@ -7,7 +7,8 @@ import java.util.List;
  * list (and a slice of one more in another static) and starts threads that park for good, then
  * prints "ready". Arguments: MiB of direct buffers,
  * threads, and optionally a trigger file: once it exists, the program adds a touched 1 MiB direct
- * buffer every 5 ms for good (a leak the kernel ends at the memory cgroup's limit).
+ * buffer every 5 ms for good (a leak the kernel ends at the memory cgroup's limit), or, given a
+ * fourth argument, that many MiB a second.
  */
 public class OffHeap {
     static final List<ByteBuffer> HELD = new ArrayList<>();
@@ -36,9 +37,12 @@ public class OffHeap {
         if (args.length < 3) Thread.sleep(Long.MAX_VALUE);
         java.io.File trigger = new java.io.File(args[2]);
         while (!trigger.exists()) Thread.sleep(50);
-        for (;;) {
+        long interval = args.length < 4 ? 5_000_000L : 1_000_000_000L / Integer.parseInt(args[3]);
+        for (long next = System.nanoTime();; ) {
             HELD.add(touched(1 << 20));
-            Thread.sleep(5);
+            next += interval;
+            long wait = next - System.nanoTime();
+            if (wait > 0) Thread.sleep(wait / 1_000_000, (int) (wait % 1_000_000));
         }
     }
 

@@ -180,6 +180,22 @@ TEST(config_file, the_memory_rule_keys_are_read) {
     EXPECT_EQ(errors_of("[[rule]]\nname = \"a\"\nmemory_percent = 80\nmemory_polls = 0\n").size(), 1u);
 }
 
+TEST(config_file, the_memory_trend_keys_are_read) {
+    auto c =
+        parse_config("[[rule]]\nname = \"rss\"\nmemory_full_within = \"5m\"\nmemory_window = \"90s\"\n", "heapd.toml");
+    ASSERT_TRUE(c) << c.error().front().describe();
+    EXPECT_EQ(c->rules[0].memory_full_within, 300s);
+    EXPECT_EQ(c->rules[0].memory_window, 90s);
+    EXPECT_FALSE(c->rules[0].memory_percent);
+    auto d = parse_config("[[rule]]\nname = \"rss\"\nmemory_full_within = \"1m\"\n", "heapd.toml");
+    ASSERT_TRUE(d);
+    EXPECT_EQ(d->rules[0].memory_window, 120s);
+    EXPECT_EQ(errors_of("[[rule]]\nname = \"a\"\nevery = \"1h\"\nmemory_window = \"1m\"\n"),
+              (std::vector<std::string>{
+                  "heapd.toml:4:17: rule \"a\": memory_window does nothing without memory_full_within"}));
+    EXPECT_EQ(errors_of("[[rule]]\nname = \"a\"\nmemory_full_within = \"0s\"\n").size(), 1u);
+}
+
 TEST(config_file, oom_arming_keys_are_read) {
     auto c = parse_config(R"(
 [oom]
@@ -283,8 +299,8 @@ TEST(config_file, every_error_is_reported_with_its_line_and_column) {
         "heapd.toml:7:14: retention.keep_count must be an integer, not a string",
         "heapd.toml:8:14: retention.keep_bytes must be a size like \"512M\" or \"20G\", not \"20X\"",
         "heapd.toml:10:12: metrics.interval must be whole seconds, not \"1500ms\"",
-        "heapd.toml:11:1: rule \"a\": no trigger: give every, old_gen_percent, gc_time_percent, predict_full_within or "
-        "memory_percent",
+        "heapd.toml:11:1: rule \"a\": no trigger: give every, old_gen_percent, gc_time_percent, predict_full_within, "
+        "memory_percent or memory_full_within",
         "heapd.toml:13:11: rule \"a\": command is not a valid regular expression: ",  // + the library's words
         "heapd.toml:15:8: rule name \"a\" is already used by the rule at line 11",
         "heapd.toml:16:9: the rule at line 14: every must be a duration like \"30s\", \"10m\", \"6h\", \"1d\" or "
@@ -294,7 +310,7 @@ TEST(config_file, every_error_is_reported_with_its_line_and_column) {
         "heapd.toml:19:8: the rule at line 14: live must be true or false, not a string",
         "heapd.toml:20:1: this rule has no name (name = \"...\": it names the dumps it takes)",
         "heapd.toml:20:1: the rule at line 20: no trigger: give every, old_gen_percent, gc_time_percent, "
-        "predict_full_within or memory_percent",
+        "predict_full_within, memory_percent or memory_full_within",
         "heapd.toml:22:2: unknown key \"deamon\" in the file (tables are [daemon], [retention], [metrics], [oom], "
         "[upload] and "
         "[[rule]]) (did you mean \"daemon\"?)",

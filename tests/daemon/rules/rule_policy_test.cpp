@@ -389,6 +389,43 @@ TEST(rule_policy, a_steady_share_below_the_threshold_never_dumps_and_no_reading_
     EXPECT_FALSE(p.observe(r, jvm, no_limit));
 }
 
+// Resident memory rising 2 MiB/s from 100 MiB of a 400 MiB limit, read every second: at the limit
+// after 150 s. The trend (the heap trend's rules over memory_window) says so once the window is half
+// full, and the rule asks for a dump once the limit is within its bound; memory that holds a steady
+// 70% with noise never does.
+TEST(rule_policy, resident_memory_predicted_at_its_limit_within_the_bound_asks_for_a_dump) {
+    dump_rule r = rule("rss-trend");
+    r.memory_full_within = 120s;
+    r.memory_window = 20s;
+    rule_policy p;
+    heap_trend trend;
+    std::optional<std::string> due;
+    int when = 0;
+    for (int second = 0; second <= 150 && !due; ++second) {
+        jvm_sample s = resident(second, 100 + 2 * second);
+        trend.add({static_cast<double>(second), *s.resident, *s.memory_limit, 1}, 20);
+        s.memory_trend = &trend;
+        due = p.observe(r, jvm, s);
+        when = second;
+    }
+    ASSERT_TRUE(due);
+    // Learning for the first 10 s; then 140 s to the limit, above the bound, until 30 s.
+    EXPECT_GE(when, 29);
+    EXPECT_LE(when, 32);
+    EXPECT_NE(due->find("resident memory at its limit (400 MiB, cgroup v1 /shop) in about 2m"), std::string::npos)
+        << *due;
+    EXPECT_NE(due->find("120 MiB/min (threshold 2m)"), std::string::npos) << *due;
+
+    rule_policy q;
+    heap_trend flat;
+    for (int second = 0; second <= 600; ++second) {
+        jvm_sample s = resident(second, 280 + second % 9);
+        flat.add({static_cast<double>(second), *s.resident, *s.memory_limit, 1}, 20);
+        s.memory_trend = &flat;
+        EXPECT_FALSE(q.observe(r, jvm, s)) << second;
+    }
+}
+
 TEST(rule_policy, byte_rate_words) {
     EXPECT_EQ(byte_rate_words(1 << 20), "60.0 MiB/min");
     EXPECT_EQ(byte_rate_words(1024.0 / 60), "1.00 KiB/min");

@@ -83,8 +83,9 @@ TEST(rule_watcher, a_jvm_crossing_the_old_generation_threshold_is_dumped_once_wi
     EXPECT_NE(log.find("% full after collections, 3 measurements in a row (threshold 60%)"), std::string::npos) << log;
 }
 
-// A JVM whose direct buffers fill its memory cgroup is dumped before the kernel kills it; one that
-// holds a steady share below the threshold is never dumped.
+// A JVM whose direct buffers fill its memory cgroup is dumped before the kernel kills it, and the
+// dump's report names what holds the buffers; one that holds a steady share below the threshold is
+// never dumped.
 TEST(rule_watcher, resident_memory_near_the_cgroups_limit_is_dumped_and_a_steady_share_below_is_not) {
     test_cgroup full("memory"), steady("memory");
     if (!full.ok() || !steady.ok()) GTEST_SKIP() << "no writable cgroup v1 memory hierarchy here";
@@ -116,6 +117,59 @@ TEST(rule_watcher, resident_memory_near_the_cgroups_limit_is_dumped_and_a_steady
     EXPECT_NE(log.find("rule rss: dumping pid " + std::to_string(filling.pid()) + " (OffHeap)"), std::string::npos)
         << log;
     EXPECT_NE(log.find("of 400 MiB, cgroup v1 " + full.path() + "), 2 polls in a row (threshold 75%)"),
+              std::string::npos)
+        << log;
+    // The evidence says who holds the memory: the dump's report finds the 300 buffers of 1 MiB
+    // under OffHeap's static field HELD.
+    const json report = d.heapctl({"report", std::to_string(filling.pid())});
+    const json& buffers = report["off_heap"]["direct_buffers"];
+    ASSERT_FALSE(buffers["holders"].empty()) << report["off_heap"].dump().substr(0, 2000);
+    EXPECT_EQ(buffers["holders"][0]["count"], 300);
+    EXPECT_EQ(buffers["holders"][0]["bytes"], 300 << 20);
+    EXPECT_NE(buffers["holders"][0]["path"]["text"].get<std::string>().find("class OffHeap (static HELD)"),
+              std::string::npos)
+        << buffers;
+    EXPECT_EQ(buffers["jvm"]["max_bytes"], 1 << 30);
+}
+
+// A JVM whose direct buffers grow 20 MiB a second in a 400 MiB cgroup is dumped once the trend of its
+// resident memory says it reaches the limit within the bound, well before it does; one that holds
+// a steady share is never dumped.
+TEST(rule_watcher, resident_memory_seen_rising_to_the_limit_is_dumped_before_it_gets_there) {
+    test_cgroup leaking("memory"), steady("memory");
+    if (!leaking.ok() || !steady.ok()) GTEST_SKIP() << "no writable cgroup v1 memory hierarchy here";
+    const std::string limit = std::to_string(400 << 20);
+    ASSERT_TRUE(leaking.set("memory.limit_in_bytes", limit) && steady.set("memory.limit_in_bytes", limit));
+    scratch_dir scratch;
+    const std::string trigger = scratch.file("leak");
+    demo_jvm filling(java_main{"OffHeap"}, {"-Xmx64m", "-XX:MaxDirectMemorySize=1g"}, {"0", "1", trigger, "20"});
+    demo_jvm holding(java_main{"OffHeap"}, {"-Xmx64m", "-XX:MaxDirectMemorySize=1g"}, {"200", "2"});
+    ASSERT_TRUE(filling.ready() && holding.ready());
+    ASSERT_TRUE(leaking.add(filling.pid()) && steady.add(holding.pid()));
+    daemon::dump_rule r;
+    r.name = "rss-trend";
+    r.select = selector("OffHeap", "OffHeap (0 1 .* 20|200 2)$");
+    r.select.user = daemon::user_name_of(::geteuid());
+    r.memory_full_within = 60s;
+    r.memory_window = 6s;
+    r.cooldown = 1h;
+    rule_daemon d({r}, 250ms);
+    ASSERT_TRUE(d.serving());
+    std::this_thread::sleep_for(8s);  // a window and more of both holding still: no dump
+    EXPECT_TRUE(d.dump_jobs(filling.pid()).empty()) << d.log();
+    std::ofstream(trigger) << "go";
+    const auto leak_started = std::chrono::steady_clock::now();
+    ASSERT_TRUE(d.wait_for_dumps(filling.pid(), 1)) << d.log();
+    const auto dumped = std::chrono::steady_clock::now();
+    const auto jobs = d.dump_jobs(filling.pid());
+    ASSERT_EQ(jobs.size(), 1u) << d.log();
+    EXPECT_EQ(jobs[0]["trigger"], "rule:rss-trend");
+    EXPECT_EQ(jobs[0]["state"], "done") << jobs[0];
+    // At 20 MiB/s from about 60 MiB the limit is 17 s away; the dump is done well before.
+    EXPECT_LT(dumped - leak_started, 12s);
+    EXPECT_TRUE(d.dump_jobs(holding.pid()).empty()) << d.log();
+    const std::string log = d.log();
+    EXPECT_NE(log.find("resident memory at its limit (400 MiB, cgroup v1 " + leaking.path() + ") in about "),
               std::string::npos)
         << log;
 }
