@@ -9,6 +9,8 @@
 #include <sstream>
 #include <vector>
 
+#include "base/fd_io.h"
+
 namespace heapd::attach {
 namespace {
 
@@ -30,8 +32,9 @@ std::optional<unsigned long> effective_id(const std::string& value) {
 // The fields of /proc/PID/stat from field 3 (the state) on; the command name before them is in
 // parentheses and may hold spaces or parentheses itself, so fields are counted from the last ')'.
 std::vector<std::string> stat_fields(pid_t pid) {
-    std::ifstream in(proc_path(pid, "stat"));
-    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    // Read with read(2), whose failure is an answer: a process reaped between the open and the read
+    // fails the read with ESRCH, which a stream's buffer would throw through an iterator.
+    const std::string text = read_small_file(proc_path(pid, "stat"), 4096).value_or("");
     std::size_t close = text.rfind(')');
     if (close == std::string::npos) return {};
     std::istringstream fields(text.substr(close + 1));

@@ -109,7 +109,14 @@ void death_watcher::run() {
         std::vector<bool> ended(jvms_.size(), false);
         for (std::size_t i = 0; i < jvms_.size(); ++i)
             if ((fds[i + 1].revents & (POLLIN | POLLHUP | POLLERR)) != 0) {
-                record_death(*jvms_[i]);
+                // A death that cannot be read (the library throws where it should not) costs its
+                // record, never the daemon: this thread ending would end it.
+                try {
+                    record_death(*jvms_[i]);
+                } catch (const std::exception& e) {
+                    log_->error("deaths: pid {} ended, but its death could not be read: {}", jvms_[i]->record.pid,
+                                bounded_text(e.what()));
+                }
                 ended[i] = true;
             }
         std::size_t i = 0;

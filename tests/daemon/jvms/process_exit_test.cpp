@@ -6,7 +6,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <csignal>
+#include <cstdio>
+#include <thread>
 
 #include "attach/process_info.h"
 #include "support/test_cgroup.h"
@@ -94,6 +97,36 @@ TEST(process_exit, an_exit_code_is_read_after_the_parent_reaped_it) {
     if (!s.known) GTEST_SKIP() << "this kernel keeps no exit status for a pidfd (PIDFD_INFO_EXIT, Linux 6.15)";
     EXPECT_EQ(s.signal, 0);
     EXPECT_EQ(s.code, 3);
+}
+
+// The death watcher reads a zombie's status while its parent may reap it at any moment: a read that
+// fails because the process went in between (ESRCH) is no status, never an exception. Raced many
+// times, so that some reads fall between the open and the reap.
+TEST(process_exit, a_process_reaped_while_its_status_is_read_gives_no_status_and_no_error) {
+    int statuses = 0, reads = 0;
+    for (int round = 0; round < 200; ++round) {
+        waiting_child child(7);
+        ASSERT_GT(child.pid, 0);
+        const std::uint64_t start = start_time_of(child.pid);
+        std::atomic<bool> reaped{false};
+        std::thread reader([&] {
+            while (!reaped) {
+                ++reads;
+                if (auto s = attach::zombie_wait_status(child.pid, start)) {
+                    EXPECT_EQ(*s, 7 << 8);
+                    ++statuses;
+                }
+            }
+        });
+        child.release();
+        int status = 0;
+        ::usleep(static_cast<useconds_t>(round % 20) * 50);  // reaped at a different moment each round
+        EXPECT_EQ(::waitpid(child.pid, &status, 0), child.pid);
+        reaped = true;
+        reader.join();
+    }
+    EXPECT_GT(reads, 200);
+    std::printf("%d reads, %d of them of the zombie's status\n", reads, statuses);
 }
 
 TEST(process_exit, a_pid_that_names_another_process_is_not_watched) {
