@@ -91,7 +91,7 @@ TOML
     jobs=$("$heapctl" --socket "$socket" jobs --json 2>&1 || true)
     created=$(json "d[-1]['created_ms'] if d else 0" <<<"$jobs")
     finished=$(json "d[-1]['finished_ms'] if d else 0" <<<"$jobs")
-    state=$(json "d[-1]['state'] + ((': ' + d[-1]['error']['message'][:60]) if d[-1].get('error') else '') if d else 'none'" <<<"$jobs")
+    state=$(json "d[-1]['state'] + ((': ' + str(d[-1]['error'])[:70]) if d[-1].get('error') else '') if d else 'none'" <<<"$jobs")
     secs() { [[ $1 -gt 0 ]] && awk -v a="$1" -v b="$start" 'BEGIN { printf "%.1f s", (a - b) / 1000 }' || echo "-"; }
     lead="-"
     [[ $finished -gt 0 && -n $died ]] && lead=$(awk -v a="$died" -v b="$finished" 'BEGIN { printf "%.1f s", (a - b) / 1000 }')
