@@ -40,7 +40,7 @@ bool valid_file(std::string_view path) {
 
 }  // namespace
 
-std::string oom_answer_path() {
+std::uint64_t own_start_time() {
     // Field 22 of /proc/self/stat, after the command's closing parenthesis (field 2 may hold spaces).
     char stat[1024] = {};
     if (FILE* f = std::fopen("/proc/self/stat", "r")) {
@@ -53,6 +53,11 @@ std::string oom_answer_path() {
     for (int field = 2; at != nullptr && *at != '\0' && field < 22; ++at)
         if (*at == ' ') ++field;
     if (at != nullptr) start = std::strtoull(at, nullptr, 10);
+    return start;
+}
+
+std::string oom_answer_path() {
+    const std::uint64_t start = own_start_time();
     // 16 random hex digits: nobody can put a file (or a link) at the name first.
     unsigned char random[8] = {};
     for (std::size_t got = 0; got < sizeof random;) {
@@ -76,6 +81,7 @@ const char* command_name(command c) {
     case command::cpu_start: return "cpu_start";
     case command::cpu_show: return "cpu_show";
     case command::cpu_stop: return "cpu_stop";
+    case command::oom: return "oom";
     }
     return "?";
 }
@@ -108,9 +114,9 @@ bool parse_agent_options(const char* text, agent_options& out, std::string& erro
         if (first) {
             first = false;
             static constexpr std::pair<std::string_view, command> names[] = {
-                {"start", command::start},       {"show", command::show},        {"stop", command::stop},
-                {"status", command::status},     {"", command::status},          {"cpu_start", command::cpu_start},
-                {"cpu_show", command::cpu_show}, {"cpu_stop", command::cpu_stop}};
+                {"start", command::start},       {"show", command::show},         {"stop", command::stop},
+                {"status", command::status},     {"", command::status},           {"cpu_start", command::cpu_start},
+                {"cpu_show", command::cpu_show}, {"cpu_stop", command::cpu_stop}, {"oom", command::oom}};
             bool known = false;
             for (const auto& [name, c] : names)
                 if (item == name) {
@@ -119,7 +125,7 @@ bool parse_agent_options(const char* text, agent_options& out, std::string& erro
                 }
             if (!known)
                 note("unknown command '" + std::string(item.substr(0, 40)) +
-                     "' (start, show, stop, status, cpu_start, cpu_show or cpu_stop)");
+                     "' (start, show, stop, status, cpu_start, cpu_show, cpu_stop or oom)");
             continue;
         }
         std::size_t eq = item.find('=');
@@ -142,9 +148,17 @@ bool parse_agent_options(const char* text, agent_options& out, std::string& erro
                 out.file = std::string(value);
             else
                 note("file must be /tmp/heapd-agent-NAME.json (NAME of letters, digits and '-')");
+        } else if (key == "wait") {
+            number(value, 1, max_wait_s, "wait (seconds)", out.wait_s);
+        } else if (key == "socket") {
+            // sockaddr_un holds 107 bytes and a NUL.
+            if (value.starts_with('/') && value.size() < 108)
+                out.socket = std::string(value);
+            else
+                note("socket must be an absolute path of at most 107 bytes");
         } else {
             note("unknown option '" + std::string(key.substr(0, 40)) +
-                 "' (interval, depth, gc, period, file, protocol)");
+                 "' (interval, depth, gc, period, file, protocol, socket, wait)");
         }
     }
     return error.empty();

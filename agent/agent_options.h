@@ -16,8 +16,15 @@ inline constexpr int default_depth = 16;
 inline constexpr int max_depth = 64;
 
 // What the agent is asked to do: allocation sampling (start, show, stop), CPU sampling (cpu_start,
-// cpu_show, cpu_stop), or its state.
-enum class command { start, show, stop, status, cpu_start, cpu_show, cpu_stop };
+// cpu_show, cpu_stop), its state, or (only with -agentpath: at the JVM's start) the OOM watch
+// (agent/oom_watch.h).
+enum class command { start, show, stop, status, cpu_start, cpu_show, cpu_stop, oom };
+
+// The OOM watch's defaults: heapd's socket (the daemon's own default), and how long the thread
+// making an OutOfMemoryError waits at most for its heap to be dumped (as heapd's hook holds a JVM).
+inline constexpr const char* default_socket = "/run/heapd/heapd.sock";
+inline constexpr int default_wait_s = 120;
+inline constexpr int max_wait_s = 600;
 
 // CPU samples: milliseconds between ticks, and its bounds.
 inline constexpr int default_period_ms = 10;
@@ -32,7 +39,12 @@ struct agent_options {
     int period_ms = default_period_ms;         // cpu_start: between ticks
     std::string file;                          // where the answer goes: /tmp/heapd-agent-*.json, or none
     int protocol = protocol_version;           // what heapd speaks (start with -agentpath: needs none)
+    std::string socket = default_socket;       // oom: heapd's socket, an absolute path
+    int wait_s = default_wait_s;               // oom: seconds a thread waits for its dump
 };
+
+// This process's start time: clock ticks after boot (/proc/self/stat field 22); 0 when unreadable.
+std::uint64_t own_start_time();
 
 // Where a sampling agent writes its table when the JVM first runs out of Java heap (JVMTI's
 // ResourceExhausted, after the JVM's own OnOutOfMemoryError hook has run): /tmp/heapd-agent-oom-
@@ -42,7 +54,7 @@ struct agent_options {
 // first: a file another user put at a predictable name would keep the agent from writing its own.
 std::string oom_answer_path();
 
-// Parses "COMMAND[,key=value...]" (keys: interval, depth, gc, period, file, protocol). False with why in
+// Parses "COMMAND[,key=value...]" (keys: interval, depth, gc, period, file, protocol, socket, wait). False with why in
 // error for anything else: an unknown command or key, a number out of bounds, a file outside
 // /tmp/heapd-agent-*.json or with a '/' in its name. An unknown command still reads the keys after it
 // (so that the error can be answered in the file named there).

@@ -94,6 +94,10 @@ jint sampler::on_load(JavaVM* vm, const agent_options& options, const std::strin
 
 jint sampler::on_attach(JavaVM* vm, const agent_options& options, const std::string& parse_error) {
     std::string error = parse_error;
+    if (error.empty() && options.what == command::oom)
+        error =
+            "the OOM watch starts with the JVM (-agentpath:LIB=oom): a JVM gives breakpoints to no agent "
+            "loaded later";
     if (error.empty() && options.protocol != protocol_version)
         error = "heapd speaks agent protocol " + std::to_string(options.protocol) + ", this agent (" +
                 HEAPD_AGENT_VERSION + ") speaks " + std::to_string(protocol_version) +
@@ -210,7 +214,10 @@ void sampler::run(JNIEnv* jni, const agent_options& options) {
                 owned_ring_.release();  // a callback still inside: leave it its memory
         }
         break;
-    case command::status: text = answer_json(facts(command::status), nullptr); break;
+    case command::status:
+    case command::oom:  // refused by on_attach before it gets here
+        text = answer_json(facts(command::status), nullptr);
+        break;
     case command::cpu_start:
     case command::cpu_show:
     case command::cpu_stop: text = run_cpu(options); break;

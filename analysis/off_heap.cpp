@@ -187,8 +187,9 @@ class_loader_report class_loaders(const basic_object_graph<Node>& g, const basic
 }
 
 // Who refers to the Thread objects besides the JVM's own bookkeeping (a thread group and its array of
-// threads): a static list, a pool's worker. Of a thread's referrers (at most a few, in node order) the
-// first whose root path does not start at a thread is taken, else the first.
+// threads): a static list, a pool's worker. Of a thread's reachable referrers (at most a few, in node
+// order; garbage such as the arrays a list outgrew is passed over) the first whose root path does not
+// start at a thread is taken, else the first.
 template <typename Node>
 std::vector<holder_group> thread_holders(const basic_object_graph<Node>& g, const class_table& classes,
                                          const basic_root_paths<Node>& paths, const std::vector<thread_report>& threads,
@@ -215,6 +216,7 @@ std::vector<holder_group> thread_holders(const basic_object_graph<Node>& g, cons
         for (Node v : g.references(u)) {
             if (v == none || !is_thread[v]) continue;
             if (std::binary_search(bookkeeping.begin(), bookkeeping.end(), u)) break;
+            if (!paths.reachable(u)) break;
             std::vector<Node>& list = referrers[v];
             if (list.size() < kept && (list.empty() || list.back() != u)) list.push_back(u);
         }

@@ -177,9 +177,12 @@ std::string report_title(const wire::json& result) {
     if (const std::int64_t pid = d->value("pid", std::int64_t{0}); pid != 0) title += ", pid " + std::to_string(pid);
     std::string command = d->value("command_line", std::string());
     if (const auto space = command.find(' '); space != std::string::npos) command.resize(space);
-    if (!command.empty()) title += " (" + command + ")";
+    if (!command.empty()) title += " (" + line_safe(command) + ")";
     if (const std::string trigger = d->value("trigger", std::string()); !trigger.empty())
         title += ", trigger " + trigger;
+    // The OutOfMemoryError heapd's agent saw, in the JVM's words.
+    if (const std::string kind = d->value("oom_kind", std::string()); !kind.empty())
+        title += " (" + line_safe(kind) + ": " + line_safe(d->value("oom_error", std::string())) + ")";
     return title;
 }
 

@@ -118,11 +118,14 @@ std::string dumps_text(const wire::json& dumps) {
     for (const wire::json& d : dumps) {
         char line[512];
         const auto created = get<long long>(d, "created_ms", 0);
-        std::snprintf(line, sizeof line, "%-20s  %s  %-10s  %9s  %s\n", get<std::string>(d, "id", "?").c_str(),
-                      text::utc_time(created < 0 ? 0 : static_cast<std::uint64_t>(created)).c_str(),
-                      fit(user_name(get<long long>(d, "owner_uid", -1)), 10).c_str(),
-                      text::human_bytes(get<unsigned long long>(d, "file_bytes", 0)).c_str(),
-                      get<std::string>(d, "trigger", "").c_str());
+        std::snprintf(
+            line, sizeof line, "%-20s  %s  %-10s  %9s  %s\n", get<std::string>(d, "id", "?").c_str(),
+            text::utc_time(created < 0 ? 0 : static_cast<std::uint64_t>(created)).c_str(),
+            fit(user_name(get<long long>(d, "owner_uid", -1)), 10).c_str(),
+            text::human_bytes(get<unsigned long long>(d, "file_bytes", 0)).c_str(),
+            line_safe(get<std::string>(d, "trigger", "") +
+                      (get<std::string>(d, "oom_kind", "").empty() ? "" : " " + get<std::string>(d, "oom_kind", "")))
+                .c_str());
         out += line;
         const char* what = get<bool>(d, "has_dump", false) ? " (dump kept)" : " (analyzed in place, report kept)";
         out += "    " + fit(line_safe(get<std::string>(d, "file", "")), 60) + what + "\n";

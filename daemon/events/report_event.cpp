@@ -34,6 +34,7 @@ report_event make_report_event(const entry_metadata& meta, const analysis_report
     e.dump_id = meta.id;
     e.job = meta.job;
     e.trigger = meta.trigger;
+    e.oom_kind = meta.oom_kind;
     e.source = meta.source;
     e.host = meta.host;
     e.pid = meta.pid;
@@ -57,7 +58,8 @@ std::vector<std::string> journal_fields(const report_event& e) {
     const bool oom = e.trigger == "oom";
     std::string who = e.pid > 0 ? "pid " + std::to_string(e.pid) : std::string("a file");
     if (!e.main_class.empty()) who += " (" + bounded_text(e.main_class, max_name_bytes) + ")";
-    std::string message = (oom ? "OutOfMemoryError: dump " : "report of dump ") + e.dump_id + " of " + who +
+    const std::string kind = e.oom_kind.empty() ? "" : " (" + bounded_text(e.oom_kind, max_name_bytes) + ")";
+    std::string message = (oom ? "OutOfMemoryError" + kind + ": dump " : "report of dump ") + e.dump_id + " of " + who +
                           ", trigger \"" + bounded_text(e.trigger, max_name_bytes) + "\", heap " +
                           text::human_bytes(e.heap_bytes) + ": " + bounded_text(e.headline, max_name_bytes);
     std::vector<std::string> f = {
@@ -74,6 +76,7 @@ std::vector<std::string> journal_fields(const report_event& e) {
         "HEAPD_HEAP_BYTES=" + std::to_string(e.heap_bytes),
         "HEAPD_OBJECTS=" + std::to_string(e.objects),
     };
+    if (!e.oom_kind.empty()) f.push_back("HEAPD_OOM_KIND=" + bounded_text(e.oom_kind, max_name_bytes));
     if (e.pid > 0) f.push_back("HEAPD_PID=" + std::to_string(e.pid));
     if (!e.main_class.empty()) f.push_back("HEAPD_MAIN_CLASS=" + bounded_text(e.main_class, max_name_bytes));
     if (!e.jvm_version.empty()) f.push_back("HEAPD_JVM_VERSION=" + bounded_text(e.jvm_version, max_name_bytes));

@@ -20,8 +20,9 @@ inline constexpr std::string_view report_stored_message_id = "838bc2aa119b48cfa3
 struct report_event {
     std::string dump_id;  // the store entry
     std::uint64_t job = 0;
-    std::string trigger;  // "oom", "request", "rule NAME", "heapctl report", ...
-    std::string source;   // "dump" (the dump is kept) or "file" (a file analyzed in place)
+    std::string trigger;   // "oom", "request", "rule NAME", "heapctl report", ...
+    std::string oom_kind;  // the OutOfMemoryError heapd's agent saw: "direct-buffer", ...; "" for others
+    std::string source;    // "dump" (the dump is kept) or "file" (a file analyzed in place)
     std::string host;
     std::int64_t pid = 0;  // the JVM's, 0 when unknown
     std::string main_class;

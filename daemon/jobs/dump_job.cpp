@@ -207,6 +207,8 @@ entry_metadata dump_metadata(const dump_request& r, const job_context& ctx) {
     meta.owner_uid = r.uid;
     meta.owner_gid = r.gid;
     meta.trigger = r.trigger;
+    meta.oom_kind = r.oom_kind;
+    meta.oom_error = r.oom_error;
     meta.source = "dump";
     meta.file = r.adopt ? r.adopt_name : "heap of pid " + std::to_string(r.pid);
     meta.host = r.host;

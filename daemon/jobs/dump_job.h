@@ -21,6 +21,7 @@ struct dump_request {
     pid_t pid = 0;
     bool live = true;                 // only reachable objects (a full GC first)
     std::string trigger = "request";  // "request", "oom", "spool"
+    std::string oom_kind, oom_error;  // an OOM the agent saw (entry_metadata)
     // The JVM is in its OnOutOfMemoryError hook (at a safepoint, unable to answer): retry attaching
     // with backoff until it answers again or is gone.
     bool wait_for_jvm = false;

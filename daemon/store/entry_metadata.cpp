@@ -3,25 +3,30 @@
 namespace heapd::daemon {
 
 wire::json to_json(const entry_metadata& m) {
-    return {{"id", m.id},
-            {"created_ms", m.created_ms},
-            {"owner_uid", m.owner_uid},
-            {"owner_gid", m.owner_gid},
-            {"trigger", m.trigger},
-            {"source", m.source},
-            {"file", m.file},
-            {"file_bytes", m.file_bytes},
-            {"host", m.host},
-            {"pid", m.pid},
-            {"claimed_pid", m.claimed_pid},
-            {"jvm_start_time", m.jvm_start_time},
-            {"jvm", m.jvm},
-            {"command_line", m.command_line},
-            {"job", m.job},
-            {"has_dump", m.has_dump},
-            {"has_report", m.has_report},
-            {"headline", m.headline},
-            {"stored_bytes", m.stored_bytes}};
+    wire::json j = {{"id", m.id},
+                    {"created_ms", m.created_ms},
+                    {"owner_uid", m.owner_uid},
+                    {"owner_gid", m.owner_gid},
+                    {"trigger", m.trigger},
+                    {"source", m.source},
+                    {"file", m.file},
+                    {"file_bytes", m.file_bytes},
+                    {"host", m.host},
+                    {"pid", m.pid},
+                    {"claimed_pid", m.claimed_pid},
+                    {"jvm_start_time", m.jvm_start_time},
+                    {"jvm", m.jvm},
+                    {"command_line", m.command_line},
+                    {"job", m.job},
+                    {"has_dump", m.has_dump},
+                    {"has_report", m.has_report},
+                    {"headline", m.headline},
+                    {"stored_bytes", m.stored_bytes}};
+    if (!m.oom_kind.empty()) {
+        j["oom_kind"] = m.oom_kind;
+        j["oom_error"] = m.oom_error;
+    }
+    return j;
 }
 
 result<entry_metadata> metadata_from_json(const wire::json& j) {
@@ -46,6 +51,8 @@ result<entry_metadata> metadata_from_json(const wire::json& j) {
         m.has_dump = j.at("has_dump").get<bool>();
         m.has_report = j.at("has_report").get<bool>();
         m.headline = j.value("headline", "");
+        m.oom_kind = j.value("oom_kind", "");
+        m.oom_error = j.value("oom_error", "");
     } catch (const std::exception& e) {
         return fail(error_code::corrupt, std::string("metadata is damaged: ") + e.what());
     }

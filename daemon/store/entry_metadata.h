@@ -17,8 +17,11 @@ struct entry_metadata {
     uid_t owner_uid = 0;  // who may see it besides root and the heapd group
     gid_t owner_gid = 0;
     std::string trigger;  // "heapctl report"; for dumps "request" (heapctl dump) or "oom" (the hook)
-    std::string source;   // "file": analyzed in place from a descriptor, the dump not kept; "dump"
-    std::string file;     // the dump's name as the client gave it
+    // An OOM dump asked for by heapd's agent at an error the hook does not see: "direct-buffer",
+    // "native-thread" or "thrown", and the agent's words on the error (the JVM's, untrusted).
+    std::string oom_kind, oom_error;
+    std::string source;  // "file": analyzed in place from a descriptor, the dump not kept; "dump"
+    std::string file;    // the dump's name as the client gave it
     std::uint64_t file_bytes = 0;
     std::string host;
     std::int64_t pid = 0;  // the JVM's, 0 when unknown (or only claimed)

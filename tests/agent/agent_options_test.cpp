@@ -44,6 +44,28 @@ TEST(agent_options, refuses_what_it_does_not_know_or_allow) {
     EXPECT_FALSE(parse_agent_options(std::string(1001, 'x').c_str(), o, error));
 }
 
+TEST(agent_options, the_oom_watch_takes_heapds_socket_and_how_long_to_wait) {
+    agent_options o;
+    std::string error;
+    ASSERT_TRUE(parse_agent_options("oom", o, error)) << error;
+    EXPECT_EQ(o.what, command::oom);
+    EXPECT_EQ(o.socket, "/run/heapd/heapd.sock");
+    EXPECT_EQ(o.wait_s, 120);
+    ASSERT_TRUE(parse_agent_options("oom,socket=/tmp/d/heapd.sock,wait=30", o, error)) << error;
+    EXPECT_EQ(o.socket, "/tmp/d/heapd.sock");
+    EXPECT_EQ(o.wait_s, 30);
+    for (const char* bad : {"oom,socket=heapd.sock", "oom,wait=0", "oom,wait=601",
+                            "oom,socket=/"
+                            "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
+                            "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
+                            "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"}) {
+        agent_options b;
+        error.clear();
+        EXPECT_FALSE(parse_agent_options(bad, b, error)) << bad;
+        EXPECT_EQ(b.socket, "/run/heapd/heapd.sock") << bad;
+    }
+}
+
 TEST(agent_options, an_error_still_names_the_answer_file) {
     agent_options o;
     std::string error;

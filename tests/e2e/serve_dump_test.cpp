@@ -102,6 +102,23 @@ TEST(serve_dump, one_dump_per_jvm_at_a_time_and_unknown_pids_refused) {
 
     auto missing = run_heapctl(d, {"dump", "999999999"});
     EXPECT_EQ(missing.exit_code, 5) << missing.err;
+
+    // The kind of OutOfMemoryError heapd's agent names: one of its three, with trigger oom only, in
+    // a bounded line.
+    const wire::json refused[] = {
+        {{"pid", jvm.pid()}, {"trigger", "oom"}, {"oom_kind", "heap"}},
+        {{"pid", jvm.pid()}, {"oom_kind", "thrown"}},
+        {{"pid", jvm.pid()}, {"trigger", "oom"}, {"oom_kind", "thrown"}, {"oom_error", std::string(1025, 'x')}},
+        {{"pid", jvm.pid()}, {"trigger", "oom"}, {"oom_kind", 3}},
+    };
+    std::uint64_t id = 10;
+    for (const wire::json& args : refused) {
+        ASSERT_TRUE(c.send_request({++id, "dump", args}));
+        auto r = c.read_reply();
+        ASSERT_TRUE(r) << args;
+        ASSERT_EQ(r->kind, wire::reply_kind::error) << args;
+        EXPECT_EQ(r->error.kind, wire::error_kind::bad_request) << args;
+    }
 }
 
 TEST(serve_dump, another_user_neither_sees_nor_dumps_roots_jvm) {

@@ -21,6 +21,9 @@ namespace {
 
 using wire::error_kind;
 
+// The longest oom_error taken: the agent's line names the error and two methods.
+constexpr std::size_t max_oom_error_bytes = 1024;
+
 // The path of a spooled request's dump as the daemon reaches it: as written, or for a hook in
 // another mount namespace (a container), through /proc/PID/root of a process still in it (the JVM
 // first). Empty when there is none, or it cannot be reached (said in problems).
@@ -89,15 +92,27 @@ wire::wire_result<dump_args> read_dump_args(const wire::json& args) {
     auto command = wire::arg_string(args, "command", "");
     auto start_time = wire::arg_uint(args, "start_time", 0);
     auto snapshot = wire::arg_bool(args, "snapshot", false);
-    if (!pid || !live || !trigger || !oom || !adopt_name || !jvm_version || !command || !start_time || !snapshot)
+    auto oom_kind = wire::arg_string(args, "oom_kind", "");
+    auto oom_error = wire::arg_string(args, "oom_error", "");
+    if (!pid || !live || !trigger || !oom || !adopt_name || !jvm_version || !command || !start_time || !snapshot ||
+        !oom_kind || !oom_error)
         return wire::wire_fail(error_kind::bad_request,
-                               "dump: a missing or mistyped argument (pid, live, trigger, "
-                               "in_oom_hook, dump_path, jvm, command, start_time, snapshot)");
+                               "dump: a missing or mistyped argument (pid, live, trigger, in_oom_hook, dump_path, "
+                               "jvm, command, start_time, snapshot, oom_kind, oom_error)");
     if (*pid == 0 || *pid > 0x3fffffff)
         return wire::wire_fail(error_kind::bad_request, "dump: pid must be a process id");
     if (*trigger != "request" && *trigger != "oom")
         return wire::wire_fail(error_kind::bad_request, "dump: trigger is request or oom");
-    return dump_args{*pid, *live, *trigger, *oom, *adopt_name, *jvm_version, *command, *start_time, *snapshot};
+    // The kinds heapd's agent names (agent/oom_watch.h), for an OOM dump only.
+    if (!oom_kind->empty() &&
+        (*trigger != "oom" || (*oom_kind != "direct-buffer" && *oom_kind != "native-thread" && *oom_kind != "thrown")))
+        return wire::wire_fail(error_kind::bad_request,
+                               "dump: oom_kind is direct-buffer, native-thread or thrown, with trigger oom");
+    if (oom_error->size() > max_oom_error_bytes)
+        return wire::wire_fail(error_kind::bad_request,
+                               "dump: oom_error is longer than " + std::to_string(max_oom_error_bytes) + " bytes");
+    return dump_args{*pid,        *live,        *trigger, *oom_kind,   *oom_error, *oom,
+                     *adopt_name, *jvm_version, *command, *start_time, *snapshot};
 }
 
 // The dump as one of the running JVM target: its owner and start time, what a snapshot from outside
@@ -167,6 +182,8 @@ result<dump_request> request_handler::prepare_dump(const dump_args& a, const pee
     d.pid = target;
     d.live = a.live;
     d.trigger = a.trigger;
+    d.oom_kind = a.oom_kind;
+    d.oom_error = a.oom_error;
     d.wait_for_jvm = a.in_oom_hook;
     d.host = info_.host;
     if (fd) {
@@ -225,7 +242,8 @@ result<job_record> request_handler::submit_dump(dump_request d, const peer_crede
         if (job.final()) dumping_.erase(target);
         if (waiting) waiting(job);
     };
-    log_->info("dump of {} asked by uid {} (trigger {}{})", who, p.uid, d.trigger,
+    log_->info("dump of {} asked by uid {} (trigger {}{}{})", who, p.uid, d.trigger,
+               d.oom_kind.empty() ? std::string() : ": " + d.oom_kind + ", " + bounded_text(d.oom_error),
                d.adopt ? ", adopting " + bounded_text(d.adopt_name) : std::string());
     return jobs_.submit(spec, make_dump_work(store_, std::move(d)), std::move(listener));
 }

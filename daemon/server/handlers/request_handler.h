@@ -47,7 +47,8 @@ struct daemon_info {
 struct dump_args {
     std::uint64_t pid = 0;
     bool live = true;
-    std::string trigger;  // request or oom
+    std::string trigger;              // request or oom
+    std::string oom_kind, oom_error;  // oom: the kind heapd's agent saw, and its words on the error
     bool in_oom_hook = false;
     std::string dump_path;  // of an adopted file, as the caller names it
     std::string jvm, command;
