@@ -108,6 +108,7 @@ struct upload_options {
     std::string credentials_file;
     bool html = true;                                 // report.html beside report.json
     bool dump = false;                                // dump.hprof.gz: primitive arrays zeroed (heapd strip), gzip
+    bool deaths = true;                               // the death records: PREFIX/HOST/MAIN CLASS/DEATH ID/death.json
     std::uint64_t part_size = 16u << 20;              // multipart parts, for files larger than one part
     std::string state_dir = "/var/lib/heapd-upload";  // the queue and what is done, across restarts
     std::chrono::seconds interval{10};                // how often the store is looked at

@@ -104,8 +104,8 @@ void read_oom(config_reader& r, const toml::table& t, oom_options& o) {
 
 void read_upload(config_reader& r, const toml::table& t, upload_options& u) {
     r.only_known_keys(t, "[upload]",
-                      {"endpoint", "bucket", "prefix", "region", "credentials_file", "html", "dump", "part_size",
-                       "state", "interval", "metrics_textfile"});
+                      {"endpoint", "bucket", "prefix", "region", "credentials_file", "html", "dump", "deaths",
+                       "part_size", "state", "interval", "metrics_textfile"});
     read_key(t, "endpoint", u.endpoint, [&](const toml::node& n) -> std::optional<std::string> {
         auto e = r.string(n, "upload.endpoint");
         if (e && !e->starts_with("https://") && !e->starts_with("http://")) {
@@ -135,6 +135,7 @@ void read_upload(config_reader& r, const toml::table& t, upload_options& u) {
              [&](const toml::node& n) { return r.path(n, "upload.credentials_file", true); });
     read_key(t, "html", u.html, [&](const toml::node& n) { return r.boolean(n, "upload.html"); });
     read_key(t, "dump", u.dump, [&](const toml::node& n) { return r.boolean(n, "upload.dump"); });
+    read_key(t, "deaths", u.deaths, [&](const toml::node& n) { return r.boolean(n, "upload.deaths"); });
     read_key(t, "part_size", u.part_size, [&](const toml::node& n) -> std::optional<std::uint64_t> {
         auto size = r.size(n, "upload.part_size");
         // S3 takes parts of 5 MiB to 5 GiB (the last may be smaller).

@@ -55,6 +55,36 @@ std::optional<std::vector<entry_metadata>> read_entries(const std::string& store
     return out;
 }
 
+// A death record of the store (STORE/deaths/ID.json): its id, where its key goes, when it died.
+struct death_file {
+    std::string id, host, main_class, path;
+    std::int64_t died_ms = 0;
+};
+
+// The death records of the store, oldest first; none when there is no deaths folder. A record that
+// cannot be read is left for the next pass (it may be being replaced).
+std::vector<death_file> read_deaths(const std::string& store_dir) {
+    std::vector<death_file> out;
+    std::error_code ec;
+    for (const fs::directory_entry& e : fs::directory_iterator(store_dir + "/deaths", ec)) {
+        const std::string name = e.path().filename().string();
+        if (!name.ends_with(".json")) continue;
+        death_file d;
+        d.id = name.substr(0, name.size() - 5);
+        d.path = e.path().string();
+        if (!valid_entry_id(d.id)) continue;
+        auto text = read_file(d.path, max_metadata_bytes);
+        auto j = text ? wire::json::parse(*text, nullptr, false) : wire::json();
+        if (!j.is_object()) continue;
+        d.host = j.value("host", std::string());
+        d.main_class = j.value("main_class", std::string());
+        d.died_ms = j.value("died_ms", std::int64_t{0});
+        out.push_back(std::move(d));
+    }
+    std::sort(out.begin(), out.end(), [](const death_file& a, const death_file& b) { return a.id < b.id; });
+    return out;
+}
+
 }  // namespace
 
 std::string key_segment(std::string_view text) {
@@ -133,8 +163,10 @@ std::size_t uploader::run_pass(const std::atomic<bool>& stop) {
         log_->warn("cannot read the store {}: nothing uploaded this time", store_dir_);
         return counters_.queued;
     }
+    const std::vector<death_file> deaths = options_.deaths ? read_deaths(store_dir_) : std::vector<death_file>{};
     std::set<std::string> present;
     for (const entry_metadata& m : *entries) present.insert(m.id);
+    for (const death_file& d : deaths) present.insert(d.id);
     // Entries the store no longer has: their progress and markers go.
     for (const std::string& id : state_.pending())
         if (!present.contains(id)) {
@@ -155,39 +187,54 @@ std::size_t uploader::run_pass(const std::atomic<bool>& stop) {
         }
         if (!upload_entry(meta, stop)) ++waiting;
     }
+    for (const death_file& d : deaths) {
+        if (stop) break;
+        if (state_.is_done(d.id)) continue;
+        if (auto p = state_.load(d.id); p && !ignore_backoff_ && p->next_attempt_ms > now_ms()) {
+            ++waiting;
+            continue;
+        }
+        const std::string base = options_.prefix + "/" + key_segment(d.host) + "/" +
+                                 key_segment(d.main_class.empty() ? "unknown" : d.main_class) + "/" + key_segment(d.id);
+        if (!upload_files(d.id, base, {{"death.json", d.path, "application/json"}}, nullptr, stop)) ++waiting;
+    }
     counters_.queued = waiting;
     return waiting;
 }
 
 bool uploader::upload_entry(const entry_metadata& meta, const std::atomic<bool>& stop) {
-    entry_progress fresh;
-    fresh.dump_id = meta.id;
-    fresh.key_base = entry_key_base(options_.prefix, meta);
-    entry_progress p = state_.load(meta.id).value_or(fresh);
-    struct wanted {
-        std::string name, path, type;
-    };
-    std::vector<wanted> files = {{"report.json", entry_dir(meta.id) + "/report.json", "application/json"}};
+    std::vector<wanted_file> files = {{"report.json", entry_dir(meta.id) + "/report.json", "application/json"}};
     if (options_.html)
         files.push_back({"report.html", state_.work_path(meta.id, "report.html"), "text/html; charset=utf-8"});
     if (options_.dump && meta.has_dump)
         files.push_back({"dump.hprof.gz", state_.work_path(meta.id, "dump.hprof.gz"), "application/gzip"});
+    return upload_files(meta.id, entry_key_base(options_.prefix, meta), files, &meta, stop);
+}
 
+bool uploader::upload_files(const std::string& id, const std::string& key_base, const std::vector<wanted_file>& files,
+                            const entry_metadata* meta, const std::atomic<bool>& stop) {
+    entry_progress fresh;
+    fresh.dump_id = id;
+    fresh.key_base = key_base;
+    entry_progress p = state_.load(id).value_or(fresh);
+    const std::string what = (meta != nullptr ? "dump " : "death record ") + id;
     std::uint64_t sent = 0;
-    for (const wanted& w : files) {
+    for (const wanted_file& w : files) {
         file_progress& f = p.file(w.name);
         if (f.done) continue;
         struct stat st {};
         if (::lstat(w.path.c_str(), &st) != 0) {
             // Made here once; a file that cannot be made (a damaged dump) is left out, said so.
             result<void> made{};
-            if (w.name == "report.html") {
-                if (auto html = make_html(meta, w.path); !html) made = std::unexpected(html.error());
+            if (meta == nullptr) {
+                made = fail(error_code::not_found, w.path + " is gone");
+            } else if (w.name == "report.html") {
+                if (auto html = make_html(*meta, w.path); !html) made = std::unexpected(html.error());
             } else {
-                made = write_stripped_gzip(entry_dir(meta.id) + "/dump.hprof", w.path, state_.work_dir());
+                made = write_stripped_gzip(entry_dir(id) + "/dump.hprof", w.path, state_.work_dir());
             }
             if (!made) {
-                log_->warn("dump {}: {} left out: {}", meta.id, w.name, bounded_text(made.error().describe()));
+                log_->warn("{}: {} left out: {}", what, w.name, bounded_text(made.error().describe()));
                 f.done = true;
                 state_.save(p);
                 continue;
@@ -200,7 +247,7 @@ bool uploader::upload_entry(const entry_metadata& meta, const std::atomic<bool>&
             p.next_attempt_ms = now_ms() + backoff_ms(p.attempts);
             p.last_error = done.error().message;
             state_.save(p);
-            log_->warn("dump {}: {} not uploaded ({}), attempt {}; next in {} s", meta.id, w.name,
+            log_->warn("{}: {} not uploaded ({}), attempt {}; next in {} s", what, w.name,
                        bounded_text(done.error().message), p.attempts, backoff_ms(p.attempts) / 1000);
             return false;
         }
@@ -210,13 +257,13 @@ bool uploader::upload_entry(const entry_metadata& meta, const std::atomic<bool>&
         sent += f.size;
         state_.save(p);
     }
-    if (auto marked = state_.mark_done(meta.id); !marked) {
-        log_->warn("dump {}: uploaded, but cannot record it: {}", meta.id, marked.error().describe());
+    if (auto marked = state_.mark_done(id); !marked) {
+        log_->warn("{}: uploaded, but cannot record it: {}", what, marked.error().describe());
         return false;
     }
     ++counters_.entries_done;
     counters_.last_success_ms = now_ms();
-    log_->info("dump {} uploaded to s3://{}/{}/ ({} file{}, {})", meta.id, options_.bucket, p.key_base, files.size(),
+    log_->info("{} uploaded to s3://{}/{}/ ({} file{}, {})", what, options_.bucket, p.key_base, files.size(),
                files.size() == 1 ? "" : "s", text::human_bytes(sent));
     return true;
 }

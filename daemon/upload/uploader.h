@@ -1,9 +1,10 @@
 #pragma once
 // `heapd upload`'s work: every report heapd keeps goes to an S3-compatible bucket, oldest first,
 // under PREFIX/HOST/MAIN CLASS/DUMP ID/ (report.json; report.html; dump.hprof.gz, the dump stripped
-// and compressed, when asked). It reads the store and never writes there: it runs as its own
-// process (heapd-upload.service: network, no privileges) so that dumps and analyses never wait for
-// it. A failed entry is tried again later (backoff from 5 s to 10 min), from where it stopped.
+// and compressed, when asked), and every death record under PREFIX/HOST/MAIN CLASS/DEATH ID/death.json. It reads the
+// store and never writes there: it runs as its own process (heapd-upload.service: network, no privileges) so that dumps
+// and analyses never wait for it. A failed entry is tried again later (backoff from 5 s to 10 min), from where it
+// stopped.
 #include <atomic>
 #include <cstdint>
 #include <memory>
@@ -55,8 +56,16 @@ public:
     std::string metrics_text() const;
 
 private:
+    // One file to put in the bucket under KEY BASE/name, from path (made first when missing).
+    struct wanted_file {
+        std::string name, path, type;
+    };
     // Uploads what is missing of one entry; false when it failed (progress kept for the next try).
     bool upload_entry(const entry_metadata& meta, const std::atomic<bool>& stop);
+    // Uploads what is missing of the files of one item (a store entry: meta, whose missing files are
+    // made; a death record: its one file, meta null) under key_base, and marks it done.
+    bool upload_files(const std::string& id, const std::string& key_base, const std::vector<wanted_file>& files,
+                      const entry_metadata* meta, const std::atomic<bool>& stop);
     // One file: whole when it fits in a part, else in parts (resuming a multipart upload).
     s3_result<void> upload_file(entry_progress& p, file_progress& f, const std::string& path,
                                 const std::string& content_type, const std::atomic<bool>& stop);

@@ -86,13 +86,17 @@ void make_store(upload_setup& s, const java_main& program, const std::vector<std
     ASSERT_FALSE(s.id.empty());
 }
 
-void write_config(upload_setup& s, const s3_test_server& server, const std::string& secret, bool dump) {
+// deaths: the daemon's death records too (off where a test counts the keys: while a test's daemon
+// runs, it records the deaths of other tests' JVMs as well).
+void write_config(upload_setup& s, const s3_test_server& server, const std::string& secret, bool dump,
+                  bool deaths = false) {
     write_private(s.dir.file("credentials"), "S3RVER:" + secret + "\n");
     s.config = s.dir.file("heapd.toml");
     std::ofstream(s.config) << "[daemon]\nstore = \"" << s.daemon.store() << "\"\n"
                             << "[upload]\nendpoint = \"" << server.endpoint() << "\"\nbucket = \"heapd-test\"\n"
                             << "prefix = \"fleet\"\ncredentials_file = \"" << s.dir.file("credentials") << "\"\n"
                             << "state = \"" << s.state() << "\"\ndump = " << (dump ? "true" : "false") << "\n"
+                            << "deaths = " << (deaths ? "true" : "false") << "\n"
                             << "part_size = \"5M\"\ninterval = \"1s\"\nmetrics_textfile = \""
                             << s.dir.file("upload.prom") << "\"\n";
 }
@@ -216,6 +220,53 @@ TEST(upload_command, a_server_that_goes_away_mid_upload_is_resumed_under_the_sam
     EXPECT_EQ(metric(prom, "heapd_upload_objects_total"), 3);
     EXPECT_NE(read_whole(log).find("not uploaded"), std::string::npos) << read_whole(log);
     EXPECT_NE(read_whole(log).find("uploaded to s3://heapd-test/" + base + "/"), std::string::npos) << read_whole(log);
+}
+
+TEST(upload_command, a_jvms_death_record_goes_under_its_main_class) {
+    ASSERT_FALSE(s3_test_server::s3rver_module().empty()) << "s3rver is not installed: run .ci/setup";
+    upload_setup s;
+    ASSERT_TRUE(s.daemon.ready()) << s.daemon.log();
+    pid_t pid = 0;
+    {
+        demo_jvm jvm(java_main{"OffHeap"}, {"-Xmx64m"}, {"1", "1"});
+        ASSERT_TRUE(jvm.ready());
+        pid = jvm.pid();
+        // Watched once it is listed and the daemon's death watcher has had a poll (5 s by default).
+        ASSERT_TRUE(wait_until(60, [&] {
+            const wire::json rows = wire::json::parse(run_heapctl(s.daemon, {"jvms", "--json"}).out, nullptr, false);
+            if (rows.is_array())
+                for (const wire::json& row : rows)
+                    if (row["pid"] == pid) return true;
+            return false;
+        }));
+        std::this_thread::sleep_for(std::chrono::seconds(6));
+        ASSERT_EQ(::kill(pid, SIGKILL), 0);
+    }
+    std::string id;
+    ASSERT_TRUE(wait_until(60, [&] {
+        const wire::json list = wire::json::parse(run_heapctl(s.daemon, {"deaths", "--json"}).out, nullptr, false);
+        if (list.is_array())
+            for (const wire::json& item : list)
+                if (item["death"]["pid"] == pid) id = item["id"];
+        return !id.empty();
+    })) << s.daemon.log();
+    s.daemon.stop();
+    s3_test_server server(s.dir.file("s3"), "heapd-test", "S3RVER");
+    ASSERT_TRUE(server.start()) << server.refusals();
+    write_config(s, server, "S3RVER", false, true);
+    auto sent = run_command({heapd_binary(), "upload", "--config", s.config, "--once"});
+    ASSERT_EQ(sent.exit_code, 0) << sent.err;
+    char host[256] = "";
+    ::gethostname(host, sizeof host);
+    const std::string key = "fleet/" + std::string(host) + "/OffHeap/" + id + "/death.json";
+    const std::string record = read_whole(s.daemon.store() + "/deaths/" + id + ".json");
+    ASSERT_EQ(server.object(key), record) << sent.err;
+    EXPECT_NE(record.find("\"cause\": \"killed\""), std::string::npos) << record;
+    EXPECT_NE(sent.err.find("death record " + id + " uploaded to s3://heapd-test/"), std::string::npos) << sent.err;
+    // Done is done: another pass sends nothing.
+    auto again = run_command({heapd_binary(), "upload", "--config", s.config, "--once"});
+    EXPECT_EQ(again.exit_code, 0) << again.err;
+    EXPECT_EQ(metric(s.dir.file("upload.prom"), "heapd_upload_objects_total"), 0);
 }
 
 }  // namespace
