@@ -91,6 +91,8 @@ result<memory_limit> cgroup_limit(int root_fd, const memory_cgroup& cgroup) {
     if (const auto text = cgroup_file(dir.get(), v1 ? "memory.oom_control" : "memory.events"))
         out.oom_kills = key_value(*text, "oom_kill");
     out.swap_limit = limit_file(dir.get(), v1 ? "memory.memsw.limit_in_bytes" : "memory.swap.max");
+    if (const auto text = v1 ? std::nullopt : cgroup_file(dir.get(), "memory.pressure"))
+        if ((out.pressure = parse_pressure(*text))) out.pressure_source = "cgroup v2 " + cgroup.path;
     return out;
 }
 
@@ -104,7 +106,10 @@ std::optional<std::int64_t> host_oom_kills() {
     return text ? key_value(*text, "oom_kill") : std::nullopt;
 }
 
-memory_limit limit_of_process(pid_t pid, std::string& note) {
+namespace {
+
+// The limit of its memory cgroup, else the host's memory.
+memory_limit limit_of_cgroup_or_host(pid_t pid, std::string& note) {
     if (const auto cgroup = memory_cgroup_of_process(pid)) {
         auto root = open_cgroup_root(cgroup->version);
         auto limit = root ? cgroup_limit(root->get(), *cgroup) : std::unexpected(root.error());
@@ -121,6 +126,23 @@ memory_limit limit_of_process(pid_t pid, std::string& note) {
     host.bytes = host_total_memory();
     host.source = "the host's memory";
     return host;
+}
+
+// The limit with the host's memory pressure where its cgroup has none of its own (v1, or no PSI).
+memory_limit with_host_pressure(memory_limit limit) {
+    if (!limit.pressure)
+        if (const auto text = read_small_file("/proc/pressure/memory", max_cgroup_file))
+            if ((limit.pressure = parse_pressure(*text))) limit.pressure_source = "the host's, /proc/pressure/memory";
+    return limit;
+}
+
+}  // namespace
+
+memory_limit limit_of_process(pid_t pid, std::string& note) {
+    std::string why;
+    memory_limit limit = limit_of_cgroup_or_host(pid, why);
+    note = why;
+    return with_host_pressure(std::move(limit));
 }
 
 }  // namespace heapd::daemon

@@ -34,7 +34,8 @@ std::optional<memory_cgroup> memory_cgroup_of_process(pid_t pid);
 std::optional<std::int64_t> host_oom_kills();
 
 // The limit that applies to process pid: its memory cgroup's (v1 or v2, from /proc/PID/cgroup),
-// else the host's memory. A note says why a cgroup could not be read.
+// else the host's memory, with the memory pressure of its cgroup (v2) or else of the host. A note
+// says why a cgroup could not be read.
 memory_limit limit_of_process(pid_t pid, std::string& note);
 
 }  // namespace heapd::daemon

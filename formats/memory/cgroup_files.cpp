@@ -1,6 +1,8 @@
 #include "formats/memory/cgroup_files.h"
 
 #include <charconv>
+#include <cstdlib>
+#include <string>
 
 #include "formats/memory/internal/text_lines.h"
 
@@ -69,6 +71,30 @@ std::optional<std::int64_t> key_value(std::string_view text, std::string_view ke
             return number_at(line.substr(key.size() + 1));
     }
     return std::nullopt;
+}
+
+std::optional<memory_pressure> parse_pressure(std::string_view text) {
+    // The value after "name=" in a line, nothing when absent or no number.
+    auto field = [](std::string_view line, std::string_view name) -> std::optional<double> {
+        const std::size_t at = line.find(" " + std::string(name) + "=");
+        if (at == std::string_view::npos) return std::nullopt;
+        const std::string value(line.substr(at + name.size() + 2, line.find(' ', at + 1) - (at + name.size() + 2)));
+        char* end = nullptr;
+        const double v = std::strtod(value.c_str(), &end);
+        if (value.empty() || end != value.c_str() + value.size() || !(v >= 0 && v <= 100)) return std::nullopt;
+        return v;
+    };
+    std::optional<double> values[4];
+    text_lines lines(text);
+    for (std::string_view line; lines.next(line);) {
+        const int base = line.starts_with("some ") ? 0 : line.starts_with("full ") ? 2 : -1;
+        if (base < 0) continue;
+        values[base] = field(line, "avg10");
+        values[base + 1] = field(line, "avg60");
+    }
+    for (const auto& v : values)
+        if (!v) return std::nullopt;
+    return memory_pressure{*values[0], *values[1], *values[2], *values[3]};
 }
 
 }  // namespace memory

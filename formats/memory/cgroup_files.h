@@ -31,5 +31,17 @@ std::optional<std::int64_t> parse_limit(std::string_view text);
 // "oom_kill 1", memory.oom_control's "under_oom 0"); nothing when absent or no number.
 std::optional<std::int64_t> key_value(std::string_view text, std::string_view key);
 
+// Pressure stall information for memory (/proc/pressure/memory, a v2 cgroup's memory.pressure): the
+// share of wall time in which some (or all: full) non-idle tasks waited for memory, averaged over
+// 10 and 60 s, in percent. The end of a cgroup's memory shows here first: reclaim stalls the tasks
+// before the OOM killer is called.
+struct memory_pressure {
+    double some_avg10 = 0, some_avg60 = 0, full_avg10 = 0, full_avg60 = 0;
+};
+
+// The file's "some avg10=0.00 avg60=0.00 avg300=0.00 total=0" and "full …" lines; nothing when
+// either is missing or malformed.
+std::optional<memory_pressure> parse_pressure(std::string_view text);
+
 }  // namespace memory
 }  // namespace heapd

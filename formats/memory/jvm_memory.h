@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "formats/memory/cgroup_files.h"
 #include "formats/memory/jcmd_figures.h"
 #include "formats/memory/smaps.h"
 
@@ -50,6 +51,8 @@ struct memory_limit {
     std::optional<std::int64_t> cgroup_anonymous;  // of it, memory no file backs (memory.stat anon, v1 total_rss)
     std::optional<std::int64_t> oom_kills;         // processes the kernel's OOM killer ended in the cgroup
     std::optional<std::int64_t> swap_limit;        // memory.swap.max / memsw (v1: memory and swap together)
+    std::optional<memory_pressure> pressure;       // the cgroup's (v2), else the host's
+    std::string pressure_source;                   // "cgroup v2 /a/b", "the host's, /proc/pressure/memory"
 };
 
 // A JVM's memory at one moment.

@@ -103,6 +103,12 @@ memory_json to_json(const memory_breakdown& b) {
     put(limit, "cgroup_anonymous", b.limit.cgroup_anonymous);
     put(limit, "oom_kills", b.limit.oom_kills);
     put(limit, "swap_limit", b.limit.swap_limit);
+    if (const auto& pr = b.limit.pressure)
+        limit["pressure"] = {{"source", b.limit.pressure_source},
+                             {"some_avg10", pr->some_avg10},
+                             {"some_avg60", pr->some_avg60},
+                             {"full_avg10", pr->full_avg10},
+                             {"full_avg60", pr->full_avg60}};
     j["limit"] = std::move(limit);
     if (const auto p = b.percent_of_limit()) j["percent_of_limit"] = *p;
     memory_json parts = memory_json::array();
@@ -141,6 +147,17 @@ result<memory_breakdown> breakdown_from_json(const memory_json& j) {
             !get(*it, "swap_limit", b.limit.swap_limit))
             return fail(error_code::bad_value, "memory: limit is malformed");
         b.limit.cgroup_version = static_cast<int>(version.value_or(0));
+        if (const auto pr = it->find("pressure"); pr != it->end()) {
+            const auto number = [&](const char* key) -> std::optional<double> {
+                const auto v = pr->find(key);
+                return v != pr->end() && v->is_number() ? std::optional<double>(v->get<double>()) : std::nullopt;
+            };
+            const auto s10 = number("some_avg10"), s60 = number("some_avg60"), f10 = number("full_avg10"),
+                       f60 = number("full_avg60");
+            if (!pr->is_object() || !s10 || !s60 || !f10 || !f60 || !get_string(*pr, "source", b.limit.pressure_source))
+                return fail(error_code::bad_value, "memory: limit.pressure is malformed");
+            b.limit.pressure = memory_pressure{*s10, *s60, *f10, *f60};
+        }
         if (const auto by = it->find("by_cgroup"); by != it->end()) {
             if (!by->is_boolean()) return fail(error_code::bad_value, "memory: limit.by_cgroup is no boolean");
             b.limit.by_cgroup = by->get<bool>();
@@ -193,6 +210,10 @@ std::string memory_text(const memory_breakdown& b) {
                        static_cast<long long>(*b.limit.oom_kills));
         out += "\n";
     }
+    if (const auto& pr = b.limit.pressure)
+        out += fmt("  memory pressure (%s): some %.2f%% over 10 s, %.2f%% over 60 s; full %.2f%%, %.2f%%\n",
+                   terminal_safe(b.limit.pressure_source).c_str(), pr->some_avg10, pr->some_avg60, pr->full_avg10,
+                   pr->full_avg60);
     out += fmt("  %-20s %10s %10s %10s  %s\n", "part", "resident", "committed", "used", "measured from");
     for (const memory_part& p : b.parts) {
         std::string name = title_of(p.name);

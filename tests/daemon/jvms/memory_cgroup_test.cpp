@@ -38,6 +38,8 @@ TEST(memory_cgroup, v2_takes_the_tightest_ancestor) {
     write(root / "kubepods/pod1/app/memory.events", "low 0\nhigh 0\nmax 4\noom 2\noom_kill 2\n");
     write(root / "kubepods/pod1/app/memory.swap.max", "0\n");
     write(root / "kubepods/pod1/app/memory.stat", "anon 73400320\nfile 26214400\nkernel 0\n");
+    write(root / "kubepods/pod1/app/memory.pressure",
+          "some avg10=12.50 avg60=3.25 avg300=0.71 total=4242\nfull avg10=8.00 avg60=1.50 avg300=0.30 total=2121\n");
     const auto l = cgroup_limit(open_dir(root).get(), memory_cgroup{2, "/kubepods/pod1/app"});
     ASSERT_TRUE(l) << l.error().describe();
     EXPECT_EQ(l->bytes, 104857600);
@@ -48,6 +50,10 @@ TEST(memory_cgroup, v2_takes_the_tightest_ancestor) {
     EXPECT_EQ(l->cgroup_version, 2);
     EXPECT_TRUE(l->by_cgroup);
     EXPECT_EQ(l->cgroup_anonymous, 73400320);
+    ASSERT_TRUE(l->pressure);
+    EXPECT_EQ(l->pressure->some_avg10, 12.5);
+    EXPECT_EQ(l->pressure->full_avg60, 1.5);
+    EXPECT_EQ(l->pressure_source, "cgroup v2 /kubepods/pod1/app");
 }
 
 TEST(memory_cgroup, v1_files_and_no_limit) {
@@ -67,6 +73,7 @@ TEST(memory_cgroup, v1_files_and_no_limit) {
     EXPECT_FALSE(l->swap_limit);
     EXPECT_EQ(l->cgroup_version, 1);
     EXPECT_EQ(l->cgroup_anonymous, 8192);
+    EXPECT_FALSE(l->pressure);  // v1 has no pressure file of its own: the host's is taken instead
 
     write(root / "free/memory.limit_in_bytes", "9223372036854771712\n");
     const auto none = cgroup_limit(open_dir(root).get(), memory_cgroup{1, "/free"});

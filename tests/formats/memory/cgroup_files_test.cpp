@@ -59,5 +59,21 @@ TEST(cgroup_files, key_values_of_stat_events_and_oom_control) {
     EXPECT_FALSE(key_value("anon x\n", "anon"));
 }
 
+TEST(cgroup_files, memory_pressure_of_the_host_and_of_a_v2_cgroup) {
+    const auto p = parse_pressure(
+        "some avg10=1.25 avg60=0.50 avg300=0.10 total=123456\nfull avg10=0.75 avg60=0.25 avg300=0.05 total=654\n");
+    ASSERT_TRUE(p);
+    EXPECT_EQ(p->some_avg10, 1.25);
+    EXPECT_EQ(p->some_avg60, 0.5);
+    EXPECT_EQ(p->full_avg10, 0.75);
+    EXPECT_EQ(p->full_avg60, 0.25);
+    // A kernel without "full" for memory, a value that is no share, a missing field: nothing.
+    EXPECT_FALSE(parse_pressure("some avg10=1.25 avg60=0.50 avg300=0.10 total=1\n"));
+    EXPECT_FALSE(parse_pressure("some avg10=101 avg60=0 avg300=0 total=1\nfull avg10=0 avg60=0 avg300=0 total=1\n"));
+    EXPECT_FALSE(parse_pressure("some avg10=1x avg60=0 avg300=0 total=1\nfull avg10=0 avg60=0 avg300=0 total=1\n"));
+    EXPECT_FALSE(parse_pressure("some avg60=0 avg300=0 total=1\nfull avg10=0 avg60=0 avg300=0 total=1\n"));
+    EXPECT_FALSE(parse_pressure(""));
+}
+
 }  // namespace
 }  // namespace heapd

@@ -108,6 +108,8 @@ TEST(memory_report, json_reads_back_and_text_is_safe) {
     b.limit.bytes = 200 * mib;
     b.limit.source = "cgroup v1 /evil\x1b[2J";
     b.limit.oom_kills = 1;
+    b.limit.pressure = memory_pressure{12.5, 3.25, 8, 1.5};
+    b.limit.pressure_source = "cgroup v2 /evil";
     b.notes = {"VM.native_memory summary: refused"};
     nmt_summary n;
     n.committed = 100 * mib;
@@ -120,6 +122,10 @@ TEST(memory_report, json_reads_back_and_text_is_safe) {
     EXPECT_EQ(text.find('\x1b'), std::string::npos) << text;
     EXPECT_NE(text.find("JVM 4242: 79.0 MiB resident, 39.5% of 200 MiB"), std::string::npos) << text;
     EXPECT_NE(text.find("1 OOM kill(s)"), std::string::npos) << text;
+    EXPECT_NE(text.find("memory pressure (cgroup v2 /evil): some 12.50% over 10 s, 3.25% over 60 s; full 8.00%, 1.50%"),
+              std::string::npos)
+        << text;
+    EXPECT_FALSE(breakdown_from_json(memory_json{{"limit", {{"pressure", {{"some_avg10", "x"}}}}}}));
     EXPECT_NE(text.find("Java Heap"), std::string::npos) << text;
     EXPECT_FALSE(breakdown_from_json(memory_json{{"pid", "x"}}));
     EXPECT_FALSE(breakdown_from_json(memory_json{{"parts", {{{"name", 3}}}}}));
