@@ -10,23 +10,20 @@
 #include <chrono>
 #include <cstring>
 
+#include "agent/json_text.h"
+
 namespace heapd::agent {
 namespace {
 
-// text as a JSON string, printable ASCII only.
+// text as a JSON string of printable ASCII: any other byte made '?' first (the daemon shows the
+// line as the JVM's words anyway), then escaped as the agent escapes every string.
 std::string json_string(std::string_view text) {
-    std::string out = "\"";
-    for (char c : text) {
-        if (c == '"' || c == '\\') {
-            out += '\\';
-            out += c;
-        } else if (c >= 0x20 && c < 0x7f) {
-            out += c;
-        } else {
-            out += '?';
-        }
-    }
-    return out + '"';
+    std::string printable(text);
+    for (char& c : printable)
+        if (c < 0x20 || c >= 0x7f) c = '?';
+    std::string out;
+    append_string(out, printable);
+    return out;
 }
 
 // The string value of "key":"..." in a payload heapd wrote (compact JSON, no spaces); "" when absent.
