@@ -5,15 +5,15 @@
 #include <limits>
 
 namespace heapd::agent {
-namespace {
 
-// A string JVMTI allocated, copied and given back.
 std::string take_string(jvmtiEnv* jvmti, char* s) {
     if (s == nullptr) return {};
     std::string out(s);
     jvmti->Deallocate(reinterpret_cast<unsigned char*>(s));
     return out;
 }
+
+namespace {
 
 // The line of a location in a method (-2: a native method, -1: unknown).
 std::int32_t line_of(const method_info& m, jlocation at) {

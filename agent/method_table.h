@@ -15,6 +15,9 @@ namespace heapd::agent {
 inline constexpr std::uint32_t max_methods = 1u << 16;  // ~150 B + names + 16 B per line entry
 inline constexpr std::uint32_t no_method = ~std::uint32_t{0};
 
+// A string JVMTI allocated (s, may be null), copied and given back to JVMTI.
+std::string take_string(jvmtiEnv* jvmti, char* s);
+
 // A resolved method: its class's signature, name and descriptor, source file, and line table.
 struct method_info {
     std::string klass, name, descriptor, file;

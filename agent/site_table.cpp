@@ -10,14 +10,6 @@ namespace {
 
 constexpr std::uint32_t none = ~std::uint32_t{0};
 
-// A string JVMTI allocated, copied and given back.
-std::string take_string(jvmtiEnv* jvmti, char* s) {
-    if (s == nullptr) return {};
-    std::string out(s);
-    jvmti->Deallocate(reinterpret_cast<unsigned char*>(s));
-    return out;
-}
-
 // Appends the bytes of a value to a key.
 template <typename T>
 void append_bytes(std::string& key, const T& value) {

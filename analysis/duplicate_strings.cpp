@@ -12,7 +12,7 @@ namespace heapd {
 inline namespace analysis {
 namespace {
 
-constexpr std::uint32_t none = ~std::uint32_t{0};
+constexpr std::uint32_t no_array = ~std::uint32_t{0};
 
 std::uint64_t fmix(std::uint64_t k) {
     k ^= k >> 33;
@@ -108,7 +108,7 @@ std::vector<duplicate_strings::group> duplicate_strings::groups(const vm_layout&
     struct open_group {
         chars contents;
         std::uint32_t string_size;
-        std::uint32_t last_whole = none;  // the last array a String of the group held whole
+        std::uint32_t last_whole = no_array;  // the last array a String of the group held whole
         std::uint64_t copies = 0, arrays = 0;
     };
     std::vector<group> out;

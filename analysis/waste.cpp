@@ -18,7 +18,7 @@ namespace heapd {
 inline namespace analysis {
 namespace {
 
-constexpr std::uint32_t none = ~std::uint32_t{0};
+constexpr std::uint32_t no_table = ~std::uint32_t{0};
 
 // The box classes, in the order the report lists them when their savings tie.
 constexpr std::array<std::string_view, 8> box_names = {"java.lang.Integer", "java.lang.Long",      "java.lang.Short",
@@ -44,7 +44,7 @@ struct class_plan {
 // A collection seen in the first walk: its row, its size and its backing array (index into tables).
 struct collection_rec {
     std::uint32_t group;
-    std::uint32_t table;  // none when null
+    std::uint32_t table;  // no_table when null
     std::uint64_t size;
 };
 
@@ -254,7 +254,7 @@ struct object_pass : heap_visitor {
             // size is an int, baseCount a long; both are signed in Java.
             std::int64_t n =
                 p.kind == shape::concurrent_map ? static_cast<std::int64_t>(*size) : static_cast<std::int32_t>(*size);
-            std::uint32_t t = none;
+            std::uint32_t t = no_table;
             if (*a != 0) {
                 auto [slot, inserted] = table_of.insert(*a, static_cast<std::uint32_t>(tables.size()));
                 if (inserted) tables.emplace_back();
@@ -301,7 +301,7 @@ void find_collection_waste(object_pass& o, const class_table& classes, const vm_
     for (const collection_rec& c : o.collections) {
         collection_row& row = o.rows[c.group];
         ++row.count;
-        if (c.table == none || !o.tables[c.table].found) continue;
+        if (c.table == no_table || !o.tables[c.table].found) continue;
         const table_rec& t = o.tables[c.table];
         std::uint64_t size = row.kind == shape::concurrent_map ? std::max<std::uint64_t>(c.size, t.occupied) : c.size;
         std::uint64_t bytes = array_shallow_size(vm, 2, t.length);

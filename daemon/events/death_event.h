@@ -2,6 +2,7 @@
 // What heapd tells the host's log pipeline when a JVM it watched dies: one structured journal
 // entry per death with heapd's MESSAGE_ID for deaths, a warning for an OOM kill or a crash
 // (docs/memory.md, "Deaths").
+#include <cstddef>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -9,6 +10,9 @@
 #include "daemon/deaths/death_record.h"
 
 namespace heapd::daemon {
+
+// The most bytes of text from outside (names, the command line) one journal field carries.
+inline constexpr std::size_t journal_text_bytes = 512;
 
 // MESSAGE_ID of a JVM's death (journalctl MESSAGE_ID=...).
 inline constexpr std::string_view jvm_died_message_id = "5f0c8a3e27d94b6c9a1e4d7b3c62f018";

@@ -11,9 +11,6 @@
 namespace heapd::daemon {
 namespace {
 
-// Bounds of what one entry carries from outside: names and the command line.
-constexpr std::size_t max_name_bytes = 512;
-
 std::string share_text(double share) {
     char text[32];
     std::snprintf(text, sizeof text, "%.1f", 100 * share);
@@ -57,11 +54,11 @@ report_event make_report_event(const entry_metadata& meta, const analysis_report
 std::vector<std::string> journal_fields(const report_event& e) {
     const bool oom = e.trigger == "oom";
     std::string who = e.pid > 0 ? "pid " + std::to_string(e.pid) : std::string("a file");
-    if (!e.main_class.empty()) who += " (" + bounded_text(e.main_class, max_name_bytes) + ")";
-    const std::string kind = e.oom_kind.empty() ? "" : " (" + bounded_text(e.oom_kind, max_name_bytes) + ")";
+    if (!e.main_class.empty()) who += " (" + bounded_text(e.main_class, journal_text_bytes) + ")";
+    const std::string kind = e.oom_kind.empty() ? "" : " (" + bounded_text(e.oom_kind, journal_text_bytes) + ")";
     std::string message = (oom ? "OutOfMemoryError" + kind + ": dump " : "report of dump ") + e.dump_id + " of " + who +
-                          ", trigger \"" + bounded_text(e.trigger, max_name_bytes) + "\", heap " +
-                          text::human_bytes(e.heap_bytes) + ": " + bounded_text(e.headline, max_name_bytes);
+                          ", trigger \"" + bounded_text(e.trigger, journal_text_bytes) + "\", heap " +
+                          text::human_bytes(e.heap_bytes) + ": " + bounded_text(e.headline, journal_text_bytes);
     std::vector<std::string> f = {
         "MESSAGE=" + message,
         "MESSAGE_ID=" + std::string(report_stored_message_id),
@@ -69,20 +66,20 @@ std::vector<std::string> journal_fields(const report_event& e) {
         "PRIORITY=" + std::to_string(oom ? LOG_WARNING : LOG_NOTICE),
         "HEAPD_DUMP_ID=" + e.dump_id,
         "HEAPD_JOB=" + std::to_string(e.job),
-        "HEAPD_TRIGGER=" + bounded_text(e.trigger, max_name_bytes),
+        "HEAPD_TRIGGER=" + bounded_text(e.trigger, journal_text_bytes),
         "HEAPD_SOURCE=" + e.source,
-        "HEAPD_HOST=" + bounded_text(e.host, max_name_bytes),
+        "HEAPD_HOST=" + bounded_text(e.host, journal_text_bytes),
         "HEAPD_DUMP_BYTES=" + std::to_string(e.dump_bytes),
         "HEAPD_HEAP_BYTES=" + std::to_string(e.heap_bytes),
         "HEAPD_OBJECTS=" + std::to_string(e.objects),
     };
-    if (!e.oom_kind.empty()) f.push_back("HEAPD_OOM_KIND=" + bounded_text(e.oom_kind, max_name_bytes));
+    if (!e.oom_kind.empty()) f.push_back("HEAPD_OOM_KIND=" + bounded_text(e.oom_kind, journal_text_bytes));
     if (e.pid > 0) f.push_back("HEAPD_PID=" + std::to_string(e.pid));
-    if (!e.main_class.empty()) f.push_back("HEAPD_MAIN_CLASS=" + bounded_text(e.main_class, max_name_bytes));
-    if (!e.jvm_version.empty()) f.push_back("HEAPD_JVM_VERSION=" + bounded_text(e.jvm_version, max_name_bytes));
+    if (!e.main_class.empty()) f.push_back("HEAPD_MAIN_CLASS=" + bounded_text(e.main_class, journal_text_bytes));
+    if (!e.jvm_version.empty()) f.push_back("HEAPD_JVM_VERSION=" + bounded_text(e.jvm_version, journal_text_bytes));
     if (e.reachable_bytes > 0) f.push_back("HEAPD_REACHABLE_BYTES=" + std::to_string(e.reachable_bytes));
     if (!e.suspect_class.empty()) {
-        f.push_back("HEAPD_SUSPECT_CLASS=" + bounded_text(e.suspect_class, max_name_bytes));
+        f.push_back("HEAPD_SUSPECT_CLASS=" + bounded_text(e.suspect_class, journal_text_bytes));
         f.push_back("HEAPD_SUSPECT_RETAINED_BYTES=" + std::to_string(e.suspect_retained_bytes));
         f.push_back("HEAPD_SUSPECT_PERCENT=" + share_text(e.suspect_share));
     }

@@ -34,8 +34,9 @@ std::vector<std::string> names_in(const std::string& dir, std::string_view suffi
 file_progress& entry_progress::file(std::string_view name) {
     for (file_progress& f : files)
         if (f.name == name) return f;
-    files.push_back(file_progress{std::string(name)});
-    return files.back();
+    file_progress& f = files.emplace_back();
+    f.name.assign(name.data(), name.size());
+    return f;
 }
 
 wire::json to_json(const entry_progress& p) {

@@ -5,10 +5,6 @@
 
 namespace heapd {
 inline namespace hprof {
-namespace {
-// Deeper super chains than this are taken as a cycle in a damaged dump.
-constexpr int max_class_depth = 4096;
-}  // namespace
 
 void class_table::add(const class_dump_view& dump) {
     auto [slot, inserted] = by_id_.insert(dump.class_id(), static_cast<std::uint32_t>(classes_.size()));
@@ -31,7 +27,7 @@ std::optional<field_slot> class_table::find_field(std::uint64_t class_id, std::s
     std::uint32_t base = 0;
     const unsigned id_size = idx_->id_size();
     const class_info* c = find(class_id);
-    for (int depth = 0; c != nullptr && depth < max_class_depth; ++depth) {
+    for (int depth = 0; c != nullptr && depth < static_cast<int>(max_class_depth); ++depth) {
         std::optional<field_slot> hit;
         std::uint32_t off = base;
         c->dump.for_each_field([&](const class_dump_view::field& f) {
@@ -47,7 +43,7 @@ std::optional<field_slot> class_table::find_field(std::uint64_t class_id, std::s
 
 bool class_table::is_a(std::uint64_t class_id, std::string_view java_name) const {
     const class_info* c = find(class_id);
-    for (int depth = 0; c != nullptr && depth < max_class_depth; ++depth) {
+    for (int depth = 0; c != nullptr && depth < static_cast<int>(max_class_depth); ++depth) {
         if (same_class_name(c->raw_name, java_name)) return true;
         c = find(c->super_id());
     }

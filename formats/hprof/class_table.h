@@ -1,5 +1,6 @@
 #pragma once
 // The dump's classes from CLASS_DUMP records: names, supers, field lists, found by class id.
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -12,6 +13,9 @@
 
 namespace heapd {
 inline namespace hprof {
+
+// Deeper superclass chains than this are taken as a cycle in a damaged dump.
+inline constexpr std::size_t max_class_depth = 4096;
 
 // One class: its CLASS_DUMP view (fields are decoded from it on demand) and its name.
 struct class_info {

@@ -11,7 +11,7 @@ constexpr std::uint8_t t_object = 2, t_boolean = 4, t_byte = 8, t_short = 9, t_i
 constexpr unsigned newest = std::numeric_limits<unsigned>::max();
 
 // The injected fields of each release, from its javaClasses.hpp (*_INJECTED_FIELDS).
-constexpr injected_field string_fields[] = {{"flags", t_byte}};
+constexpr injected_field string_injected[] = {{"flags", t_byte}};
 // JDK 6 keeps three "fake" fields at hard-coded offsets at the start of every Class object.
 constexpr injected_field class_fields_6[] = {
     {"klass", t_object}, {"array_klass", t_object}, {"resolved_constructor", t_object}};
@@ -50,7 +50,7 @@ struct injected_entry {
     std::span<const injected_field> fields;
 };
 constexpr injected_entry injected_table[] = {
-    {"java/lang/String", 16, newest, string_fields},
+    {"java/lang/String", 16, newest, string_injected},
     {"java/lang/Class", 0, 6, class_fields_6},
     {"java/lang/Class", 7, 7, class_fields_7},
     {"java/lang/Class", 8, 15, class_fields_8},

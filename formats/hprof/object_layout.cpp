@@ -17,8 +17,6 @@ constexpr vm_layout layouts_64[] = {
 };
 constexpr vm_layout layouts_32[] = {{"32-bit", 4, 8, 4, 12, 16}};
 constexpr std::uint32_t object_alignment = 8;
-// Deeper super chains than this are taken as a cycle in a damaged dump.
-constexpr std::size_t max_class_depth = 4096;
 
 constexpr std::uint64_t align_up(std::uint64_t v, std::uint64_t a) { return (v + a - 1) / a * a; }
 

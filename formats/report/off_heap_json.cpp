@@ -28,7 +28,7 @@ json groups_json(const std::vector<thread_group>& groups) {
     return a;
 }
 
-std::vector<thread_group> groups_from_json(const json& a) {
+std::vector<thread_group> thread_groups_from_json(const json& a) {
     std::vector<thread_group> out;
     for (const json& g : a)
         out.push_back({g.at("key").get<std::string>(), g.at("count").get<std::uint64_t>(),
@@ -137,8 +137,8 @@ void off_heap_from_json(const nlohmann::ordered_json& j, off_heap_report& r) {
     r.threads.daemon = t.at("daemon").get<std::uint64_t>();
     for (auto it = t.at("states").begin(); it != t.at("states").end(); ++it)
         r.threads.states.emplace_back(it.key(), it.value().get<std::uint64_t>());
-    r.threads.by_name = groups_from_json(t.at("by_name"));
-    r.threads.by_stack = groups_from_json(t.at("by_stack"));
+    r.threads.by_name = thread_groups_from_json(t.at("by_name"));
+    r.threads.by_stack = thread_groups_from_json(t.at("by_stack"));
     r.threads.holders = holders_from_json(t.at("holders"));
     if (!r.computed) return;
     buffers_from_json(j.at("direct_buffers"), r.direct_buffers);

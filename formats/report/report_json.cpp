@@ -56,7 +56,7 @@ json groups_json(const std::vector<accumulated_class>& groups) {
     return a;
 }
 
-std::vector<accumulated_class> groups_from_json(const json& a) {
+std::vector<accumulated_class> accumulated_from_json(const json& a) {
     std::vector<accumulated_class> out;
     for (const json& g : a)
         out.push_back({g.at("class").get<std::string>(), g.at("count").get<std::uint64_t>(),
@@ -125,7 +125,7 @@ void suspects_from_json(const json& j, retention_report& t) {
             s.suspect = entry_from_json(e.at("biggest"));
             s.suspect.class_name = e.at("class").get<std::string>();
             s.instances = e.at("instances").get<std::uint64_t>();
-            s.held_by = groups_from_json(e.at("held_by"));
+            s.held_by = accumulated_from_json(e.at("held_by"));
             if (e.contains("biggest_instances"))
                 for (const json& b : e.at("biggest_instances")) s.biggest.push_back(entry_from_json(b));
         } else {
@@ -136,7 +136,7 @@ void suspects_from_json(const json& j, retention_report& t) {
         s.share = e.at("share").get<double>();
         s.accumulation = entry_from_json(e.at("accumulation_point"));
         s.chain_length = e.at("accumulation_point").at("chain_length").get<std::uint64_t>();
-        s.accumulated = groups_from_json(e.at("accumulated"));
+        s.accumulated = accumulated_from_json(e.at("accumulated"));
         s.path = path_from_json(e.at("path"));
         if (e.contains("allocated_at"))
             for (const json& a : e.at("allocated_at"))

@@ -22,10 +22,6 @@ constexpr unsigned growth_rows = 10;
 // Dumps of a JVM in a report's history (each one's stored report is read).
 constexpr std::size_t max_history_points = 30;
 
-void send_error(const connection_ptr& c, std::uint64_t id, error_kind kind, std::string message) {
-    c->send(wire::make_error(id, kind, std::move(message)));
-}
-
 // True when both entries are dumps of one JVM: the same pid and the same process start time (a pid
 // reused by a later JVM is another JVM; an unknown start time matches nothing, not everything).
 bool same_jvm(const entry_metadata& a, const entry_metadata& b) {

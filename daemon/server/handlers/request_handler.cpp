@@ -18,10 +18,6 @@ using wire::error_kind;
 
 constexpr std::size_t max_name_bytes = 4096;
 
-void send_error(const connection_ptr& c, std::uint64_t id, error_kind kind, std::string message) {
-    c->send(wire::make_error(id, kind, std::move(message)));
-}
-
 // The id of a job or dump named in the request, or an error reply sent and nullopt.
 template <class T>
 std::optional<T> argument(const wire::wire_result<T>& v, const wire::request& r, const connection_ptr& c) {
@@ -31,6 +27,10 @@ std::optional<T> argument(const wire::wire_result<T>& v, const wire::request& r,
 }
 
 }  // namespace
+
+void send_error(const connection_ptr& c, std::uint64_t id, error_kind kind, std::string message) {
+    c->send(wire::make_error(id, kind, std::move(message)));
+}
 
 wire::json report_for_client(analysis_report r, unsigned top) {
     if (top != 0 && r.histogram.size() > top) r.histogram.resize(top);

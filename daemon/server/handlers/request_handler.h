@@ -26,6 +26,7 @@
 #include "daemon/store/store.h"
 #include "formats/report/history.h"
 #include "formats/report/report.h"
+#include "formats/wire/error_kinds.h"
 #include "formats/wire/protocol.h"
 
 namespace heapd::daemon {
@@ -171,5 +172,8 @@ private:
 // The report as sent to clients: the histogram cut to top rows (0: all), the other top lists to
 // top (20 when top is 0), as `heapd analyze` prints them.
 wire::json report_for_client(analysis_report report, unsigned top);
+
+// Replies to request id with an error of that kind (the handlers' one way of refusing).
+void send_error(const connection_ptr& c, std::uint64_t id, wire::error_kind kind, std::string message);
 
 }  // namespace heapd::daemon
