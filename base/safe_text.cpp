@@ -32,7 +32,7 @@ std::string escaped(std::string_view text, bool one_line) {
             i += n;
             continue;
         }
-        char escape[8];
+        char escape[16];
         if (control)
             std::snprintf(escape, sizeof escape, "\\u%04x", point);
         else if (one_line && line_break)

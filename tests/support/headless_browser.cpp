@@ -20,7 +20,8 @@
 namespace heapd::test {
 namespace {
 
-using json = nlohmann::json;
+// The Chrome DevTools protocol's messages.
+using cdp_json = nlohmann::json;
 using steady = std::chrono::steady_clock;
 
 constexpr const char* chromium = "/usr/bin/chromium";
@@ -60,7 +61,7 @@ bool write_all(int fd, std::string_view data) {
 }
 
 // A RemoteObject (console argument, thrown value) as text.
-std::string object_text(const json& o) {
+std::string object_text(const cdp_json& o) {
     if (o.contains("value")) return o["value"].is_string() ? o["value"].get<std::string>() : o["value"].dump();
     for (const char* key : {"unserializableValue", "description", "type"})
         if (o.contains(key)) return o[key].get<std::string>();
@@ -68,7 +69,7 @@ std::string object_text(const json& o) {
 }
 
 // What an ExceptionDetails says: "Uncaught" and the thrown value with its stack.
-std::string exception_text(const json& details) {
+std::string exception_text(const cdp_json& details) {
     std::string text = details.value("text", "exception");
     if (details.contains("exception")) text += ": " + object_text(details["exception"]);
     return text;
@@ -120,10 +121,10 @@ struct headless_browser::connection {
     }
 
     // The next message from the browser; throws when the deadline passes or the browser is gone.
-    json next_message(steady::time_point deadline, const std::string& waiting_for) {
+    cdp_json next_message(steady::time_point deadline, const std::string& waiting_for) {
         for (;;) {
             if (size_t end = inbox.find('\0', scanned); end != std::string::npos) {
-                json message = json::parse(inbox.begin(), inbox.begin() + long(end));
+                cdp_json message = cdp_json::parse(inbox.begin(), inbox.begin() + long(end));
                 inbox.erase(0, end + 1);
                 scanned = 0;
                 return message;
@@ -142,8 +143,8 @@ struct headless_browser::connection {
     }
 
     // Sends a command (to the open page's session when on_page); its id.
-    int send(const std::string& method, const json& params, bool on_page) {
-        json command = {{"id", ++last_id}, {"method", method}, {"params", params}};
+    int send(const std::string& method, const cdp_json& params, bool on_page) {
+        cdp_json command = {{"id", ++last_id}, {"method", method}, {"params", params}};
         if (on_page) {
             if (session_id.empty()) throw std::runtime_error(method + ": no page open");
             command["sessionId"] = session_id;
@@ -155,30 +156,30 @@ struct headless_browser::connection {
 
     // Sends a command and returns its result, recording the events that come meanwhile; throws on an error
     // reply, a timeout or a dead browser.
-    json call(const std::string& method, const json& params, bool on_page, steady::time_point deadline) {
+    cdp_json call(const std::string& method, const cdp_json& params, bool on_page, steady::time_point deadline) {
         const int id = send(method, params, on_page);
-        json message;
+        cdp_json message;
         while ((message = next_message(deadline, method)).value("id", 0) != id) record(message);
         if (message.contains("error")) throw std::runtime_error(method + ": " + message["error"].dump());
-        return message.value("result", json::object());
+        return message.value("result", cdp_json::object());
     }
 
-    void record(const json& m) {
+    void record(const cdp_json& m) {
         if (!m.contains("method") || session_id.empty() || m.value("sessionId", "") != session_id) return;
         const std::string method = m["method"];
-        const json& p = m["params"];
+        const cdp_json& p = m["params"];
         if (method == "Fetch.requestPaused") {  // an http(s) request the page's CSP let through: it fails here
             send("Fetch.failRequest", {{"requestId", p["requestId"]}, {"errorReason", "BlockedByClient"}}, true);
         } else if (method == "Page.lifecycleEvent") {
             if (p.value("name", "") == "load" && p.value("loaderId", "") == loader_id) loaded = true;
         } else if (method == "Runtime.consoleAPICalled") {
             std::string text;
-            for (const json& arg : p["args"]) text += (text.empty() ? "" : " ") + object_text(arg);
+            for (const cdp_json& arg : p["args"]) text += (text.empty() ? "" : " ") + object_text(arg);
             events.push_back({"console", p.value("type", ""), "console", text});
         } else if (method == "Runtime.exceptionThrown") {
             events.push_back({"exception", "error", "exception", exception_text(p["exceptionDetails"])});
         } else if (method == "Log.entryAdded") {
-            const json& e = p["entry"];
+            const cdp_json& e = p["entry"];
             std::string url = e.value("url", "");
             events.push_back({"log", e.value("level", ""), e.value("source", ""),
                               e.value("text", "") + (url.empty() ? "" : " (" + url + ")")});
@@ -244,7 +245,7 @@ std::optional<headless_browser> headless_browser::start(const std::string& scrat
     if (pid < 0) return fail(std::string("fork failed: ") + std::strerror(errno));
     c->pid = pid;
     try {
-        c->call("Browser.getVersion", json::object(), false, steady::now() + std::chrono::seconds(30));
+        c->call("Browser.getVersion", cdp_json::object(), false, steady::now() + std::chrono::seconds(30));
     } catch (const std::exception& e) {
         return fail(std::string(e.what()) + "; its log " + log + " ends with:\n" +
                     read_file(log).substr(std::max<long>(0, long(read_file(log).size()) - 2000)));
@@ -269,14 +270,14 @@ bool headless_browser::open(const std::string& url, int timeout_seconds) {
                               deadline)["sessionId"]
                            .get<std::string>();
         for (const char* domain : {"Runtime", "Log", "Network", "Page"})
-            c.call(std::string(domain) + ".enable", json::object(), true, deadline);
+            c.call(std::string(domain) + ".enable", cdp_json::object(), true, deadline);
         c.call("Page.setLifecycleEventsEnabled", {{"enabled", true}}, true, deadline);
-        const json remote = json::array({{{"urlPattern", "http://*"}}, {{"urlPattern", "https://*"}}});
+        const cdp_json remote = cdp_json::array({{{"urlPattern", "http://*"}}, {{"urlPattern", "https://*"}}});
         c.call("Fetch.enable", {{"patterns", remote}}, true, deadline);
         if (!c.javascript) c.call("Emulation.setScriptExecutionDisabled", {{"value", true}}, true, deadline);
         c.events.clear(), c.requests.clear(), c.request_urls.clear();
         c.loaded = false;
-        json navigation = c.call("Page.navigate", {{"url", url}}, true, deadline);
+        cdp_json navigation = c.call("Page.navigate", {{"url", url}}, true, deadline);
         if (const std::string failed = navigation.value("errorText", ""); !failed.empty())
             return error_ = "cannot open " + url + ": " + failed, false;
         c.loader_id = navigation.value("loaderId", "");
@@ -287,12 +288,13 @@ bool headless_browser::open(const std::string& url, int timeout_seconds) {
     }
 }
 
-json headless_browser::evaluate(const std::string& expression, int timeout_seconds) {
-    json r = c_->call("Runtime.evaluate", {{"expression", expression}, {"returnByValue", true}, {"awaitPromise", true}},
-                      true, steady::now() + std::chrono::seconds(timeout_seconds));
+cdp_json headless_browser::evaluate(const std::string& expression, int timeout_seconds) {
+    cdp_json r =
+        c_->call("Runtime.evaluate", {{"expression", expression}, {"returnByValue", true}, {"awaitPromise", true}},
+                 true, steady::now() + std::chrono::seconds(timeout_seconds));
     if (r.contains("exceptionDetails"))
         throw std::runtime_error("evaluate(" + expression + "): " + exception_text(r["exceptionDetails"]));
-    const json& value = r["result"];
+    const cdp_json& value = r["result"];
     if (value.contains("value")) return value["value"];
     if (value.contains("unserializableValue")) return value["unserializableValue"];
     return nullptr;
@@ -304,10 +306,10 @@ bool headless_browser::screenshot(const std::string& path, int width) {
     try {
         c_->call("Emulation.setDeviceMetricsOverride",
                  {{"width", width}, {"height", 900}, {"deviceScaleFactor", 1}, {"mobile", false}}, true, deadline);
-        const json size = c_->call("Page.getLayoutMetrics", json::object(), true, deadline)["cssContentSize"];
+        const cdp_json size = c_->call("Page.getLayoutMetrics", cdp_json::object(), true, deadline)["cssContentSize"];
         const double w = std::ceil(size["width"].get<double>()), h = std::ceil(size["height"].get<double>());
-        const json clip = {{"x", 0}, {"y", 0}, {"width", w}, {"height", h}, {"scale", 1}};
-        const json shot =
+        const cdp_json clip = {{"x", 0}, {"y", 0}, {"width", w}, {"height", h}, {"scale", 1}};
+        const cdp_json shot =
             c_->call("Page.captureScreenshot", {{"format", "png"}, {"captureBeyondViewport", true}, {"clip", clip}},
                      true, deadline);
         const std::string png = base64_decode(shot["data"].get<std::string>());
