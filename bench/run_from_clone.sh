@@ -42,6 +42,13 @@ else
   echo "   made in $((SECONDS - start)) s"
 fi
 echo heapd-demo >"$root/etc/hostname"
+# The host's own certificate authorities (a network that inspects TLS has one), as a machine on the
+# same network would have them; npm needs them. Not part of what is timed.
+if compgen -G "/usr/local/share/ca-certificates/*.crt" >/dev/null; then
+  mkdir -p "$root/usr/local/share/ca-certificates"
+  cp /usr/local/share/ca-certificates/*.crt "$root/usr/local/share/ca-certificates/"
+  chroot "$root" update-ca-certificates >/dev/null 2>&1 || true
+fi
 
 # The peer dumps some tests read lie in ../shared beside the clone, as beside this checkout.
 shared=()
