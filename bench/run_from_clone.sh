@@ -52,7 +52,7 @@ fi
 
 # The peer dumps some tests read lie in ../shared beside the clone, as beside this checkout.
 shared=()
-[ ! -d "$src/../shared" ] || shared=(--bind-ro="$(cd "$src/../shared" && pwd)":/root/shared)
+[ ! -d "$src/../shared" ] || shared=(--bind-ro="$(cd "$src/../shared" && pwd)":/srv/shared)
 echo "== booting it: systemd-nspawn --boot (the repository at /src, read-only)"
 systemd-nspawn --boot --register=no --keep-unit --quiet -D "$root" --machine=heapd-demo \
   --bind-ro="$src":/src "${shared[@]}" >"$scratch/console.log" 2>&1 </dev/null &
@@ -69,7 +69,7 @@ echo "   booted: $(nsenter -t "$ct_pid" -a nproc) cores, $(nsenter -t "$ct_pid" 
 echo "== git clone /src heapd && cd heapd && $command   (in the booted root, as root)"
 start=$(date +%s%N)
 nsenter -t "$ct_pid" -a env -i PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin HOME=/root \
-  bash -c 'cd /root && git config --global --add safe.directory /src && git clone -q /src heapd && cd heapd && eval "$1"' \
+  bash -c 'cd /srv && git config --global --add safe.directory /src && git clone -q /src heapd && cd heapd && eval "$1"' \
   fresh-root "$command" \
   >"$scratch/demo.log" 2>&1
 status=$?
