@@ -27,7 +27,7 @@ cleanup() {
     kill -KILL "$nspawn_pid" 2>/dev/null || true
     wait "$nspawn_pid" 2>/dev/null || true
   fi
-  rm -rf "$root"
+  rm -rf "$root" "$scratch/tmp"
 }
 trap cleanup EXIT
 
@@ -53,9 +53,12 @@ fi
 # The peer dumps some tests read lie in ../shared beside the clone, as beside this checkout.
 shared=()
 [ ! -d "$src/../shared" ] || shared=(--bind-ro="$(cd "$src/../shared" && pwd)":/srv/shared)
+# Debian 12 keeps /tmp on the root file system; systemd-nspawn would mount a tmpfs of a tenth of
+# the RAM there, which the tests' dumps and core files fill. A directory of the scratch instead.
+mkdir -p "$scratch/tmp" && chmod 1777 "$scratch/tmp"
 echo "== booting it: systemd-nspawn --boot (the repository at /src, read-only)"
 systemd-nspawn --boot --register=no --keep-unit --quiet -D "$root" --machine=heapd-demo \
-  --bind-ro="$src":/src "${shared[@]}" >"$scratch/console.log" 2>&1 </dev/null &
+  --bind-ro="$src":/src "${shared[@]}" --bind="$scratch/tmp":/tmp >"$scratch/console.log" 2>&1 </dev/null &
 nspawn_pid=$!
 for _ in $(seq 120); do
   ct_pid=$(ps --ppid "$nspawn_pid" -o pid=,comm= | awk '$2 == "systemd" { print $1 }')

@@ -110,7 +110,7 @@ std::string test_classes_dir() {
         std::string tmp = base + "/java-classes-tmp-XXXXXX";
         if (::mkdtemp(tmp.data()) == nullptr) throw std::runtime_error("mkdtemp failed");
         // Every program in tests/java; those that use VisualVM's heap library need it on the classpath.
-        std::vector<std::string> argv = {"javac", "-d", tmp, "-cp", visualvm_heap_jar()};
+        std::vector<std::string> argv = {"javac", "-encoding", "UTF-8", "-d", tmp, "-cp", visualvm_heap_jar()};
         argv.insert(argv.end(), sources.begin(), sources.end());
         auto r = run_command(argv);
         if (r.exit_code != 0) {
@@ -215,7 +215,8 @@ demo_jvm::~demo_jvm() {
 }
 
 command_result demo_jvm::jcmd(const std::vector<std::string>& args) const {
-    std::vector<std::string> argv = {"jcmd", std::to_string(pid_)};
+    // Its output in UTF-8 whatever the locale (JDK 17 writes in the locale's charset: "?" for "é" under C).
+    std::vector<std::string> argv = {"jcmd", "-J-Dfile.encoding=UTF-8", std::to_string(pid_)};
     argv.insert(argv.end(), args.begin(), args.end());
     return run_command(argv);
 }
