@@ -12,6 +12,7 @@
 #include "analysis/dominator_outline.h"
 #include "analysis/dominator_tree.h"
 #include "analysis/dump_origin.h"
+#include "analysis/fillers.h"
 #include "analysis/leak_suspects.h"
 #include "analysis/object_graph.h"
 #include "analysis/off_heap.h"
@@ -134,7 +135,7 @@ std::jthread beside(const std::function<void()>& work) {
 template <typename Node>
 bool add_retention(analysis_report& r, const record_index& idx, const class_table& classes, const census_result& c,
                    const analysis_options& options, const record_reader& read_records,
-                   const std::function<void()>& waste_walk, bool waste_beside) {
+                   const std::function<void()>& waste_walk, bool waste_beside, filler_counts& fillers) {
     using graph_type = basic_object_graph<Node>;
     graph_options go;
     go.progress = options.phase_progress;
@@ -177,6 +178,7 @@ bool add_retention(analysis_report& r, const record_index& idx, const class_tabl
     const auto dom =
         basic_dominator_tree<Node>::compute(g, std::numeric_limits<std::uint32_t>::max(), options.phase_progress);
     if (path_search.joinable()) path_search.join();
+    fillers = find_fillers(idx, classes, g, dom);
     if (!phase(options, "suspects")) return false;
     const auto children = dom.children();
     r.retention = summarize_retention(g, dom, children, classes, options.largest,
@@ -195,11 +197,12 @@ bool add_retention(analysis_report& r, const record_index& idx, const class_tabl
 // waste_walk, when given, runs once the graph is built, beside the dominator tree if waste_beside.
 bool add_retention(analysis_report& r, const record_index& idx, const class_table& classes, const census_result& c,
                    const analysis_options& options, const record_reader& read_records,
-                   const std::function<void()>& waste_walk, bool waste_beside) {
+                   const std::function<void()>& waste_walk, bool waste_beside, filler_counts& fillers) {
     if (!phase(options, "object graph")) return false;
     if (c.object_count() < options.narrow_nodes_below)
-        return add_retention<std::uint32_t>(r, idx, classes, c, options, read_records, waste_walk, waste_beside);
-    return add_retention<std::uint64_t>(r, idx, classes, c, options, read_records, waste_walk, waste_beside);
+        return add_retention<std::uint32_t>(r, idx, classes, c, options, read_records, waste_walk, waste_beside,
+                                            fillers);
+    return add_retention<std::uint64_t>(r, idx, classes, c, options, read_records, waste_walk, waste_beside, fillers);
 }
 
 // Whether the waste report's walks may run beside the dominator tree: only when the big arrays'
@@ -267,7 +270,6 @@ result<analysis_report> analyze_dump(std::span<const std::byte> data, const anal
     r.problems_omitted += idx.problems_omitted() + heap_problems.omitted();
 
     r.histogram = std::move(c.histogram);
-    if (options.top != 0 && r.histogram.size() > options.top) r.histogram.resize(options.top);
     r.largest_objects = std::move(c.largest);
     // The version Strings are read with the thread names when there are threads to name; after the
     // object graph when there is one (its record offsets find them without walking the heap).
@@ -294,13 +296,16 @@ result<analysis_report> analyze_dump(std::span<const std::byte> data, const anal
     if (options.waste) waste_walk = [&] { r.waste = find_waste(idx, classes, c, options.largest); };
     if (options.retained) {
         const bool beside = options.waste_beside_dominators && waste_beside_dominators(c);
-        if (!add_retention(r, idx, classes, c, options, read_records, waste_walk, beside)) return cancelled();
+        filler_counts fillers;
+        if (!add_retention(r, idx, classes, c, options, read_records, waste_walk, beside, fillers)) return cancelled();
+        set_fillers_apart(r, fillers);
     } else if (waste_walk) {
         if (!phase(options, "waste")) return cancelled();
         waste_walk();
     }
     if (!options.retained && options.bulk_reads_done) options.bulk_reads_done();
     if (!r.off_heap.computed) r.off_heap.threads = group_threads(r.threads);
+    if (options.top != 0 && r.histogram.size() > options.top) r.histogram.resize(options.top);
     add_legacy(r, idx);
     return r;
 }

@@ -11,6 +11,8 @@ namespace {
 // Gaps between neighbours larger than the field-layout size by at most this much are taken as the
 // true size (fields the dump does not list); larger gaps are free space or an unlisted object.
 constexpr std::uint64_t max_hidden_bytes = 16;
+// Below this many classes measured by their neighbours, whether the heap is packed is not told.
+constexpr std::uint64_t min_classes_to_tell_packed = 20;
 
 char descriptor_of(std::uint8_t prim_type) {
     static constexpr char codes[12] = {0, 0, 0, 0, 'Z', 'C', 'F', 'D', 'B', 'S', 'I', 'J'};
@@ -46,17 +48,23 @@ std::uint32_t heap_census::acc_for(std::uint64_t class_id, std::uint8_t kind) {
     return *slot;
 }
 
+// Neighbours in dump order tell sizes: the lower object of the pair ends where the higher one
+// starts. Most dumpers write a region upwards; ZGC's writes each page downwards. Each direction
+// keeps its own evidence, and the one with more fitting arrays is believed.
 void heap_census::see_object(std::uint64_t id, std::uint32_t acc, const std::uint64_t* array_sizes) {
-    if (id > prev_id_ && prev_id_ != 0) {
-        std::uint64_t gap = id - prev_id_;
-        if (prev_is_array_) {
-            ++array_pairs_;
-            for (std::size_t c = 0; c < layouts_.size(); ++c) fits_[c] += prev_sizes_[c] == gap;
+    auto measure = [&](unsigned dir, std::uint64_t gap, const std::uint64_t* sizes, std::uint32_t lower_acc) {
+        if (sizes != nullptr) {
+            ++array_pairs_[dir];
+            for (std::size_t c = 0; c < layouts_.size(); ++c) fits_[dir][c] += sizes[c] == gap;
         } else {
-            auto& a = accs_[prev_acc_];
-            a.min_gap = std::min(a.min_gap, gap);
+            auto& a = accs_[lower_acc];
+            a.min_gap[dir] = std::min(a.min_gap[dir], gap);
         }
-    }
+    };
+    if (prev_id_ != 0 && id > prev_id_)
+        measure(0, id - prev_id_, prev_is_array_ ? prev_sizes_.data() : nullptr, prev_acc_);
+    else if (prev_id_ != 0 && id < prev_id_)
+        measure(1, prev_id_ - id, array_sizes, acc);
     prev_id_ = id;
     prev_acc_ = acc;
     prev_is_array_ = array_sizes != nullptr;
@@ -136,13 +144,13 @@ void heap_census::primitive_array(const primitive_array_view& v) {
 // the next object is its size for every class with an instance followed closely: the release
 // whose rules match most such classes exactly wins (the guess from the classes' shape on a tie).
 // Otherwise the guess stands: the old hprof agent, whose ids are not addresses, ran on JDK 8 and older.
-void heap_census::choose_field_rules(const vm_layout& layout, bool gaps_are_sizes, census_result& r) const {
+void heap_census::choose_field_rules(const vm_layout& layout, gap_evidence gaps, census_result& r) const {
     const java_release_guess guess = guess_java_release(*classes_);
     r.rules = guess.java_feature != 0 ? field_rules{guess.java_feature} : field_rules{};
     r.rules_source = guess.java_feature != 0 ? "the fields of java.lang.String" : "nothing: the newest assumed";
-    if (!gaps_are_sizes) return;
+    if (!gaps.gaps_are_sizes) return;
     // The guess first, so that it keeps a tie; each release tried once.
-    const unsigned releases[] = {r.rules.java_feature, 8, 11, field_rules::newest_known_java};
+    const unsigned releases[] = {r.rules.java_feature, 8, 11, 17, field_rules::newest_known_java};
     std::uint64_t best_score = 0;
     unsigned best = r.rules.java_feature;
     for (std::size_t i = 0; i < std::size(releases); ++i) {
@@ -151,9 +159,10 @@ void heap_census::choose_field_rules(const vm_layout& layout, bool gaps_are_size
         layout_model model(*classes_, layout, field_rules{java});
         std::uint64_t score = 0, measured = 0;
         for (const class_acc& a : accs_) {
-            if (a.kind != 0 || a.min_gap == ~std::uint64_t{0}) continue;
+            const std::uint64_t gap = a.min_gap[gaps.direction];
+            if (a.kind != 0 || gap == ~std::uint64_t{0}) continue;
             ++measured;
-            score += model.instance_size(a.class_id) == a.min_gap;
+            score += model.instance_size(a.class_id) == gap;
         }
         r.rules_measured = measured;
         if (score > best_score) best_score = score, best = java;
@@ -163,26 +172,47 @@ void heap_census::choose_field_rules(const vm_layout& layout, bool gaps_are_size
     if (r.rules_measured > 0) r.rules_source = "object addresses";
 }
 
-std::size_t heap_census::choose_layout(census_result& r, bool& gaps_are_sizes) const {
+std::size_t heap_census::choose_layout(census_result& r, gap_evidence& gaps) const {
     // Identifiers that are not addresses (the old hprof agent) fit none; then the most common
     // layout stands.
-    std::size_t best = 0;
-    for (std::size_t c = 1; c < layouts_.size(); ++c)
-        if (fits_[c] > fits_[best]) best = c;
-    gaps_are_sizes = array_pairs_ > 0 && fits_[best] * 2 >= array_pairs_;
+    // Compact headers only where the classes are of a release that has them (JDK 19 or later looks
+    // alike to heapd, 24 brought them).
+    const unsigned java = guess_java_release(*classes_).java_feature;
+    auto most_fits = [&](unsigned dir) {
+        std::size_t best = 0;
+        for (std::size_t c = 1; c < layouts_.size(); ++c)
+            if (fits_[dir][c] > fits_[dir][best] && java >= layouts_[c].first_java) best = c;
+        return best;
+    };
+    const std::size_t up = most_fits(0), down = most_fits(1);
+    gaps.direction = fits_[1][down] > fits_[0][up] ? 1 : 0;
+    const std::size_t best = gaps.direction == 1 ? down : up;
+    const auto& fits = fits_[gaps.direction];
+    const std::uint64_t pairs = array_pairs_[gaps.direction];
+    gaps.gaps_are_sizes = pairs > 0 && fits[best] * 2 >= pairs;
     r.layout = std::string(layouts_[best].name);
-    r.layout_evidence = fits_[best];
-    r.layout_inferred = gaps_are_sizes;
+    r.layout_evidence = fits[best];
+    r.layout_inferred = gaps.gaps_are_sizes;
     r.vm = &layouts_[best];
     return best;
 }
 
-void heap_census::histogram_rows(census_result& r, layout_model& model, std::size_t layout, bool gaps_are_sizes,
+void heap_census::histogram_rows(census_result& r, layout_model& model, std::size_t layout, gap_evidence gaps,
                                  std::vector<object_entry>& candidates) const {
+    // Where the heap is packed (a compacting collector: the rules match at least three classes in
+    // four, of enough classes to tell), an instance is never larger than the distance to the next
+    // object, so a smaller gap overrules the field layout (a release whose facts heapd lacks). A
+    // slightly larger gap is taken as fields the dump does not list, unless the heap is known not to
+    // be packed: ZGC and Shenandoah leave the dead objects' room between live ones.
+    const std::uint64_t header = model.layout().header_size;
+    const bool told = r.rules_measured >= min_classes_to_tell_packed;
+    const bool packed = r.rules_agree * 4 >= r.rules_measured * 3;
     auto instance_size = [&](const class_acc& a) -> std::uint64_t {
         std::uint64_t size = model.instance_size(a.class_id);
-        if (gaps_are_sizes && a.min_gap > size && a.min_gap <= size + max_hidden_bytes && a.min_gap % 8 == 0)
-            size = a.min_gap;
+        const std::uint64_t gap = a.min_gap[gaps.direction];
+        if (!gaps.gaps_are_sizes || gap % 8 != 0 || gap < header) return size;
+        if ((gap < size && told && packed) || (gap > size && gap <= size + max_hidden_bytes && (packed || !told)))
+            size = gap;
         return size;
     };
     for (const class_acc& a : accs_) {
@@ -256,12 +286,12 @@ census_result heap_census::finish() {
     r.subrecord_counts = subrecords_;
     r.thread_roots = thread_roots_;
     r.stripped = stripped_.result();
-    bool gaps_are_sizes = false;
-    const std::size_t best = choose_layout(r, gaps_are_sizes);
-    choose_field_rules(layouts_[best], gaps_are_sizes, r);
+    gap_evidence gaps;
+    const std::size_t best = choose_layout(r, gaps);
+    choose_field_rules(layouts_[best], gaps, r);
     layout_model model(*classes_, layouts_[best], r.rules);
     std::vector<object_entry> candidates;
-    histogram_rows(r, model, best, gaps_are_sizes, candidates);
+    histogram_rows(r, model, best, gaps, candidates);
     class_mirrors(r, model);
     r.classes = classes_->size();
     for (const auto& e : r.histogram) r.shallow_bytes += e.shallow_bytes;

@@ -72,7 +72,7 @@ private:
     struct class_acc {
         std::uint64_t class_id = 0;
         std::uint64_t instances = 0;
-        std::uint64_t min_gap = ~std::uint64_t{0};
+        std::array<std::uint64_t, 2> min_gap{~std::uint64_t{0}, ~std::uint64_t{0}};  // to the next object up, down
         std::array<std::uint64_t, max_candidate_layouts> array_bytes{};
         std::vector<std::uint64_t> first_ids;  // up to top_ instance ids, for the largest list
         std::uint8_t kind = 0;                 // 0 instance, 1 object array, 2 primitive array
@@ -85,12 +85,16 @@ private:
     };
 
     static std::uint8_t tag_of(root_kind k);
-    void choose_field_rules(const vm_layout& layout, bool gaps_are_sizes, census_result& r) const;
-    // The layout under which most arrays end where the next object starts (index into layouts_),
-    // and whether those gaps are sizes at all.
-    std::size_t choose_layout(census_result& r, bool& gaps_are_sizes) const;
+    // How neighbours measured sizes: the direction the dump runs in, and whether gaps are sizes at all.
+    struct gap_evidence {
+        unsigned direction = 0;  // 0 ascending addresses, 1 descending
+        bool gaps_are_sizes = false;
+    };
+    void choose_field_rules(const vm_layout& layout, gap_evidence gaps, census_result& r) const;
+    // The layout under which most arrays end where the next object starts (index into layouts_).
+    std::size_t choose_layout(census_result& r, gap_evidence& gaps) const;
     // The histogram's rows, the instance sizes and the largest instances (into candidates).
-    void histogram_rows(census_result& r, layout_model& model, std::size_t layout, bool gaps_are_sizes,
+    void histogram_rows(census_result& r, layout_model& model, std::size_t layout, gap_evidence gaps,
                         std::vector<object_entry>& candidates) const;
     // One java.lang.Class object per CLASS_DUMP: its mirror, statics included.
     void class_mirrors(census_result& r, layout_model& model) const;
@@ -114,8 +118,9 @@ private:
     std::uint32_t prev_acc_ = 0;
     bool prev_is_array_ = false;
     std::array<std::uint64_t, max_candidate_layouts> prev_sizes_{};
-    std::array<std::uint64_t, max_candidate_layouts> fits_{};
-    std::uint64_t array_pairs_ = 0;
+    // Array neighbours whose distance is the array's size, per direction of the dump (up, down).
+    std::array<std::array<std::uint64_t, max_candidate_layouts>, 2> fits_{};
+    std::array<std::uint64_t, 2> array_pairs_{};
     std::array<std::vector<big_array>, max_candidate_layouts> big_;  // min-heaps of size top_
     std::array<std::uint64_t, root_kind_count> roots_{};
     std::array<std::uint64_t, 256> subrecords_{};

@@ -42,6 +42,12 @@ constexpr injected_field call_site_context_fields[] = {{"vmdependencies", t_long
 constexpr injected_field stack_frame_info_fields[] = {{"version", t_short}};
 constexpr injected_field module_fields[] = {{"module_entry", t_long, true}};
 constexpr injected_field internal_error_fields[] = {{"during_unsafe_access", t_boolean}};
+// JVMTI's and JFR's per-thread state from JDK 19 (virtual threads); the two JVMTI counters from 21.
+constexpr injected_field thread_fields_19[] = {{"jvmti_thread_state", t_long, true}, {"jfr_epoch", t_short}};
+constexpr injected_field thread_fields_21[] = {{"jvmti_thread_state", t_long, true},
+                                               {"jvmti_VTMS_transition_disable_count", t_int},
+                                               {"jvmti_is_in_VTMS_transition", t_boolean},
+                                               {"jfr_epoch", t_short}};
 
 // A class's injected fields in the releases first to last.
 struct injected_entry {
@@ -64,24 +70,47 @@ constexpr injected_entry injected_table[] = {
     {"java/lang/StackFrameInfo", 9, newest, stack_frame_info_fields},
     {"java/lang/Module", 9, newest, module_fields},
     {"java/lang/InternalError", 14, newest, internal_error_fields},
+    {"java/lang/Thread", 19, 20, thread_fields_19},
+    {"java/lang/Thread", 21, newest, thread_fields_21},
 };
 
+// @Contended groups by the names of their fields.
+using group = std::span<const std::string_view>;
 constexpr std::string_view thread_tlr[] = {"threadLocalRandomSeed", "threadLocalRandomProbe",
                                            "threadLocalRandomSecondarySeed"};
-const contended_info thread_contended{false, thread_tlr};
-const contended_info whole_class{true, {}};
+constexpr group thread_groups[] = {thread_tlr};
+constexpr std::string_view pool_ctl[] = {"ctl", "parallelism"};  // parallelism joined in JDK 19 to 25
+constexpr group pool_groups[] = {pool_ctl};
+constexpr std::string_view queue_w_17[] = {"top", "source", "nsteals"};
+constexpr group queue_groups_17[] = {queue_w_17};
+constexpr std::string_view queue_w_25[] = {"top", "phase", "stackPred", "source", "nsteals", "parking"};
+constexpr group queue_groups_25[] = {queue_w_25};
+constexpr std::string_view subscription_c[] = {"demand", "waiting"};
+constexpr group subscription_groups[] = {subscription_c};
 
+const contended_info thread_contended{false, thread_groups};
+const contended_info whole_class{true, {}};
+const contended_info pool_contended{false, pool_groups};
+const contended_info queue_contended_17{false, queue_groups_17};
+const contended_info queue_contended_25{false, queue_groups_25};
+const contended_info subscription_contended{true, subscription_groups};
+
+// A class's @Contended facts in the releases first to last (@Contended came with JDK 8).
 struct contended_entry {
     std::string_view class_name;
+    unsigned first, last;
     const contended_info* info;
 };
-// @Contended came with JDK 8, and these classes with it.
-constexpr unsigned first_contended = 8;
 const contended_entry contended_table[] = {
-    {"java/lang/Thread", &thread_contended},
-    {"java/util/concurrent/ConcurrentHashMap$CounterCell", &whole_class},
-    {"java/util/concurrent/atomic/Striped64$Cell", &whole_class},
-    {"java/util/concurrent/Exchanger$Node", &whole_class},
+    {"java/lang/Thread", 8, 18, &thread_contended},
+    {"java/util/concurrent/ConcurrentHashMap$CounterCell", 8, newest, &whole_class},
+    {"java/util/concurrent/atomic/Striped64$Cell", 8, newest, &whole_class},
+    {"java/util/concurrent/Exchanger$Node", 8, 18, &whole_class},
+    {"java/util/concurrent/Exchanger$Slot", 19, newest, &whole_class},
+    {"java/util/concurrent/ForkJoinPool", 17, newest, &pool_contended},
+    {"java/util/concurrent/ForkJoinPool$WorkQueue", 17, 18, &queue_contended_17},
+    {"java/util/concurrent/ForkJoinPool$WorkQueue", 19, newest, &queue_contended_25},
+    {"java/util/concurrent/SubmissionPublisher$BufferedSubscription", 17, newest, &subscription_contended},
 };
 
 // ClassFileParser's list of classes with hard-coded field offsets (JDK 6 to 14).
@@ -113,9 +142,8 @@ std::span<const injected_field> injected_fields(std::string_view class_name, uns
 }
 
 const contended_info* contended_layout(std::string_view class_name, unsigned java_feature) {
-    if (java_feature < first_contended) return nullptr;
     for (const auto& e : contended_table)
-        if (e.class_name == class_name) return e.info;
+        if (e.class_name == class_name && e.first <= java_feature && java_feature <= e.last) return e.info;
     return nullptr;
 }
 

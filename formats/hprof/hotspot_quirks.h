@@ -20,13 +20,14 @@ struct injected_field {
 // in slash form; empty for most classes.
 std::span<const injected_field> injected_fields(std::string_view class_name, unsigned java_feature);
 
-// How @Contended shapes a JDK class: the whole class padded, or some fields in padded groups.
+// How @Contended shapes a JDK class: the whole class padded, and some fields in padded groups.
 struct contended_info {
     bool whole_class = false;
-    std::span<const std::string_view> fields;  // fields in the (single) contended group
+    std::span<const std::span<const std::string_view>> groups;  // each group's fields, by name
 };
 
 // The @Contended facts of a JDK class (honoured only for boot classes, from JDK 8), or nullptr.
+// Read from the class files of JDK 17 and 25; JDK 19 to 24 are taken to be as JDK 25.
 const contended_info* contended_layout(std::string_view class_name, unsigned java_feature);
 
 // Bytes of padding HotSpot puts around contended fields (ContendedPaddingWidth).

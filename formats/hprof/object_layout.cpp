@@ -10,10 +10,14 @@ namespace {
 
 // The array length follows the header; the first element sits at the length's end rounded up to a
 // heap word (16 or 24 on 64-bit, 12 on 32-bit, where 8-byte elements align to 16).
+// Compact object headers (JDK 24 and later, -XX:+UseCompactObjectHeaders) keep the class in the
+// 8-byte mark word: fields start at 8, the array length too, and elements at 12 (16 for 8-byte ones).
 constexpr vm_layout layouts_64[] = {
     {"64-bit, compressed oops", 4, 12, 8, 16, 16},
     {"64-bit, uncompressed oops", 8, 12, 8, 16, 16},
     {"64-bit, uncompressed oops and class pointers", 8, 16, 8, 24, 24},
+    {"64-bit, compact object headers, compressed oops", 4, 8, 8, 12, 16, 24},
+    {"64-bit, compact object headers, uncompressed oops", 8, 8, 8, 12, 16, 24},
 };
 constexpr vm_layout layouts_32[] = {{"32-bit", 4, 8, 4, 12, 16}};
 constexpr std::uint32_t object_alignment = 8;
@@ -74,11 +78,13 @@ void sort_for_layout(std::vector<field_to_place>& fields) {
     });
 }
 
-// A class's own fields: those laid out as usual and those of its @Contended group.
+// A class's own fields: those laid out as usual and those of each @Contended group.
 struct own_fields {
-    std::vector<field_to_place> regular, padded;
+    std::vector<field_to_place> regular;
+    std::vector<std::vector<field_to_place>> groups;
     const contended_info* contended = nullptr;
     bool any = false;
+    bool whole_class() const { return contended != nullptr && contended->whole_class; }
 };
 
 own_fields fields_of(const class_info& c, const record_index& names, const vm_layout& layout, field_rules rules) {
@@ -87,35 +93,44 @@ own_fields fields_of(const class_info& c, const record_index& names, const vm_la
     c.dump.for_each_field(
         [&](const class_dump_view::field& f) { declared.emplace_back(names.utf8(f.name_id), f.type); });
     std::reverse(declared.begin(), declared.end());
+    // A field injected in older releases may be declared in newer ones (ResolvedMethodName.vmholder).
     for (const injected_field& f : injected_fields(c.raw_name, rules.java_feature))
-        declared.emplace_back(f.name, f.intptr ? (layout.word_size == 8 ? 11 : 10) : f.type);
+        if (std::none_of(declared.begin(), declared.end(), [&](const auto& d) { return d.first == f.name; }))
+            declared.emplace_back(f.name, f.intptr ? (layout.word_size == 8 ? 11 : 10) : f.type);
     own_fields out;
     out.contended = contended_layout(c.raw_name, rules.java_feature);
     out.any = !declared.empty();
+    if (out.contended != nullptr) out.groups.resize(out.contended->groups.size());
     for (auto [name, type] : declared) {
         field_to_place f{type == 2 ? layout.oop_size : value_size(type, 8), type == 2};
-        const contended_info* g = out.contended;
-        bool in_group =
-            g != nullptr && (g->whole_class || std::find(g->fields.begin(), g->fields.end(), name) != g->fields.end());
-        (in_group ? out.padded : out.regular).push_back(f);
+        std::vector<field_to_place>* into = &out.regular;
+        for (std::size_t g = 0; g < out.groups.size(); ++g) {
+            const auto& names = out.contended->groups[g];
+            if (std::find(names.begin(), names.end(), name) != names.end()) into = &out.groups[g];
+        }
+        into->push_back(f);
     }
     sort_for_layout(out.regular);
-    sort_for_layout(out.padded);
+    for (auto& g : out.groups) sort_for_layout(g);
+    std::erase_if(out.groups, [](const auto& g) { return g.empty(); });
     return out;
 }
 
-// JDK 15 and later: each field goes into the best-fitting hole the class or its supers left.
+// JDK 15 and later: each field goes into the best-fitting hole the class or its supers left. A
+// contended class starts with padding and appends its fields; each contended group is appended
+// after padding of its own; padding closes the object.
 void place_packed(layout_model::shape& current, bool& has_fields, const own_fields& f) {
     layout_blocks blocks;
-    bool append_only = current.contended && has_fields;
+    bool append_only = (current.contended && has_fields) || f.whole_class();
     blocks.end = current.end;  // a contended super's end already holds its tail padding
     if (!current.contended) blocks.holes = current.holes;
+    if (f.whole_class()) blocks.end += contended_padding;
     for (const auto& r : f.regular) append_only ? blocks.append(r.size) : blocks.place(r.size);
-    if (!f.padded.empty()) {
+    for (const auto& g : f.groups) {
         blocks.end += contended_padding;
-        for (const auto& p : f.padded) blocks.append(p.size);
-        blocks.end += contended_padding;
+        for (const auto& p : g) blocks.append(p.size);
     }
+    if (f.whole_class() || !f.groups.empty()) blocks.end += contended_padding;
     has_fields = has_fields || f.any;
     current.end = blocks.end;
     current.holes = blocks.merged();
@@ -130,11 +145,8 @@ void place_per_class(layout_model::shape& current, const own_fields& f, bool fix
     std::uint32_t off = static_cast<std::uint32_t>(l.header_size + align_up(current.end - l.header_size, oop));
     std::uint32_t count[9] = {};  // by size; references counted at [0]
     for (const auto& r : f.regular) ++count[r.oop ? 0 : r.size];
-    const bool whole_class = f.contended != nullptr && f.contended->whole_class;
-    if (whole_class) {
-        off += contended_padding;
-        for (const auto& p : f.padded) ++count[p.oop ? 0 : p.size];
-    }
+    const bool whole_class = f.whole_class();
+    if (whole_class) off += contended_padding;
     if (fixed_order) off += count[0] * oop, count[0] = 0;
     if (count[8] > 0) {
         std::uint32_t aligned = static_cast<std::uint32_t>(align_up(off, 8));
@@ -149,13 +161,11 @@ void place_per_class(layout_model::shape& current, const own_fields& f, bool fix
     }
     off += 4 * count[4] + 2 * count[2] + count[1];
     if (count[0] > 0) off = static_cast<std::uint32_t>(align_up(off, oop)) + count[0] * oop;
-    if (whole_class) {
+    for (const auto& g : f.groups) {
         off += contended_padding;
-    } else if (!f.padded.empty()) {
-        off += contended_padding;
-        for (const auto& p : f.padded) off = static_cast<std::uint32_t>(align_up(off, p.size)) + p.size;
-        off += contended_padding;
+        for (const auto& p : g) off = static_cast<std::uint32_t>(align_up(off, p.size)) + p.size;
     }
+    if (whole_class || !f.groups.empty()) off += contended_padding;
     current.end = off;
 }
 
@@ -171,14 +181,19 @@ std::string_view field_rules::name() const {
     if (java_feature == 7) return "JDK 7";
     if (java_feature == 8) return "JDK 8";
     if (java_feature < 15) return "JDK 9 to 14";
-    return "JDK 15 and later";
+    if (java_feature < 19) return "JDK 15 to 18";
+    return "JDK 19 and later";
 }
 
 java_release_guess guess_java_release(const class_table& classes) {
     const class_info* s = classes.find_by_name("java.lang.String");
     if (s == nullptr) return {};
     auto has = [&](std::string_view field) { return classes.find_field(s->id(), field).has_value(); };
-    if (has("hashIsZero")) return {17, "13 or later"};  // 13 and 14 are rare: JDK 15's layout assumed
+    if (has("hashIsZero")) {  // 13 and 14 are rare: JDK 15's layout assumed
+        const class_info* t = classes.find_by_name("java.lang.Thread");
+        if (t != nullptr && classes.find_field(t->id(), "holder").has_value()) return {25, "19 or later"};
+        return {17, "13 to 18"};
+    }
     if (has("coder")) return {11, "9 to 12"};
     if (has("offset")) return {6, "6 or older"};
     if (has("hash32")) return {7, "7"};

@@ -19,11 +19,12 @@ struct vm_layout {
     unsigned word_size;        // HeapWordSize: 8 on 64-bit, 4 on 32-bit
     unsigned array_base;       // offset of the first element
     unsigned wide_array_base;  // the same for long[] and double[] (aligned to 8 on 32-bit)
+    unsigned first_java = 0;   // the first Java release that can lay objects out so (24: compact headers)
 };
 
 // The layouts a dump with this identifier size can come from, most common first.
 std::span<const vm_layout> candidate_layouts(unsigned id_size);
-inline constexpr unsigned max_candidate_layouts = 3;
+inline constexpr unsigned max_candidate_layouts = 5;
 
 // Bytes of an array of length elements of the given basic type (2 = references).
 inline std::uint64_t array_shallow_size(const vm_layout& l, std::uint8_t elem_type, std::uint32_t length) {
@@ -36,16 +37,17 @@ inline std::uint64_t array_shallow_size(const vm_layout& l, std::uint8_t elem_ty
 // JDK 15 replaced the field layout (gaps filled across the class hierarchy).
 struct field_rules {
     unsigned java_feature = newest_known_java;
-    static constexpr unsigned newest_known_java = 17;
+    static constexpr unsigned newest_known_java = 25;
     bool per_class_layout() const { return java_feature < 15; }  // each class's fields start after its super's
-    std::string_view name() const;                               // "JDK 8", "JDK 9 to 14", "JDK 15 and later"
+    std::string_view name() const;  // "JDK 8", "JDK 9 to 14", "JDK 15 to 18", "JDK 19 and later"
 };
 
 // The Java release a dump's classes look like, for when nothing better tells: the fields of
-// java.lang.String (offset and count until 7u6, hash32 in 7u6 to 7u40, coder from 9, hashIsZero from 13).
+// java.lang.String (offset and count until 7u6, hash32 in 7u6 to 7u40, coder from 9, hashIsZero from 13),
+// then java.lang.Thread's holder (from 19).
 struct java_release_guess {
-    unsigned java_feature = 0;  // a release with those rules: 6, 7, 8, 11 or 17; 0 if there is no String
-    std::string_view releases;  // for people: "6 or older", "15 or later"
+    unsigned java_feature = 0;  // a release with those rules: 6, 7, 8, 11, 17 or 25; 0 if there is no String
+    std::string_view releases;  // for people: "6 or older", "19 or later"
 };
 java_release_guess guess_java_release(const class_table& classes);
 

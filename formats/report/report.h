@@ -187,7 +187,9 @@ struct retention_report {
     bool computed = false;
     std::uint64_t reachable_objects = 0, reachable_bytes = 0;
     std::uint64_t unreachable_objects = 0, unreachable_bytes = 0;
-    std::vector<dominator_entry> dominators;              // by retained bytes, descending
+    std::uint64_t filler_objects = 0,
+                  filler_bytes = 0;           // of the unreachable: the collector's fillers (analysis/fillers.h)
+    std::vector<dominator_entry> dominators;  // by retained bytes, descending
     std::vector<retained_class_entry> retained_by_class;  // by retained bytes, descending
     double suspect_threshold = 0;                         // share of the reachable bytes
     std::vector<leak_suspect> leak_suspects;              // by retained bytes, descending

@@ -74,7 +74,10 @@ std::string header(const analysis_report& r, const html_context& c) {
                        text::grouped(s.classes) + " classes";
     if (r.retention.computed)
         heap += "; " + text::human_bytes(r.retention.reachable_bytes) + " reachable, " +
-                text::human_bytes(r.retention.unreachable_bytes) + " garbage";
+                text::human_bytes(r.retention.unreachable_bytes) + " garbage" +
+                (r.retention.filler_objects != 0
+                     ? " (" + text::human_bytes(r.retention.filler_bytes) + " of it the collector's filler objects)"
+                     : std::string());
     out += fact("Heap", heap);
     out += fact("Dump", (c.dump_id.empty() ? "" : c.dump_id + ", ") + s.format + ", " +
                             text::human_bytes(s.file_bytes) + (s.file.empty() ? "" : ", " + s.file));

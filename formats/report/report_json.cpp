@@ -285,10 +285,9 @@ void retention_json(const retention_report& t, json& out) {
                               {"retained_bytes", d.retained_bytes}});
     for (const auto& c : t.retained_by_class)
         by_class.push_back({{"class", c.class_name}, {"retained_bytes", c.retained_bytes}});
-    out["reachability"] = {{"reachable_objects", t.reachable_objects},
-                           {"reachable_bytes", t.reachable_bytes},
-                           {"unreachable_objects", t.unreachable_objects},
-                           {"unreachable_bytes", t.unreachable_bytes}};
+    out["reachability"] = {{"reachable_objects", t.reachable_objects},     {"reachable_bytes", t.reachable_bytes},
+                           {"unreachable_objects", t.unreachable_objects}, {"unreachable_bytes", t.unreachable_bytes},
+                           {"filler_objects", t.filler_objects},           {"filler_bytes", t.filler_bytes}};
     out["leak_suspects"] = suspects_json(t);
     out["dominators"] = dominators;
     out["retained_by_class"] = by_class;
@@ -335,6 +334,8 @@ result<void> retention_from_json(const json& j, retention_report& t) {
     t.reachable_bytes = reach.at("reachable_bytes").get<std::uint64_t>();
     t.unreachable_objects = reach.at("unreachable_objects").get<std::uint64_t>();
     t.unreachable_bytes = reach.at("unreachable_bytes").get<std::uint64_t>();
+    t.filler_objects = reach.value("filler_objects", std::uint64_t{0});
+    t.filler_bytes = reach.value("filler_bytes", std::uint64_t{0});
     for (const json& d : j.at("dominators"))
         t.dominators.push_back({d.at("id").get<std::uint64_t>(), d.at("class").get<std::string>(),
                                 d.at("shallow_bytes").get<std::uint64_t>(),

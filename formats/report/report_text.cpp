@@ -147,6 +147,10 @@ void retention(std::string& out, const analysis_report& r, unsigned top) {
     out += "  " + text::human_bytes(t.reachable_bytes) + " in " + text::grouped(t.reachable_objects) +
            " objects reachable from GC roots through strong references; " + text::human_bytes(t.unreachable_bytes) +
            " in " + text::grouped(t.unreachable_objects) + " not\n";
+    if (t.filler_objects != 0)
+        out += "  of which " + text::human_bytes(t.filler_bytes) + " in " + text::grouped(t.filler_objects) +
+               " are the collector's filler objects (dead space written as int[]; jcmd's "
+               "jdk.internal.vm.FillerElement[])\n";
     unsigned n = rows(t.dominators.size(), top);
     if (n > 0) {
         out += fmt("\nBiggest retainers (top %u by retained size)\n", n);

@@ -211,6 +211,40 @@ TEST(census, adjacency_selects_uncompressed_oops_when_arrays_are_spaced_so) {
     EXPECT_EQ(row(r, "int[]")->shallow_bytes, 56u);
 }
 
+// Arrays of a JDK 25 with -XX:+UseCompactObjectHeaders, written downwards as ZGC writes a page: each
+// ends where the one written before it starts. Compact headers are believed only of classes of a
+// release that has them (Thread with a holder: JDK 19 or later).
+census_result compact_dump_written_downwards(bool jdk_19_or_later) {
+    hprof_builder b(8);
+    b.utf8(1, "java/lang/String").load_class(1, 0x110, 0, 1);
+    b.utf8(2, "java/lang/Thread").load_class(2, 0x111, 0, 2);
+    b.utf8(3, "[Ljava/lang/Object;").load_class(3, 0x112, 0, 3);
+    b.utf8(4, "hashIsZero").utf8(5, "holder").utf8(6, "priority");
+    b.begin_segment();
+    b.class_dump(0x110, 0, {{4, t_byte}});
+    b.class_dump(0x111, 0, {{jdk_19_or_later ? 5u : 6u, jdk_19_or_later ? t_object : t_int}});
+    b.class_dump(0x112, 0, {});
+    b.primitive_array(0x30040, t_byte, 1);      // 12 + 1 -> 16
+    b.primitive_array(0x30030, t_int, 1);       // 12 + 4 -> 16
+    b.primitive_array(0x30018, t_byte, 5);      // 12 + 5 -> 24
+    b.object_array(0x30000, 0x112, {0, 0, 0});  // 12 + 12 -> 24
+    b.end_segment();
+    return census_of(b, 0);
+}
+
+TEST(census, compact_headers_are_inferred_from_a_dump_written_downwards) {
+    census_result r = compact_dump_written_downwards(true);
+    EXPECT_EQ(r.layout, "64-bit, compact object headers, compressed oops");
+    EXPECT_TRUE(r.layout_inferred);
+    EXPECT_EQ(r.layout_evidence, 3u);
+    EXPECT_EQ(row(r, "java.lang.Object[]")->shallow_bytes, 24u);
+    EXPECT_EQ(row(r, "byte[]")->shallow_bytes, 16u + 24);
+    // The same arrays from a JDK 18 or older: no compact headers there.
+    census_result old = compact_dump_written_downwards(false);
+    EXPECT_EQ(old.layout, "64-bit, compressed oops");
+    EXPECT_FALSE(old.layout_inferred);
+}
+
 TEST(census, neighbour_gaps_slightly_above_the_field_layout_are_taken_as_the_size) {
     hprof_builder b(8);
     b.utf8(1, "demo/Hidden").load_class(1, 0x110, 0, 1);

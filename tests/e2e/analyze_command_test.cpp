@@ -10,91 +10,12 @@
 #include <set>
 #include <sstream>
 
+#include "support/jcmd_histogram.h"
 #include "support/jvm_process.h"
 #include "support/serve_process.h"
 
 namespace heapd::test {
 namespace {
-
-using histogram = std::map<std::string, std::pair<std::uint64_t, std::uint64_t>>;  // class -> (count, bytes)
-
-// "[Ljava.lang.Object;" -> "java.lang.Object[]", "[B" -> "byte[]": jcmd's names in source form.
-std::string source_name(std::string n) {
-    static const std::map<char, std::string> prim = {{'Z', "boolean"}, {'C', "char"},  {'F', "float"}, {'D', "double"},
-                                                     {'B', "byte"},    {'S', "short"}, {'I', "int"},   {'J', "long"}};
-    std::size_t dims = 0;
-    while (dims < n.size() && n[dims] == '[') ++dims;
-    if (dims == 0) return n;
-    std::string elem = n.substr(dims);
-    std::string base = elem.size() == 1 ? prim.at(elem[0]) : elem.substr(1, elem.size() - 2);
-    for (std::size_t i = 0; i < dims; ++i) base += "[]";
-    return base;
-}
-
-histogram parse_jcmd_histogram(const std::string& text) {
-    histogram h;
-    static const std::regex row(R"(^\s*\d+:\s+(\d+)\s+(\d+)\s+(\S+))");
-    std::istringstream in(text);
-    for (std::string line; std::getline(in, line);) {
-        std::smatch m;
-        if (!std::regex_search(line, m, row)) continue;
-        auto& e = h[source_name(m[3])];
-        e.first += std::stoull(m[1]);
-        e.second += std::stoull(m[2]);
-    }
-    return h;
-}
-
-nlohmann::json analyze_json(const std::string& file) {
-    auto r = run_command({heapd_binary(), "analyze", "--json", "--top", "0", file});
-    EXPECT_EQ(r.exit_code, 0) << r.err;
-    return nlohmann::json::parse(r.out);
-}
-
-histogram ours(const nlohmann::json& report) {
-    histogram h;
-    for (const auto& e : report.at("histogram")) {
-        auto& row = h[e.at("class").get<std::string>()];
-        row.first += e.at("instances").get<std::uint64_t>();
-        row.second += e.at("shallow_bytes").get<std::uint64_t>();
-    }
-    return h;
-}
-
-// Dumps the JVM between two class histograms that agree (the JVM was idle in between), and
-// returns that histogram; the first full GC may still let cleaners run, so it retries.
-histogram stable_dump(const demo_jvm& jvm, const std::string& file, const std::vector<std::string>& dump_opts = {}) {
-    for (int attempt = 0; attempt < 6; ++attempt) {
-        histogram before = parse_jcmd_histogram(jvm.jcmd({"GC.class_histogram"}).out);
-        std::filesystem::remove(file);
-        std::vector<std::string> args = {"GC.heap_dump"};
-        args.insert(args.end(), dump_opts.begin(), dump_opts.end());
-        args.push_back(file);
-        auto d = jvm.jcmd(args);
-        EXPECT_EQ(d.exit_code, 0) << d.out << d.err;
-        histogram after = parse_jcmd_histogram(jvm.jcmd({"GC.class_histogram"}).out);
-        if (before == after && !after.empty()) return after;
-        ::usleep(300000);
-    }
-    ADD_FAILURE() << "the JVM did not hold still across a dump";
-    return {};
-}
-
-std::string differences(const histogram& jcmd, const histogram& mine, const std::string& except = "") {
-    std::string out;
-    std::map<std::string, int> keys;
-    for (const auto& [k, v] : jcmd) keys[k];
-    for (const auto& [k, v] : mine) keys[k];
-    for (const auto& [k, unused] : keys) {
-        if (k == except) continue;
-        auto a = jcmd.count(k) ? jcmd.at(k) : std::pair<std::uint64_t, std::uint64_t>{};
-        auto b = mine.count(k) ? mine.at(k) : std::pair<std::uint64_t, std::uint64_t>{};
-        if (a != b)
-            out += k + ": jcmd " + std::to_string(a.first) + "/" + std::to_string(a.second) + " B, heapd " +
-                   std::to_string(b.first) + "/" + std::to_string(b.second) + " B\n";
-    }
-    return out;
-}
 
 void expect_same_histogram(const std::vector<std::string>& flags) {
     demo_jvm jvm(flags, {"3000"});
@@ -123,7 +44,7 @@ TEST(analyze_command, histogram_equals_jcmd_with_defaults_except_unlisted_mirror
     histogram jcmd = stable_dump(jvm, dir.file("heap.hprof"));
     nlohmann::json report = analyze_json(dir.file("heap.hprof"));
     histogram mine = ours(report);
-    EXPECT_EQ(differences(jcmd, mine, "java.lang.Class"), "");
+    EXPECT_EQ(differences(jcmd, mine, {"java.lang.Class"}), "");
     // Every class the dump lists is counted, with its mirror's size; the archived mirrors of
     // classes never loaded are not in the dump at all, so jcmd counts more.
     auto cls = mine.at("java.lang.Class");

@@ -105,8 +105,8 @@ TEST(memory_command, agrees_with_native_memory_tracking_in_a_real_cgroup) {
 
 // JDK 21 and later print metaspace in VM.metaspace, not GC.heap_info, and NMT's summary otherwise.
 TEST(memory_command, agrees_with_native_memory_tracking_on_jdk25) {
-    const std::string jdk = "/usr/lib/jvm/temurin-25-jdk-amd64/bin/";
-    if (::access((jdk + "java").c_str(), X_OK) != 0) GTEST_SKIP() << "no JDK 25 at " << jdk;
+    const std::string jdk = jdk25_bin();
+    if (jdk.empty()) GTEST_SKIP() << "no JDK 25 (/usr/lib/jvm/temurin-25-jdk-amd64)";
     const started_process jvm = start_until_ready({jdk + "java", "-Xmx64m", "-XX:NativeMemoryTracking=summary", "-cp",
                                                    test_classes_dir(), "OffHeap", "40", "100"});
     // Killed however the test ends.

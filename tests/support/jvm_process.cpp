@@ -186,14 +186,20 @@ command_result run_command(const std::vector<std::string>& argv) {
     return r;
 }
 
+std::string jdk25_bin() {
+    const std::string bin = "/usr/lib/jvm/temurin-25-jdk-amd64/bin/";
+    return ::access((bin + "java").c_str(), X_OK) == 0 ? bin : "";
+}
+
 std::string heapd_binary() { return std::string(HEAPD_BINARY_DIR) + "/daemon/heapd"; }
 
 demo_jvm::demo_jvm(const std::vector<std::string>& jvm_flags, const std::vector<std::string>& args)
     : demo_jvm(java_main{"Demo"}, jvm_flags, args) {}
 
 demo_jvm::demo_jvm(const java_main& main_class, const std::vector<std::string>& jvm_flags,
-                   const std::vector<std::string>& args, const std::string& stdout_file) {
-    std::vector<std::string> argv = {"java"};
+                   const std::vector<std::string>& args, const std::string& stdout_file)
+    : jdk_bin_(main_class.jdk_bin) {
+    std::vector<std::string> argv = {jdk_bin_ + "java"};
     argv.insert(argv.end(), jvm_flags.begin(), jvm_flags.end());
     argv.insert(argv.end(), {"-cp", test_classes_dir(), main_class.name});
     argv.insert(argv.end(), args.begin(), args.end());
@@ -216,7 +222,7 @@ demo_jvm::~demo_jvm() {
 
 command_result demo_jvm::jcmd(const std::vector<std::string>& args) const {
     // Its output in UTF-8 whatever the locale (JDK 17 writes in the locale's charset: "?" for "é" under C).
-    std::vector<std::string> argv = {"jcmd", "-J-Dfile.encoding=UTF-8", std::to_string(pid_)};
+    std::vector<std::string> argv = {jdk_bin_ + "jcmd", "-J-Dfile.encoding=UTF-8", std::to_string(pid_)};
     argv.insert(argv.end(), args.begin(), args.end());
     return run_command(argv);
 }

@@ -3,6 +3,7 @@
 #include <sys/types.h>
 #include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace heapd::test {
@@ -47,10 +48,15 @@ std::map<std::string, double> jstat_columns(const std::string& text, double dash
 // `jstat -gc PID`: capacities and used bytes of each space in KiB, counts and seconds ("-" as 0).
 std::map<std::string, double> jstat_gc(pid_t pid);
 
-// The main class of a program in tests/java, e.g. java_main{"Shapes"}.
+// The main class of a program in tests/java, e.g. java_main{"Shapes"}, and the JDK to run it with.
 struct java_main {
+    java_main(std::string main_class, std::string jdk = {}) : name(std::move(main_class)), jdk_bin(std::move(jdk)) {}
     std::string name;
+    std::string jdk_bin;  // directory of java and jcmd, with a final '/'; empty: those on PATH
 };
+
+// The bin/ directory (with a final '/') of the JDK 25 these machines carry, or "" when there is none.
+std::string jdk25_bin();
 
 // A JVM running tests/java/Demo.java or another program of tests/java (compiled once per build into the build tree);
 // killed on destruction.
@@ -74,6 +80,7 @@ public:
 private:
     pid_t pid_ = -1;
     bool ready_ = false;
+    std::string jdk_bin_;
 };
 
 // A fresh directory under the build tree's test scratch area, removed on destruction.

@@ -21,9 +21,11 @@ const vm_layout& compressed() { return candidate_layouts(8)[0]; }
 const vm_layout& uncompressed() { return candidate_layouts(8)[1]; }
 const vm_layout& wide_headers() { return candidate_layouts(8)[2]; }
 const vm_layout& bits32() { return candidate_layouts(4)[0]; }
+const vm_layout& compact() { return candidate_layouts(8)[3]; }
+const vm_layout& compact_uncompressed() { return candidate_layouts(8)[4]; }
 
 TEST(object_layout, candidate_layouts_per_id_size) {
-    ASSERT_EQ(candidate_layouts(8).size(), 3u);
+    ASSERT_EQ(candidate_layouts(8).size(), 5u);
     ASSERT_EQ(candidate_layouts(4).size(), 1u);
     EXPECT_LE(candidate_layouts(8).size(), max_candidate_layouts);
     EXPECT_EQ(compressed().name, "64-bit, compressed oops");
@@ -37,6 +39,24 @@ TEST(object_layout, candidate_layouts_per_id_size) {
     EXPECT_EQ(bits32().oop_size, 4u);
     EXPECT_EQ(bits32().header_size, 8u);
     EXPECT_EQ(bits32().word_size, 4u);
+    EXPECT_EQ(compact().name, "64-bit, compact object headers, compressed oops");
+    EXPECT_EQ(compact().header_size, 8u);
+    EXPECT_EQ(compact().oop_size, 4u);
+    EXPECT_EQ(compact().first_java, 24u);
+    EXPECT_EQ(compact_uncompressed().oop_size, 8u);
+}
+
+// JEP 519's sizes as the JVM reports them (GC.class_histogram of JDK 25 with
+// -XX:+UseCompactObjectHeaders): new Object() 8, Integer 16, byte[1] 16, int[0] 16, Object[3] 24.
+TEST(object_layout, compact_headers_size_arrays_from_twelve_bytes) {
+    EXPECT_EQ(array_shallow_size(compact(), t_byte, 1), 16u);
+    EXPECT_EQ(array_shallow_size(compact(), t_byte, 4), 16u);
+    EXPECT_EQ(array_shallow_size(compact(), t_byte, 5), 24u);
+    EXPECT_EQ(array_shallow_size(compact(), t_int, 0), 16u);
+    EXPECT_EQ(array_shallow_size(compact(), t_int, 1), 16u);
+    EXPECT_EQ(array_shallow_size(compact(), t_long, 1), 24u);
+    EXPECT_EQ(array_shallow_size(compact(), t_object, 3), 24u);
+    EXPECT_EQ(array_shallow_size(compact_uncompressed(), t_object, 1), 24u);
 }
 
 TEST(object_layout, array_shallow_size_for_every_layout) {
@@ -207,7 +227,7 @@ std::vector<class_def> thread_classes() {
 
 TEST(object_layout, contended_thread_fields_are_padded) {
     class_dump_fixture d(8, thread_classes());
-    layout_model c = d.model(compressed());
+    layout_model c = d.model(compressed(), field_rules{17});
     // Not a JDK class: tid 16, priority 12, seed 24, probe 32, secondary 36, name 40 -> 48.
     EXPECT_EQ(c.instance_size(0x72), 48u);
     // java.lang.Thread: regular fields end at 28, then 128 padding, the group at 160..176, 128 padding.
@@ -218,9 +238,64 @@ TEST(object_layout, contended_thread_fields_are_padded) {
 
 TEST(object_layout, contended_subclass_laid_out_before_its_super) {
     class_dump_fixture d(8, thread_classes());
-    layout_model c = d.model(compressed());
+    layout_model c = d.model(compressed(), field_rules{17});
     EXPECT_EQ(c.instance_size(0x71), 312u);
     EXPECT_EQ(c.instance_size(0x70), 304u);
+}
+
+TEST(object_layout, jdk_19_and_later_pad_no_thread_field_and_inject_jvmti_state) {
+    class_dump_fixture d(8, thread_classes());
+    layout_model c = d.model(compressed(), field_rules{25});
+    // tid 16, seed 24, jvmti_thread_state 32; priority 12, probe 40, secondary 44, disable count 48;
+    // jfr_epoch 52, the boolean 54; name 56 -> 60 -> 64.
+    EXPECT_EQ(c.instance_size(0x70), 64u);
+    EXPECT_EQ(c.instance_size(0x71), 64u);  // x at 60
+    EXPECT_EQ(c.instance_size(0x72), 48u);  // not the JDK's Thread: nothing injected
+}
+
+// ForkJoinPool$WorkQueue pads a named group; SubmissionPublisher$BufferedSubscription is contended
+// as a whole and has a group besides.
+TEST(object_layout, contended_groups_and_whole_classes_with_groups) {
+    const std::vector<class_def> defs = {
+        {object_id, 0, "java/lang/Object", {}, {}},
+        {0xA0,
+         object_id,
+         "java/util/concurrent/ForkJoinPool$WorkQueue",
+         {{"array", t_object}, {"top", t_int}, {"base", t_int}, {"nsteals", t_int}},
+         {}},
+        {0xA1,
+         object_id,
+         "java/util/concurrent/SubmissionPublisher$BufferedSubscription",
+         {{"timeout", t_long}, {"demand", t_long}, {"waiting", t_int}},
+         {}},
+    };
+    class_dump_fixture d(8, defs);
+    layout_model c = d.model(compressed(), field_rules{25});
+    // base 12, array 16 -> 20; padding to 148; top 148, nsteals 152 -> 156; padding to 284 -> 288.
+    EXPECT_EQ(c.instance_size(0xA0), 288u);
+    // padding 12..140; timeout 144 (aligned); padding 152..280; demand 280, waiting 288 -> 292;
+    // padding to 420 -> 424.
+    EXPECT_EQ(c.instance_size(0xA1), 424u);
+}
+
+// JDK 25 declares ResolvedMethodName.vmholder, which older releases inject: counted once.
+TEST(object_layout, an_injected_field_the_class_declares_is_not_added_twice) {
+    const std::vector<class_def> defs = {
+        {object_id, 0, "java/lang/Object", {}, {}},
+        {0xB8, object_id, "java/lang/invoke/ResolvedMethodName", {{"vmholder", t_object}}, {}},
+        {0xB9, object_id, "java/lang/invoke/ResolvedMethodName", {}, {}},
+    };
+    class_dump_fixture d(8, defs);
+    EXPECT_EQ(d.model(compressed(), field_rules{25}).instance_size(0xB8), 24u);  // 12 + 4 + 8
+    EXPECT_EQ(d.model(compressed(), field_rules{17}).instance_size(0xB9), 24u);  // both injected
+}
+
+TEST(object_layout, compact_headers_put_the_first_field_at_eight) {
+    class_dump_fixture d(8, plain_classes());
+    EXPECT_EQ(d.model(compact()).instance_size(object_id), 8u);
+    EXPECT_EQ(d.model(compact()).instance_size(0x20), 24u);               // a 8..16, b 16..20
+    EXPECT_EQ(d.model(compact()).instance_size(0x50), 16u);               // o 8, b 12
+    EXPECT_EQ(d.model(compact_uncompressed()).instance_size(0x50), 24u);  // o 8..16, b 16
 }
 
 TEST(object_layout, mirror_size_adds_statics_to_the_class_object) {
@@ -330,7 +405,13 @@ TEST(object_layout, a_release_is_guessed_from_the_fields_of_string) {
     EXPECT_EQ(guess_java_release(old.classes()).java_feature, 6u);
     class_dump_fixture recent(8, plain_classes());
     EXPECT_EQ(guess_java_release(recent.classes()).java_feature, 17u);
-    EXPECT_EQ(guess_java_release(recent.classes()).releases, "13 or later");
+    EXPECT_EQ(guess_java_release(recent.classes()).releases, "13 to 18");
+    // Thread keeps its platform fields in a holder from JDK 19.
+    std::vector<class_def> loom = plain_classes();
+    loom.push_back({0x70, object_id, "java/lang/Thread", {{"holder", t_object}}, {}});
+    class_dump_fixture newest(8, loom);
+    EXPECT_EQ(guess_java_release(newest.classes()).java_feature, 25u);
+    EXPECT_EQ(guess_java_release(newest.classes()).releases, "19 or later");
     class_dump_fixture none(8, thread_classes());
     EXPECT_EQ(guess_java_release(none.classes()).java_feature, 0u);
 }
