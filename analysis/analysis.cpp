@@ -14,6 +14,7 @@
 #include "analysis/dump_origin.h"
 #include "analysis/fillers.h"
 #include "analysis/leak_suspects.h"
+#include "analysis/live_histogram.h"
 #include "analysis/object_graph.h"
 #include "analysis/off_heap.h"
 #include "analysis/retention.h"
@@ -179,6 +180,7 @@ bool add_retention(analysis_report& r, const record_index& idx, const class_tabl
         basic_dominator_tree<Node>::compute(g, std::numeric_limits<std::uint32_t>::max(), options.phase_progress);
     if (path_search.joinable()) path_search.join();
     fillers = find_fillers(idx, classes, g, dom);
+    count_reachable(g, dom, r.histogram);
     if (!phase(options, "suspects")) return false;
     const auto children = dom.children();
     r.retention = summarize_retention(g, dom, children, classes, options.largest,
@@ -186,6 +188,7 @@ bool add_retention(analysis_report& r, const record_index& idx, const class_tabl
     suspect_options so;
     so.threshold = options.suspect_threshold;
     r.retention.suspect_threshold = so.threshold;
+    r.retention.root_objects = g.roots().size();
     r.retention.leak_suspects = find_leak_suspects(g, dom, children, classes, paths, so);
     r.off_heap = find_off_heap(g, dom, classes, paths, r.threads);
     r.retention.tree_min_share = options.tree.min_share;

@@ -52,7 +52,7 @@ void set_fillers_apart(analysis_report& r, const filler_counts& f) {
     auto ints = std::find_if(r.histogram.begin(), r.histogram.end(),
                              [](const histogram_entry& e) { return e.class_name == "int[]"; });
     if (ints != r.histogram.end()) {
-        histogram_entry fillers{ints->class_id, std::string(filler_array_name), f.objects, f.bytes};
+        histogram_entry fillers{ints->class_id, std::string(filler_array_name), f.objects, f.bytes, 0, 0};
         ints->instances -= std::min(ints->instances, f.objects);
         ints->shallow_bytes -= std::min(ints->shallow_bytes, f.bytes);
         if (ints->instances == 0) r.histogram.erase(ints);

@@ -32,8 +32,9 @@ struct graph_builder {
     std::vector<std::vector<std::uint32_t>> ref_offsets;
     unsigned threads = 1;
 
-    std::uint32_t add_key(std::string name) {
+    std::uint32_t add_key(std::string name, std::uint64_t class_id = 0) {
         g.key_names_.push_back(std::move(name));
+        g.key_class_ids_.push_back(class_id);
         return static_cast<std::uint32_t>(g.key_names_.size() - 1);
     }
     // Keys and reference field lists of every class, made before the parallel walks, which only
@@ -41,7 +42,7 @@ struct graph_builder {
     void prepare_classes() {
         for (const class_info& c : classes.all()) {
             auto [slot, inserted] = key_by_class.insert(c.id(), 0);
-            if (inserted) *slot = add_key(classes.java_name(c.id()));
+            if (inserted) *slot = add_key(classes.java_name(c.id()), c.id());
             auto [ref_slot, ref_inserted] =
                 refs_by_class.insert(c.id(), static_cast<std::uint32_t>(ref_offsets.size()));
             if (ref_inserted) ref_offsets.push_back(compute_reference_fields(c.id()));

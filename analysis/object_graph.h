@@ -70,6 +70,9 @@ public:
     // The Java name of a class key ("java.util.HashMap$Node", "byte[]", "java.lang.Class").
     const std::string& key_name(std::uint32_t key) const { return key_names_[key]; }
     std::uint32_t key_count() const { return static_cast<std::uint32_t>(key_names_.size()); }
+    // The class id a key stands for (that of java.lang.Class for class objects); 0 for primitive
+    // arrays and objects of no known class.
+    std::uint64_t key_class_id(std::uint32_t key) const { return key_class_ids_[key]; }
     // The nodes node references (no_node entries stand for ids the dump does not hold).
     std::span<const Node> references(Node node) const {
         return {edges_.data() + edge_begin(node), edges_.data() + edge_begin(node + 1)};
@@ -114,6 +117,7 @@ private:
     std::vector<Node> roots_;
     std::vector<std::uint32_t> root_kinds_;
     std::vector<std::string> key_names_;
+    std::vector<std::uint64_t> key_class_ids_;
 };
 
 using object_graph = basic_object_graph<std::uint32_t>;       // fewer than 2^32 - 1 objects

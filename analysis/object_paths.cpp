@@ -13,6 +13,7 @@
 #include "formats/hprof/class_table.h"
 #include "formats/hprof/heap_walk.h"
 #include "formats/hprof/hprof_reader.h"
+#include "formats/hprof/object_locator.h"
 #include "formats/hprof/record_index.h"
 
 namespace heapd {
@@ -34,6 +35,11 @@ result<object_paths_report> paths_to(const record_index& idx, const class_table&
     r.id = id;
     r.class_name = node_name(*graph, classes, node);
     r.shallow_bytes = graph->shallow_size(node);
+    const object_locator record(idx, std::span(&id, 1), [&](std::uint64_t) { return graph->record_offset(node); });
+    if (const located_object* o = record.find(id); o != nullptr && (o->tag == 0x22 || o->tag == 0x23)) {
+        r.is_array = true;
+        r.length = o->tag == 0x22 ? o->object_array.length : o->primitive_array.length;
+    }
     const auto dom = basic_dominator_tree<Node>::compute(*graph);
     r.reachable = dom.reachable(node);
     r.retained_bytes = dom.retained(node);

@@ -16,6 +16,8 @@ struct histogram_entry {
     std::string class_name;      // Java source form
     std::uint64_t instances = 0;
     std::uint64_t shallow_bytes = 0;
+    // Of those, reached by strong references from a GC root (when the object graph was made).
+    std::uint64_t reachable_instances = 0, reachable_bytes = 0;
 };
 
 // One object among the largest by shallow size.
@@ -124,6 +126,8 @@ struct object_paths_report {
     std::uint64_t shallow_bytes = 0;
     std::uint64_t retained_bytes = 0;
     bool reachable = false;
+    bool is_array = false;
+    std::uint64_t length = 0;    // elements, for an array
     std::vector<gc_path> paths;  // shortest first, each from a different root
 };
 
@@ -187,9 +191,10 @@ struct retention_report {
     bool computed = false;
     std::uint64_t reachable_objects = 0, reachable_bytes = 0;
     std::uint64_t unreachable_objects = 0, unreachable_bytes = 0;
-    std::uint64_t filler_objects = 0,
-                  filler_bytes = 0;           // of the unreachable: the collector's fillers (analysis/fillers.h)
-    std::vector<dominator_entry> dominators;  // by retained bytes, descending
+    // Of the unreachable, the collector's filler objects (analysis/fillers.h).
+    std::uint64_t filler_objects = 0, filler_bytes = 0;
+    std::uint64_t root_objects = 0;                       // distinct objects that are GC roots
+    std::vector<dominator_entry> dominators;              // by retained bytes, descending
     std::vector<retained_class_entry> retained_by_class;  // by retained bytes, descending
     double suspect_threshold = 0;                         // share of the reachable bytes
     std::vector<leak_suspect> leak_suspects;              // by retained bytes, descending

@@ -336,6 +336,7 @@ result<void> retention_from_json(const json& j, retention_report& t) {
     t.unreachable_bytes = reach.at("unreachable_bytes").get<std::uint64_t>();
     t.filler_objects = reach.value("filler_objects", std::uint64_t{0});
     t.filler_bytes = reach.value("filler_bytes", std::uint64_t{0});
+    t.root_objects = reach.value("root_objects", std::uint64_t{0});
     for (const json& d : j.at("dominators"))
         t.dominators.push_back({d.at("id").get<std::uint64_t>(), d.at("class").get<std::string>(),
                                 d.at("shallow_bytes").get<std::uint64_t>(),
@@ -351,11 +352,17 @@ result<void> retention_from_json(const json& j, retention_report& t) {
 
 nlohmann::ordered_json to_json(const analysis_report& r) {
     json histogram = json::array();
-    for (const auto& e : r.histogram)
-        histogram.push_back({{"class", e.class_name},
-                             {"class_id", e.class_id},
-                             {"instances", e.instances},
-                             {"shallow_bytes", e.shallow_bytes}});
+    for (const auto& e : r.histogram) {
+        json row = {{"class", e.class_name},
+                    {"class_id", e.class_id},
+                    {"instances", e.instances},
+                    {"shallow_bytes", e.shallow_bytes}};
+        if (r.retention.computed) {
+            row["reachable_instances"] = e.reachable_instances;
+            row["reachable_bytes"] = e.reachable_bytes;
+        }
+        histogram.push_back(std::move(row));
+    }
     json largest = json::array();
     for (const auto& o : r.largest_objects) {
         json e = {{"id", o.id}, {"class", o.class_name}, {"class_id", o.class_id}, {"shallow_bytes", o.shallow_bytes}};
@@ -406,13 +413,13 @@ json path_json(const gc_path& path) {
 json to_json(const object_paths_report& r) {
     json paths = json::array();
     for (const gc_path& p : r.paths) paths.push_back(path_json(p));
-    return {{"file", r.file},
-            {"id", r.id},
-            {"class", r.class_name},
-            {"shallow_bytes", r.shallow_bytes},
-            {"retained_bytes", r.retained_bytes},
-            {"reachable", r.reachable},
-            {"paths", paths}};
+    json out = {{"file", r.file}, {"id", r.id}, {"class", r.class_name}};
+    if (r.is_array) out["length"] = r.length;
+    out["shallow_bytes"] = r.shallow_bytes;
+    out["retained_bytes"] = r.retained_bytes;
+    out["reachable"] = r.reachable;
+    out["paths"] = paths;
+    return out;
 }
 
 result<object_paths_report> paths_from_json(const nlohmann::ordered_json& j) {
@@ -421,6 +428,8 @@ result<object_paths_report> paths_from_json(const nlohmann::ordered_json& j) {
         r.file = j.at("file").get<std::string>();
         r.id = j.at("id").get<std::uint64_t>();
         r.class_name = j.at("class").get<std::string>();
+        r.is_array = j.contains("length");
+        r.length = j.value("length", std::uint64_t{0});
         r.shallow_bytes = j.at("shallow_bytes").get<std::uint64_t>();
         r.retained_bytes = j.at("retained_bytes").get<std::uint64_t>();
         r.reachable = j.at("reachable").get<bool>();
@@ -437,7 +446,9 @@ result<analysis_report> report_from_json(const nlohmann::ordered_json& j) {
         summary_from_json(j.at("summary"), r.summary);
         for (const json& e : j.at("histogram"))
             r.histogram.push_back({e.value("class_id", std::uint64_t{0}), e.at("class").get<std::string>(),
-                                   e.at("instances").get<std::uint64_t>(), e.at("shallow_bytes").get<std::uint64_t>()});
+                                   e.at("instances").get<std::uint64_t>(), e.at("shallow_bytes").get<std::uint64_t>(),
+                                   e.value("reachable_instances", std::uint64_t{0}),
+                                   e.value("reachable_bytes", std::uint64_t{0})});
         for (const json& e : j.at("largest_objects"))
             r.largest_objects.push_back({e.at("id").get<std::uint64_t>(), e.value("class_id", std::uint64_t{0}),
                                          e.at("class").get<std::string>(), e.at("shallow_bytes").get<std::uint64_t>(),

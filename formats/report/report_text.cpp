@@ -366,7 +366,8 @@ void legacy(std::string& out, const analysis_report& r, unsigned top) {
 
 std::string render_text(const object_paths_report& report) {
     const object_paths_report r = line_safe_copy(report);
-    std::string out = fmt("heapd path: 0x%llx, ", static_cast<unsigned long long>(r.id)) + r.class_name + ", " +
+    std::string out = fmt("heapd path: 0x%llx, ", static_cast<unsigned long long>(r.id)) + r.class_name +
+                      (r.is_array ? " of " + text::grouped(r.length) + " elements" : std::string()) + ", " +
                       text::human_bytes(r.shallow_bytes) + " shallow, " + text::human_bytes(r.retained_bytes) +
                       " retained\n";
     if (!r.file.empty()) out += "  in " + r.file + "\n";

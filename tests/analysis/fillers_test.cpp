@@ -63,6 +63,9 @@ TEST(fillers, unreachable_int_arrays_of_even_length_are_set_apart) {
     EXPECT_EQ(row(*r, std::string(filler_array_name))->instances, 3u);
     EXPECT_EQ(row(*r, std::string(filler_array_name))->shallow_bytes, 32u + 24 + 16);
     EXPECT_EQ(row(*r, "int[]")->instances, 3u);  // the live two and the dead odd one
+    EXPECT_EQ(row(*r, "int[]")->reachable_instances, 2u);
+    EXPECT_EQ(row(*r, "int[]")->reachable_bytes, 24u + 32);
+    EXPECT_EQ(row(*r, std::string(filler_array_name))->reachable_instances, 0u);
     EXPECT_EQ(r->retention.filler_objects, 3u);
     EXPECT_EQ(r->retention.filler_bytes, 72u);
     EXPECT_EQ(r->retention.unreachable_objects, 4u);

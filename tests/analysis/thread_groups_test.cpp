@@ -51,8 +51,12 @@ TEST(thread_groups, threads_are_grouped_by_name_pattern_and_by_whole_stack) {
     bool no_frames = false;
     for (const thread_group& g : r.by_stack) {
         if (g.key == "(no Java frames)") no_frames = g.count == 1 && g.example == "Signal Dispatcher";
-        if (&g != &r.by_stack[0]) EXPECT_EQ(g.count, 1u);
-        if (g.example == "main") EXPECT_EQ(g.key, "Main.main(Main.java:1)");
+        if (&g != &r.by_stack[0]) {
+            EXPECT_EQ(g.count, 1u);
+        }
+        if (g.example == "main") {
+            EXPECT_EQ(g.key, "Main.main(Main.java:1)");
+        }
     }
     EXPECT_TRUE(no_frames);
 }
