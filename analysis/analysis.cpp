@@ -13,6 +13,7 @@
 #include "analysis/dominator_tree.h"
 #include "analysis/dump_origin.h"
 #include "analysis/fillers.h"
+#include "analysis/heap_focus.h"
 #include "analysis/leak_suspects.h"
 #include "analysis/live_histogram.h"
 #include "analysis/object_graph.h"
@@ -22,6 +23,7 @@
 #include "analysis/thread_groups.h"
 #include "analysis/threads.h"
 #include "analysis/waste.h"
+#include "analysis/watched_objects.h"
 #include "base/big_memory.h"
 #include "formats/hprof/class_table.h"
 #include "formats/hprof/heap_walk.h"
@@ -183,13 +185,22 @@ bool add_retention(analysis_report& r, const record_index& idx, const class_tabl
     count_reachable(g, dom, r.histogram);
     if (!phase(options, "suspects")) return false;
     const auto children = dom.children();
+    heap_focus focus;
+    if (const std::optional<unsigned> heap = focus_heap(c, options.heap)) {
+        focus = make_heap_focus<Node>(g, children, c, *heap);
+        r.summary.heap_focus = c.heaps[*heap].name;
+    }
+    const heap_focus* focused = focus.active() ? &focus : nullptr;
     r.retention = summarize_retention(g, dom, children, classes, options.largest,
-                                      options.all_retained_classes ? 0 : options.largest);
+                                      options.all_retained_classes ? 0 : options.largest, focused);
+    r.retention.focus_bytes = focused ? focus.reachable_bytes : 0;
     suspect_options so;
+    so.focus = focused;
     so.threshold = options.suspect_threshold;
     r.retention.suspect_threshold = so.threshold;
     r.retention.root_objects = g.roots().size();
     r.retention.leak_suspects = find_leak_suspects(g, dom, children, classes, paths, so);
+    r.retention.watched = find_watched_objects(idx, classes, g, dom);
     r.off_heap = find_off_heap(g, dom, classes, paths, r.threads);
     r.retention.tree_min_share = options.tree.min_share;
     if (options.tree.max_nodes > 0) r.retention.tree = outline_dominator_tree(g, dom, children, classes, options.tree);
@@ -265,6 +276,7 @@ result<analysis_report> analyze_dump(std::span<const std::byte> data, const anal
     s.shallow_bytes = c.shallow_bytes;
     add_counts(s, idx, c);
     s.stripped = c.stripped.arrays;
+    s.heaps = c.heaps;
     s.strings_stripped = c.stripped.strings;
 
     for (const error_info& e : idx.problems())

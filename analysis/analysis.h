@@ -30,6 +30,9 @@ struct analysis_options {
     // between the threads and the dominators either way).
     bool waste_beside_dominators = true;
     unsigned dump = 0;  // which heap dump of a file holding several: 1 the first, 0 the last
+    // Android: the heap suspects and retainers speak of ("" the app's when there is one, "all" every
+    // heap, or a heap's name: "zygote", "image"); see heap_focus.h.
+    std::string heap;
     // Heaps of fewer objects than this get 32-bit node numbers, others 64-bit (see object_graph.h);
     // a test lowers it to take the 64-bit path on a small heap.
     std::uint64_t narrow_nodes_below = ~std::uint32_t{0};

@@ -59,7 +59,9 @@ std::string index_options_key(const analysis_options& o) {
                   "largest=%u classes=%d threads=%d retained=%d waste=%d suspects=%.6f dump=%u tree=%zu/%.6f/%zu",
                   o.largest, o.all_retained_classes ? 1 : 0, o.threads ? 1 : 0, o.retained ? 1 : 0, o.waste ? 1 : 0,
                   o.suspect_threshold, o.dump, o.tree.max_nodes, o.tree.min_share, o.tree.others_classes);
-    return buf;
+    // The heap only where one is named, so that indexes written before it stay valid. The name
+    // comes from a user and is only compared, never parsed back.
+    return o.heap.empty() ? std::string(buf) : std::string(buf) + " heap=" + o.heap;
 }
 
 std::optional<analysis_report> load_index(const std::string& index_file, const dump_identity& dump,

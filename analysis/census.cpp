@@ -22,7 +22,27 @@ char descriptor_of(std::uint8_t prim_type) {
 }  // namespace
 
 heap_census::heap_census(const record_index& idx, class_table& classes, unsigned top_objects)
-    : classes_(&classes), top_(top_objects), id_size_(idx.id_size()), layouts_(candidate_layouts(idx.id_size())) {}
+    : classes_(&classes),
+      top_(top_objects),
+      id_size_(idx.id_size()),
+      layouts_(candidate_layouts(idx.id_size())),
+      idx_(&idx) {}
+
+void heap_census::heap_info(const heap_info_view& h) {
+    ++subrecords_[0xFE];
+    auto known = std::find(heap_types_.begin(), heap_types_.end(), h.heap_type);
+    unsigned heap = static_cast<unsigned>(known - heap_types_.begin());
+    if (known == heap_types_.end()) {
+        if (heap_types_.size() < max_heaps) {
+            heap_types_.push_back(h.heap_type);
+            std::string name(idx_->utf8(h.name_id));
+            heap_names_.push_back(name.empty() ? "heap " + std::to_string(h.heap_type) : name);
+        }
+        heap = static_cast<unsigned>(heap_types_.size() - 1);
+    }
+    if (heap_runs_.empty() || heap_runs_.back().heap != heap) heap_runs_.push_back({h.offset, heap});
+    heap_ = heap;
+}
 
 std::uint8_t heap_census::tag_of(root_kind k) {
     static constexpr std::uint8_t tags[root_kind_count] = {0xFF, 0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07,
@@ -98,6 +118,7 @@ void heap_census::instance(const instance_view& v) {
     std::uint32_t acc = acc_for(v.class_id, 0);
     auto& a = accs_[acc];
     ++a.instances;
+    ++a.heap_instances[heap_];
     if (a.first_ids.size() < top_) a.first_ids.push_back(v.id);
     see_object(v.id, acc, nullptr);
 }
@@ -108,9 +129,11 @@ void heap_census::object_array(const object_array_view& v) {
     std::uint64_t sizes[max_candidate_layouts] = {};
     auto& a = accs_[acc];
     ++a.instances;
+    ++a.heap_instances[heap_];
     for (std::size_t c = 0; c < layouts_.size(); ++c) {
         sizes[c] = array_shallow_size(layouts_[c], 2, v.length);
         a.array_bytes[c] += sizes[c];
+        heap_array_bytes_[heap_][c] += sizes[c];
     }
     offer_big(v.id, acc, v.length, sizes);
     see_object(v.id, acc, sizes);
@@ -132,9 +155,11 @@ void heap_census::primitive_array(const primitive_array_view& v) {
     std::uint64_t sizes[max_candidate_layouts] = {};
     auto& a = accs_[acc];
     ++a.instances;
+    ++a.heap_instances[heap_];
     for (std::size_t c = 0; c < layouts_.size(); ++c) {
         sizes[c] = array_shallow_size(layouts_[c], v.type, v.length);
         a.array_bytes[c] += sizes[c];
+        heap_array_bytes_[heap_][c] += sizes[c];
     }
     offer_big(v.id, acc, v.length, sizes);
     see_object(v.id, acc, sizes);
@@ -266,6 +291,35 @@ void heap_census::class_mirrors(census_result& r, layout_model& model) const {
     }
 }
 
+void heap_census::heap_totals(census_result& r, std::size_t layout) const {
+    if (heap_names_.empty()) return;
+    const std::size_t n = heap_names_.size();
+    for (std::size_t h = 0; h < n; ++h) r.heaps.push_back({heap_names_[h], 0, heap_array_bytes_[h][layout]});
+    r.heap_runs = heap_runs_;
+    const class_info* class_class = classes_->find_by_name("java.lang.Class");
+    for (histogram_entry& e : r.histogram) e.heap_instances.assign(n, 0);
+    for (std::size_t i = 0; i < accs_.size(); ++i) {
+        const class_acc& a = accs_[i];
+        histogram_entry& e = r.histogram[i];  // rows are in acc order until sorted
+        const std::uint32_t* size = a.kind == 0 ? r.instance_sizes.find(a.class_id) : nullptr;
+        for (std::size_t h = 0; h < n; ++h) {
+            e.heap_instances[h] = a.heap_instances[h];
+            r.heaps[h].objects += a.heap_instances[h];
+            if (size != nullptr) r.heaps[h].shallow_bytes += a.heap_instances[h] * *size;
+        }
+    }
+    // Class objects: counted in the java.lang.Class row, in the heap their CLASS_DUMP was in.
+    auto row = class_class == nullptr
+                   ? r.histogram.end()
+                   : std::find_if(r.histogram.begin(), r.histogram.end(),
+                                  [&](const histogram_entry& e) { return e.class_id == class_class->id(); });
+    for (auto [class_id, h] : class_heaps_) {
+        ++r.heaps[h].objects;
+        if (const std::uint32_t* size = r.mirror_sizes.find(class_id)) r.heaps[h].shallow_bytes += *size;
+        if (row != r.histogram.end()) ++row->heap_instances[h];
+    }
+}
+
 void heap_census::largest_objects(census_result& r, std::size_t layout, std::vector<object_entry> candidates) const {
     for (const big_array& b : big_[layout]) {
         const class_acc& a = accs_[b.acc];
@@ -293,6 +347,7 @@ census_result heap_census::finish() {
     std::vector<object_entry> candidates;
     histogram_rows(r, model, best, gaps, candidates);
     class_mirrors(r, model);
+    heap_totals(r, best);
     r.classes = classes_->size();
     for (const auto& e : r.histogram) r.shallow_bytes += e.shallow_bytes;
     std::sort(r.histogram.begin(), r.histogram.end(), [](const histogram_entry& a, const histogram_entry& b) {

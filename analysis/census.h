@@ -17,6 +17,12 @@
 namespace heapd {
 inline namespace analysis {
 
+// Where an Android dump switches heap: from this sub-record offset on, objects are in heap `heap`.
+struct heap_run {
+    std::uint64_t offset = 0;
+    unsigned heap = 0;  // index into census_result::heaps
+};
+
 // What the histogram pass found.
 struct census_result {
     std::string layout;                 // the inferred object layout, for people
@@ -43,6 +49,11 @@ struct census_result {
     id_map<std::uint32_t> mirror_sizes;               // class id -> bytes of its java.lang.Class object
     stripped_state stripped;                          // primitive array contents zeroed (heapd strip)
     std::vector<std::uint64_t> inferred_class_roots;  // classes taken as roots (class_roots.h), set after the walk
+    // Android's heaps (HEAP DUMP INFO: app, image, zygote), in order of first appearance, with the
+    // objects and bytes of each; empty for a dump without them. Histogram rows then count their
+    // instances per heap (heap_instances, in this order).
+    std::vector<heap_entry> heaps;
+    std::vector<heap_run> heap_runs;  // by offset
 };
 
 // Visitor for walk_heap; call finish() after the walk.
@@ -58,13 +69,16 @@ public:
     void class_dump(const class_dump_view& c) {
         ++subrecords_[0x20];
         classes_->add(c);
+        if (!heap_names_.empty()) class_heaps_.emplace_back(c.class_id(), heap_);
     }
     void instance(const instance_view& v);
     void object_array(const object_array_view& v);
     void primitive_array(const primitive_array_view& v);
-    void heap_info(const heap_info_view&) { ++subrecords_[0xFE]; }
+    void heap_info(const heap_info_view& h);
 
     census_result finish();
+
+    static constexpr unsigned max_heaps = 4;  // Android's default, app, image, zygote; more share the last
 
 private:
     stripped_check stripped_;
@@ -77,6 +91,7 @@ private:
         std::vector<std::uint64_t> first_ids;  // up to top_ instance ids, for the largest list
         std::uint8_t kind = 0;                 // 0 instance, 1 object array, 2 primitive array
         std::uint8_t prim_type = 0;
+        std::array<std::uint64_t, max_heaps> heap_instances{};  // per Android heap
     };
     // A candidate for the largest objects under one layout.
     struct big_array {
@@ -98,6 +113,8 @@ private:
                         std::vector<object_entry>& candidates) const;
     // One java.lang.Class object per CLASS_DUMP: its mirror, statics included.
     void class_mirrors(census_result& r, layout_model& model) const;
+    // Android's heaps: each one's objects and bytes, and each histogram row's instances per heap.
+    void heap_totals(census_result& r, std::size_t layout) const;
     // The largest objects: the instances gathered and the biggest arrays under the layout.
     void largest_objects(census_result& r, std::size_t layout, std::vector<object_entry> candidates) const;
     std::uint32_t acc_for(std::uint64_t class_id, std::uint8_t kind);
@@ -123,6 +140,15 @@ private:
     std::array<std::uint64_t, 2> array_pairs_{};
     std::array<std::vector<big_array>, max_candidate_layouts> big_;  // min-heaps of size top_
     std::array<std::uint64_t, root_kind_count> roots_{};
+    // Android's heaps: names by index, the heap of the records being read, where it changes, the
+    // heap of each class, and array bytes per heap under every candidate layout.
+    const record_index* idx_;
+    std::vector<std::uint32_t> heap_types_;
+    std::vector<std::string> heap_names_;
+    unsigned heap_ = 0;
+    std::vector<heap_run> heap_runs_;
+    std::vector<std::pair<std::uint64_t, unsigned>> class_heaps_;
+    std::array<std::array<std::uint64_t, max_candidate_layouts>, max_heaps> heap_array_bytes_{};
     std::array<std::uint64_t, 256> subrecords_{};
     std::vector<root_view> thread_roots_;
 };

@@ -22,39 +22,42 @@ struct suspect_finder {
     const suspect_options& opt;
     std::uint64_t threshold = 0;
 
+    // What v keeps alive (of the focus heap, when there is one), and whether v is another heap's.
+    std::uint64_t retained(Node v) const { return opt.focus ? opt.focus->retained[v] : d.retained(v); }
+    bool given(Node v) const { return opt.focus != nullptr && opt.focus->outside[v] != 0; }
+
     std::span<const Node> children(std::size_t slot) const {
         return {kids.nodes.data() + kids.begin[slot], kids.nodes.data() + kids.begin[slot + 1]};
     }
-    dominator_entry entry(Node v) const {
-        return {g.id(v), node_name(g, classes, v), g.shallow_size(v), d.retained(v)};
-    }
+    dominator_entry entry(Node v) const { return {g.id(v), node_name(g, classes, v), g.shallow_size(v), retained(v)}; }
     bool is_class_object(Node v) const { return classes.find(g.id(v)) != nullptr; }
 
     // The biggest child of v (lowest node on ties), or no_node.
     Node biggest_child(Node v) const {
         Node best = no_node;
         for (Node c : children(v))
-            if (best == no_node || d.retained(c) > d.retained(best)) best = c;
+            if (best == no_node || retained(c) > retained(best)) best = c;
         return best;
     }
     bool keeps_most(Node child, Node parent) const {
         return child != no_node &&
-               static_cast<double>(d.retained(child)) >= opt.most * static_cast<double>(d.retained(parent));
+               static_cast<double>(retained(child)) >= opt.most * static_cast<double>(retained(parent));
     }
 
-    // Top-level objects retaining the threshold; class objects give way to their big children.
+    // Top-level objects retaining the threshold; class objects give way to their big children, and
+    // another heap's objects to theirs, never suspects themselves.
     std::vector<Node> object_suspects() const {
         std::vector<Node> out, work;
         for (Node c : children(g.size()))
-            if (d.retained(c) >= threshold) work.push_back(c);
+            if (retained(c) >= threshold) work.push_back(c);
         while (!work.empty()) {
             Node u = work.back();
             work.pop_back();
-            if (is_class_object(u)) {
+            if (is_class_object(u) || given(u)) {
                 std::size_t before = work.size();
                 for (Node c : children(u))
-                    if (d.retained(c) >= threshold) work.push_back(c);
-                if (work.size() > before) continue;
+                    if (retained(c) >= threshold) work.push_back(c);
+                if (work.size() > before || given(u)) continue;
             }
             out.push_back(u);
         }
@@ -93,7 +96,7 @@ struct suspect_finder {
             accumulated_class& a = by[name];
             a.class_name = name;
             ++a.count;
-            a.retained_bytes += d.retained(v);
+            a.retained_bytes += retained(v);
         }
         std::vector<accumulated_class> out;
         for (auto& [name, a] : by) out.push_back(std::move(a));
@@ -118,17 +121,19 @@ struct suspect_finder {
         struct frame {
             Node node;
             std::uint64_t next;
+            bool counted;  // of the focus heap (every object when there is none)
         };
         std::vector<frame> stack;
         auto enter = [&](Node v) {
             std::uint32_t k = g.class_key(v);
-            if (active[k]++ == 0) {
+            const bool counted = !given(v);
+            if (counted && active[k]++ == 0) {
                 t.outermost[v] = 1;
-                t.bytes[k] += d.retained(v);
+                t.bytes[k] += retained(v);
                 ++t.count[k];
-                if (t.biggest[k] == no_node || d.retained(v) > d.retained(t.biggest[k])) t.biggest[k] = v;
+                if (t.biggest[k] == no_node || retained(v) > retained(t.biggest[k])) t.biggest[k] = v;
             }
-            stack.push_back({v, kids.begin[v]});
+            stack.push_back({v, kids.begin[v], counted});
         };
         for (Node top : children(g.size())) {
             if (covered[top]) continue;
@@ -136,7 +141,7 @@ struct suspect_finder {
             while (!stack.empty()) {
                 frame& f = stack.back();
                 if (f.next == kids.begin[f.node + 1]) {
-                    --active[g.class_key(f.node)];
+                    if (f.counted) --active[g.class_key(f.node)];
                     stack.pop_back();
                     continue;
                 }
@@ -147,7 +152,7 @@ struct suspect_finder {
                 }
                 // A covered subtree's bytes belong to its suspect: take them out of the classes above.
                 for (const frame& above : stack)
-                    if (t.outermost[above.node]) t.bytes[g.class_key(above.node)] -= d.retained(c);
+                    if (t.outermost[above.node]) t.bytes[g.class_key(above.node)] -= retained(c);
             }
         }
         return t;
@@ -185,7 +190,7 @@ struct suspect_finder {
             const std::size_t top = std::min<std::size_t>(instances.size(), 5);
             std::partial_sort(
                 instances.begin(), instances.begin() + static_cast<std::ptrdiff_t>(top), instances.end(),
-                [&](Node a, Node b) { return d.retained(a) != d.retained(b) ? d.retained(a) > d.retained(b) : a < b; });
+                [&](Node a, Node b) { return retained(a) != retained(b) ? retained(a) > retained(b) : a < b; });
             for (std::size_t i = 0; i < top; ++i) s.biggest.push_back(entry(instances[i]));
             s.path = describe_path(g, classes, paths.path_to(t.biggest[k]));
             out.push_back(std::move(s));
@@ -202,7 +207,7 @@ std::vector<leak_suspect> find_leak_suspects(const basic_object_graph<Node>& g, 
                                              const class_table& classes, const basic_root_paths<Node>& paths,
                                              const suspect_options& options) {
     suspect_finder<Node> f{g, d, children, classes, paths, options};
-    double reachable = static_cast<double>(d.reachable_bytes());
+    double reachable = static_cast<double>(options.focus ? options.focus->reachable_bytes : d.reachable_bytes());
     f.threshold = std::max<std::uint64_t>(1, static_cast<std::uint64_t>(options.threshold * reachable));
     std::vector<Node> objects = f.object_suspects();
     std::vector<leak_suspect> out;
@@ -210,7 +215,7 @@ std::vector<leak_suspect> find_leak_suspects(const basic_object_graph<Node>& g, 
         leak_suspect s;
         s.suspect = f.entry(u);
         s.instances = 1;
-        s.retained_bytes = d.retained(u);
+        s.retained_bytes = f.retained(u);
         f.accumulate(u, s);
         out.push_back(std::move(s));
     }

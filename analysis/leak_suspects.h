@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "analysis/dominator_tree.h"
+#include "analysis/heap_focus.h"
 #include "analysis/object_graph.h"
 #include "analysis/root_paths.h"
 #include "formats/hprof/class_table.h"
@@ -23,6 +24,8 @@ struct suspect_options {
     double most = 0.80;       // a child "keeps most" of its parent above this share
     unsigned max_suspects = 10;
     unsigned max_groups = 5;  // classes listed per accumulation point
+    // Android: only this heap's objects are suspects, sizes and shares are of this heap's bytes.
+    const heap_focus* focus = nullptr;
 };
 
 // Suspects by retained bytes, descending. An object suspect is the highest object retaining the

@@ -40,11 +40,11 @@ std::string retention_tables(const analysis_report& r) {
     table top("retainers-table", {"Class", "Id", "Shallow", "Retained", "Share"}, true);
     for (const dominator_entry& d : rr.dominators)
         top.row({text(d.class_name), text(hex_id(d.id)), bytes_cell(d.shallow_bytes), bytes_cell(d.retained_bytes),
-                 number(share_text(d.retained_bytes, rr.reachable_bytes), static_cast<double>(d.retained_bytes))});
+                 number(share_text(d.retained_bytes, rr.share_base()), static_cast<double>(d.retained_bytes))});
     table by_class("retained-class-table", {"Class", "Retained", "Share"}, true);
     for (const retained_class_entry& c : rr.retained_by_class)
         by_class.row({text(c.class_name), bytes_cell(c.retained_bytes),
-                      number(share_text(c.retained_bytes, rr.reachable_bytes), static_cast<double>(c.retained_bytes))});
+                      number(share_text(c.retained_bytes, rr.share_base()), static_cast<double>(c.retained_bytes))});
     return section("retainers", "Biggest retainers", top.html()) +
            section("retained-by-class", "Retained by class (nested instances counted once)", by_class.html());
 }

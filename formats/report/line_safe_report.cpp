@@ -65,8 +65,9 @@ void fix(diff_side& s) {
 analysis_report line_safe_copy(analysis_report r) {
     summary_report& s = r.summary;
     for (std::string* text : {&s.file, &s.format, &s.layout, &s.field_rules, &s.field_rules_source, &s.writer,
-                              &s.java_version, &s.java_runtime, &s.version_source})
+                              &s.java_version, &s.java_runtime, &s.version_source, &s.heap_focus})
         fix(*text);
+    for (heap_entry& h : s.heaps) fix(h.name);
     for (auto* counts : {&s.records, &s.subrecords, &s.gc_roots})
         for (auto& [name, count] : *counts) fix(name);
     for (histogram_entry& h : r.histogram) fix(h.class_name);
@@ -81,6 +82,12 @@ analysis_report line_safe_copy(analysis_report r) {
     for (dominator_entry& d : r.retention.dominators) fix(d);
     for (retained_class_entry& c : r.retention.retained_by_class) fix(c.class_name);
     for (leak_suspect& l : r.retention.leak_suspects) fix(l);
+    for (watched_object& w : r.retention.watched) {
+        fix(w.key);
+        fix(w.description);
+        fix(w.object.class_name);
+        fix(w.path);
+    }
     for (tree_node& n : r.retention.tree) fix(n.class_name);
     for (problem_report& p : r.problems) fix(p.message);
     for (duplicate_string_entry& d : r.waste.duplicate_strings_top) fix(d.content);

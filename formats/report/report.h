@@ -18,6 +18,7 @@ struct histogram_entry {
     std::uint64_t shallow_bytes = 0;
     // Of those, reached by strong references from a GC root (when the object graph was made).
     std::uint64_t reachable_instances = 0, reachable_bytes = 0;
+    std::vector<std::uint64_t> heap_instances = {};  // per heap of summary_report::heaps (Android), else empty
 };
 
 // One object among the largest by shallow size.
@@ -37,6 +38,12 @@ struct thread_report {
     std::optional<bool> daemon;
     std::vector<std::string> frames;
     std::uint64_t id = 0;  // the Thread object, 0 when the dump names none
+};
+
+// One of an Android dump's heaps (HEAP DUMP INFO): app, image, zygote.
+struct heap_entry {
+    std::string name;
+    std::uint64_t objects = 0, shallow_bytes = 0;
 };
 
 // Facts about the dump as a whole.
@@ -66,6 +73,8 @@ struct summary_report {
     std::vector<std::pair<std::string, std::uint64_t>> records;     // top-level record counts by name
     std::vector<std::pair<std::string, std::uint64_t>> subrecords;  // heap sub-record counts by name
     std::vector<std::pair<std::string, std::uint64_t>> gc_roots;    // root counts by kind
+    std::vector<heap_entry> heaps;  // Android's heaps, in the dump's order; empty for other dumps
+    std::string heap_focus;         // the heap suspects and retainers speak of ("app"), "" for all
 };
 
 // One row of the old agent's allocation sites table.
@@ -176,6 +185,18 @@ struct leak_suspect {
     std::vector<allocation_site_entry> allocated_at;
 };
 
+// An object an app gave LeakCanary to watch (a KeyedWeakReference: its key, its description, the
+// object as referent) that is still in the heap: LeakCanary's own evidence that it should be gone.
+struct watched_object {
+    std::string key, description;
+    dominator_entry object;  // the watched object; retained bytes as the other retainers'
+    bool reachable = false;  // strong references from a GC root hold it
+    // Every chain found (up to a few roots) starts at a Binder that a JNI global root holds: the
+    // system process's handle on a service, which LeakCanary does not count as a leak.
+    bool only_binder_held = false;
+    gc_path path;  // the shortest, when reachable
+};
+
 // A node of the dominator tree as a report draws it: an object, or, when others > 0, those of a shown
 // node's children too small to show, together (analysis/dominator_outline.h).
 struct tree_node {
@@ -193,11 +214,16 @@ struct retention_report {
     std::uint64_t unreachable_objects = 0, unreachable_bytes = 0;
     // Of the unreachable, the collector's filler objects (analysis/fillers.h).
     std::uint64_t filler_objects = 0, filler_bytes = 0;
-    std::uint64_t root_objects = 0;                       // distinct objects that are GC roots
+    std::uint64_t root_objects = 0;  // distinct objects that are GC roots
+    // With a heap focus (Android, summary_report::heap_focus): that heap's reachable bytes, which
+    // retained sizes and shares then speak of.
+    std::uint64_t focus_bytes = 0;
+    std::uint64_t share_base() const { return focus_bytes != 0 ? focus_bytes : reachable_bytes; }
     std::vector<dominator_entry> dominators;              // by retained bytes, descending
     std::vector<retained_class_entry> retained_by_class;  // by retained bytes, descending
     double suspect_threshold = 0;                         // share of the reachable bytes
     std::vector<leak_suspect> leak_suspects;              // by retained bytes, descending
+    std::vector<watched_object> watched;                  // LeakCanary's watched objects still in the heap
     // The tree cut for a picture: nodes retaining at least tree_min_share of the reachable bytes,
     // biggest first, parents before children (analysis/dominator_outline.h).
     double tree_min_share = 0;

@@ -37,7 +37,7 @@ std::string verdict(const analysis_report& r) {
                                   100 * t.suspect_threshold);
         if (!t.dominators.empty())
             s += "; the biggest retainer, " + t.dominators[0].class_name + ", keeps " +
-                 html::share_text(t.dominators[0].retained_bytes, t.reachable_bytes);
+                 html::share_text(t.dominators[0].retained_bytes, t.share_base());
         return escape(s + ".");
     }
     const leak_suspect& s = t.leak_suspects[0];
@@ -79,6 +79,15 @@ std::string header(const analysis_report& r, const html_context& c) {
                      ? " (" + text::human_bytes(r.retention.filler_bytes) + " of it the collector's filler objects)"
                      : std::string());
     out += fact("Heap", heap);
+    if (!s.heaps.empty()) {
+        std::string heaps;
+        for (const heap_entry& h : s.heaps)
+            heaps += (heaps.empty() ? "" : ", ") + h.name + " " + text::human_bytes(h.shallow_bytes) + " in " +
+                     text::grouped(h.objects) + " objects";
+        if (!s.heap_focus.empty())
+            heaps += "; suspects and retainers are the " + s.heap_focus + " heap's, the others' objects given";
+        out += fact("Heaps", heaps);
+    }
     out += fact("Dump", (c.dump_id.empty() ? "" : c.dump_id + ", ") + s.format + ", " +
                             text::human_bytes(s.file_bytes) + (s.file.empty() ? "" : ", " + s.file));
     out += fact("Layout", s.layout + (s.layout_inferred ? " (inferred from object addresses)" : " (assumed)"));

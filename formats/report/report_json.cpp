@@ -76,6 +76,35 @@ dominator_entry entry_from_json(const json& d) {
             d.at("shallow_bytes").get<std::uint64_t>(), d.at("retained_bytes").get<std::uint64_t>()};
 }
 
+json watched_json(const std::vector<watched_object>& watched) {
+    json out = json::array();
+    for (const watched_object& w : watched) {
+        json e = {{"key", w.key},
+                  {"description", w.description},
+                  {"object", entry_json(w.object)},
+                  {"reachable", w.reachable},
+                  {"only_binder_held", w.only_binder_held}};
+        if (w.reachable) e["path"] = path_json(w.path);
+        out.push_back(std::move(e));
+    }
+    return out;
+}
+
+std::vector<watched_object> watched_from_json(const json& j) {
+    std::vector<watched_object> out;
+    for (const json& e : j) {
+        watched_object w;
+        w.key = e.at("key").get<std::string>();
+        w.description = e.at("description").get<std::string>();
+        w.object = entry_from_json(e.at("object"));
+        w.reachable = e.at("reachable").get<bool>();
+        w.only_binder_held = e.value("only_binder_held", false);
+        if (e.contains("path")) w.path = path_from_json(e.at("path"));
+        out.push_back(std::move(w));
+    }
+    return out;
+}
+
 json suspects_json(const retention_report& t) {
     json list = json::array();
     for (const leak_suspect& s : t.leak_suspects) {
@@ -231,6 +260,13 @@ void waste_from_json(const json& j, waste_report& w) {
 }
 
 // The report's summary: the file, its format and layout, the JVM, the totals.
+json heaps_json(const std::vector<heap_entry>& heaps) {
+    json out = json::array();
+    for (const heap_entry& h : heaps)
+        out.push_back({{"name", h.name}, {"objects", h.objects}, {"shallow_bytes", h.shallow_bytes}});
+    return out;
+}
+
 json summary_json(const summary_report& s) {
     return {{"file", s.file},
             {"file_bytes", s.file_bytes},
@@ -259,7 +295,9 @@ json summary_json(const summary_report& s) {
             {"shallow_bytes", s.shallow_bytes},
             {"records", pairs_object(s.records)},
             {"subrecords", pairs_object(s.subrecords)},
-            {"gc_roots", pairs_object(s.gc_roots)}};
+            {"gc_roots", pairs_object(s.gc_roots)},
+            {"heaps", heaps_json(s.heaps)},
+            {"heap_focus", s.heap_focus}};
 }
 
 json threads_json(const std::vector<thread_report>& threads) {
@@ -285,10 +323,16 @@ void retention_json(const retention_report& t, json& out) {
                               {"retained_bytes", d.retained_bytes}});
     for (const auto& c : t.retained_by_class)
         by_class.push_back({{"class", c.class_name}, {"retained_bytes", c.retained_bytes}});
-    out["reachability"] = {{"reachable_objects", t.reachable_objects},     {"reachable_bytes", t.reachable_bytes},
-                           {"unreachable_objects", t.unreachable_objects}, {"unreachable_bytes", t.unreachable_bytes},
-                           {"filler_objects", t.filler_objects},           {"filler_bytes", t.filler_bytes}};
+    out["reachability"] = {{"reachable_objects", t.reachable_objects},
+                           {"reachable_bytes", t.reachable_bytes},
+                           {"unreachable_objects", t.unreachable_objects},
+                           {"unreachable_bytes", t.unreachable_bytes},
+                           {"filler_objects", t.filler_objects},
+                           {"filler_bytes", t.filler_bytes},
+                           {"root_objects", t.root_objects}};
+    if (t.focus_bytes != 0) out["reachability"]["focus_bytes"] = t.focus_bytes;
     out["leak_suspects"] = suspects_json(t);
+    if (!t.watched.empty()) out["watched_objects"] = watched_json(t.watched);
     out["dominators"] = dominators;
     out["retained_by_class"] = by_class;
     if (!t.tree.empty()) out["dominator_tree"] = tree_json(t);
@@ -324,6 +368,11 @@ void summary_from_json(const json& s, summary_report& out) {
     if (s.contains("records")) out.records = object_pairs(s.at("records"));
     if (s.contains("subrecords")) out.subrecords = object_pairs(s.at("subrecords"));
     out.gc_roots = object_pairs(s.at("gc_roots"));
+    if (s.contains("heaps"))
+        for (const json& h : s.at("heaps"))
+            out.heaps.push_back({h.at("name").get<std::string>(), h.at("objects").get<std::uint64_t>(),
+                                 h.at("shallow_bytes").get<std::uint64_t>()});
+    out.heap_focus = s.value("heap_focus", "");
 }
 
 // Throws json::exception on a missing or mistyped field, like the rest of report_from_json.
@@ -337,6 +386,7 @@ result<void> retention_from_json(const json& j, retention_report& t) {
     t.filler_objects = reach.value("filler_objects", std::uint64_t{0});
     t.filler_bytes = reach.value("filler_bytes", std::uint64_t{0});
     t.root_objects = reach.value("root_objects", std::uint64_t{0});
+    t.focus_bytes = reach.value("focus_bytes", std::uint64_t{0});
     for (const json& d : j.at("dominators"))
         t.dominators.push_back({d.at("id").get<std::uint64_t>(), d.at("class").get<std::string>(),
                                 d.at("shallow_bytes").get<std::uint64_t>(),
@@ -344,6 +394,7 @@ result<void> retention_from_json(const json& j, retention_report& t) {
     for (const json& c : j.at("retained_by_class"))
         t.retained_by_class.push_back({c.at("class").get<std::string>(), c.at("retained_bytes").get<std::uint64_t>()});
     if (j.contains("leak_suspects")) suspects_from_json(j.at("leak_suspects"), t);
+    if (j.contains("watched_objects")) t.watched = watched_from_json(j.at("watched_objects"));
     if (j.contains("dominator_tree")) return tree_from_json(j.at("dominator_tree"), t);
     return {};
 }
@@ -360,6 +411,12 @@ nlohmann::ordered_json to_json(const analysis_report& r) {
         if (r.retention.computed) {
             row["reachable_instances"] = e.reachable_instances;
             row["reachable_bytes"] = e.reachable_bytes;
+        }
+        if (!e.heap_instances.empty()) {
+            json heaps = json::object();
+            for (std::size_t h = 0; h < e.heap_instances.size() && h < r.summary.heaps.size(); ++h)
+                heaps[r.summary.heaps[h].name] = e.heap_instances[h];
+            row["heaps"] = std::move(heaps);
         }
         histogram.push_back(std::move(row));
     }
@@ -444,11 +501,15 @@ result<analysis_report> report_from_json(const nlohmann::ordered_json& j) {
     try {
         analysis_report r;
         summary_from_json(j.at("summary"), r.summary);
-        for (const json& e : j.at("histogram"))
+        for (const json& e : j.at("histogram")) {
             r.histogram.push_back({e.value("class_id", std::uint64_t{0}), e.at("class").get<std::string>(),
                                    e.at("instances").get<std::uint64_t>(), e.at("shallow_bytes").get<std::uint64_t>(),
                                    e.value("reachable_instances", std::uint64_t{0}),
                                    e.value("reachable_bytes", std::uint64_t{0})});
+            if (e.contains("heaps"))
+                for (const heap_entry& h : r.summary.heaps)
+                    r.histogram.back().heap_instances.push_back(e.at("heaps").value(h.name, std::uint64_t{0}));
+        }
         for (const json& e : j.at("largest_objects"))
             r.largest_objects.push_back({e.at("id").get<std::uint64_t>(), e.value("class_id", std::uint64_t{0}),
                                          e.at("class").get<std::string>(), e.at("shallow_bytes").get<std::uint64_t>(),

@@ -72,6 +72,16 @@ void header(std::string& out, const analysis_report& r, const std::string& title
            text::grouped(s.classes) + " classes\n";
     out += "           " + text::grouped(s.instances) + " instances, " + text::grouped(s.object_arrays) +
            " object arrays, " + text::grouped(s.primitive_arrays) + " primitive arrays\n";
+    if (!s.heaps.empty()) {
+        std::vector<std::string> heaps;
+        for (const heap_entry& h : s.heaps)
+            heaps.push_back(h.name + " " + text::human_bytes(h.shallow_bytes) + " in " + text::grouped(h.objects) +
+                            " objects" + (h.name == s.heap_focus ? " (the suspects' heap)" : ""));
+        if (!s.heap_focus.empty())
+            heaps.push_back("suspects and retainers are the " + s.heap_focus +
+                            " heap's, the others' objects given (heapd analyze --heap all)");
+        wrapped_line(out, "Heaps", heaps);
+    }
     std::uint64_t roots = 0;
     std::vector<std::string> kinds;
     for (const auto& [k, n] : s.gc_roots) {
@@ -147,6 +157,9 @@ void retention(std::string& out, const analysis_report& r, unsigned top) {
     out += "  " + text::human_bytes(t.reachable_bytes) + " in " + text::grouped(t.reachable_objects) +
            " objects reachable from GC roots through strong references; " + text::human_bytes(t.unreachable_bytes) +
            " in " + text::grouped(t.unreachable_objects) + " not\n";
+    if (t.focus_bytes != 0)
+        out += "  " + text::human_bytes(t.focus_bytes) + " of it in the " + r.summary.heap_focus +
+               " heap, which retained sizes and shares below speak of\n";
     if (t.filler_objects != 0)
         out += "  of which " + text::human_bytes(t.filler_bytes) + " in " + text::grouped(t.filler_objects) +
                " are the collector's filler objects (dead space written as int[]; jcmd's "
@@ -155,7 +168,7 @@ void retention(std::string& out, const analysis_report& r, unsigned top) {
     if (n > 0) {
         out += fmt("\nBiggest retainers (top %u by retained size)\n", n);
         out += fmt("  %4s %11s %6s %11s  %-15s  %s\n", "#", "Retained", "Share", "Shallow", "Id", "Class");
-        double total = static_cast<double>(t.reachable_bytes ? t.reachable_bytes : 1);
+        double total = static_cast<double>(t.share_base() ? t.share_base() : 1);
         for (unsigned i = 0; i < n; ++i) {
             const dominator_entry& d = t.dominators[i];
             out +=
@@ -185,7 +198,8 @@ std::string groups_text(const std::vector<accumulated_class>& groups) {
 void suspects(std::string& out, const analysis_report& r) {
     const retention_report& t = r.retention;
     if (!t.computed) return;
-    out += fmt("\nLeak suspects (each retaining at least %.0f%% of the reachable heap)\n", 100 * t.suspect_threshold);
+    out += fmt("\nLeak suspects (each retaining at least %.0f%% of the reachable ", 100 * t.suspect_threshold) +
+           (r.summary.heap_focus.empty() ? std::string("heap)\n") : r.summary.heap_focus + " heap)\n");
     if (r.allocations.joined)
         out += fmt("  Where they were allocated: heapd's agent sampled %s allocations over %.0f s, one per %s\n",
                    text::grouped(r.allocations.samples).c_str(), r.allocations.seconds,
@@ -225,6 +239,29 @@ void suspects(std::string& out, const analysis_report& r) {
             wrapped_list(out, "     ",
                          a.class_name + " allocated at " + a.origin + ": " + text::round_percent(100 * a.share) +
                              " of its sampled live bytes (" + text::human_bytes(a.live_bytes) + " estimated)");
+    }
+}
+
+// LeakCanary's watched objects still in the heap: the app's own leaks, before the suspects.
+void watched(std::string& out, const analysis_report& r) {
+    const retention_report& t = r.retention;
+    if (!t.computed || t.watched.empty()) return;
+    out += "\nWatched by LeakCanary and still in the heap (the app said these should be gone)\n";
+    unsigned i = 0;
+    for (const watched_object& w : t.watched) {
+        out += fmt("  %u. %s 0x%llx, %s retained", ++i, w.object.class_name.c_str(),
+                   static_cast<unsigned long long>(w.object.id), text::human_bytes(w.object.retained_bytes).c_str());
+        out += (w.description.empty() ? std::string() : ": " + w.description) + "\n";
+        if (!w.key.empty()) out += "     key " + w.key + "\n";
+        if (!w.reachable) {
+            out += "     no strong reference holds it any more: gone at the next GC\n";
+            continue;
+        }
+        wrapped_path(out, "     ", "path: " + path_text(w.path));
+        if (w.only_binder_held)
+            wrapped_list(out, "     ",
+                         "held only through a Binder that a JNI global root holds (the system's handle on a "
+                         "service): LeakCanary counts no leak once such roots are excluded");
     }
 }
 
@@ -417,7 +454,10 @@ std::string render_text(const analysis_report& report, const text_options& optio
     header(out, r, options.title);
     problems(out, r);
     auto on = [&](text_options::section s) { return (options.sections & s) != 0; };
-    if (on(text_options::suspects)) suspects(out, r);
+    if (on(text_options::suspects)) {
+        watched(out, r);
+        suspects(out, r);
+    }
     if (on(text_options::retention)) retention(out, r, options.top);
     if (on(text_options::histogram)) histogram(out, r, options.top);
     if (on(text_options::largest)) largest(out, r, options.top);

@@ -222,6 +222,40 @@ TEST(peer_perflib, counts_array_lengths_and_reachable_objects) {
     EXPECT_EQ(report.at("reachability").at("reachable_objects"), 42839 + 29);
 }
 
+// DominatorsTest: the dump's HEAP DUMP INFO records name two heaps, zygote and app, between them
+// every object; each class's instances are counted per heap.
+TEST(peer_perflib, the_zygote_and_app_heaps) {
+    const nlohmann::json report = analyze("android/dialer.android-hprof");
+    const auto& heaps = report.at("summary").at("heaps");
+    ASSERT_EQ(heaps.size(), 2u);
+    EXPECT_EQ(heaps[0].at("name"), "zygote");
+    EXPECT_EQ(heaps[1].at("name"), "app");
+    EXPECT_EQ(heaps[0].at("objects").get<std::uint64_t>() + heaps[1].at("objects").get<std::uint64_t>(), 43687u);
+    EXPECT_GT(heaps[1].at("objects"), 0);
+    for (const auto& e : report.at("histogram")) {
+        std::uint64_t per_heap = 0;
+        for (const auto& [heap, n] : e.at("heaps").items()) per_heap += n.get<std::uint64_t>();
+        EXPECT_EQ(per_heap, e.at("instances").get<std::uint64_t>()) << e.at("class");
+    }
+}
+
+// The report speaks of the app, as Android Studio's profiler does: the zygote's preloads (every
+// class object held by its sticky root, Resources' sPreloadedDrawables...) are given, not suspects;
+// --heap all brings them back.
+TEST(peer_perflib, suspects_are_the_apps_unless_every_heap_is_asked_for) {
+    const std::string file = "android/dialer.android-hprof";
+    auto classes_suspect = [](const nlohmann::json& report) -> std::uint64_t {
+        for (const auto& s : report.at("leak_suspects").at("suspects"))
+            if (s.at("kind") == "class" && s.at("class") == "java.lang.Class") return s.at("instances");
+        return 0;
+    };
+    const nlohmann::json app = analyze(file), all = analyze(file, {"--heap", "all"});
+    EXPECT_EQ(app.at("summary").at("heap_focus"), "app");
+    EXPECT_EQ(classes_suspect(all), 3571u);
+    EXPECT_LT(classes_suspect(app), 100u);  // the app's own classes at most
+    for (const auto& d : app.at("dominators")) EXPECT_NE(d.at("class"), "class android.content.res.Resources");
+}
+
 // The classes themselves, read with heapd's reader: $VALUES of Thread$State, and DialerApplication's
 // loader and superclasses.
 TEST(peer_perflib, enum_values_class_loader_and_superclasses) {
@@ -279,6 +313,20 @@ TEST(peer_leakcanary, the_leaked_service_is_held_only_by_its_binder) {
     ASSERT_EQ(path.at("steps").size(), 2u);
     EXPECT_EQ(path.at("steps")[0].at("class"), "com.example.leakcanary.LeakyService$MyBinder");
     EXPECT_EQ(path.at("steps")[0].at("field"), "service");
+}
+
+// LeakCanary finds the leaked service through its KeyedWeakReference, whose key the test names; so
+// does heapd, first in the report, with the path and its answer to the Binder question.
+TEST(peer_leakcanary, the_watched_service_is_reported_first_as_held_only_by_a_binder) {
+    const nlohmann::json report = analyze("android/leak_service_binder_ignored.hprof");
+    ASSERT_EQ(report.at("watched_objects").size(), 1u);
+    const auto& w = report.at("watched_objects")[0];
+    EXPECT_EQ(w.at("key"), "6e524414-9581-4ce7-8690-e8ddf8b82454");
+    EXPECT_EQ(w.at("object").at("id"), 0xb0f84720u);
+    EXPECT_EQ(w.at("object").at("class"), "com.example.leakcanary.LeakyService");
+    EXPECT_EQ(w.at("reachable"), true);
+    EXPECT_EQ(w.at("path").at("steps")[0].at("class"), "com.example.leakcanary.LeakyService$MyBinder");
+    EXPECT_EQ(w.at("only_binder_held"), true);
 }
 
 }  // namespace
