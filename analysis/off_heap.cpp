@@ -20,6 +20,12 @@ struct instance_reader : heap_visitor {
     void instance(const instance_view& v) { found = v; }
 };
 
+// Keeps the primitive array record a visit finds.
+struct array_reader : heap_visitor {
+    std::optional<primitive_array_view> found;
+    void primitive_array(const primitive_array_view& v) { found = v; }
+};
+
 // Paths to objects of one kind, grouped by their shape: the same root, then classes of the same name
 // at each step. One path is kept per group as its example, described only for the groups reported.
 template <typename Node>
@@ -138,6 +144,51 @@ direct_buffer_report direct_buffers(const basic_object_graph<Node>& g, const cla
     return r;
 }
 
+// Android's Bitmaps: the pixel buffer a Bitmap holds (its byte[] mBuffer, Android 7 and older), else
+// native pixels (mNativePtr, mNativeBitmap) of width × height × 4 bytes.
+template <typename Node>
+bitmap_report bitmaps(const basic_object_graph<Node>& g, const class_table& classes,
+                      const basic_root_paths<Node>& paths, unsigned max_groups) {
+    bitmap_report r;
+    const std::vector<bool> bitmap = keys_named(g, {"android.graphics.Bitmap"});
+    path_groups<Node> holders(g, classes);
+    for (Node v = 0; v < g.size(); ++v) {
+        if (!bitmap[g.class_key(v)]) continue;
+        const auto o = instance_of(g, classes, v);
+        if (!o) continue;
+        auto field = [&](std::string_view name) { return read_field(classes, *o, name).value_or(0); };
+        bitmap_entry e{g.id(v), static_cast<std::uint32_t>(field("mWidth")),
+                       static_cast<std::uint32_t>(field("mHeight")), 0, false};
+        const Node buffer = field("mBuffer") != 0 ? g.node_of(field("mBuffer")) : basic_object_graph<Node>::no_node;
+        array_reader pixels;
+        if (buffer != basic_object_graph<Node>::no_node &&
+            visit_record_at(classes.index(), g.record_offset(buffer), pixels) && pixels.found) {
+            e.in_heap = true;
+            e.pixel_bytes = pixels.found->length;
+        } else if (field("mNativePtr") != 0 || field("mNativeBitmap") != 0) {
+            e.pixel_bytes = std::uint64_t{e.width} * e.height * 4;
+        }
+        if (!paths.reachable(v)) {
+            ++r.unreachable;
+            r.unreachable_bytes += e.pixel_bytes;
+            continue;
+        }
+        if (e.pixel_bytes == 0) {
+            ++r.recycled;
+            continue;
+        }
+        ++(e.in_heap ? r.heap : r.native);
+        (e.in_heap ? r.heap_bytes : r.native_bytes) += e.pixel_bytes;
+        holders.add(paths.path_to(v), e.pixel_bytes);
+        r.largest.push_back(e);
+    }
+    std::stable_sort(r.largest.begin(), r.largest.end(),
+                     [](const bitmap_entry& a, const bitmap_entry& b) { return a.pixel_bytes > b.pixel_bytes; });
+    if (r.largest.size() > max_groups) r.largest.resize(max_groups);
+    r.holders = holders.largest(max_groups, true);
+    return r;
+}
+
 template <typename Node>
 class_loader_report class_loaders(const basic_object_graph<Node>& g, const basic_dominator_tree<Node>& d,
                                   const class_table& classes, const basic_root_paths<Node>& paths,
@@ -249,6 +300,7 @@ off_heap_report find_off_heap(const basic_object_graph<Node>& g, const basic_dom
     r.threads = group_threads(threads);
     r.threads.holders = thread_holders(g, classes, paths, threads, max_groups);
     r.direct_buffers = direct_buffers(g, classes, paths, max_groups);
+    r.bitmaps = bitmaps(g, classes, paths, max_groups);
     r.class_loaders = class_loaders(g, d, classes, paths, max_groups);
     return r;
 }

@@ -1,6 +1,7 @@
 #include "formats/hprof/class_table.h"
 
 #include "base/hex_text.h"
+#include "formats/hprof/heap_walk.h"
 #include "formats/hprof/java_names.h"
 
 namespace heapd {
@@ -55,6 +56,15 @@ std::string class_table::java_name(std::uint64_t class_id) const {
     std::string_view raw = c ? c->raw_name : idx_->class_name(class_id);
     if (raw.empty()) return "<unknown class " + hex_id(class_id) + ">";
     return java_class_name(raw);
+}
+
+void add_class_dumps(const record_index& idx, class_table& classes) {
+    struct collector : heap_visitor {
+        class_table* table;
+        void class_dump(const class_dump_view& c) { table->add(c); }
+    } v;
+    v.table = &classes;
+    walk_heap(idx, v);
 }
 
 }  // namespace hprof

@@ -57,5 +57,8 @@ private:
     id_map<std::uint32_t> by_id_;
 };
 
+// Adds every CLASS_DUMP of idx's heap dump to classes, in one walk over the heap.
+void add_class_dumps(const record_index& idx, class_table& classes);
+
 }  // namespace hprof
 }  // namespace heapd

@@ -16,12 +16,6 @@ namespace heapd {
 inline namespace hprof {
 namespace {
 
-// Collects CLASS_DUMPs into a class table.
-struct class_visitor : heap_visitor {
-    class_table* classes;
-    void class_dump(const class_dump_view& c) { classes->add(c); }
-};
-
 // Collects the value array ids of java.lang.String instances.
 struct string_value_visitor : heap_visitor {
     const class_table* classes;
@@ -71,9 +65,7 @@ result<strip_stats> strip_dump(std::span<const std::byte> dump, int out_fd, cons
     id_map<char> keep;
     if (options.keep_strings) {
         class_table classes(idx);
-        class_visitor cv;
-        cv.classes = &classes;
-        walk_heap(idx, cv);
+        add_class_dumps(idx, classes);
         if (const class_info* s = classes.find_by_name("java.lang.String")) {
             string_value_visitor sv;
             sv.classes = &classes;

@@ -47,6 +47,24 @@ std::string buffers(const direct_buffer_report& b) {
     return body + holders_table("buffer-holders-table", b.holders, "Buffers", true);
 }
 
+// Android's Bitmaps, where the dump has any.
+std::string bitmaps(const bitmap_report& b) {
+    if (b.heap + b.native + b.recycled + b.unreachable == 0) return "";
+    std::string body = "<h3>Bitmaps</h3>\n";
+    table t("bitmaps-table", {"Pixels", "Bitmaps", "Bytes"}, false, false);
+    t.row({text("In the heap (a byte[] each)"), count_cell(b.heap), bytes_cell(b.heap_bytes)});
+    t.row({text("Native, 4 bytes a pixel assumed"), count_cell(b.native), bytes_cell(b.native_bytes)});
+    t.row({text("Recycled"), count_cell(b.recycled), text("")});
+    t.row({text("Garbage, freed after a GC"), count_cell(b.unreachable), bytes_cell(b.unreachable_bytes)});
+    body += t.html();
+    table largest("bitmaps-largest-table", {"Bitmap", "Width", "Height", "Pixel bytes"}, false);
+    for (const bitmap_entry& e : b.largest)
+        largest.row({text(text::fmt("0x%llx", static_cast<unsigned long long>(e.id))), count_cell(e.width),
+                     count_cell(e.height), bytes_cell(e.pixel_bytes)});
+    body += largest.html();
+    return body + holders_table("bitmap-holders-table", b.holders, "Bitmaps", true);
+}
+
 std::string threads(const thread_summary_report& t) {
     std::string states;
     for (const auto& [state, n] : t.states) states += (states.empty() ? ": " : ", ") + text::grouped(n) + " " + state;
@@ -82,7 +100,7 @@ std::string off_heap_section(const analysis_report& r) {
     const off_heap_report& o = r.off_heap;
     if (!o.computed && o.threads.count == 0) return "";
     std::string body;
-    if (o.computed) body += buffers(o.direct_buffers);
+    if (o.computed) body += buffers(o.direct_buffers) + bitmaps(o.bitmaps);
     if (o.threads.count != 0) body += threads(o.threads);
     if (o.computed) body += loaders(o.class_loaders);
     return section("off-heap", "Off-heap memory, as the heap shows it", body);

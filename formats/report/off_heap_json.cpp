@@ -109,6 +109,43 @@ void loaders_from_json(const json& j, class_loader_report& l) {
     l.holders = holders_from_json(j.at("holders"));
 }
 
+// Present only where the dump has Bitmaps (Android).
+json bitmaps_json(const bitmap_report& b) {
+    json largest = json::array();
+    for (const bitmap_entry& e : b.largest)
+        largest.push_back({{"id", e.id},
+                           {"width", e.width},
+                           {"height", e.height},
+                           {"pixel_bytes", e.pixel_bytes},
+                           {"in_heap", e.in_heap}});
+    return {{"heap", b.heap},
+            {"heap_bytes", b.heap_bytes},
+            {"native", b.native},
+            {"native_bytes", b.native_bytes},
+            {"recycled", b.recycled},
+            {"unreachable", b.unreachable},
+            {"unreachable_bytes", b.unreachable_bytes},
+            {"largest", largest},
+            {"holders", holders_json(b.holders)}};
+}
+
+void bitmaps_from_json(const json& j, bitmap_report& b) {
+    b.heap = j.at("heap").get<std::uint64_t>();
+    b.heap_bytes = j.at("heap_bytes").get<std::uint64_t>();
+    b.native = j.at("native").get<std::uint64_t>();
+    b.native_bytes = j.at("native_bytes").get<std::uint64_t>();
+    b.recycled = j.at("recycled").get<std::uint64_t>();
+    b.unreachable = j.at("unreachable").get<std::uint64_t>();
+    b.unreachable_bytes = j.at("unreachable_bytes").get<std::uint64_t>();
+    for (const json& e : j.at("largest"))
+        b.largest.push_back({e.at("id").get<std::uint64_t>(), e.at("width").get<std::uint32_t>(),
+                             e.at("height").get<std::uint32_t>(), e.at("pixel_bytes").get<std::uint64_t>(),
+                             e.at("in_heap").get<bool>()});
+    b.holders = holders_from_json(j.at("holders"));
+}
+
+bool has_bitmaps(const bitmap_report& b) { return b.heap + b.native + b.recycled + b.unreachable != 0; }
+
 }  // namespace
 
 nlohmann::ordered_json off_heap_json(const off_heap_report& r) {
@@ -126,6 +163,7 @@ nlohmann::ordered_json off_heap_json(const off_heap_report& r) {
     if (r.computed) {
         out["direct_buffers"] = buffers_json(r.direct_buffers);
         out["class_loaders"] = loaders_json(r.class_loaders);
+        if (has_bitmaps(r.bitmaps)) out["bitmaps"] = bitmaps_json(r.bitmaps);
     }
     return out;
 }
@@ -143,6 +181,7 @@ void off_heap_from_json(const nlohmann::ordered_json& j, off_heap_report& r) {
     if (!r.computed) return;
     buffers_from_json(j.at("direct_buffers"), r.direct_buffers);
     loaders_from_json(j.at("class_loaders"), r.class_loaders);
+    if (j.contains("bitmaps")) bitmaps_from_json(j.at("bitmaps"), r.bitmaps);
 }
 
 }  // namespace report

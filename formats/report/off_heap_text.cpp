@@ -88,6 +88,29 @@ void loaders(std::string& out, const class_loader_report& l, unsigned top) {
     holder_lines(out, l.holders, top, "loader", "loaders", true);
 }
 
+// Android's Bitmaps: where their pixels are, the largest, and who holds them.
+void bitmaps(std::string& out, const bitmap_report& b, unsigned top) {
+    if (b.heap + b.native + b.recycled + b.unreachable == 0) return;
+    std::string line;
+    if (b.heap != 0) line += grouped(b.heap) + " with pixels in the heap, " + human_bytes(b.heap_bytes);
+    if (b.native != 0)
+        line += (line.empty() ? "" : "; ") + grouped(b.native) + " with native pixels, about " +
+                human_bytes(b.native_bytes) + " (4 bytes a pixel)";
+    if (b.recycled != 0) line += (line.empty() ? "" : "; ") + grouped(b.recycled) + " recycled";
+    if (b.unreachable != 0)
+        line += (line.empty() ? "" : "; ") + grouped(b.unreachable) + " garbage, " + human_bytes(b.unreachable_bytes) +
+                " freed after a GC";
+    text::wrapped_list(out, "  ", "Bitmaps: " + line);
+    std::string largest;
+    const unsigned n = text::rows(b.largest.size(), top);
+    for (unsigned i = 0; i < n; ++i)
+        largest += (i == 0 ? "largest: " : ", ") + fmt("%u\u00d7%u", b.largest[i].width, b.largest[i].height) + " " +
+                   human_bytes(b.largest[i].pixel_bytes) +
+                   fmt(" 0x%llx", static_cast<unsigned long long>(b.largest[i].id));
+    if (!largest.empty()) text::wrapped_list(out, "    ", largest);
+    holder_lines(out, b.holders, top, "bitmap", "bitmaps", true);
+}
+
 }  // namespace
 
 void off_heap_text(std::string& out, const analysis_report& r, unsigned top) {
@@ -95,6 +118,7 @@ void off_heap_text(std::string& out, const analysis_report& r, unsigned top) {
     if (!o.computed && o.threads.count == 0) return;
     out += "\nOff-heap memory, as the heap shows it (direct buffers, threads, class loaders)\n";
     if (o.computed) buffers(out, o.direct_buffers, top);
+    if (o.computed) bitmaps(out, o.bitmaps, top);
     if (o.threads.count != 0) threads(out, o.threads, top);
     if (o.computed) loaders(out, o.class_loaders, top);
 }

@@ -344,11 +344,33 @@ struct class_loader_report {
     std::vector<holder_group> holders;              // reachable loaders, by count
 };
 
+// One of Android's Bitmaps: its size in pixels and the bytes its pixels take.
+struct bitmap_entry {
+    std::uint64_t id = 0;
+    std::uint32_t width = 0, height = 0;
+    std::uint64_t pixel_bytes = 0;
+    bool in_heap = false;  // the pixels are a byte[] of the heap (Android 7 and older), else native
+};
+
+// Android's Bitmaps and their pixels: a byte[] in the heap (mBuffer, Android 7 and older) or native
+// memory (Android 8 and later), which the heap does not show: width × height × 4 bytes (ARGB_8888)
+// is assumed for those.
+struct bitmap_report {
+    std::uint64_t heap = 0, heap_bytes = 0;                // reachable, pixels in the heap
+    std::uint64_t native = 0, native_bytes = 0;            // reachable, pixels native (estimated)
+    std::uint64_t recycled = 0;                            // reachable, recycled: no pixels
+    std::uint64_t unreachable = 0, unreachable_bytes = 0;  // garbage: freed after a GC
+    std::vector<bitmap_entry> largest;                     // reachable, by pixel bytes (up to 5)
+    std::vector<holder_group> holders;                     // reachable, by pixel bytes
+};
+
 // What in the heap stands for memory outside it (docs/memory.md): direct buffers, threads (their
-// stacks) and class loaders (metaspace). Needs the object graph; thread groups do not.
+// stacks) and class loaders (metaspace), and Android's Bitmaps. Needs the object graph; thread
+// groups do not.
 struct off_heap_report {
     bool computed = false;  // direct buffers, loaders and holders (with the object graph)
     direct_buffer_report direct_buffers;
+    bitmap_report bitmaps;
     thread_summary_report threads;
     class_loader_report class_loaders;
 };

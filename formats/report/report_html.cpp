@@ -167,13 +167,39 @@ std::string suspect_card(const leak_suspect& s, unsigned n) {
     return out + "</article>\n";
 }
 
+// LeakCanary's watched objects still in the heap: the app's own leaks, before the suspects.
+std::string watched_section(const retention_report& t) {
+    if (t.watched.empty()) return "";
+    std::string out =
+        "<section id=\"watched\"><h2>Watched by LeakCanary and still in the heap</h2>\n<p>The app told LeakCanary "
+        "these objects should be gone.</p>\n";
+    for (const watched_object& w : t.watched) {
+        out += "<article class=\"suspect\"><h3>" + escape(w.object.class_name) + " " + escape(hex_id(w.object.id)) +
+               ", " + escape(text::human_bytes(w.object.retained_bytes)) + " retained</h3>\n";
+        if (!w.description.empty()) out += "<p>" + escape(w.description) + "</p>\n";
+        if (!w.key.empty()) out += "<p>Key " + escape(w.key) + "</p>\n";
+        if (!w.reachable)
+            out += "<p>No strong reference holds it any more: gone at the next GC.</p>\n";
+        else
+            out += path_list(w.path);
+        if (w.only_binder_held)
+            out +=
+                "<p>Held only through a Binder that a JNI global root holds (the system's handle on a service): "
+                "LeakCanary counts no leak once such roots are excluded.</p>\n";
+        out += "</article>\n";
+    }
+    return out + "</section>\n";
+}
+
 std::string suspects_section(const analysis_report& r) {
     const retention_report& t = r.retention;
     if (!t.computed) return "";
-    std::string out =
-        "<section id=\"suspects\"><h2>Leak suspects</h2>\n<p>Objects, or all instances of a class, that "
-        "retain at least " +
-        text::fmt("%.0f%%", 100 * t.suspect_threshold) + " of the reachable heap.</p>\n";
+    std::string out = watched_section(t) +
+                      "<section id=\"suspects\"><h2>Leak suspects</h2>\n<p>Objects, or all instances of a class, that "
+                      "retain at least " +
+                      text::fmt("%.0f%%", 100 * t.suspect_threshold) + " of the reachable " +
+                      (r.summary.heap_focus.empty() ? std::string("heap") : escape(r.summary.heap_focus) + " heap") +
+                      ".</p>\n";
     if (r.allocations.joined)
         out += "<p>Allocation sites from heapd's agent: " + escape(text::grouped(r.allocations.samples)) +
                " samples over " + text::fmt("%.0f", r.allocations.seconds) + " s, one per " +

@@ -8,6 +8,7 @@
 
 #include "analysis/analysis.h"
 #include "formats/report/report_json.h"
+#include "formats/report/report_text.h"
 #include "support/hprof_builder.h"
 
 namespace heapd {
@@ -69,11 +70,14 @@ TEST(heap_focus, the_summary_lists_each_heap_and_rows_count_per_heap) {
         if (e.class_name == "byte[]") {
             EXPECT_EQ(e.heap_instances, (std::vector<std::uint64_t>{1, 4}));
         }
-    // Read back from JSON as written.
+    // Read back from JSON as written, as heapctl does, and shown.
     auto back = report_from_json(to_json(r));
     ASSERT_TRUE(back.has_value());
     EXPECT_EQ(back->summary.heaps.size(), 2u);
     EXPECT_EQ(back->summary.heap_focus, "app");
+    const std::string text = render_text(*back, {});
+    EXPECT_NE(text.find("  Heaps    zygote "), std::string::npos) << text;
+    EXPECT_NE(text.find("app heap's, the others' objects given"), std::string::npos) << text;
 }
 
 TEST(heap_focus, suspects_and_retainers_are_the_app_heaps_by_default) {

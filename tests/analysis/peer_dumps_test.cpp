@@ -261,12 +261,7 @@ struct plain_strings : heap_visitor {
 
 TEST_P(peer_dump_test, duplicate_strings_match_a_plain_count_of_the_strings_contents) {
     class_table classes(index_);
-    struct class_reader : heap_visitor {
-        class_table* classes;
-        void class_dump(const class_dump_view& c) { classes->add(c); }
-    } first;
-    first.classes = &classes;
-    walk_heap(index_, first, nullptr);
+    add_class_dumps(index_, classes);
     plain_strings plain;
     plain.classes = &classes;
     for (const loaded_class& c : index_.classes())
@@ -398,12 +393,7 @@ TEST_P(peer_dump_test, instance_sizes_agree_with_the_addresses_of_a_hotspot_dump
 
     // The field rules alone, before any gap corrects them.
     class_table classes(index_);
-    struct adder : heap_visitor {
-        class_table* table;
-        void class_dump(const class_dump_view& cd) { table->add(cd); }
-    } add;
-    add.table = &classes;
-    walk_heap(index_, add, nullptr);
+    add_class_dumps(index_, classes);
     auto fit = [&](unsigned java, std::vector<std::string>* too_big) {
         layout_model model(classes, *c.vm, field_rules{java});
         std::size_t exact = 0;

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <fstream>
+#include <iterator>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <regex>
@@ -13,7 +14,6 @@
 #include <vector>
 
 #include "formats/hprof/class_table.h"
-#include "formats/hprof/heap_walk.h"
 #include "formats/hprof/mapped_file.h"
 #include "formats/hprof/record_index.h"
 #include "support/jvm_process.h"
@@ -254,6 +254,15 @@ TEST(peer_perflib, suspects_are_the_apps_unless_every_heap_is_asked_for) {
     EXPECT_EQ(classes_suspect(all), 3571u);
     EXPECT_LT(classes_suspect(app), 100u);  // the app's own classes at most
     for (const auto& d : app.at("dominators")) EXPECT_NE(d.at("class"), "class android.content.res.Resources");
+    // The HTML page shows the split too.
+    scratch_dir dir;
+    const command_result html =
+        run_command({heapd_binary(), "analyze", "--no-index", "--html", dir.file("report.html"), peer_file(file)});
+    ASSERT_EQ(html.exit_code, 0) << html.err;
+    std::ifstream page(dir.file("report.html"));
+    const std::string text((std::istreambuf_iterator<char>(page)), std::istreambuf_iterator<char>());
+    EXPECT_NE(text.find("<dt>Heaps</dt><dd>zygote "), std::string::npos);
+    EXPECT_NE(text.find("are the app heap&#39;s"), std::string::npos);
 }
 
 // The classes themselves, read with heapd's reader: $VALUES of Thread$State, and DialerApplication's
@@ -265,12 +274,7 @@ TEST(peer_perflib, enum_values_class_loader_and_superclasses) {
     ASSERT_TRUE(reader.has_value());
     const record_index idx = record_index::build(*reader);
     class_table classes(idx);
-    struct adder : heap_visitor {
-        class_table* table;
-        void class_dump(const class_dump_view& c) { table->add(c); }
-    } v;
-    v.table = &classes;
-    walk_heap(idx, v);
+    add_class_dumps(idx, classes);
 
     const class_info* state = classes.find_by_name("java.lang.Thread$State");
     ASSERT_NE(state, nullptr);
@@ -315,6 +319,25 @@ TEST(peer_leakcanary, the_leaked_service_is_held_only_by_its_binder) {
     EXPECT_EQ(path.at("steps")[0].at("field"), "service");
 }
 
+// Android's Bitmaps (API 19: pixels in a byte[] the Bitmap holds): each one's pixel bytes are its
+// buffer's length, 4 bytes a pixel for these ARGB_8888 bitmaps; the largest is the 96×96 image the
+// leaked Toast shows.
+TEST(peer_android, bitmaps_and_their_pixels) {
+    const std::string file = "android/leak_service_binder_ignored.hprof";
+    const nlohmann::json report = analyze(file);
+    const auto& b = report.at("off_heap").at("bitmaps");
+    EXPECT_EQ(b.at("heap").get<std::uint64_t>() + b.at("recycled").get<std::uint64_t>() +
+                  b.at("unreachable").get<std::uint64_t>(),
+              row(report, "android.graphics.Bitmap").at("instances").get<std::uint64_t>());
+    ASSERT_FALSE(b.at("largest").empty());
+    const auto& big = b.at("largest")[0];
+    EXPECT_EQ(big.at("width"), 96);
+    EXPECT_EQ(big.at("height"), 96);
+    EXPECT_EQ(big.at("pixel_bytes"), 96 * 96 * 4);
+    EXPECT_EQ(big.at("in_heap"), true);
+    EXPECT_EQ(path_to(file, 0xb0fa9208).at("length"), 96 * 96 * 4);  // its mBuffer
+}
+
 // LeakCanary finds the leaked service through its KeyedWeakReference, whose key the test names; so
 // does heapd, first in the report, with the path and its answer to the Binder question.
 TEST(peer_leakcanary, the_watched_service_is_reported_first_as_held_only_by_a_binder) {
@@ -327,6 +350,18 @@ TEST(peer_leakcanary, the_watched_service_is_reported_first_as_held_only_by_a_bi
     EXPECT_EQ(w.at("reachable"), true);
     EXPECT_EQ(w.at("path").at("steps")[0].at("class"), "com.example.leakcanary.LeakyService$MyBinder");
     EXPECT_EQ(w.at("only_binder_held"), true);
+    // The text and HTML reports put it before the suspects.
+    scratch_dir dir;
+    const command_result text = run_command({heapd_binary(), "analyze", "--no-index", "--html", dir.file("r.html"),
+                                             peer_file("android/leak_service_binder_ignored.hprof")});
+    ASSERT_EQ(text.exit_code, 0) << text.err;
+    const auto watched_at = text.out.find("Watched by LeakCanary and still in the heap");
+    ASSERT_NE(watched_at, std::string::npos);
+    EXPECT_LT(watched_at, text.out.find("Leak suspects"));
+    EXPECT_NE(text.out.find("LeakCanary counts no leak once such roots are excluded"), std::string::npos);
+    std::ifstream page(dir.file("r.html"));
+    const std::string html((std::istreambuf_iterator<char>(page)), std::istreambuf_iterator<char>());
+    EXPECT_LT(html.find("<section id=\"watched\">"), html.find("<section id=\"suspects\">"));
 }
 
 }  // namespace

@@ -8,7 +8,6 @@
 #include <vector>
 
 #include "formats/hprof/basic_type.h"
-#include "formats/hprof/heap_walk.h"
 #include "support/hprof_builder.h"
 
 namespace heapd {
@@ -126,12 +125,7 @@ public:
         auto reader = hprof_reader::parse(builder_.span());
         EXPECT_TRUE(reader.has_value());
         index_ = record_index::build(*reader);
-        struct adder : heap_visitor {
-            class_table* table;
-            void class_dump(const class_dump_view& c) { table->add(c); }
-        } v;
-        v.table = &classes_;
-        walk_heap(index_, v);
+        add_class_dumps(index_, classes_);
         EXPECT_EQ(classes_.size(), defs.size());
     }
     class_dump_fixture(const class_dump_fixture&) = delete;
