@@ -17,6 +17,11 @@ nlohmann::ordered_json path_json(const gc_path& path);
 
 // A path back from path_json (its text is not read); throws nlohmann's exceptions on a missing key.
 gc_path path_from_json(const nlohmann::ordered_json& j);
+// The retention parts of a report (reachability, leak suspects, watched objects, dominators,
+// retained by class, the tree) into out, and back: reading throws nlohmann's exceptions on a missing
+// key or a wrong type, and fails with bad_value on a bad tree. (formats/report/retention_json.cpp)
+void retention_json(const retention_report& t, nlohmann::ordered_json& out);
+result<void> retention_from_json(const nlohmann::ordered_json& j, retention_report& t);
 // The off-heap report (direct buffers, threads, class loaders), and back; reading throws nlohmann's
 // exceptions on a missing key or a wrong type. (formats/report/off_heap_json.cpp)
 nlohmann::ordered_json off_heap_json(const off_heap_report& r);
