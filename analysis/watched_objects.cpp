@@ -75,13 +75,10 @@ std::vector<watched_object> find_watched_objects(const record_index& idx, const 
         if (w.reachable) {
             const auto paths = paths_from_roots(g, node, max_paths);
             w.only_binder_held = !paths.empty();
-            for (const auto& p : paths) {
-                const gc_path described = describe_path(g, classes, p);
-                const bool jni = std::find(described.root_kinds.begin(), described.root_kinds.end(), "jni_global") !=
-                                 described.root_kinds.end();
-                w.only_binder_held = w.only_binder_held && jni && p.size() > 1 &&
-                                     is_binder(classes, g.key_class_id(g.class_key(p.front())));
-            }
+            constexpr std::uint32_t jni_global = 1u << static_cast<unsigned>(root_kind::jni_global);
+            for (const auto& p : paths)
+                w.only_binder_held = w.only_binder_held && (g.root_kinds_of(p.front()) & jni_global) != 0 &&
+                                     p.size() > 1 && is_binder(classes, g.key_class_id(g.class_key(p.front())));
             if (!paths.empty()) w.path = describe_path(g, classes, paths.front());
         }
         out.push_back(std::move(w));
