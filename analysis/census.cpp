@@ -349,7 +349,11 @@ census_result heap_census::finish() {
     class_mirrors(r, model);
     heap_totals(r, best);
     r.classes = classes_->size();
-    for (const auto& e : r.histogram) r.shallow_bytes += e.shallow_bytes;
+    for (const auto& e : r.histogram) {
+        r.shallow_bytes += e.shallow_bytes;
+        if (e.class_name == "java.lang.String") r.string_instances += e.instances;
+        if (e.class_name == "byte[]" || e.class_name == "char[]") r.text_arrays += e.instances;
+    }
     std::sort(r.histogram.begin(), r.histogram.end(), [](const histogram_entry& a, const histogram_entry& b) {
         return a.shallow_bytes != b.shallow_bytes ? a.shallow_bytes > b.shallow_bytes : a.class_name < b.class_name;
     });

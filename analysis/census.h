@@ -33,6 +33,8 @@ struct census_result {
     std::uint64_t primitive_arrays = 0;
     std::uint64_t classes = 0;
     std::uint64_t shallow_bytes = 0;
+    std::uint64_t string_instances = 0,
+                  text_arrays = 0;  // java.lang.String; byte[] and char[] (room for the waste pass)
     // Objects of every kind, classes included: at least the object graph's nodes.
     std::uint64_t object_count() const { return instances + object_arrays + primitive_arrays + classes; }
     std::array<std::uint64_t, root_kind_count> roots{};

@@ -6,6 +6,7 @@
 #include <tuple>
 #include <utility>
 
+#include "analysis/radix_sort.h"
 #include "formats/hprof/java_strings.h"
 
 namespace heapd {
@@ -37,9 +38,9 @@ std::uint64_t hash_bytes(const std::byte* p, std::size_t n) {
 
 }  // namespace
 
-void duplicate_strings::reserve(std::size_t strings) {
+void duplicate_strings::reserve(std::size_t strings, std::size_t arrays) {
     strings_.reserve(strings);
-    arrays_.reserve(strings);
+    arrays_.reserve(arrays);
 }
 
 void duplicate_strings::add_string(std::uint64_t value_id, std::uint8_t coder, std::uint32_t string_size) {
@@ -49,66 +50,133 @@ void duplicate_strings::add_string(std::uint64_t value_id, std::uint8_t coder, s
 void duplicate_strings::add_string(std::uint64_t value_id, std::uint8_t coder, std::uint32_t string_size,
                                    std::uint32_t offset, std::uint32_t count) {
     if (value_id == 0) return;
-    auto [slot, inserted] = array_of_.insert(value_id, static_cast<std::uint32_t>(arrays_.size()));
-    if (inserted) arrays_.emplace_back();
-    strings_.push_back({*slot, string_size, offset, count, coder});
+    std::uint32_t range = whole_array;
+    if (count != whole_array) {
+        range = static_cast<std::uint32_t>(ranges_.size());
+        ranges_.emplace_back(offset, count);
+    }
+    strings_.push_back({value_id, std::min<std::uint32_t>(string_size, 0xFFFFFF) << 8 | coder, range});
+    sorted_ = false;
 }
 
 std::span<const std::byte> duplicate_strings::bytes_of(const chars& c) const {
     return {arrays_[c.array].data + c.begin, c.bytes};
 }
 
-bool duplicate_strings::add_array(const primitive_array_view& v) {
-    const std::uint32_t* i = array_of_.find(v.id);
-    if (i == nullptr) return false;
-    array_rec& a = arrays_[*i];
-    a.data = v.data.data();
-    a.bytes = static_cast<std::uint32_t>(v.data.size());
+void duplicate_strings::add_array(const primitive_array_view& v, bool zero) {
     // Only byte[] and char[] hold strings; a value without data (Android) is left out.
-    bool text = (v.type == 8 || v.type == 5) && v.data.size() == std::uint64_t{v.length} * value_size(v.type, 8);
-    a.type = text ? v.type : 0;
-    a.hash = text ? hash_bytes(a.data, a.bytes) : 0;
-    return true;
+    if ((v.type != 8 && v.type != 5) || v.data.size() != std::uint64_t{v.length} * value_size(v.type, 8)) return;
+    arrays_.push_back({v.id, v.data.data(), static_cast<std::uint32_t>(v.data.size()), v.type, zero});
+    sorted_ = false;
+}
+
+void duplicate_strings::sort_by_id() const {
+    if (sorted_) return;
+    radix_sort(strings_, [](const string_rec& s) { return s.value; });
+    radix_sort(arrays_, [](const array_rec& a) { return a.id; });
+    sorted_ = true;
+}
+
+template <class Each>
+void duplicate_strings::join(Each&& each) const {
+    sort_by_id();
+    std::size_t a = 0;
+    for (const string_rec& s : strings_) {
+        while (a < arrays_.size() && arrays_[a].id < s.value) ++a;
+        if (a == arrays_.size()) return;
+        // An id offered twice (a damaged dump): the first array in the dump holds it (the sort is stable).
+        if (arrays_[a].id == s.value) each(s, static_cast<std::uint32_t>(a));
+    }
+}
+
+std::array<std::pair<std::uint64_t, std::uint64_t>, 12> duplicate_strings::zero_values(const vm_layout& vm) const {
+    std::array<std::pair<std::uint64_t, std::uint64_t>, 12> out{};
+    std::uint32_t last = no_array;
+    join([&](const string_rec&, std::uint32_t a) {
+        if (a == last) return;
+        last = a;
+        const array_rec& r = arrays_[a];
+        if (!r.zero) return;
+        ++out[r.type].first;
+        out[r.type].second += array_shallow_size(vm, r.type, r.type == 5 ? r.bytes / 2 : r.bytes);
+    });
+    return out;
 }
 
 big_vector<duplicate_strings::keyed_string> duplicate_strings::sorted_strings() const {
     big_vector<keyed_string> entries;
     entries.reserve(strings_.size());
-    for (const string_rec& s : strings_) {
-        const array_rec& a = arrays_[s.array];
-        if (a.type == 0) continue;
+    std::uint32_t hashed = no_array, held_whole = no_array;
+    std::uint64_t array_hash = 0;
+    join([&](const string_rec& s, std::uint32_t array) {
+        const array_rec& a = arrays_[array];
+        const auto coder = static_cast<std::uint8_t>(s.size_coder);
+        if (hashed != array) {  // each array's Strings are neighbours: its bytes are hashed once
+            hashed = array;
+            array_hash = hash_bytes(a.data, a.bytes);
+        }
         std::uint32_t begin = 0, bytes = a.bytes;
-        std::uint64_t hash = a.hash;
-        if (s.count != whole_array) {
+        std::uint64_t hash = array_hash;
+        if (s.range != whole_array) {
             // A range in characters: one byte each only in a Latin-1 byte[].
-            const std::uint64_t unit = a.type == 8 && s.coder == 0 ? 1 : 2;
-            if ((std::uint64_t{s.offset} + s.count) * unit > a.bytes) continue;
-            begin = static_cast<std::uint32_t>(s.offset * unit);
-            bytes = static_cast<std::uint32_t>(s.count * unit);
+            const auto [offset, count] = ranges_[s.range];
+            const std::uint64_t unit = a.type == 8 && coder == 0 ? 1 : 2;
+            if ((std::uint64_t{offset} + count) * unit > a.bytes) return;
+            begin = static_cast<std::uint32_t>(offset * unit);
+            bytes = static_cast<std::uint32_t>(count * unit);
             if (bytes != a.bytes) hash = hash_bytes(a.data + begin, bytes);
         }
-        entries.push_back({fmix(hash ^ (std::uint64_t{s.coder} << 8 | a.type)), s.array,
-                           std::min<std::uint32_t>(s.size, 0xFFFFFF) << 8 | s.coder, begin, bytes});
-    }
-    std::sort(entries.begin(), entries.end(), [](const keyed_string& x, const keyed_string& y) {
-        return std::tie(x.key, x.array, x.begin, x.bytes, x.size_coder) <
-               std::tie(y.key, y.array, y.begin, y.bytes, y.size_coder);
+        std::uint8_t kind = a.type;
+        if (bytes == a.bytes && held_whole != array) {
+            held_whole = array;
+            kind |= keyed_string::first_whole;
+        }
+        std::uint64_t prefix = 0;
+        std::memcpy(&prefix, a.data + begin, std::min<std::uint32_t>(bytes, 8));
+        entries.push_back({fmix(hash ^ (std::uint64_t{coder} << 8 | a.type)), prefix, array, begin, bytes,
+                           static_cast<std::uint16_t>(std::min<std::uint32_t>(s.size_coder >> 8, 0xFFFF)), coder,
+                           kind});
     });
+    // By the key's top bits into buckets, in place (American flag sort: each entry swapped into the
+    // next free slot of its bucket), then each bucket by key where it is not in order yet (a bucket
+    // of one key, the copies of one string, is): equal keys together, without a second buffer.
+    auto before = [](const keyed_string& x, const keyed_string& y) { return x.key < y.key; };
+    unsigned bits = 1;  // about 64 entries a bucket, at most 2^16 buckets
+    while (bits < 16 && (std::size_t{1} << (bits + 6)) < entries.size()) ++bits;
+    const unsigned shift = 64 - bits;
+    std::vector<std::size_t> start((std::size_t{1} << bits) + 1);
+    for (const keyed_string& e : entries) ++start[(e.key >> shift) + 1];
+    for (std::size_t b = 1; b < start.size(); ++b) start[b] += start[b - 1];
+    std::vector<std::size_t> next(start.begin(), start.end() - 1);
+    for (std::size_t b = 0; b + 1 < start.size(); ++b)
+        while (next[b] < start[b + 1]) {
+            const std::size_t home = entries[next[b]].key >> shift;
+            if (home == b)
+                ++next[b];
+            else
+                std::swap(entries[next[b]], entries[next[home]++]);
+        }
+    for (std::size_t b = 0; b + 1 < start.size(); ++b) {
+        const auto first = entries.begin() + static_cast<std::ptrdiff_t>(start[b]),
+                   last = entries.begin() + static_cast<std::ptrdiff_t>(start[b + 1]);
+        if (!std::is_sorted(first, last, before)) std::sort(first, last, before);
+    }
     return entries;
 }
 
 std::vector<duplicate_strings::group> duplicate_strings::groups(const vm_layout& vm, waste_report& r) const {
     const big_vector<keyed_string> entries = sorted_strings();
     auto same_contents = [&](const chars& x, const chars& y) {
-        if (x.coder != y.coder || arrays_[x.array].type != arrays_[y.array].type || x.bytes != y.bytes) return false;
-        return (x.array == y.array && x.begin == y.begin) ||
+        if (x.coder != y.coder || x.type != y.type || x.bytes != y.bytes || x.prefix != y.prefix) return false;
+        return x.bytes <= 8 || (x.array == y.array && x.begin == y.begin) ||
                std::memcmp(bytes_of(x).data(), bytes_of(y).data(), x.bytes) == 0;
     };
-    // Per distinct contents in one run of equal keys (a hash collision makes more than one).
+    // Per distinct contents in one run of equal keys (a hash collision makes more than one). The
+    // entries of a run come in no particular order: what a group reports depends on none (its
+    // contents are the first array's, its Strings' size the smallest).
     struct open_group {
         chars contents;
         std::uint32_t string_size;
-        std::uint32_t last_whole = no_array;  // the last array a String of the group held whole
         std::uint64_t copies = 0, arrays = 0;
     };
     std::vector<group> out;
@@ -116,12 +184,12 @@ std::vector<duplicate_strings::group> duplicate_strings::groups(const vm_layout&
     auto close = [&] {
         for (const open_group& g : open) {
             if (g.copies < 2) continue;
-            const array_rec& a = arrays_[g.contents.array];
             std::uint64_t saving = (g.copies - 1) * g.string_size;
-            // Arrays held whole hold the same contents, so all have a's size (a itself may be held in part).
+            // Arrays held whole hold the same contents, so all have the same size.
             if (g.arrays > 1)
-                saving += (g.arrays - 1) *
-                          array_shallow_size(vm, a.type, a.type == 5 ? g.contents.bytes / 2 : g.contents.bytes);
+                saving +=
+                    (g.arrays - 1) * array_shallow_size(vm, g.contents.type,
+                                                        g.contents.type == 5 ? g.contents.bytes / 2 : g.contents.bytes);
             out.push_back({saving, g.copies, g.contents});
             ++r.duplicate_string_groups;
             r.duplicate_strings += g.copies;
@@ -132,18 +200,18 @@ std::vector<duplicate_strings::group> duplicate_strings::groups(const vm_layout&
     for (std::size_t i = 0; i < entries.size(); ++i) {
         const keyed_string& e = entries[i];
         if (i > 0 && e.key != entries[i - 1].key) close();
-        auto g = std::find_if(open.begin(), open.end(),
-                              [&](const open_group& x) { return same_contents(x.contents, e.contents()); });
+        const chars c = e.contents();
+        auto g =
+            std::find_if(open.begin(), open.end(), [&](const open_group& x) { return same_contents(x.contents, c); });
         if (g == open.end()) {
-            open.push_back({e.contents(), e.size()});
+            open.push_back({c, e.size});
             g = open.end() - 1;
         }
         ++g->copies;
-        // A group's Strings of one array are neighbours: the entries are sorted by array.
-        if (e.bytes == arrays_[e.array].bytes && g->last_whole != e.array) {
-            ++g->arrays;
-            g->last_whole = e.array;
-        }
+        g->string_size = std::min<std::uint32_t>(g->string_size, e.size);
+        if (std::pair(c.array, c.begin) < std::pair(g->contents.array, g->contents.begin)) g->contents = c;
+        // Every String holding an array whole is in its group: the array counts once, at the first.
+        if (e.kind & keyed_string::first_whole) ++g->arrays;
     }
     close();
     return out;
@@ -158,14 +226,13 @@ void duplicate_strings::finish(const vm_layout& vm, unsigned top, waste_report& 
         std::span<const std::byte> a = bytes_of(x.contents), b = bytes_of(y.contents);
         if (a.size() != b.size()) return a.size() < b.size();
         if (int c = std::memcmp(a.data(), b.data(), a.size()); c != 0) return c < 0;
-        return std::pair(arrays_[x.contents.array].type, x.contents.coder) <
-               std::pair(arrays_[y.contents.array].type, y.contents.coder);
+        return std::pair(x.contents.type, x.contents.coder) < std::pair(y.contents.type, y.contents.coder);
     };
     std::size_t keep = top == 0 ? all.size() : std::min<std::size_t>(top, all.size());
     std::partial_sort(all.begin(), all.begin() + static_cast<std::ptrdiff_t>(keep), all.end(), before);
     for (std::size_t i = 0; i < keep; ++i) {
         const chars& c = all[i].contents;
-        const std::uint8_t type = arrays_[c.array].type;
+        const std::uint8_t type = c.type;
         const std::uint32_t chars_n = type == 8 && c.coder == 0 ? c.bytes : c.bytes / 2;
         primitive_array_view view{0, 0, 0, type == 5 ? chars_n : c.bytes, type, bytes_of(c)};
         r.duplicate_strings_top.push_back(

@@ -11,14 +11,13 @@
 #include <vector>
 
 #include "analysis/duplicate_strings.h"
+#include "analysis/radix_sort.h"
 #include "formats/hprof/heap_walk.h"
 #include "formats/hprof/java_names.h"
 
 namespace heapd {
 inline namespace analysis {
 namespace {
-
-constexpr std::uint32_t no_table = ~std::uint32_t{0};
 
 // The box classes, in the order the report lists them when their savings tie.
 constexpr std::array<std::string_view, 8> box_names = {"java.lang.Integer", "java.lang.Long",      "java.lang.Short",
@@ -41,18 +40,18 @@ struct class_plan {
     bool has_range = false;
 };
 
-// A collection seen in the first walk: its row, its size and its backing array (index into tables).
+// A collection: its row, its size and its backing array's id (0 when null).
 struct collection_rec {
     std::uint32_t group;
-    std::uint32_t table;  // no_table when null
+    std::uint64_t table;
     std::uint64_t size;
 };
 
-// A backing array, filled in by the second walk.
+// An object array, which may back a collection: its length and non-null elements.
 struct table_rec {
+    std::uint64_t id;
     std::uint32_t length = 0;
-    std::uint32_t occupied = 0;  // non-null elements
-    bool found = false;
+    std::uint32_t occupied = 0;
 };
 
 // Per collection class.
@@ -61,23 +60,6 @@ struct collection_row {
     shape kind;
     std::uint64_t count = 0, empty = 0, sparse = 0, saving = 0;
 };
-
-// Sorts 64-bit values by their bytes, least significant first, skipping the bytes all values
-// share (the upper half of every int): linear, where millions of boxes make a comparison sort slow.
-void radix_sort(std::vector<std::uint64_t>& v) {
-    std::array<std::array<std::size_t, 256>, 8> counts{};
-    for (std::uint64_t x : v)
-        for (unsigned d = 0; d < 8; ++d) ++counts[d][(x >> (8 * d)) & 0xFF];
-    std::vector<std::uint64_t> out(v.size());
-    for (unsigned d = 0; d < 8; ++d) {
-        auto& c = counts[d];
-        if (std::find(c.begin(), c.end(), v.size()) != c.end()) continue;  // one bucket holds all
-        std::size_t at = 0;
-        for (std::size_t& n : c) at += std::exchange(n, at);
-        for (std::uint64_t x : v) out[c[(x >> (8 * d)) & 0xFF]++] = x;
-        v.swap(out);
-    }
-}
 
 // Per box class: the values seen, sorted and made unique whenever they pile up (appending and
 // sorting is several times faster than a hash set of millions of values, and holds less).
@@ -94,7 +76,7 @@ struct box_row {
         }
     }
     void compact() {
-        radix_sort(values);
+        radix_sort(values, [](std::uint64_t x) { return x; });
         values.erase(std::unique(values.begin(), values.end()), values.end());
     }
 };
@@ -129,8 +111,10 @@ std::optional<std::uint64_t> read_slot(const instance_view& v, field_slot s, uns
     }
 }
 
-// The first walk: Strings, collections and boxes, by plans made once per class.
-struct object_pass : heap_visitor {
+// The one walk: Strings, collections and boxes, by plans made once per class; the arrays that may
+// be their values and tables (joined to them by id afterwards, wherever they lie in the dump); zeros
+// in every other primitive array.
+struct waste_pass : heap_visitor {
     const class_table* classes;
     const census_result* census;
     unsigned id_size;
@@ -139,11 +123,12 @@ struct object_pass : heap_visitor {
     std::uint64_t last_class = ~std::uint64_t{0};
     std::uint32_t last_plan = 0;
     duplicate_strings* strings;
-    std::vector<collection_rec> collections;
-    std::vector<table_rec> tables;
-    id_map<std::uint32_t> table_of;  // backing array id -> index into tables
+    big_vector<collection_rec> collections;
+    big_vector<table_rec> tables;
     std::vector<collection_row> rows;
     std::array<box_row, box_names.size()> boxes;
+    bool stripped = false;  // arrays of zeros are not counted: the dump was stripped
+    std::array<std::pair<std::uint64_t, std::uint64_t>, 12> zeros{};  // per type: count, bytes
 
     class_plan make_plan(std::uint64_t class_id) {
         class_plan p;
@@ -254,40 +239,22 @@ struct object_pass : heap_visitor {
             // size is an int, baseCount a long; both are signed in Java.
             std::int64_t n =
                 p.kind == shape::concurrent_map ? static_cast<std::int64_t>(*size) : static_cast<std::int32_t>(*size);
-            std::uint32_t t = no_table;
-            if (*a != 0) {
-                auto [slot, inserted] = table_of.insert(*a, static_cast<std::uint32_t>(tables.size()));
-                if (inserted) tables.emplace_back();
-                t = *slot;
-            }
-            collections.push_back({p.group, t, static_cast<std::uint64_t>(std::max<std::int64_t>(n, 0))});
+            collections.push_back({p.group, *a, static_cast<std::uint64_t>(std::max<std::int64_t>(n, 0))});
             return;
         }
         }
     }
-};
-
-// The second walk: the arrays the first one named, and zeros in every other primitive array.
-struct array_pass : heap_visitor {
-    object_pass* objects;
-    const vm_layout* vm;
-    bool stripped = false;  // arrays of zeros are not counted: the dump was stripped
-    std::array<std::pair<std::uint64_t, std::uint64_t>, 12> zeros{};  // per type: count, bytes
-
     void object_array(const object_array_view& v) {
-        std::uint32_t* i = objects->table_of.find(v.id);
-        if (i == nullptr) return;
-        table_rec& t = objects->tables[*i];
-        t.found = true;
-        t.length = v.length;
-        t.occupied = 0;
+        table_rec t{v.id, v.length, 0};
         for (std::uint32_t e = 0; e < v.length; ++e) t.occupied += v.element(e) != 0;
+        tables.push_back(t);
     }
     void primitive_array(const primitive_array_view& v) {
-        if (objects->strings->add_array(v)) return;  // String values are left to the string report
-        if (!stripped && v.length > 0 && all_zero(v.data)) {
+        const bool zero = !stripped && v.length > 0 && all_zero(v.data);
+        strings->add_array(v, zero);
+        if (zero) {
             ++zeros[v.type].first;
-            zeros[v.type].second += array_shallow_size(*vm, v.type, v.length);
+            zeros[v.type].second += array_shallow_size(*census->vm, v.type, v.length);
         }
     }
 };
@@ -297,12 +264,19 @@ std::uint64_t needed_slots(shape kind, std::uint64_t size) {
     return std::bit_ceil(std::max<std::uint64_t>((4 * size + 2) / 3, 1));
 }
 
-void find_collection_waste(object_pass& o, const class_table& classes, const vm_layout& vm, waste_report& r) {
+// Joins each collection to its backing array by id (both sorted by it; the first array of an id
+// in the dump holds it), and counts the empty and sparse ones per row.
+void find_collection_waste(waste_pass& o, const class_table& classes, const vm_layout& vm, waste_report& r) {
+    radix_sort(o.collections, [](const collection_rec& c) { return c.table; });
+    radix_sort(o.tables, [](const table_rec& t) { return t.id; });
+    std::size_t at = 0;
     for (const collection_rec& c : o.collections) {
         collection_row& row = o.rows[c.group];
         ++row.count;
-        if (c.table == no_table || !o.tables[c.table].found) continue;
-        const table_rec& t = o.tables[c.table];
+        if (c.table == 0) continue;
+        while (at < o.tables.size() && o.tables[at].id < c.table) ++at;
+        if (at == o.tables.size() || o.tables[at].id != c.table) continue;
+        const table_rec& t = o.tables[at];
         std::uint64_t size = row.kind == shape::concurrent_map ? std::max<std::uint64_t>(c.size, t.occupied) : c.size;
         std::uint64_t bytes = array_shallow_size(vm, 2, t.length);
         if (size == 0) {
@@ -343,29 +317,28 @@ waste_report find_waste(const record_index& idx, const class_table& classes, con
     waste_report r;
     if (census.vm == nullptr) return r;
     duplicate_strings strings;
-    object_pass objects;
+    waste_pass objects;
     objects.strings = &strings;
     objects.classes = &classes;
     objects.census = &census;
     objects.id_size = idx.id_size();
-    // The census knows how many Strings and boxes there are: room for them without growing.
-    for (const histogram_entry& e : census.histogram) {
-        if (e.class_name == "java.lang.String") strings.reserve(e.instances);
-        for (std::size_t i = 0; i < box_names.size(); ++i)
-            if (e.class_name == box_names[i])
-                objects.boxes[i].values.reserve(std::min<std::uint64_t>(e.instances, objects.boxes[i].compact_at));
-    }
+    objects.stripped = census.stripped.arrays;
+    // The census knows how many Strings, boxes and arrays there are: room for them without growing.
+    strings.reserve(census.string_instances, census.text_arrays);
+    objects.tables.reserve(census.object_arrays);
     walk_heap(idx, objects);
-    array_pass arrays;
-    arrays.objects = &objects;
-    arrays.vm = census.vm;
-    arrays.stripped = census.stripped.arrays;
-    walk_heap(idx, arrays);
     r.computed = true;
 
     // A stripped dump's Strings all hold zeros, and so do its arrays: their figures would be nonsense
     // (the summary says the dump is stripped).
     if (!census.stripped.strings) strings.finish(*census.vm, top, r);
+    if (!objects.stripped) {
+        const auto values = strings.zero_values(*census.vm);
+        for (std::size_t t = 0; t < values.size(); ++t) {
+            objects.zeros[t].first -= values[t].first;
+            objects.zeros[t].second -= values[t].second;
+        }
+    }
     find_collection_waste(objects, classes, *census.vm, r);
     for (std::size_t i = 0; i < box_names.size(); ++i) {
         box_row& b = objects.boxes[i];
@@ -379,7 +352,7 @@ waste_report find_waste(const record_index& idx, const class_table& classes, con
     std::stable_sort(r.boxed.begin(), r.boxed.end(),
                      [](const auto& a, const auto& b) { return a.saving_bytes > b.saving_bytes; });
     for (std::uint8_t type = 4; type <= 11; ++type) {
-        auto [count, bytes] = arrays.zeros[type];
+        auto [count, bytes] = objects.zeros[type];
         if (count == 0) continue;
         r.zero_arrays.push_back({std::string(primitive_name(type)) + "[]", count, bytes});
         r.zero_array_saving += bytes;

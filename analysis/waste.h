@@ -1,5 +1,5 @@
 #pragma once
-// The waste pass: bytes the heap could do without. Two walks over the heap find
+// The waste pass: bytes the heap could do without. One walk over the heap finds
 //
 // - duplicate strings (duplicate_strings.h): java.lang.String objects with equal contents (value
 //   array bytes and coder). Keeping one String per group saves, per further copy, the String's
@@ -20,15 +20,16 @@
 // - zero-filled primitive arrays: length > 0 and every element zero; saving = their shallow bytes.
 //   String value arrays are left to the duplicate strings and not counted here.
 //
-// Sizes are the census's (HotSpot's layout as inferred). The first walk reads Strings, collections
-// and boxes; the second reads the value arrays and backing arrays they name and checks every
-// primitive array for zeros. Memory beyond the mapping grows with the objects of interest only:
-// about 80 bytes per String (its value array's id, a view of its bytes and their hash, a sort
-// entry), 60 bytes per collection with its backing array, and for boxes 8 bytes per value, made
-// unique whenever 2^20 or twice the last distinct count pile up (so at most 8 MiB per box class
-// or 16 bytes per distinct value, twice that while sorting), plus a fixed amount per class;
-// nothing for other objects. Bad input never crashes: unreadable fields skip the object, missing
-// arrays leave it uncounted.
+// Sizes are the census's (HotSpot's layout as inferred). The walk reads Strings, collections and
+// boxes, keeps the byte[] and char[] that may be String values and every object array's length and
+// non-null elements, and checks every primitive array for zeros; Strings and collections are then
+// joined to their arrays by sorting both by id (linear: radix_sort.h), so that no hash table is
+// probed per object and an array may lie before or after its holder. Memory beyond the mapping:
+// about 64 bytes per String (duplicate_strings.h), 24 per byte[] or char[], 24 per collection and
+// 16 per object array, and for boxes 8 bytes per value, made unique whenever 2^20 or twice the last
+// distinct count pile up (so at most 8 MiB per box class or 16 bytes per distinct value, twice that
+// while sorting), plus a fixed amount per class; nothing for other objects. Bad input never
+// crashes: unreadable fields skip the object, missing arrays leave it uncounted.
 #include <cstdint>
 
 #include "analysis/census.h"

@@ -200,6 +200,30 @@ TEST(find_waste, counts_primitive_arrays_of_zeros_only) {
     EXPECT_EQ(a.w.saving_bytes, a.w.zero_array_saving);
 }
 
+TEST(find_waste, arrays_before_their_holders_in_the_dump_are_found_as_after) {
+    // The walk keeps the arrays and joins them to their holders afterwards: the order in the dump
+    // does not matter (a JVM allocates a String's value before the String, a map's table after it).
+    hprof_builder b(8);
+    declare_classes(b);
+    table(b, 0x30000, 16);
+    b.instance(0x10000, hash_map_class, hash_map_data(0x30000, 0));  // empty: 16 slots
+    table(b, 0x30010, 64, 2);
+    b.instance(0x10010, hash_map_class, hash_map_data(0x30010, 2));  // sparse: 4 slots would do
+    b.primitive_array(0x20000, t_byte, 4);                           // zeros, but a String's value
+    string_object(b, 0x10020, 0x20000);
+    b.primitive_array(0x20010, t_byte, 4);  // zeros, nobody's value
+    b.end_segment();
+    const analyzed a(b);
+    const collection_waste_entry* hm = collection(a.w, "java.util.HashMap");
+    ASSERT_NE(hm, nullptr);
+    EXPECT_EQ(hm->empty, 1u);
+    EXPECT_EQ(hm->sparse, 1u);
+    EXPECT_EQ(hm->saving_bytes, table_16 + ref_array_size(64) - ref_array_size(4));
+    ASSERT_EQ(a.w.zero_arrays.size(), 1u);
+    EXPECT_EQ(a.w.zero_arrays[0].count, 1u);
+    EXPECT_EQ(a.w.zero_arrays[0].bytes, 24u);
+}
+
 TEST(find_waste, strings_without_a_readable_value_array_are_left_out) {
     hprof_builder b(8);
     declare_classes(b);
