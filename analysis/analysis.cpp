@@ -1,6 +1,7 @@
 #include "analysis/analysis.h"
 
 #include <algorithm>
+#include <atomic>
 #include <functional>
 #include <limits>
 #include <optional>
@@ -161,26 +162,28 @@ bool add_retention(analysis_report& r, const record_index& idx, const class_tabl
             return g.record_offset(node);
         }))
         return false;
-    // The waste report's walks, beside the dominator tree (which keeps one core busy) when
-    // waste_beside; the dump is read in bulk until they end. Joined before this returns.
-    std::jthread waste_thread;
-    if (waste_walk) {
-        if (!phase(options, "waste")) return false;
-        auto walk = [&waste_walk, &options] {
-            waste_walk();
-            if (options.bulk_reads_done) options.bulk_reads_done();
-        };
-        if (waste_beside)
-            waste_thread = beside(walk);
-        else
-            walk();
-    }
+    // One thread beside the dominator tree (which keeps one core busy): the waste report's walk when
+    // waste_beside (the dump is read in bulk until it ends), then the shortest paths from the roots;
+    // more threads than cores would only slow the tree. The waste's arrays are given back while the
+    // tree still grows, which takes their pages (big_memory::reuse_scope). Joined before this returns.
+    if (waste_walk && !phase(options, "waste")) return false;
+    auto walk = [&waste_walk, &options] {
+        waste_walk();
+        if (options.bulk_reads_done) options.bulk_reads_done();
+    };
+    if (waste_walk && !waste_beside) walk();
     if (!phase(options, "dominators")) return false;
     basic_root_paths<Node> paths;
-    std::jthread path_search = beside([&] { paths = basic_root_paths<Node>::compute(g); });
+    std::atomic<bool> paths_done = false;
+    std::jthread helper = beside([&] {
+        if (waste_walk && waste_beside) walk();
+        paths = basic_root_paths<Node>::compute(g);
+        paths_done.store(true, std::memory_order_release);
+        paths_done.notify_all();
+    });
     const auto dom =
         basic_dominator_tree<Node>::compute(g, std::numeric_limits<std::uint32_t>::max(), options.phase_progress);
-    if (path_search.joinable()) path_search.join();
+    paths_done.wait(false, std::memory_order_acquire);
     fillers = find_fillers(idx, classes, g, dom);
     count_reachable(g, dom, r.histogram);
     if (!phase(options, "suspects")) return false;
@@ -240,6 +243,8 @@ result<void> check_dump_number(const record_index& idx, unsigned dump) {
 }
 
 result<analysis_report> analyze_dump(std::span<const std::byte> data, const analysis_options& options) {
+    // The phases' big arrays take the pages the earlier phases' arrays gave back.
+    const big_memory::reuse_scope reuse;
     auto reader = hprof_reader::parse(data);
     if (!reader) return std::unexpected(reader.error());
     if (!phase(options, "index")) return cancelled();

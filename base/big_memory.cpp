@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <iterator>
 #include <map>
 #include <mutex>
 
@@ -27,6 +28,11 @@ struct registry {
     off_t next_offset = 0;  // file offsets only grow: freed regions are punched out, not reused
     std::map<const void*, region> regions;
     usage now;
+    // While reuse scopes are open (reuse_scope), anonymous regions given back wait here for the
+    // next allocation instead of being unmapped: pieces by address, neighbours merged.
+    unsigned scopes = 0;
+    std::map<char*, std::size_t> pool;
+    std::uint64_t peak_with_pool = 0;  // the most anonymous bytes in use and pooled together
 };
 
 registry& the_registry() {
@@ -37,6 +43,60 @@ registry& the_registry() {
 constexpr std::size_t page = 4096;
 
 std::size_t rounded(std::size_t bytes) { return (bytes + page - 1) / page * page; }
+
+// Unmaps pooled pieces, the biggest first, until at most keep bytes are pooled.
+void trim_pool(registry& r, std::uint64_t keep) {
+    while (r.now.pooled > keep && !r.pool.empty()) {
+        auto biggest = std::max_element(r.pool.begin(), r.pool.end(),
+                                        [](const auto& a, const auto& b) { return a.second < b.second; });
+        ::munmap(biggest->first, biggest->second);
+        r.now.pooled -= biggest->second;
+        r.pool.erase(biggest);
+    }
+}
+
+// The smallest pooled piece of at least size bytes, cut to size (the rest stays pooled); nullptr
+// when none is big enough. Its pages were touched before: no page fault, no zeroing by the kernel.
+void* from_pool(registry& r, std::size_t size) {
+    auto best = r.pool.end();
+    for (auto it = r.pool.begin(); it != r.pool.end(); ++it)
+        if (it->second >= size && (best == r.pool.end() || it->second < best->second)) best = it;
+    if (best == r.pool.end()) return nullptr;
+    char* p = best->first;
+    const std::size_t piece = best->second;
+    r.pool.erase(best);
+    if (piece > size) r.pool.emplace(p + size, piece - size);
+    r.now.pooled -= size;
+    return p;
+}
+
+// Pools [p, p + size), merged with the pieces it touches.
+void to_pool(registry& r, char* p, std::size_t size) {
+    r.now.pooled += size;
+    auto next = r.pool.lower_bound(p);
+    if (next != r.pool.end() && next->first == p + size) {
+        size += next->second;
+        next = r.pool.erase(next);
+    }
+    if (next != r.pool.begin()) {
+        auto prev = std::prev(next);
+        if (prev->first + prev->second == p) {
+            prev->second += size;
+            return;
+        }
+    }
+    r.pool.emplace(p, size);
+}
+
+// A fresh anonymous mapping of size bytes (zeroed by the kernel), or MAP_FAILED.
+void* map_anonymous(std::size_t size) {
+    void* p = ::mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    // Huge pages where the kernel has them (transparent_hugepage "madvise" or "always"): one
+    // page fault per 2 MiB instead of per 4 KiB, which on virtual machines is most of the cost of
+    // first touching an array. Advice only: without them the mapping works the same.
+    if (p != MAP_FAILED) (void)::madvise(p, size, MADV_HUGEPAGE);
+    return p;
+}
 
 }  // namespace
 
@@ -67,6 +127,7 @@ void* allocate(std::size_t bytes) {
     void* p = MAP_FAILED;
     region where{size, -1};
     if (r.file >= 0 && r.now.anonymous + size > r.budget) {
+        trim_pool(r, 0);  // pooled pages are anonymous memory beyond the budget too
         // Beyond the budget: a region of the file, its blocks allocated now (a full disk fails
         // here rather than as SIGBUS at a write to the mapping).
         const off_t offset = r.next_offset;
@@ -77,12 +138,19 @@ void* allocate(std::size_t bytes) {
                 r.next_offset = offset + static_cast<off_t>(size);
             }
         }
+    } else if (void* reused = from_pool(r, size)) {
+        p = reused;
     } else {
-        p = ::mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-        // Huge pages where the kernel has them (transparent_hugepage "madvise" or "always"): one
-        // page fault per 2 MiB instead of per 4 KiB, which on virtual machines is most of the cost of
-        // first touching an array. Advice only: without them the mapping works the same.
-        if (p != MAP_FAILED) (void)::madvise(p, size, MADV_HUGEPAGE);
+        // Fresh memory only after pooled pieces were given back, so that what is in use and pooled
+        // never passes the most that was in use before, or what is in use with this array.
+        std::uint64_t keep = std::max<std::uint64_t>(r.peak_with_pool, r.now.anonymous + size) - r.now.anonymous - size;
+        if (r.file >= 0) keep = std::min<std::uint64_t>(keep, r.budget - r.now.anonymous - size);
+        trim_pool(r, keep);
+        p = map_anonymous(size);
+        if (p == MAP_FAILED && r.now.pooled != 0) {
+            trim_pool(r, 0);
+            p = map_anonymous(size);
+        }
     }
     if (p == MAP_FAILED) throw std::bad_alloc();
     r.regions.emplace(p, where);
@@ -92,6 +160,7 @@ void* allocate(std::size_t bytes) {
     } else {
         r.now.anonymous += size;
         r.now.anonymous_peak = std::max(r.now.anonymous_peak, r.now.anonymous);
+        r.peak_with_pool = std::max(r.peak_with_pool, r.now.anonymous + r.now.pooled);
     }
     return p;
 }
@@ -103,16 +172,32 @@ void release(void* p, std::size_t bytes) noexcept {
     auto it = r.regions.find(p);
     const region where = it != r.regions.end() ? it->second : region{rounded(bytes), -1};
     if (it != r.regions.end()) r.regions.erase(it);
-    ::munmap(p, where.bytes);
     if (where.offset >= 0) {
+        ::munmap(p, where.bytes);
         // Its blocks back to the filesystem (the file's size stays: later regions lie beyond).
         if (r.file >= 0)
             (void)::fallocate(r.file, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, where.offset,
                               static_cast<off_t>(where.bytes));
         r.now.spilled -= where.bytes;
     } else {
+        if (r.scopes != 0)
+            to_pool(r, static_cast<char*>(p), where.bytes);
+        else
+            ::munmap(p, where.bytes);
         r.now.anonymous -= where.bytes;
     }
+}
+
+reuse_scope::reuse_scope() {
+    registry& r = the_registry();
+    const std::lock_guard hold(r.lock);
+    if (r.scopes++ == 0) r.peak_with_pool = r.now.anonymous;
+}
+
+reuse_scope::~reuse_scope() {
+    registry& r = the_registry();
+    const std::lock_guard hold(r.lock);
+    if (--r.scopes == 0) trim_pool(r, 0);
 }
 
 }  // namespace heapd::big_memory

@@ -26,6 +26,7 @@ void spill_to(int file, std::uint64_t anonymous_budget,
 struct usage {
     std::uint64_t anonymous = 0, anonymous_peak = 0;
     std::uint64_t spilled = 0, spilled_peak = 0;
+    std::uint64_t pooled = 0;  // anonymous bytes given back and kept for reuse (reuse_scope)
     std::uint64_t budget = std::numeric_limits<std::uint64_t>::max();  // for anonymous memory (spill_to)
 };
 usage current_usage();
@@ -33,7 +34,23 @@ usage current_usage();
 // Arrays this size or bigger are mapped on their own.
 inline constexpr std::size_t big_bytes = std::size_t{1} << 20;
 
-// Maps bytes (at least big_bytes) of zeroed memory; throws std::bad_alloc when it cannot.
+// While one of these lives (an analysis holds one), anonymous arrays given back are kept and their
+// pages handed to the next arrays that fit, instead of being unmapped and new ones faulted in and
+// zeroed by the kernel (on a virtual machine, most of the system time of an analysis). Pieces are
+// cut to size and merged with their neighbours. Fresh memory is mapped only after pooled pieces are
+// given back so that in use and pooled together stay within the most in use since the first scope
+// opened, or what is in use with the new array; beyond the spill budget, none is pooled. The pool is
+// unmapped when the last scope ends.
+class reuse_scope {
+public:
+    reuse_scope();
+    ~reuse_scope();
+    reuse_scope(const reuse_scope&) = delete;
+    reuse_scope& operator=(const reuse_scope&) = delete;
+};
+
+// Maps bytes (at least big_bytes) of memory, zeroed unless it comes from a reuse_scope's pool (a
+// vector constructs its elements); throws std::bad_alloc when it cannot.
 void* allocate(std::size_t bytes);
 // Gives back what allocate returned, with the same size.
 void release(void* p, std::size_t bytes) noexcept;

@@ -139,6 +139,7 @@ int main(int argc, char** argv) {
         return 1;
     }
     phase_clock clock;
+    const big_memory::reuse_scope reuse;  // as analyze_dump has it
     auto file = mapped_file::open(argv[argc - 1]);
     if (!file) {
         std::fprintf(stderr, "%s\n", file.error().describe().c_str());

@@ -43,6 +43,37 @@ TEST(big_memory, without_a_spill_file_big_arrays_are_anonymous_and_small_ones_ar
     EXPECT_EQ(big_memory::current_usage().anonymous, before.anonymous);
 }
 
+TEST(big_memory, within_a_reuse_scope_arrays_given_back_are_reused_and_unmapped_when_it_ends) {
+    const auto before = big_memory::current_usage();
+    const std::byte* first_place = nullptr;
+    {
+        const big_memory::reuse_scope reuse;
+        {
+            big_vector<std::uint64_t> a(1 << 20, 1);  // 8 MiB
+            first_place = reinterpret_cast<const std::byte*>(a.data());
+        }
+        EXPECT_EQ(big_memory::current_usage().anonymous, before.anonymous);
+        EXPECT_EQ(big_memory::current_usage().pooled, before.pooled + (std::uint64_t{8} << 20));
+        // A smaller array takes the front of the pooled piece; the rest stays pooled.
+        big_vector<std::uint64_t> b(1 << 19, 2);  // 4 MiB
+        EXPECT_EQ(reinterpret_cast<const std::byte*>(b.data()), first_place);
+        EXPECT_EQ(big_memory::current_usage().pooled, before.pooled + (std::uint64_t{4} << 20));
+        EXPECT_EQ(b[(1 << 19) - 1], 2u);
+        // One too big for the pool is mapped fresh only after the pool is given back: in use and
+        // pooled never pass the most in use before (8 MiB) or in use with the new array (4 + 16).
+        big_vector<std::uint64_t> c(1 << 21, 3);  // 16 MiB
+        const auto now = big_memory::current_usage();
+        EXPECT_EQ(now.pooled, before.pooled);
+        EXPECT_EQ(now.anonymous, before.anonymous + (std::uint64_t{20} << 20));
+        b = {};
+        b.shrink_to_fit();
+        EXPECT_EQ(big_memory::current_usage().pooled, before.pooled + (std::uint64_t{4} << 20));
+    }
+    // The scope's end unmaps the pool, c and b in it.
+    EXPECT_EQ(big_memory::current_usage().pooled, 0u);
+    EXPECT_EQ(big_memory::current_usage().anonymous, before.anonymous);
+}
+
 TEST(big_memory, beyond_the_budget_arrays_live_in_the_file_and_give_its_blocks_back) {
     test::scratch_dir dir;
     unique_fd file(::open(dir.path().c_str(), O_TMPFILE | O_RDWR | O_CLOEXEC, 0600));
