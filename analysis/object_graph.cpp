@@ -24,12 +24,17 @@ struct graph_builder {
     graph_options options;
     graph& g;
     unsigned id_size;
-    id_map<std::uint32_t> key_by_class;
+    // Per class, what the walks need of it, found with one lookup: its key, the shallow size of
+    // its instances in units of 8 bytes, and its reference fields (an index into ref_offsets).
+    struct class_entry {
+        std::uint32_t key, units, fields;
+    };
+    id_map<std::uint32_t> entry_of;  // class id -> index into entries
+    std::vector<class_entry> entries;
     std::array<std::uint32_t, 12> prim_key{};  // key + 1 per primitive type
     std::uint32_t class_object_key = 0, unknown_key = 0;
-    const std::vector<std::uint32_t> no_fields;
-    id_map<std::uint32_t> refs_by_class;  // class id -> index into ref_offsets
-    std::vector<std::vector<std::uint32_t>> ref_offsets;
+    std::vector<std::vector<std::uint32_t>> ref_offsets;  // the last one is empty (unknown classes)
+    class_entry unknown_class{};
     unsigned threads = 1;
 
     std::uint32_t add_key(std::string name, std::uint64_t class_id = 0) {
@@ -41,27 +46,26 @@ struct graph_builder {
     // read them: class keys in class table order, then the primitive arrays in type order.
     void prepare_classes() {
         for (const class_info& c : classes.all()) {
-            auto [slot, inserted] = key_by_class.insert(c.id(), 0);
-            if (inserted) *slot = add_key(classes.java_name(c.id()), c.id());
-            auto [ref_slot, ref_inserted] =
-                refs_by_class.insert(c.id(), static_cast<std::uint32_t>(ref_offsets.size()));
-            if (ref_inserted) ref_offsets.push_back(compute_reference_fields(c.id()));
+            auto [slot, inserted] = entry_of.insert(c.id(), static_cast<std::uint32_t>(entries.size()));
+            if (!inserted) continue;
+            const std::uint32_t* size = census.instance_sizes.find(c.id());
+            entries.push_back({add_key(classes.java_name(c.id()), c.id()), units(size ? *size : 0),
+                               static_cast<std::uint32_t>(ref_offsets.size())});
+            ref_offsets.push_back(compute_reference_fields(c.id()));
         }
         for (std::uint8_t type = 4; type <= 11; ++type)
             prim_key[type] = add_key(std::string(primitive_name(type)) + "[]") + 1;
         const class_info* cc = classes.find_by_name("java.lang.Class");
-        class_object_key = cc ? *key_by_class.find(cc->id()) : add_key("java.lang.Class");
+        class_object_key = cc ? entries[*entry_of.find(cc->id())].key : add_key("java.lang.Class");
         unknown_key = add_key("<unknown class>");
+        unknown_class = {unknown_key, 0, static_cast<std::uint32_t>(ref_offsets.size())};
+        ref_offsets.emplace_back();
     }
-    std::uint32_t key_for_class(std::uint64_t class_id) const {
-        const std::uint32_t* k = key_by_class.find(class_id);
-        return k ? *k : unknown_key;
+    const class_entry& entry_for(std::uint64_t class_id) const {
+        const std::uint32_t* i = entry_of.find(class_id);
+        return i ? entries[*i] : unknown_class;
     }
     std::uint32_t key_for_primitive(std::uint8_t type) const { return prim_key[type] - 1; }
-    const std::vector<std::uint32_t>& reference_fields(std::uint64_t class_id) const {
-        const std::uint32_t* slot = refs_by_class.find(class_id);
-        return slot ? ref_offsets[*slot] : no_fields;
-    }
     // Offsets in instance data of the reference fields of class_id and its supers; the referent of
     // java.lang.ref.Reference is left out, since it does not keep its object alive.
     std::vector<std::uint32_t> compute_reference_fields(std::uint64_t class_id) const {
@@ -97,7 +101,8 @@ struct graph_builder {
     };
 
     // Pass 1, per part of the dump: every object and class with its record offset; the roots' ids.
-    struct collect : heap_visitor {
+    // Each visitor on cache lines of its own: the walks' threads write to theirs all the time.
+    struct alignas(64) collect : heap_visitor {
         part_progress tick;
         big_vector<typename graph::node_record> nodes;
         std::vector<std::pair<std::uint64_t, root_kind>> roots;
@@ -119,10 +124,20 @@ struct graph_builder {
 
     // Passes 2 and 3: with fill false, sets keys and sizes and counts references per node; with
     // fill true, writes them. Records whose id lost to a duplicate are skipped.
-    struct references : heap_visitor {
+    struct alignas(64) references : heap_visitor {
         const graph_builder* b;
         bool fill;
         part_progress tick;
+        std::uint64_t last_class = 0;
+        const class_entry* last_entry = nullptr;
+        // The entry of class_id; objects of one class often follow each other.
+        const class_entry& entry(std::uint64_t class_id) {
+            if (last_entry == nullptr || class_id != last_class) {
+                last_entry = &b->entry_for(class_id);
+                last_class = class_id;
+            }
+            return *last_entry;
+        }
         Node own(std::uint64_t id, std::uint64_t offset) const {
             Node n = b->g.node_of(id);
             return n != no_node && b->g.nodes_[n].offset == offset ? n : no_node;
@@ -163,7 +178,8 @@ struct graph_builder {
             tick.at(v.offset);
             Node n = own(v.id, v.offset);
             if (n == no_node) return;
-            const auto& fields = b->reference_fields(v.class_id);
+            const class_entry& e = entry(v.class_id);
+            const auto& fields = b->ref_offsets[e.fields];
             const bool link_class = b->options.instances_reference_their_class;
             auto each = [&](auto&& put) {
                 for (std::uint32_t off : fields) {
@@ -174,9 +190,8 @@ struct graph_builder {
                 if (link_class) put(v.class_id);
             };
             if (!fill) {
-                b->g.key_[n] = b->key_for_class(v.class_id);
-                const std::uint32_t* size = b->census.instance_sizes.find(v.class_id);
-                b->g.shallow_[n] = units(size ? *size : 0);
+                b->g.key_[n] = e.key;
+                b->g.shallow_[n] = e.units;
                 std::uint32_t count = 0;
                 each([&](std::uint64_t) { ++count; });
                 return emit(n, count, each);
@@ -194,7 +209,7 @@ struct graph_builder {
                 if (link_class) put(v.class_id);
             };
             if (!fill) {
-                b->g.key_[n] = b->key_for_class(v.class_id);
+                b->g.key_[n] = entry(v.class_id).key;
                 b->g.shallow_[n] = units(array_shallow_size(*b->census.vm, 2, v.length));
                 std::uint32_t count = 0;
                 each([&](std::uint64_t) { ++count; });
@@ -307,9 +322,9 @@ struct graph_builder {
         g.key_.assign(n, 0);
         g.shallow_.assign(n, 0);
         g.edge_low_.assign(n + 1, 0);
-        walk_parts<references>([this] { return references{{}, this, false, {}}; }, 1);
+        walk_parts<references>([this] { return references{{}, this, false, {}, 0, nullptr}; }, 1);
         g.edges_.assign(index_edges(), no_node);
-        walk_parts<references>([this] { return references{{}, this, true, {}}; }, 2);
+        walk_parts<references>([this] { return references{{}, this, true, {}, 0, nullptr}; }, 2);
         std::vector<std::pair<Node, std::uint32_t>> rooted;  // (node, kind bit)
         for (auto [id, kind] : root_ids)
             if (Node node = g.node_of(id); node != no_node)
