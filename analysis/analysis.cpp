@@ -123,8 +123,13 @@ std::unexpected<error_info> cancelled() { return fail(error_code::cancelled, "th
 using record_reader = std::function<bool(const record_finder& finder)>;
 
 // Runs work on a thread of its own (joined when the handle goes), or now on this one where no
-// thread can be made: under a tight memory limit (RLIMIT_DATA) a thread's stack may not fit.
-std::jthread beside(const std::function<void()>& work) {
+// thread can be made (under a tight memory limit, RLIMIT_DATA, a thread's stack may not fit) or
+// options say to use one.
+std::jthread beside(const std::function<void()>& work, const analysis_options& options) {
+    if (options.workers == 1) {
+        work();
+        return {};
+    }
     try {
         return std::jthread(work);
     } catch (const std::system_error&) {
@@ -144,6 +149,7 @@ bool add_retention(analysis_report& r, const record_index& idx, const class_tabl
     graph_options go;
     go.progress = options.phase_progress;
     go.narrow_nodes_below = options.narrow_nodes_below;
+    go.threads = options.workers;
     auto graph = graph_type::build(idx, classes, c, go);
     if (options.bulk_reads_done && !waste_walk) options.bulk_reads_done();
     if (!graph) {
@@ -175,12 +181,14 @@ bool add_retention(analysis_report& r, const record_index& idx, const class_tabl
     if (!phase(options, "dominators")) return false;
     basic_root_paths<Node> paths;
     std::atomic<bool> paths_done = false;
-    std::jthread helper = beside([&] {
-        if (waste_walk && waste_beside) walk();
-        paths = basic_root_paths<Node>::compute(g);
-        paths_done.store(true, std::memory_order_release);
-        paths_done.notify_all();
-    });
+    std::jthread helper = beside(
+        [&] {
+            if (waste_walk && waste_beside) walk();
+            paths = basic_root_paths<Node>::compute(g);
+            paths_done.store(true, std::memory_order_release);
+            paths_done.notify_all();
+        },
+        options);
     const auto dom =
         basic_dominator_tree<Node>::compute(g, std::numeric_limits<std::uint32_t>::max(), options.phase_progress);
     paths_done.wait(false, std::memory_order_acquire);

@@ -29,6 +29,9 @@ struct analysis_options {
     // tree when the big arrays' budget has room for both (analysis.cpp); false: never (they run
     // between the threads and the dominators either way).
     bool waste_beside_dominators = true;
+    // Threads that work at once: 0 one per core (at most 4), 1 all on the calling thread. The
+    // report is the same, byte for byte, whatever the number.
+    unsigned workers = 0;
     unsigned dump = 0;  // which heap dump of a file holding several: 1 the first, 0 the last
     // Android: the heap suspects and retainers speak of ("" the app's when there is one, "all" every
     // heap, or a heap's name: "zygote", "image"); see heap_focus.h.

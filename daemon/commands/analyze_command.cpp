@@ -42,6 +42,7 @@ struct analyze_args {
     std::string index_dir;
     unsigned dump = 0;      // which heap dump of a file holding several (0: the last)
     std::string heap;       // Android: the heap suspects speak of ("" the app's, "all")
+    unsigned workers = 0;   // threads that work at once (0: one per core, at most 4)
     std::string memory;     // anonymous memory the analysis may take ("4G"), "" for no limit of its own
     std::string spill_dir;  // where big arrays go beyond it (default: beside the dump)
     bool progress = false;  // progress lines on stderr when it is no terminal (a terminal gets a bar anyway)
@@ -111,6 +112,7 @@ int analyze_and_print(const analyze_args& a) {
     options.file_name = a.file;
     options.dump = a.dump;
     options.heap = a.heap;
+    options.workers = a.workers;
     auto report = indexed_analysis(a, options);
     if (!report) {
         std::fprintf(stderr, "heapd: %s: %s\n", a.file.c_str(), report.error().describe().c_str());
@@ -228,6 +230,9 @@ void add_analyze(CLI::App& app, int& status) {
     sub->add_option("--heap", args->heap,
                     "Android dumps: the heap that suspects, biggest retainers and retained sizes speak of (default: "
                     "app, the others' preloaded objects given; all: every heap; or zygote, image)");
+    sub->add_option("--workers", args->workers,
+                    "Threads that work at once (default 0: one per core, at most 4; 1: one). The report is the "
+                    "same whatever the number");
     sub->callback([args, &status, sub] {
         args->top_given = sub->count("--top") > 0;
         status = run_analyze(*args);
