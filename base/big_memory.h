@@ -40,7 +40,8 @@ inline constexpr std::size_t big_bytes = std::size_t{1} << 20;
 // cut to size and merged with their neighbours. Fresh memory is mapped only after pooled pieces are
 // given back so that in use and pooled together stay within the most in use since the first scope
 // opened, or what is in use with the new array; beyond the spill budget, none is pooled. The pool is
-// unmapped when the last scope ends.
+// unmapped when the last scope ends. Fresh arrays are advised to huge pages except on a virtual
+// machine whose host takes free memory back (big_memory.cpp).
 class reuse_scope {
 public:
     reuse_scope();
