@@ -23,17 +23,22 @@ struct step_progress {
 
 // Depth-first preorder from the virtual root (preorder number 0): vertex[i] is the node numbered i,
 // parent[i] the preorder number of its DFS parent; pre[node] is none for unreachable nodes.
-template <typename Node>
+// predecessors[i + 1] counts the edges into the node numbered i (the walk meets each edge from a
+// reachable node once): the predecessor lists need not read them all again to count them.
+// Offset is the type of the predecessor lists' offsets (below), which bounds each count too.
+template <typename Node, typename Offset>
 struct preorder {
     static constexpr Node none = ~Node{0};
     big_vector<Node> pre, vertex, parent;
+    big_vector<Offset> predecessors;
 };
 
-template <typename Node>
-preorder<Node> depth_first(const basic_object_graph<Node>& g, const step_progress& steps) {
-    constexpr Node none = preorder<Node>::none;
-    preorder<Node> p;
+template <typename Node, typename Offset>
+preorder<Node, Offset> depth_first(const basic_object_graph<Node>& g, const step_progress& steps) {
+    constexpr Node none = preorder<Node, Offset>::none;
+    preorder<Node, Offset> p;
     p.pre.assign(g.size(), none);
+    p.predecessors.assign(std::size_t{g.size()} + 2, 0);
     p.vertex.reserve(std::size_t{g.size()} + 1);  // no copy on growth: these are among the biggest arrays
     p.parent.reserve(std::size_t{g.size()} + 1);
     p.vertex.push_back(basic_dominator_tree<Node>::virtual_root);
@@ -51,8 +56,8 @@ preorder<Node> depth_first(const basic_object_graph<Node>& g, const step_progres
         stack.push_back({node, 0});
     };
     for (Node root : g.roots()) {
-        if (p.pre[root] != none) continue;
-        visit(root, 0);
+        if (p.pre[root] == none) visit(root, 0);
+        ++p.predecessors[p.pre[root] + 1];  // the virtual root's edge
         while (!stack.empty()) {
             frame& f = stack.back();
             auto refs = g.references(f.node);
@@ -61,9 +66,12 @@ preorder<Node> depth_first(const basic_object_graph<Node>& g, const step_progres
                 continue;
             }
             Node w = refs[f.next++];
-            if (w != basic_object_graph<Node>::no_node && p.pre[w] == none) visit(w, p.pre[f.node]);
+            if (w == basic_object_graph<Node>::no_node) continue;
+            if (p.pre[w] == none) visit(w, p.pre[f.node]);
+            ++p.predecessors[p.pre[w] + 1];
         }
     }
+    p.predecessors.resize(p.vertex.size() + 1);
     return p;
 }
 
@@ -77,29 +85,21 @@ struct predecessors {
 };
 
 template <typename Node, typename Offset>
-predecessors<Node, Offset> reverse_edges(const basic_object_graph<Node>& g, const preorder<Node>& p,
+predecessors<Node, Offset> reverse_edges(const basic_object_graph<Node>& g, preorder<Node, Offset>& p,
                                          step_progress& steps) {
     const std::size_t n = p.vertex.size();
     predecessors<Node, Offset> r;
-    r.begin.assign(n + 1, 0);
-    // Two walks over the edges, each half of the step.
-    auto each_edge = [&](double half, auto&& f) {
-        steps.start(steps.begin + half * steps.share, steps.share / 2);
-        for (Node root : g.roots()) f(0, p.pre[root]);
-        for (std::size_t i = 1; i < n; ++i) {
-            steps.at(i, n);
-            for (Node w : g.references(p.vertex[i]))
-                if (w != basic_object_graph<Node>::no_node) f(static_cast<Node>(i), p.pre[w]);
-        }
-    };
-    const double step_begin = steps.begin, step_share = steps.share;
-    each_edge(0, [&](Node, Node to) { ++r.begin[to + 1]; });
+    // The depth-first walk counted them: one walk over the edges fills the lists.
+    r.begin = std::move(p.predecessors);
     for (std::size_t i = 0; i < n; ++i) r.begin[i + 1] += r.begin[i];
     r.from.resize(r.begin[n]);
     // Filled from each list's end down, so that begin[to + 1] ends where begin[to] was: no copy.
-    steps.begin = step_begin;
-    steps.share = step_share;
-    each_edge(0.5, [&](Node from, Node to) { r.from[--r.begin[to + 1]] = from; });
+    for (Node root : g.roots()) r.from[--r.begin[p.pre[root] + 1]] = 0;
+    for (std::size_t i = 1; i < n; ++i) {
+        steps.at(i, n);
+        for (Node w : g.references(p.vertex[i]))
+            if (w != basic_object_graph<Node>::no_node) r.from[--r.begin[p.pre[w] + 1]] = static_cast<Node>(i);
+    }
     // begin[i + 1] now holds list i's start; shift them back into place.
     for (std::size_t i = 0; i < n; ++i) r.begin[i] = r.begin[i + 1];
     r.begin[n] = static_cast<Offset>(r.from.size());
@@ -117,7 +117,7 @@ predecessors<Node, Offset> reverse_edges(const basic_object_graph<Node>& g, cons
 // dominator as the nearest common ancestor of parent and semidominator. Returns idom by preorder.
 template <typename Node, typename Offset>
 big_vector<Node> semi_nca(std::size_t n, predecessors<Node, Offset> preds, step_progress& steps) {
-    constexpr Node none = preorder<Node>::none;
+    constexpr Node none = ~Node{0};
     auto parent = [&preds](std::size_t w) { return preds.from[preds.begin[w]]; };
     big_vector<Node> semi(n), label(n), ancestor(n, none), path;
     for (std::size_t i = 0; i < n; ++i) semi[i] = label[i] = static_cast<Node>(i);
@@ -166,32 +166,34 @@ basic_dominator_tree<Node> basic_dominator_tree<Node>::compute(const graph& g, s
     // Steps and their shares of the time, roughly: depth-first 0.3, predecessors 0.15,
     // semidominators 0.35, immediate dominators 0.1, retained sizes 0.1.
     step_progress steps{progress};
-    steps.start(0, 0.3);
-    preorder<Node> p = depth_first(g, steps);
+    big_vector<Node> vertex;  // by preorder number, the node (preorder.vertex)
     auto dominators = [&]<typename Offset>(Offset) {
+        steps.start(0, 0.3);
+        preorder<Node, Offset> p = depth_first<Node, Offset>(g, steps);
         steps.start(0.3, 0.15);
         predecessors<Node, Offset> preds = reverse_edges<Node, Offset>(g, p, steps);
         // No longer needed: 2 Nodes per node less at the peak.
         big_vector<Node>().swap(p.pre);
         big_vector<Node>().swap(p.parent);
-        idom_pre = semi_nca(p.vertex.size(), std::move(preds), steps);
+        vertex = std::move(p.vertex);
+        idom_pre = semi_nca(vertex.size(), std::move(preds), steps);
     };
     // The graph's references and one per root bound the edges from above.
     if (g.reference_count() + g.roots().size() < narrow_edges_below)
         dominators(std::uint32_t{});
     else
         dominators(std::uint64_t{});
-    const std::size_t n = p.vertex.size();
+    const std::size_t n = vertex.size();
     steps.start(0.9, 0.1);
     // Retained sizes bottom-up: a node's immediate dominator comes before it in preorder.
     big_vector<std::uint64_t> retained(n, 0);
-    for (std::size_t i = 1; i < n; ++i) retained[i] = g.shallow_size(p.vertex[i]);
+    for (std::size_t i = 1; i < n; ++i) retained[i] = g.shallow_size(vertex[i]);
     for (std::size_t w = n - 1; w >= 1; --w) retained[idom_pre[w]] += retained[w];
     t.idom_.assign(g.size(), unreachable);
     t.retained_.assign(g.size(), 0);
     for (std::size_t i = 1; i < n; ++i) {
-        Node node = p.vertex[i];
-        t.idom_[node] = idom_pre[i] == 0 ? virtual_root : p.vertex[idom_pre[i]];
+        Node node = vertex[i];
+        t.idom_[node] = idom_pre[i] == 0 ? virtual_root : vertex[idom_pre[i]];
         t.retained_[node] = retained[i];
     }
     t.reachable_count_ = n - 1;

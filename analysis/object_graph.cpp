@@ -138,9 +138,13 @@ struct graph_builder {
             }
             return *last_entry;
         }
-        Node own(std::uint64_t id, std::uint64_t offset) const {
-            Node n = b->g.node_of(id);
-            return n != no_node && b->g.nodes_[n].offset == offset ? n : no_node;
+        Node expected = 0;  // the node after the last one owned: records mostly come in id order
+        Node own(std::uint64_t id, std::uint64_t offset) {
+            const auto& nodes = b->g.nodes_;
+            Node n = expected < nodes.size() && nodes[expected].id == id ? expected : b->g.node_of(id);
+            if (n == no_node || nodes[n].offset != offset) return no_node;
+            expected = n + 1;
+            return n;
         }
         template <class Each>
         void emit(Node node, std::uint32_t count, Each&& each) {
