@@ -169,9 +169,10 @@ bool add_retention(analysis_report& r, const record_index& idx, const class_tabl
         }))
         return false;
     // One thread beside the dominator tree (which keeps one core busy): the waste report's walk when
-    // waste_beside (the dump is read in bulk until it ends), then the shortest paths from the roots;
-    // more threads than cores would only slow the tree. The waste's arrays are given back while the
-    // tree still grows, which takes their pages (big_memory::reuse_scope). Joined before this returns.
+    // waste_beside (the dump is read in bulk until it ends), then the shortest paths from the roots
+    // unless this thread, done with the tree and what needs no paths, took them first; more threads
+    // than cores would only slow the tree. The waste's arrays are given back while the tree still
+    // grows, which takes their pages (big_memory::reuse_scope). Joined before this returns.
     if (waste_walk && !phase(options, "waste")) return false;
     auto walk = [&waste_walk, &options] {
         waste_walk();
@@ -180,18 +181,20 @@ bool add_retention(analysis_report& r, const record_index& idx, const class_tabl
     if (waste_walk && !waste_beside) walk();
     if (!phase(options, "dominators")) return false;
     basic_root_paths<Node> paths;
-    std::atomic<bool> paths_done = false;
+    std::atomic<bool> paths_taken = false, paths_done = false;
+    auto find_paths = [&] {
+        paths = basic_root_paths<Node>::compute(g);
+        paths_done.store(true, std::memory_order_release);
+        paths_done.notify_all();
+    };
     std::jthread helper = beside(
         [&] {
             if (waste_walk && waste_beside) walk();
-            paths = basic_root_paths<Node>::compute(g);
-            paths_done.store(true, std::memory_order_release);
-            paths_done.notify_all();
+            if (!paths_taken.exchange(true)) find_paths();
         },
         options);
     const auto dom =
         basic_dominator_tree<Node>::compute(g, std::numeric_limits<std::uint32_t>::max(), options.phase_progress);
-    paths_done.wait(false, std::memory_order_acquire);
     fillers = find_fillers(idx, classes, g, dom);
     count_reachable(g, dom, r.histogram);
     if (!phase(options, "suspects")) return false;
@@ -205,6 +208,10 @@ bool add_retention(analysis_report& r, const record_index& idx, const class_tabl
     r.retention = summarize_retention(g, dom, children, classes, options.largest,
                                       options.all_retained_classes ? 0 : options.largest, focused);
     r.retention.focus_bytes = focused ? focus.reachable_bytes : 0;
+    if (!paths_taken.exchange(true))
+        find_paths();
+    else
+        paths_done.wait(false, std::memory_order_acquire);
     suspect_options so;
     so.focus = focused;
     so.threshold = options.suspect_threshold;
