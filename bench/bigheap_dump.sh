@@ -23,20 +23,22 @@ cleanup() {
         wait "$jvm_pid" 2>/dev/null || true
     fi
     rm -rf "$work_dir"
-    rm -f "$dump.partial"
+    rm -f "$dump.partial" "${dump_partial:-$dump.partial}"
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
 now_ns() { date +%s%N; }
 
-make_dump() {
-    echo "compiling BigHeap.java"
-    "$javac_bin" -d "$work_dir" "$script_dir/BigHeap.java"
-    # About 1 GB of heap per unit of scale, and room to spare.
-    local xmx; xmx=$(awk -v s="$scale" 'BEGIN { x = int(s * 1.3) + 2; print (x < 3 ? 3 : x) "g" }')
-    echo "starting the JVM (-Xmx$xmx, scale $scale)"
-    "$java_bin" "-Xmx$xmx" -cp "$work_dir" BigHeap "$scale" >"$work_dir/jvm.out" 2>&1 &
+# java_dump SOURCE MAIN XMX OUT ARGS...: compiles SOURCE into work_dir, runs MAIN with -XmxXMX and
+# ARGS until it prints "ready", dumps its heap to OUT with jcmd, and ends the JVM.
+java_dump() {
+    local source=$1 main=$2 xmx=$3 out=$4
+    shift 4
+    echo "compiling $(basename "$source")"
+    "$javac_bin" -d "$work_dir" "$source"
+    echo "starting the JVM (-Xmx$xmx, $main $*)"
+    "$java_bin" "-Xmx$xmx" -cp "$work_dir" "$main" "$@" >"$work_dir/jvm.out" 2>&1 &
     jvm_pid=$!
     local waited=0
     until grep -qx ready "$work_dir/jvm.out" 2>/dev/null; do
@@ -45,22 +47,29 @@ make_dump() {
             cat "$work_dir/jvm.out" >&2
             exit 1
         fi
-        if (( waited >= 600 )); then echo "the JVM was not ready after 300 s" >&2; exit 1; fi
+        if (( waited >= 1200 )); then echo "the JVM was not ready after 600 s" >&2; exit 1; fi
         sleep 0.5
         waited=$((waited + 1))
     done
     echo "dumping the heap of pid $jvm_pid"
-    rm -f "$dump.partial"
+    dump_partial=$out.partial
+    rm -f "$dump_partial"
     local t0; t0=$(now_ns)
     # HotSpot refuses to overwrite a file, hence the fresh name and the rename.
-    "$jcmd_bin" "$jvm_pid" GC.heap_dump "$dump.partial" | sed 's/^/  jcmd: /'
+    "$jcmd_bin" "$jvm_pid" GC.heap_dump "$out.partial" | sed 's/^/  jcmd: /'
     local t1; t1=$(now_ns)
-    [[ -s $dump.partial ]] || { echo "jcmd wrote no dump" >&2; exit 1; }
-    mv -f "$dump.partial" "$dump"
+    [[ -s $out.partial ]] || { echo "jcmd wrote no dump" >&2; exit 1; }
+    mv -f "$out.partial" "$out"
     kill "$jvm_pid" 2>/dev/null || true
     wait "$jvm_pid" 2>/dev/null || true
     jvm_pid=
     awk -v ns=$((t1 - t0)) 'BEGIN { printf "  dump written in %.1f s\n", ns / 1e9 }'
+}
+
+make_dump() {
+    # About 1 GB of heap per unit of scale, and room to spare.
+    local xmx; xmx=$(awk -v s="$scale" 'BEGIN { x = int(s * 1.3) + 2; print (x < 3 ? 3 : x) "g" }')
+    java_dump "$script_dir/BigHeap.java" BigHeap "$xmx" "$dump" "$scale"
 }
 
 # Makes the dump unless it exists (and --fresh was not given).

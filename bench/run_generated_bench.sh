@@ -25,7 +25,7 @@ memory=
 dir=/tmp/heapd-generated-bench
 keep=0
 reuse=0
-sample_ms=200
+sample_ms=50
 build_dir=${HEAPD_BUILD_DIR:-$repo_dir/build}
 given_dump=
 while [[ $# -gt 0 ]]; do
@@ -60,7 +60,7 @@ dump=$dir/generated-$size.hprof
 [[ -z $given_dump ]] || { dump=$given_dump; keep=1; }
 cleanup() {
     if [[ $keep == 0 ]]; then rm -f "$dump"; fi
-    rm -f "$dir/report.json" "$dir/time.out"
+    rm -f "$dir/report.json" "$dir/time.out" "$dir/progress.log" "$dir/progress.fifo" "$dir/summary.txt"
 }
 trap cleanup EXIT
 
@@ -91,8 +91,21 @@ echo "  $(seconds $cat_ns) s, $(awk -v b="$file_bytes" -v ns="$cat_ns" 'BEGIN { 
 args=(analyze --no-index --json --top 100 --progress --spill-dir "$dir")
 [[ -z $memory ]] || args+=(--memory "$memory")
 echo "timing heapd ${args[*]} $dump"
+# Each progress line with the time it came (the phases' split is read from them); a terminal sees them too.
+stamp_progress() {
+    while IFS= read -r line; do
+        printf '%s %s\n' "$EPOCHREALTIME" "$line" >>"$dir/progress.log"
+        printf '%s\n' "$line" >&2
+    done
+}
+rm -f "$dir/progress.log" "$dir/progress.fifo"
+mkfifo "$dir/progress.fifo"
+stamp_progress <"$dir/progress.fifo" &
+stamper=$!
 t0=$(now_ns)
-/usr/bin/time -f '%U %S %M' -o "$dir/time.out" "$heapd_bin" "${args[@]}" "$dump" >"$dir/report.json" &
+t0_real=$EPOCHREALTIME
+/usr/bin/time -f '%U %S %M' -o "$dir/time.out" "$heapd_bin" "${args[@]}" "$dump" >"$dir/report.json" \
+    2>"$dir/progress.fifo" &
 pid=$!
 child= peak_anon=0 file_at_peak=0 peak_file=0
 while kill -0 "$pid" 2>/dev/null; do
@@ -127,13 +140,32 @@ awk -v b="$file_bytes" -v o="$objects" -v ns="$wall_ns" -v u="$user_s" -v s="$sy
     printf "%-34s %12s\n", "heapd analyze, wall", sprintf("%.1f s", t)
     printf "%-34s %12s\n", "  throughput", sprintf("%.1f MB/s", b / 1e6 / t)
     printf "%-34s %12s\n", "  objects per second", sprintf("%.2f M", o / 1e6 / t)
-    printf "%-34s %12s\n", "  CPU user + system", sprintf("%.0f + %.0f s", u, s)
+    printf "%-34s %12s\n", "  CPU user + system", sprintf("%.1f + %.1f s", u, s)
     printf "%-34s %12s\n", "  cores busy on average", sprintf("%.2f", (u + s) / t)
     printf "%-34s %12s\n", "  peak RSS", sprintf("%.2f GB", rss * 1024 / 1e9)
     printf "%-34s %12s %s\n", "  peak anonymous memory", sprintf("%.2f GB", anon * 1024 / 1e9), sprintf("(%.1f bytes per object)", anon * 1024 / o)
     printf "%-34s %12s\n", "  file pages resident at that time", sprintf("%.2f GB", filep * 1024 / 1e9)
     printf "%-34s %12s\n", "  file pages resident at most", sprintf("%.2f GB", pfile * 1024 / 1e9)
 }'
+# The split by phase: from each phase's first progress line to the next phase's (the last to the end).
+wait "$stamper"
+phases=$(awk -v t0="$t0_real" -v end="$(awk -v a="$t0_real" -v ns="$wall_ns" 'BEGIN { printf "%.6f", a + ns / 1e9 }')" '
+    { if (match($0, /%  [a-z][a-z -]*[a-z]  /) == 0) next
+      name = substr($0, RSTART + 3, RLENGTH - 5)
+      if (name != last) { names[++n] = name; at[n] = $1; last = name } }
+    END { for (i = 1; i <= n; i++) { to = i < n ? at[i + 1] : end
+                                     printf "%s%s %.2f", (i > 1 ? ", " : ""), names[i], to - at[i] } }' \
+    "$dir/progress.log")
+printf "%-34s %s\n" "  by phase (s)" "$phases"
+phases_key=$(echo "$phases" | sed 's/, /,/g; s/ \([0-9.]*\)\(,\|$\)/:\1\2/g; s/ /_/g')
+# One line for scripts (bench/run_shapes_bench.sh).
+awk -v b="$file_bytes" -v o="$objects" -v ns="$wall_ns" -v u="$user_s" -v s="$sys_s" -v anon="$peak_anon" \
+    -v filep="$file_at_peak" -v cat_ns="$cat_ns" -v phases="$phases_key" 'BEGIN {
+    t = ns / 1e9
+    printf "summary bytes=%d objects=%d wall_s=%.2f mb_s=%.1f objects_s=%.0f user_s=%.2f sys_s=%.2f anon_mb=%.0f file_mb=%.0f cat_s=%.2f phases=%s\n",
+        b, o, t, b / 1e6 / t, o / t, u, s, anon * 1024 / 1e6, filep * 1024 / 1e6, cat_ns / 1e9, phases
+}' >"$dir/summary.txt"
+cat "$dir/summary.txt"
 
 # The report against the generator: objects, and what each Holder list retains.
 [[ -z $given_dump ]] || exit 0
