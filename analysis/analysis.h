@@ -24,8 +24,8 @@ struct analysis_options {
     bool retained = true;               // build the object graph and dominator tree (see object_graph.h for memory)
     double suspect_threshold = 0.10;    // leak suspects retain at least this share of the reachable heap
     outline_options tree;               // the dominator tree kept for pictures (max_nodes 0: none)
-    bool waste = true;                  // the waste report: two more walks over the heap (see waste.h)
-    // With the object graph, the waste report's walks run on a second thread beside the dominator
+    bool waste = true;                  // the waste report: one more walk over the heap (see waste.h)
+    // With the object graph, the waste report's walk runs on a second thread beside the dominator
     // tree when the big arrays' budget has room for both (analysis.cpp); false: never (they run
     // between the threads and the dominators either way).
     bool waste_beside_dominators = true;

@@ -162,7 +162,7 @@ phases_key=$(echo "$phases" | sed 's/, /,/g; s/ \([0-9.]*\)\(,\|$\)/:\1\2/g; s/ 
 awk -v b="$file_bytes" -v o="$objects" -v ns="$wall_ns" -v u="$user_s" -v s="$sys_s" -v anon="$peak_anon" \
     -v filep="$file_at_peak" -v cat_ns="$cat_ns" -v phases="$phases_key" 'BEGIN {
     t = ns / 1e9
-    printf "summary bytes=%d objects=%d wall_s=%.2f mb_s=%.1f objects_s=%.0f user_s=%.2f sys_s=%.2f anon_mb=%.0f file_mb=%.0f cat_s=%.2f phases=%s\n",
+    printf "summary bytes=%.0f objects=%.0f wall_s=%.2f mb_s=%.1f objects_s=%.0f user_s=%.2f sys_s=%.2f anon_mb=%.0f file_mb=%.0f cat_s=%.2f phases=%s\n",
         b, o, t, b / 1e6 / t, o / t, u, s, anon * 1024 / 1e6, filep * 1024 / 1e6, cat_ns / 1e9, phases
 }' >"$dir/summary.txt"
 cat "$dir/summary.txt"
