@@ -141,8 +141,10 @@ big_vector<duplicate_strings::keyed_string> duplicate_strings::sorted_strings() 
     // next free slot of its bucket), then each bucket by key where it is not in order yet (a bucket
     // of one key, the copies of one string, is): equal keys together, without a second buffer.
     auto before = [](const keyed_string& x, const keyed_string& y) { return x.key < y.key; };
-    unsigned bits = 1;  // about 64 entries a bucket, at most 2^16 buckets
-    while (bits < 16 && (std::size_t{1} << (bits + 6)) < entries.size()) ++bits;
+    // About 64 entries a bucket, at most 2^10 buckets: more would scatter the entries over more pages
+    // at once than the TLB holds (measured: 2^16 buckets made the waste report 30% slower).
+    unsigned bits = 1;
+    while (bits < 10 && (std::size_t{1} << (bits + 6)) < entries.size()) ++bits;
     const unsigned shift = 64 - bits;
     std::vector<std::size_t> start((std::size_t{1} << bits) + 1);
     for (const keyed_string& e : entries) ++start[(e.key >> shift) + 1];
