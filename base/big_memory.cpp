@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <linux/falloc.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -105,11 +106,14 @@ bool free_memory_reported() {
     bool reported = false;
     while (const dirent* e = ::readdir(dir)) {
         if (std::strncmp(e->d_name, "virtio", 6) != 0) continue;
-        const std::string path = std::string("/sys/bus/virtio/drivers/virtio_balloon/") + e->d_name + "/features";
-        const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY);
+        // Read through the directory's descriptor; the file itself never followed as a link.
+        const std::string name = std::string(e->d_name) + "/features";
+        const int fd = ::openat(::dirfd(dir), name.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NOFOLLOW);
         if (fd < 0) continue;
+        struct stat st {};
         char bits[8] = {};
-        if (::read(fd, bits, sizeof bits) >= 6 && bits[5] == '1') reported = true;
+        if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && ::read(fd, bits, sizeof bits) >= 6 && bits[5] == '1')
+            reported = true;
         ::close(fd);
     }
     ::closedir(dir);
