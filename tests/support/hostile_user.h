@@ -111,12 +111,15 @@ private:
     [[noreturn]] static void serve(const temp_user& user, pid_t jvm_pid, pid_t ns_pid, hostile_act act,
                                    const std::string& link_target, int ready) {
         const std::string tmp = "/proc/" + std::to_string(jvm_pid) + "/root/tmp";
-        if (::chdir(tmp.c_str()) != 0 || !become(user)) ::_exit(1);
-        int s = ::socket(AF_UNIX, SOCK_STREAM, 0);
         sockaddr_un addr{};
         addr.sun_family = AF_UNIX;
         std::snprintf(addr.sun_path, sizeof addr.sun_path, ".java_pid%d", static_cast<int>(ns_pid));
+        // The JVM was never attached to: a socket of that name is another's, left by a JVM that had
+        // the same pid and was killed; as root, since the sticky /tmp keeps the user from removing it.
+        if (::chdir(tmp.c_str()) != 0) ::_exit(1);
         ::unlink(addr.sun_path);
+        if (!become(user)) ::_exit(1);
+        int s = ::socket(AF_UNIX, SOCK_STREAM, 0);
         if (s < 0 || ::bind(s, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 || ::listen(s, 8) != 0) ::_exit(1);
         write_text(ready, "r");
         for (;;) {
