@@ -201,11 +201,17 @@ result<attach_reply> run_session(pid_t pid, const attach_request& request, const
     plan.switch_ids = ::geteuid() == 0 && target.euid != 0;  // root peers are accepted as they are
     plan.euid = target.euid;
     plan.egid = target.egid;
+    const std::optional<error_info> refused = refusal(target, pinned->jvm);
     if (!listener_ready(plan.target, plan.names)) {
-        if (auto refused = refusal(target, pinned->jvm)) return std::unexpected(*refused);
+        if (refused) return std::unexpected(*refused);
         if (!options.may_signal)
             return fail(error_code::not_responding,
                         describe(target) + " has no attach listener up and may not be signalled now");
+    }
+    if (refused) {  // a socket is there: it is used, but if it has gone (or is stale) nothing is signalled
+        plan.may_trigger = false;
+        plan.refuse_code = refused->code;
+        plan.refuse_message = refused->message;
     }
     if (!options.may_signal) {
         plan.may_trigger = false;  // the listener may go meanwhile: the child must not signal either

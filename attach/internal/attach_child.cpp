@@ -174,8 +174,24 @@ bool install(const child_plan& plan, listener_failure& failure) {
         child_fail(w, failure);
     }
     reply_sink sink{&w, on_status, on_output, on_progress};
-    if (!converse(plan.names.socket, plan.listener, plan.attach_deadline, plan.idle_ms, plan.hard_deadline, plan.watch,
-                  sink, failure)) {
+    bool ok = converse(plan.names.socket, plan.listener, plan.attach_deadline, plan.idle_ms, plan.hard_deadline,
+                       plan.watch, sink, failure);
+    if (!ok && failure.refused && plan.may_trigger && !w.broken) {
+        // The socket of a listener that is gone: left by an earlier process of the same pid (killed,
+        // by the kernel's OOM killer say, in a container whose /tmp outlived it). Nothing of the
+        // request went out; the name goes (it is the JVM's owner's, and we hold those rights) and
+        // the listener is started as if it had never been there.
+        ::unlinkat(plan.target.tmp_fd, plan.names.socket, 0);
+        trigger_events events{&w, on_trigger};
+        if (!start_listener(plan.target, plan.names, plan.attach_deadline, events, failure)) child_fail(w, failure);
+        on_progress(&w);
+        ok = converse(plan.names.socket, plan.listener, plan.attach_deadline, plan.idle_ms, plan.hard_deadline,
+                      plan.watch, sink, failure);
+    } else if (!ok && failure.refused && !w.broken) {
+        set_failure(failure, plan.refuse_code, "%s (its attach socket is one nothing listens on)",
+                    plan.refuse_message.c_str());
+    }
+    if (!ok) {
         // A partial file (the JVM failed, went silent, or our parent is gone) loses its name here; the
         // JVM may still write to it, and the space is freed when it closes the file.
         if (plan.collect_name != nullptr) ::unlinkat(plan.target.tmp_fd, plan.collect_name, 0);

@@ -52,10 +52,11 @@ int connect_listener(const char* path, std::int64_t deadline, listener_failure& 
         ::close(fd);
         if (e == EAGAIN)
             set_failure(failure, error_code::not_responding, "the attach listener at %s accepts no connection", path);
-        else if (e == ECONNREFUSED)
+        else if (e == ECONNREFUSED) {
             set_failure(failure, error_code::not_responding,
                         "nothing listens on %s (the socket of an attach listener that stopped)", path);
-        else if (e == EACCES || e == EPERM)
+            failure.refused = true;
+        } else if (e == EACCES || e == EPERM)
             set_failure(failure, error_code::permission_denied, "connect %s: %s", path, std::strerror(e));
         else if (e == ENOENT)
             set_failure(failure, error_code::not_responding, "the attach socket %s vanished", path);
@@ -283,6 +284,7 @@ std::int64_t hard_deadline_of(const attach_options& options, std::int64_t start)
 
 void set_failure(listener_failure& failure, error_code code, const char* format, ...) {
     failure.code = code;
+    failure.refused = false;
     va_list args;
     va_start(args, format);
     std::vsnprintf(failure.message, sizeof failure.message, format, args);

@@ -37,6 +37,7 @@ std::int64_t hard_deadline_of(const attach_options& options, std::int64_t start)
 struct listener_failure {
     error_code code = error_code::io;
     char message[384] = {};
+    bool refused = false;  // the socket is there but nothing listens on it: no byte of the request went
 };
 // Sets the failure's code and printf-formatted message.
 void set_failure(listener_failure& failure, error_code code, const char* format, ...)

@@ -4,6 +4,9 @@
 
 #include <grp.h>
 #include <signal.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -206,6 +209,91 @@ TEST(attach_session, a_deleted_socket_is_made_again) {
     ASSERT_TRUE(r) << r.error().message;
     EXPECT_TRUE(contains(r->output, "Full thread dump"));
     EXPECT_TRUE(std::filesystem::exists(socket));
+    EXPECT_EQ(trigger_files(jvm.pid()), std::vector<std::string>{});
+}
+
+// A socket file nothing listens on, at path: what a JVM that was killed leaves behind. Made over
+// whatever was there (the JVM has not been attached to: nothing of that name is its own); removed at
+// the end unless replaced meanwhile.
+class dead_socket {
+public:
+    explicit dead_socket(std::string path, uid_t owner = 0, gid_t group = 0) : path_(std::move(path)) {
+        ::unlink(path_.c_str());
+        int fd = ::socket(AF_UNIX, SOCK_STREAM, 0);
+        sockaddr_un addr{};
+        addr.sun_family = AF_UNIX;
+        std::snprintf(addr.sun_path, sizeof addr.sun_path, "%s", path_.c_str());
+        struct stat st {};
+        made_ = fd >= 0 && ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0 &&
+                ::lchown(path_.c_str(), owner, group) == 0 && ::lstat(path_.c_str(), &st) == 0;
+        inode_ = st.st_ino;
+        if (fd >= 0) ::close(fd);
+    }
+    ~dead_socket() {
+        struct stat st {};
+        if (made_ && ::lstat(path_.c_str(), &st) == 0 && st.st_ino == inode_) ::unlink(path_.c_str());
+    }
+    bool made() const { return made_; }
+
+private:
+    std::string path_;
+    bool made_ = false;
+    ino_t inode_ = 0;
+};
+
+// A JVM killed (by the kernel's OOM killer, say) leaves its socket; the next process of that pid in
+// a /tmp that outlived it (a container's volume) finds it there before it has a listener of its own.
+TEST(attach_session, a_socket_left_by_an_earlier_process_of_the_pid_is_replaced) {
+    demo_jvm jvm({"-Xmx64m"});
+    ASSERT_TRUE(jvm.ready());
+    const std::string socket = "/tmp/.java_pid" + std::to_string(jvm.pid());
+    dead_socket left(socket);
+    ASSERT_TRUE(left.made());
+    stopwatch clock;
+    auto r = attach::thread_dump(jvm.pid());
+    ASSERT_TRUE(r) << r.error().message;
+    EXPECT_TRUE(contains(r->output, "Full thread dump"));
+    EXPECT_LT(clock.seconds(), 10);
+    EXPECT_EQ(trigger_files(jvm.pid()), std::vector<std::string>{});
+    auto again = attach::thread_dump(jvm.pid());  // the JVM's own socket now
+    ASSERT_TRUE(again) << again.error().message;
+}
+
+// The same in a container, the JVM (pid 1 there) run by a user: the socket is that user's, in the
+// container's /tmp, and replaced with that user's rights.
+TEST(attach_session, a_stale_socket_in_a_container_is_replaced_with_the_jvm_owners_rights) {
+    if (::geteuid() != 0) GTEST_SKIP() << "needs root to make a user and a container";
+    temp_user user;
+    ASSERT_TRUE(user.ok());
+    isolated_jvm jvm(java_main{"AttachTarget"}, {"-Xmx64m"}, {}, isolation{&user, true});
+    ASSERT_TRUE(jvm.ready());
+    ASSERT_EQ(jvm.ns_pid(), 1);
+    const std::string socket = "/proc/" + std::to_string(jvm.pid()) + "/root/tmp/.java_pid1";
+    dead_socket left(socket, user.uid(), user.gid());
+    ASSERT_TRUE(left.made());
+    auto r = attach::thread_dump(jvm.pid());
+    ASSERT_TRUE(r) << r.error().message;
+    EXPECT_TRUE(contains(r->output, "Full thread dump"));
+    struct stat st {};
+    ASSERT_EQ(::lstat(socket.c_str(), &st), 0);
+    EXPECT_EQ(st.st_uid, user.uid());  // the JVM's own listener
+    EXPECT_EQ(trigger_files(jvm.pid()), std::vector<std::string>{});
+}
+
+// With -Xrs the JVM has no SIGQUIT handler: a stale socket is no reason to signal it (that would
+// kill it); the error says why it cannot be attached to.
+TEST(attach_session, a_stale_socket_of_a_jvm_without_a_sigquit_handler_signals_nothing) {
+    demo_jvm jvm({"-Xmx64m", "-Xrs"});
+    ASSERT_TRUE(jvm.ready());
+    const std::string socket = "/tmp/.java_pid" + std::to_string(jvm.pid());
+    dead_socket left(socket);
+    ASSERT_TRUE(left.made());
+    auto r = attach::thread_dump(jvm.pid(), with_timeout(3s));
+    ASSERT_FALSE(r);
+    EXPECT_EQ(r.error().code, error_code::attach_disabled) << r.error().message;
+    EXPECT_TRUE(contains(r.error().message, "nothing listens")) << r.error().message;
+    EXPECT_EQ(::kill(jvm.pid(), 0), 0);
+    EXPECT_TRUE(attach::read_process_info(jvm.pid()).has_value());
     EXPECT_EQ(trigger_files(jvm.pid()), std::vector<std::string>{});
 }
 
