@@ -1,0 +1,202 @@
+#include "formats/report/fleet_entry.h"
+
+#include <algorithm>
+#include <array>
+#include <cstdio>
+
+#include "base/keyed_hash.h"
+
+namespace heapd {
+inline namespace report {
+namespace {
+
+using json = nlohmann::ordered_json;
+
+constexpr std::size_t max_text = 4096;
+constexpr std::size_t max_suspects = 64;
+
+bool is_digit(char c) { return c >= '0' && c <= '9'; }
+bool is_alnum(char c) { return is_digit(c) || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
+
+// Replaces each run of characters keep() accepts that follows marker with "*".
+void star_after(std::string& name, std::string_view marker, bool (*keep)(char)) {
+    for (std::size_t at = name.find(marker); at != std::string::npos; at = name.find(marker, at + 1)) {
+        const std::size_t from = at + marker.size();
+        std::size_t to = from;
+        while (to < name.size() && keep(name[to])) ++to;
+        if (to > from) name.replace(from, to - from, "*");
+    }
+}
+
+// An array index step ("[12]") as any index ("[]").
+std::string stable_field(std::string_view field) {
+    if (field.size() >= 2 && field.front() == '[' && field.back() == ']') return "[]";
+    return std::string(field);
+}
+
+}  // namespace
+
+std::string stable_class_name(std::string_view name) {
+    // Array dimensions stay as they are; the rules apply to the element's name.
+    std::size_t dims = name.size();
+    while (dims >= 2 && name.substr(dims - 2, 2) == "[]") dims -= 2;
+    std::string out(name.substr(0, dims));
+    const std::string_view suffix = name.substr(dims);
+    // A hidden class's name ends in "/0x" and its address.
+    if (const auto slash = out.find("/0x"); slash != std::string::npos) out.erase(slash);
+    // Lambdas: "Foo$$Lambda$14" (JDK 17), "Foo$$Lambda" (JDK 21 and later, the address cut above).
+    if (const auto lambda = out.find("$$Lambda"); lambda != std::string::npos)
+        out.replace(lambda, std::string::npos, "$$Lambda*");
+    star_after(out, "$Proxy", is_digit);
+    star_after(out, "jdk.proxy", is_digit);
+    for (std::string_view accessor :
+         {"GeneratedMethodAccessor", "GeneratedConstructorAccessor", "GeneratedSerializationConstructorAccessor"})
+        star_after(out, accessor, is_digit);
+    for (std::string_view generated : {"$$EnhancerByCGLIB$$", "$$FastClassByCGLIB$$", "$$EnhancerBySpringCGLIB$$",
+                                       "$$SpringCGLIB$$", "$HibernateProxy$", "$ByteBuddy$", "$MockitoMock$"})
+        star_after(out, generated, is_alnum);
+    return out + std::string(suffix);
+}
+
+namespace {
+
+// "sticky_class: class Sessions.static LEAK → java.util.ArrayList.elementData → java.lang.Object[]":
+// the root kinds (sorted) and each step's class and field, a chain of one class folded into one step.
+std::string stable_path(const gc_path& path) {
+    std::vector<std::string> kinds = path.root_kinds;
+    std::sort(kinds.begin(), kinds.end());
+    std::string out;
+    for (const std::string& k : kinds) out += (out.empty() ? "" : ", ") + k;
+    out += ":";
+    std::string last;
+    for (const path_step& step : path.steps) {
+        std::string text = stable_class_name(step.class_name);
+        if (!step.field.empty()) text += "." + stable_field(step.field);
+        if (text == last) continue;  // a chain, however long
+        out += (last.empty() ? " " : " → ") + text;
+        last = std::move(text);
+    }
+    return out;
+}
+
+}  // namespace
+
+std::string leak_signature(const leak_suspect& s) {
+    return (s.is_class ? "instances of " : "object of ") + stable_class_name(s.suspect.class_name) +
+           " | accumulates in " + stable_class_name(s.accumulation.class_name) + " | " + stable_path(s.path);
+}
+
+std::string leak_signature_id(std::string_view signature) {
+    static constexpr hash_key key{'h', 'e', 'a', 'p', 'd', ' ', 'l', 'e', 'a', 'k', ' ', 's', 'i', 'g', 'n', '1'};
+    char hex[17];
+    std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(keyed_hash(key, signature)));
+    return hex;
+}
+
+fleet_entry fleet_entry_of(const analysis_report& r, const fleet_context& c) {
+    fleet_entry e;
+    e.key = c.key;
+    e.id = c.id;
+    e.host = c.host;
+    e.service = c.service;
+    e.pid = c.pid;
+    e.jvm_start_time = c.jvm_start_time;
+    e.time_ms = c.created_ms != 0 ? c.created_ms : static_cast<std::int64_t>(r.summary.timestamp_ms);
+    e.trigger = c.trigger;
+    e.oom_kind = c.oom_kind;
+    e.jvm = !c.jvm.empty() ? c.jvm : r.summary.java_version;
+    e.reachable_bytes = r.retention.reachable_bytes;
+    e.heap_bytes = r.summary.shallow_bytes;
+    e.objects = r.summary.instances + r.summary.object_arrays + r.summary.primitive_arrays;
+    for (const leak_suspect& s : r.retention.leak_suspects) {
+        if (e.suspects.size() == max_suspects) break;
+        fleet_suspect f;
+        f.signature = leak_signature_id(leak_signature(s));
+        f.class_name = stable_class_name(s.suspect.class_name);
+        f.held_in = stable_class_name(s.accumulation.class_name);
+        f.path = stable_path(s.path);
+        f.is_class = s.is_class;
+        f.retained_bytes = s.retained_bytes;
+        f.share = s.share;
+        e.suspects.push_back(std::move(f));
+    }
+    return e;
+}
+
+json to_json(const fleet_entry& e) {
+    json suspects = json::array();
+    for (const fleet_suspect& s : e.suspects)
+        suspects.push_back({{"signature", s.signature},
+                            {"class", s.class_name},
+                            {"held_in", s.held_in},
+                            {"path", s.path},
+                            {"is_class", s.is_class},
+                            {"retained_bytes", s.retained_bytes},
+                            {"share", s.share}});
+    return {{"fleet_entry", 1},
+            {"key", e.key},
+            {"id", e.id},
+            {"host", e.host},
+            {"service", e.service},
+            {"pid", e.pid},
+            {"jvm_start_time", e.jvm_start_time},
+            {"time_ms", e.time_ms},
+            {"trigger", e.trigger},
+            {"oom_kind", e.oom_kind},
+            {"jvm", e.jvm},
+            {"reachable_bytes", e.reachable_bytes},
+            {"heap_bytes", e.heap_bytes},
+            {"objects", e.objects},
+            {"suspects", suspects}};
+}
+
+result<fleet_entry> fleet_entry_from_json(const json& j) {
+    const char* at = "the summary";
+    try {
+        auto text = [&](const json& o, const char* name) {
+            at = name;
+            std::string s = o.at(name).get<std::string>();
+            if (s.size() > max_text) s.resize(max_text);
+            return s;
+        };
+        auto number = [&]<class T>(const json& o, const char* name, T) {
+            at = name;
+            return o.at(name).get<T>();
+        };
+        if (!j.is_object()) return fail(error_code::bad_value, "a fleet summary is a JSON object");
+        fleet_entry e;
+        e.key = text(j, "key");
+        e.id = text(j, "id");
+        e.host = text(j, "host");
+        e.service = text(j, "service");
+        e.pid = number(j, "pid", std::int64_t{});
+        e.jvm_start_time = number(j, "jvm_start_time", std::uint64_t{});
+        e.time_ms = number(j, "time_ms", std::int64_t{});
+        e.trigger = text(j, "trigger");
+        e.oom_kind = text(j, "oom_kind");
+        e.jvm = text(j, "jvm");
+        e.reachable_bytes = number(j, "reachable_bytes", std::uint64_t{});
+        e.heap_bytes = number(j, "heap_bytes", std::uint64_t{});
+        e.objects = number(j, "objects", std::uint64_t{});
+        at = "suspects";
+        for (const json& s : j.at("suspects")) {
+            if (e.suspects.size() == max_suspects) break;
+            fleet_suspect f;
+            f.signature = text(s, "signature");
+            f.class_name = text(s, "class");
+            f.held_in = text(s, "held_in");
+            f.path = text(s, "path");
+            f.is_class = number(s, "is_class", bool{});
+            f.retained_bytes = number(s, "retained_bytes", std::uint64_t{});
+            f.share = number(s, "share", double{});
+            e.suspects.push_back(std::move(f));
+        }
+        return e;
+    } catch (const nlohmann::json::exception&) {
+        return fail(error_code::bad_value,
+                    std::string("a fleet summary's \"") + at + "\" is missing or not of its type");
+    }
+}
+
+}  // namespace report
+}  // namespace heapd

@@ -1,0 +1,182 @@
+// The fleet's view: leak signatures that name a leak whatever the JVM (ids, sizes, indexes, chain
+// lengths, run-time class names), findings grouped by them across hosts, growth per JVM, the filters,
+// and the summary's JSON both ways.
+#include <gtest/gtest.h>
+
+#include "formats/report/fleet_entry.h"
+#include "formats/report/fleet_html.h"
+#include "formats/report/fleet_view.h"
+
+namespace heapd {
+namespace {
+
+// The classic static-list leak as a report names it; ids, sizes and lengths as given.
+leak_suspect list_leak(std::uint64_t id, std::uint64_t retained, std::uint64_t index, std::uint64_t chain,
+                       const std::string& element = "Sessions$Session") {
+    leak_suspect s;
+    s.suspect = {id, "java.util.ArrayList", 24, retained};
+    s.retained_bytes = retained;
+    s.share = 0.9;
+    s.accumulation = {id + 8, "java.lang.Object[]", 4096, retained - 24};
+    s.path.root_kinds = {"sticky_class"};
+    s.path.steps = {{id + 16, "class Sessions", true, "LEAK", 1},
+                    {id, "java.util.ArrayList", false, "elementData", 1},
+                    {id + 8, "java.lang.Object[]", false, "[" + std::to_string(index) + "]", 1},
+                    {id + 24, element, false, "next", chain},
+                    {id + 32, element, false, "next", 1},
+                    {id + 40, element, false, "", 1}};
+    s.path.length = 5 + chain;
+    return s;
+}
+
+fleet_entry entry(const std::string& host, const std::string& service, std::int64_t pid, std::int64_t time_ms,
+                  std::vector<leak_suspect> suspects, const std::string& trigger = "request") {
+    analysis_report r;
+    r.retention.reachable_bytes = 100u << 20;
+    r.retention.leak_suspects = std::move(suspects);
+    fleet_context c;
+    c.host = host;
+    c.service = service;
+    c.pid = pid;
+    c.jvm_start_time = static_cast<std::uint64_t>(pid) * 100;
+    c.created_ms = time_ms;
+    c.trigger = trigger;
+    c.id = std::to_string(time_ms);
+    c.key = "prod/" + host + "/" + service + "/" + c.id;
+    return fleet_entry_of(r, c);
+}
+
+TEST(leak_signature, leaves_out_ids_sizes_indexes_and_chain_lengths) {
+    const std::string a = leak_signature(list_leak(0x1000, 50u << 20, 3, 1));
+    const std::string b = leak_signature(list_leak(0x7f00aa00, 900u << 20, 12345, 99999));
+    EXPECT_EQ(a, b);
+    EXPECT_EQ(leak_signature_id(a), leak_signature_id(b));
+    EXPECT_EQ(leak_signature_id(a).size(), 16u);
+    EXPECT_EQ(a,
+              "object of java.util.ArrayList | accumulates in java.lang.Object[] | sticky_class: class "
+              "Sessions.LEAK → java.util.ArrayList.elementData → java.lang.Object[].[] → Sessions$Session.next → "
+              "Sessions$Session");
+    // Another class on the path is another leak.
+    EXPECT_NE(leak_signature_id(a), leak_signature_id(leak_signature(list_leak(0x1000, 1, 3, 1, "Orders$Order"))));
+}
+
+TEST(leak_signature, names_made_at_run_time_are_the_same_in_every_jvm) {
+    EXPECT_EQ(stable_class_name("app.Cache$$Lambda$14/0x0000000800c0b000"), "app.Cache$$Lambda*");
+    EXPECT_EQ(stable_class_name("app.Cache$$Lambda/0x000071c3f4001234"), "app.Cache$$Lambda*");
+    EXPECT_EQ(stable_class_name("app.Cache$$Lambda$15/0x0000000800c0c400[]"), "app.Cache$$Lambda*[]");
+    EXPECT_EQ(stable_class_name("jdk.proxy2.$Proxy12"), "jdk.proxy*.$Proxy*");
+    EXPECT_EQ(stable_class_name("com.sun.proxy.$Proxy7"), "com.sun.proxy.$Proxy*");
+    EXPECT_EQ(stable_class_name("jdk.internal.reflect.GeneratedMethodAccessor231"),
+              "jdk.internal.reflect.GeneratedMethodAccessor*");
+    EXPECT_EQ(stable_class_name("app.Repo$$EnhancerBySpringCGLIB$$5e1a2b3c"), "app.Repo$$EnhancerBySpringCGLIB$$*");
+    EXPECT_EQ(stable_class_name("app.Order$HibernateProxy$xY12ab"), "app.Order$HibernateProxy$*");
+    EXPECT_EQ(stable_class_name("app.Outer$1"), "app.Outer$1");  // compiled in: the same everywhere
+    EXPECT_EQ(stable_class_name("java.util.HashMap$Node[]"), "java.util.HashMap$Node[]");
+}
+
+TEST(fleet_view, one_leak_on_many_hosts_is_one_finding_with_its_hosts_times_and_growth) {
+    const std::int64_t t0 = 1'790'000'000'000;
+    std::vector<fleet_entry> all = {
+        entry("web-1", "OrderService", 100, t0, {list_leak(0x1000, 200u << 20, 1, 10)}),
+        entry("web-1", "OrderService", 100, t0 + 3'600'000, {list_leak(0x9000, 300u << 20, 7, 500)}, "oom"),
+        entry("web-2", "OrderService", 200, t0 + 60'000, {list_leak(0x5000, 150u << 20, 2, 3)}),
+        entry("web-3", "Billing", 300, t0 + 120'000, {list_leak(0x5000, 80u << 20, 2, 3, "Billing$Invoice")}),
+        entry("web-3", "Healthy", 400, t0 + 180'000, {}),
+    };
+    const fleet_view v = build_fleet_view(all, {});
+    EXPECT_EQ(v.reports, 5u);
+    EXPECT_EQ(v.oom_reports, 1u);
+    EXPECT_EQ(v.without_suspect, 1u);
+    EXPECT_EQ(v.hosts, (std::vector<std::string>{"web-1", "web-2", "web-3"}));
+    ASSERT_EQ(v.findings.size(), 2u);
+    const fleet_finding& f = v.findings[0];
+    EXPECT_EQ(f.class_name, "java.util.ArrayList");
+    EXPECT_EQ(f.services, std::vector<std::string>{"OrderService"});
+    ASSERT_EQ(f.hosts.size(), 2u);
+    EXPECT_EQ(f.hosts[0], (std::pair<std::string, std::uint64_t>{"web-1", 2}));
+    EXPECT_EQ(f.hosts[1], (std::pair<std::string, std::uint64_t>{"web-2", 1}));
+    EXPECT_EQ(f.reports, 3u);
+    EXPECT_EQ(f.oom_reports, 1u);
+    EXPECT_EQ(f.first_ms, t0);
+    EXPECT_EQ(f.last_ms, t0 + 3'600'000);
+    EXPECT_EQ(f.min_bytes, 150u << 20);
+    EXPECT_EQ(f.max_bytes, 300u << 20);
+    ASSERT_EQ(f.jvms.size(), 2u);
+    EXPECT_EQ(f.jvms[0].host, "web-1");  // the one that grew, first
+    EXPECT_EQ(f.jvms[0].reports, 2u);
+    EXPECT_DOUBLE_EQ(f.jvms[0].bytes_per_hour(), static_cast<double>(100u << 20));
+    EXPECT_EQ(f.jvms[1].bytes_per_hour(), 0);
+    ASSERT_EQ(f.sightings.size(), 3u);
+    EXPECT_EQ(f.sightings[0].time_ms, t0 + 3'600'000);  // newest first
+    EXPECT_EQ(v.findings[1].services, std::vector<std::string>{"Billing"});
+    // The services and their timelines.
+    ASSERT_EQ(v.services.size(), 3u);
+    EXPECT_EQ(v.services[0].name, "OrderService");
+    EXPECT_EQ(v.services[0].points.size(), 3u);
+    EXPECT_EQ(v.services[0].points[0].time_ms, t0);
+    EXPECT_EQ(v.services[0].points[0].finding, f.signature);
+}
+
+TEST(fleet_view, filters_by_time_service_and_size) {
+    const std::int64_t t0 = 1'790'000'000'000;
+    std::vector<fleet_entry> all = {
+        entry("a", "S1", 1, t0, {list_leak(0x1000, 5u << 20, 1, 1)}),
+        entry("b", "S1", 2, t0 + 1000, {list_leak(0x1000, 500u << 10, 1, 1)}),
+        entry("c", "S2", 3, t0 + 2000, {list_leak(0x1000, 5u << 20, 1, 1, "X")}),
+    };
+    fleet_filter since;
+    since.since_ms = t0 + 1000;
+    EXPECT_EQ(build_fleet_view(all, since).reports, 2u);
+    fleet_filter service;
+    service.service = "S2";
+    EXPECT_EQ(build_fleet_view(all, service).reports, 1u);
+    // The default leaves out suspects under 1 MiB: b counts as a report without one.
+    const fleet_view v = build_fleet_view(all, {});
+    EXPECT_EQ(v.without_suspect, 1u);
+    ASSERT_EQ(v.findings.size(), 2u);
+    EXPECT_EQ(v.findings[0].reports, 1u);
+    fleet_filter all_sizes;
+    all_sizes.min_retained = 0;
+    EXPECT_EQ(build_fleet_view(all, all_sizes).findings[0].reports, 2u);
+}
+
+TEST(fleet_view, a_report_without_a_pid_is_a_jvm_of_its_own) {
+    std::vector<fleet_entry> all = {entry("a", "S", 0, 1000, {list_leak(1, 5u << 20, 1, 1)}),
+                                    entry("a", "S", 0, 2000, {list_leak(1, 9u << 20, 1, 1)})};
+    const fleet_view v = build_fleet_view(all, {});
+    ASSERT_EQ(v.findings.size(), 1u);
+    EXPECT_EQ(v.findings[0].jvms.size(), 2u);
+}
+
+TEST(fleet_entry, its_json_reads_back_and_bad_json_is_refused_by_name) {
+    const fleet_entry e = entry("web-1", "OrderService", 100, 1234, {list_leak(0x1000, 200u << 20, 1, 10)}, "oom");
+    auto back = fleet_entry_from_json(nlohmann::ordered_json::parse(to_json(e).dump()));
+    ASSERT_TRUE(back) << back.error().message;
+    EXPECT_EQ(to_json(*back), to_json(e));
+    EXPECT_EQ(back->suspects.at(0).retained_bytes, 200u << 20);
+    auto j = to_json(e);
+    j["suspects"][0].erase("retained_bytes");
+    auto bad = fleet_entry_from_json(j);
+    ASSERT_FALSE(bad);
+    EXPECT_NE(bad.error().message.find("retained_bytes"), std::string::npos) << bad.error().message;
+    j = to_json(e);
+    j["host"] = std::string(10000, 'h');  // bounded
+    EXPECT_EQ(fleet_entry_from_json(j)->host.size(), 4096u);
+}
+
+TEST(fleet_html, names_from_the_bucket_are_escaped_and_every_report_links_to_its_page) {
+    std::vector<fleet_entry> all = {entry("<script>alert(1)</script>", "S", 1, 1000, {list_leak(1, 5u << 20, 1, 1)}),
+                                    entry("b", "S", 2, 2000, {})};
+    const fleet_view v = build_fleet_view(all, {});
+    fleet_page page;
+    page.source = "s3://bucket/prod";
+    for (const fleet_entry& e : all) page.links[e.key] = "https://reports.example/" + e.key + "/report.html";
+    const std::string html = render_fleet_html(v, page);
+    EXPECT_EQ(html.find("<script>alert"), std::string::npos);
+    EXPECT_NE(html.find("&lt;script&gt;alert(1)&lt;/script&gt;"), std::string::npos);
+    EXPECT_NE(html.find("href=\"https://reports.example/prod/b/S/2000/report.html\""), std::string::npos);
+    EXPECT_NE(html.find("default-src 'none'"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace heapd
