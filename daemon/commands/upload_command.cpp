@@ -43,9 +43,7 @@ int run_upload(const upload_args& a) {
         std::fprintf(stderr, "heapd upload: %s has no [upload] endpoint: nothing to upload to\n", path.c_str());
         return usage;
     }
-    std::string credentials_file = o.credentials_file;
-    if (const char* dir = std::getenv("CREDENTIALS_DIRECTORY"); credentials_file.empty() && dir != nullptr)
-        credentials_file = std::string(dir) + "/s3";
+    const std::string credentials_file = daemon::credentials_file_of(o);
     if (credentials_file.empty()) {
         std::fprintf(stderr, "heapd upload: %s names no upload.credentials_file (and systemd passed none)\n",
                      path.c_str());

@@ -4,15 +4,16 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <mutex>
+#include <string_view>
+#include <vector>
 
 #include "daemon/runtime/log_text.h"
 
 namespace heapd::daemon {
 namespace {
-
-constexpr std::size_t max_reply_bytes = 64 * 1024;
 
 std::once_flag curl_init;
 
@@ -42,10 +43,19 @@ std::size_t read_body(char* buffer, std::size_t size, std::size_t count, void* u
     return static_cast<std::size_t>(n);
 }
 
+// Where a reply's body goes: kept up to limit, and whether more came.
+struct body_sink {
+    std::string* body;
+    std::size_t limit;
+    bool* cut;
+};
+
 std::size_t write_reply(char* data, std::size_t size, std::size_t count, void* user) {
-    auto* body = static_cast<std::string*>(user);
+    auto* sink = static_cast<body_sink*>(user);
     const std::size_t n = size * count;
-    if (body->size() < max_reply_bytes) body->append(data, std::min(n, max_reply_bytes - body->size()));
+    const std::size_t room = sink->limit - std::min(sink->limit, sink->body->size());
+    sink->body->append(data, std::min(n, room));
+    if (n > room) *sink->cut = true;
     return n;
 }
 
@@ -76,6 +86,59 @@ std::string xml_value(const std::string& xml, std::string_view tag) {
     const auto end = xml.find(close, at + open.size());
     if (end == std::string::npos) return "";
     return xml.substr(at + open.size(), end - at - open.size());
+}
+
+// The XML text with its five entities (and numeric ones below 128) replaced.
+std::string xml_text(std::string_view raw) {
+    std::string out;
+    for (std::size_t i = 0; i < raw.size(); ++i) {
+        if (raw[i] != '&') {
+            out += raw[i];
+            continue;
+        }
+        const auto semi = raw.find(';', i);
+        if (semi == std::string_view::npos || semi - i > 8) {
+            out += raw[i];
+            continue;
+        }
+        const std::string_view entity = raw.substr(i + 1, semi - i - 1);
+        char c = 0;
+        if (entity == "amp")
+            c = '&';
+        else if (entity == "lt")
+            c = '<';
+        else if (entity == "gt")
+            c = '>';
+        else if (entity == "quot")
+            c = '"';
+        else if (entity == "apos")
+            c = '\'';
+        else if (entity.size() > 1 && entity[0] == '#') {
+            unsigned long v = entity[1] == 'x' ? std::strtoul(std::string(entity.substr(2)).c_str(), nullptr, 16)
+                                               : std::strtoul(std::string(entity.substr(1)).c_str(), nullptr, 10);
+            if (v > 0 && v < 128) c = static_cast<char>(v);
+        }
+        if (c == 0) {
+            out += raw[i];
+            continue;
+        }
+        out += c;
+        i = semi;
+    }
+    return out;
+}
+
+// Each <Tag>...</Tag> element's inner text in xml, in order.
+std::vector<std::string_view> xml_elements(std::string_view xml, std::string_view tag) {
+    const std::string open = "<" + std::string(tag) + ">", close = "</" + std::string(tag) + ">";
+    std::vector<std::string_view> out;
+    for (std::size_t at = xml.find(open); at != std::string_view::npos; at = xml.find(open, at)) {
+        const auto end = xml.find(close, at + open.size());
+        if (end == std::string_view::npos) break;
+        out.push_back(xml.substr(at + open.size(), end - at - open.size()));
+        at = end + close.size();
+    }
+    return out;
 }
 
 bool unreserved(unsigned char c) {
@@ -128,7 +191,7 @@ std::string s3_client::url(const std::string& key, std::string_view query) const
     return u;
 }
 
-s3_result<s3_client::reply> s3_client::perform(const request& r) {
+s3_result<s3_client::reply> s3_client::perform(const request& r, std::size_t reply_limit) {
     CURL* c = static_cast<CURL*>(curl_);
     if (c == nullptr) return std::unexpected(s3_error{0, "", "libcurl could not make a handle"});
     curl_easy_reset(c);
@@ -136,6 +199,8 @@ s3_result<s3_client::reply> s3_client::perform(const request& r) {
     const std::string sigv4 = "aws:amz:" + target_.region + ":s3";
     const std::string credentials = target_.access_key + ":" + target_.secret_key;
     reply out;
+    out.limit = reply_limit;
+    body_sink sink{&out.body, reply_limit, &out.cut};
     body_source body = r.body;
     curl_slist* headers = nullptr;
     // libcurl signs what it sends; S3 wants the payload's hash named, and takes UNSIGNED-PAYLOAD.
@@ -152,7 +217,7 @@ s3_result<s3_client::reply> s3_client::perform(const request& r) {
     curl_easy_setopt(c, CURLOPT_LOW_SPEED_LIMIT, 1L);
     curl_easy_setopt(c, CURLOPT_LOW_SPEED_TIME, stall_seconds_);
     curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, write_reply);
-    curl_easy_setopt(c, CURLOPT_WRITEDATA, &out.body);
+    curl_easy_setopt(c, CURLOPT_WRITEDATA, &sink);
     curl_easy_setopt(c, CURLOPT_HEADERFUNCTION, read_header);
     curl_easy_setopt(c, CURLOPT_HEADERDATA, &out.etag);
     if (r.head) {
@@ -250,6 +315,42 @@ s3_result<void> s3_client::abort_multipart(const std::string& key, const std::st
     auto done = perform(r);
     if (!done) return std::unexpected(done.error());
     return {};
+}
+
+s3_result<s3_listing> s3_client::list_objects(const std::string& prefix, const std::string& after) {
+    // The query in canonical order (sorted by name), as SigV4 signs it.
+    std::string query;
+    if (!after.empty()) query += "continuation-token=" + encode(after, false) + "&";
+    query += "list-type=2&max-keys=1000";
+    if (!prefix.empty()) query += "&prefix=" + encode(prefix, false);
+    request r{"GET", "", query, {}, false, ""};
+    auto done = perform(r, 16u << 20);
+    if (!done) return std::unexpected(done.error());
+    if (done->cut) return std::unexpected(s3_error{0, "TooBig", "a listing page longer than 16 MiB"});
+    s3_listing page;
+    for (std::string_view contents : xml_elements(done->body, "Contents")) {
+        s3_object o;
+        const std::string one(contents);
+        o.key = xml_text(xml_value(one, "Key"));
+        o.size = std::strtoull(xml_value(one, "Size").c_str(), nullptr, 10);
+        o.etag = xml_text(xml_value(one, "ETag"));
+        if (!o.key.empty()) page.objects.push_back(std::move(o));
+    }
+    if (xml_value(done->body, "IsTruncated") == "true") {
+        page.next = xml_text(xml_value(done->body, "NextContinuationToken"));
+        if (page.next.empty())
+            return std::unexpected(s3_error{0, "", "a listing said more follows but gave no continuation token"});
+    }
+    return page;
+}
+
+s3_result<std::string> s3_client::get_object(const std::string& key, std::size_t max_bytes) {
+    request r{"GET", key, "", {}, false, ""};
+    auto done = perform(r, max_bytes);
+    if (!done) return std::unexpected(done.error());
+    if (done->cut)
+        return std::unexpected(s3_error{0, "TooBig", key + " is longer than " + std::to_string(max_bytes) + " bytes"});
+    return std::move(done->body);
 }
 
 s3_result<std::optional<std::uint64_t>> s3_client::object_size(const std::string& key) {

@@ -41,6 +41,19 @@ struct s3_part {
     std::string etag;     // as the server gave it, quotes included
 };
 
+// An object as a listing names it.
+struct s3_object {
+    std::string key;
+    std::uint64_t size = 0;
+    std::string etag;  // as the server gave it, quotes included
+};
+
+// One page of a listing, and where the next begins ("" after the last).
+struct s3_listing {
+    std::vector<s3_object> objects;
+    std::string next;
+};
+
 // A bucket; one request at a time.
 class s3_client {
 public:
@@ -60,6 +73,11 @@ public:
     s3_result<void> complete_multipart(const std::string& key, const std::string& upload_id,
                                        const std::vector<s3_part>& parts);
     s3_result<void> abort_multipart(const std::string& key, const std::string& upload_id);
+    // ListObjectsV2 of the keys under prefix, one page (up to 1000 keys) from where `after` (a
+    // previous page's next, "" for the first) says.
+    s3_result<s3_listing> list_objects(const std::string& prefix, const std::string& after);
+    // GET of a whole object of at most max_bytes (a bigger one fails with status 0, code "TooBig").
+    s3_result<std::string> get_object(const std::string& key, std::size_t max_bytes);
     // HEAD: the object's size, nullopt when there is none.
     s3_result<std::optional<std::uint64_t>> object_size(const std::string& key);
 
@@ -73,10 +91,12 @@ private:
     struct reply {
         long status = 0;
         std::string body;
+        std::size_t limit = 0;  // bytes of the body kept
+        bool cut = false;       // the body was longer
         std::string etag;
         std::optional<std::uint64_t> length;
     };
-    s3_result<reply> perform(const request& r);
+    s3_result<reply> perform(const request& r, std::size_t reply_limit = 64 * 1024);
     std::string url(const std::string& key, std::string_view query) const;
 
     s3_target target_;

@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <filesystem>
 #include <set>
 
@@ -15,6 +16,7 @@
 #include "daemon/store/job_record.h"
 #include "daemon/store/store.h"
 #include "daemon/upload/stripped_dump.h"
+#include "formats/report/fleet_entry.h"
 #include "formats/report/quantities.h"
 #include "formats/report/report_html.h"
 #include "formats/report/report_json.h"
@@ -99,11 +101,21 @@ std::string key_segment(std::string_view text) {
     return out;
 }
 
-std::string entry_key_base(const std::string& prefix, const entry_metadata& meta) {
+std::string fleet_service_of(const entry_metadata& meta) {
     std::string main = main_class_of_command(meta.command_line);
     if (const auto slash = main.rfind('/'); slash != std::string::npos) main.erase(0, slash + 1);
-    std::string base = key_segment(meta.host) + "/" + key_segment(main) + "/" + key_segment(meta.id);
+    return key_segment(main);
+}
+
+std::string entry_key_base(const std::string& prefix, const entry_metadata& meta) {
+    std::string base = key_segment(meta.host) + "/" + fleet_service_of(meta) + "/" + key_segment(meta.id);
     return prefix.empty() ? base : prefix + "/" + base;
+}
+
+std::string credentials_file_of(const upload_options& o) {
+    if (!o.credentials_file.empty()) return o.credentials_file;
+    if (const char* dir = std::getenv("CREDENTIALS_DIRECTORY"); dir != nullptr) return std::string(dir) + "/s3";
+    return "";
 }
 
 result<std::pair<std::string, std::string>> read_credentials(const std::string& path) {
@@ -208,6 +220,8 @@ bool uploader::upload_entry(const entry_metadata& meta, const std::atomic<bool>&
         files.push_back({"report.html", state_.work_path(meta.id, "report.html"), "text/html; charset=utf-8"});
     if (options_.dump && meta.has_dump)
         files.push_back({"dump.hprof.gz", state_.work_path(meta.id, "dump.hprof.gz"), "application/gzip"});
+    // Last: a summary in the bucket says the rest is there (heapd fleet reads only it).
+    files.push_back({"summary.json", state_.work_path(meta.id, "summary.json"), "application/json"});
     return upload_files(meta.id, entry_key_base(options_.prefix, meta), files, &meta, stop);
 }
 
@@ -230,6 +244,9 @@ bool uploader::upload_files(const std::string& id, const std::string& key_base, 
                 made = fail(error_code::not_found, w.path + " is gone");
             } else if (w.name == "report.html") {
                 if (auto html = make_html(*meta, w.path); !html) made = std::unexpected(html.error());
+            } else if (w.name == "summary.json") {
+                if (auto summary = make_summary(*meta, key_base, w.path); !summary)
+                    made = std::unexpected(summary.error());
             } else {
                 made = write_stripped_gzip(entry_dir(id) + "/dump.hprof", w.path, state_.work_dir());
             }
@@ -331,6 +348,31 @@ result<std::string> uploader::make_html(const entry_metadata& meta, const std::s
     context.pid = meta.pid;
     context.created_ms = meta.created_ms;
     if (auto w = write_file_atomic(out_path, render_html(*report, context), file_access{0600, 0700, 0, false}); !w)
+        return std::unexpected(w.error());
+    return out_path;
+}
+
+result<std::string> uploader::make_summary(const entry_metadata& meta, const std::string& key_base,
+                                           const std::string& out_path) const {
+    auto text = read_file(entry_dir(meta.id) + "/report.json", max_report_bytes);
+    if (!text) return std::unexpected(text.error());
+    auto j = wire::json::parse(*text, nullptr, false);
+    if (j.is_discarded()) return fail(error_code::corrupt, "the stored report is not JSON");
+    auto report = report_from_json(j);
+    if (!report) return std::unexpected(report.error());
+    fleet_context context;
+    context.key = key_base;
+    context.id = meta.id;
+    context.host = meta.host;
+    context.service = fleet_service_of(meta);
+    context.pid = meta.pid;
+    context.jvm_start_time = meta.jvm_start_time;
+    context.created_ms = meta.created_ms;
+    context.trigger = meta.trigger;
+    context.oom_kind = meta.oom_kind;
+    context.jvm = meta.jvm;
+    const std::string summary = to_json(fleet_entry_of(*report, context)).dump() + "\n";
+    if (auto w = write_file_atomic(out_path, summary, file_access{0600, 0700, 0, false}); !w)
         return std::unexpected(w.error());
     return out_path;
 }

@@ -1,10 +1,11 @@
 #pragma once
 // `heapd upload`'s work: every report heapd keeps goes to an S3-compatible bucket, oldest first,
 // under PREFIX/HOST/MAIN CLASS/DUMP ID/ (report.json; report.html; dump.hprof.gz, the dump stripped
-// and compressed, when asked), and every death record under PREFIX/HOST/MAIN CLASS/DEATH ID/death.json. It reads the
-// store and never writes there: it runs as its own process (heapd-upload.service: network, no privileges) so that dumps
-// and analyses never wait for it. A failed entry is tried again later (backoff from 5 s to 10 min), from where it
-// stopped.
+// and compressed, when asked; summary.json, what heapd fleet reads, last), and every death record
+// under PREFIX/HOST/MAIN CLASS/DEATH ID/death.json. It reads the store and never writes there: it
+// runs as its own process (heapd-upload.service: network, no privileges) so that dumps and analyses
+// never wait for it. A failed entry is tried again later (backoff from 5 s to 10 min), from where
+// it stopped.
 #include <atomic>
 #include <cstdint>
 #include <memory>
@@ -35,8 +36,13 @@ struct upload_counters {
 // A text safe as one path segment of a key: letters, digits, '.', '_' and '-' (others become '_'),
 // at most 128 bytes, never "", "." or "..".
 std::string key_segment(std::string_view text);
+// The service an entry is of, as a key names it: its main class (of a jar: the jar's file name).
+std::string fleet_service_of(const entry_metadata& meta);
 // PREFIX/HOST/MAIN CLASS/DUMP ID for an entry (the main class of a jar: the jar's file name).
 std::string entry_key_base(const std::string& prefix, const entry_metadata& meta);
+// The credentials file the options name, else the one systemd passes ($CREDENTIALS_DIRECTORY/s3);
+// "" when neither.
+std::string credentials_file_of(const upload_options& o);
 // The credentials file: "KEY:SECRET" on one line, or aws_access_key_id = / aws_secret_access_key =
 // lines (as in ~/.aws/credentials); refused when others may read it.
 result<std::pair<std::string, std::string>> read_credentials(const std::string& path);
@@ -70,6 +76,9 @@ private:
     s3_result<void> upload_file(entry_progress& p, file_progress& f, const std::string& path,
                                 const std::string& content_type, const std::atomic<bool>& stop);
     result<std::string> make_html(const entry_metadata& meta, const std::string& out_path) const;
+    // summary.json: the report as heapd fleet keeps it (formats/report/fleet_entry.h).
+    result<std::string> make_summary(const entry_metadata& meta, const std::string& key_base,
+                                     const std::string& out_path) const;
     std::string entry_dir(const std::string& id) const { return store_dir_ + "/entries/" + id; }
 
     upload_options options_;

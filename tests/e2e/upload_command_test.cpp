@@ -145,12 +145,21 @@ TEST(upload_command, a_wrong_secret_uploads_nothing_and_the_right_one_everything
     auto right = run_command({heapd_binary(), "upload", "--config", s.config, "--once"});
     ASSERT_EQ(right.exit_code, 0) << right.err;
     const std::string base = key_base(s, "Demo");
-    EXPECT_EQ(server.keys(), (std::vector<std::string>{base + "/report.html", base + "/report.json"}));
+    EXPECT_EQ(server.keys(),
+              (std::vector<std::string>{base + "/report.html", base + "/report.json", base + "/summary.json"}));
     EXPECT_EQ(server.object(base + "/report.json"), read_whole(s.daemon.store() + "/entries/" + s.id + "/report.json"));
     const std::string page = server.object(base + "/report.html").value_or("");
     EXPECT_NE(page.find("Content-Security-Policy"), std::string::npos);
     EXPECT_NE(page.find(s.id), std::string::npos);
-    EXPECT_EQ(metric(s.dir.file("upload.prom"), "heapd_upload_objects_total"), 2);
+    // What heapd fleet reads: where and what, and the report's suspects by signature.
+    const auto summary = wire::json::parse(server.object(base + "/summary.json").value_or(""), nullptr, false);
+    ASSERT_FALSE(summary.is_discarded());
+    EXPECT_EQ(summary.value("key", ""), base);
+    EXPECT_EQ(summary.value("id", ""), s.id);
+    EXPECT_EQ(summary.value("service", ""), "Demo");
+    EXPECT_GT(summary.value("pid", 0), 0);
+    EXPECT_GT(summary.value("reachable_bytes", 0), 0);
+    EXPECT_EQ(metric(s.dir.file("upload.prom"), "heapd_upload_objects_total"), 3);
     EXPECT_EQ(metric(s.dir.file("upload.prom"), "heapd_upload_entries_total"), 1);
     EXPECT_EQ(metric(s.dir.file("upload.prom"), "heapd_upload_queue_entries"), 0);
 
@@ -203,8 +212,8 @@ TEST(upload_command, a_server_that_goes_away_mid_upload_is_resumed_under_the_sam
     EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << read_whole(log);
 
     const std::string base = key_base(s, "RandomGraph");
-    EXPECT_EQ(server.keys(),
-              (std::vector<std::string>{base + "/dump.hprof.gz", base + "/report.html", base + "/report.json"}));
+    EXPECT_EQ(server.keys(), (std::vector<std::string>{base + "/dump.hprof.gz", base + "/report.html",
+                                                       base + "/report.json", base + "/summary.json"}));
     EXPECT_EQ(server.open_uploads(), 0u);
     // The object is the stored dump, stripped: what `heapd strip` writes, compressed.
     const std::string stripped = s.dir.file("stripped.hprof");
@@ -217,7 +226,7 @@ TEST(upload_command, a_server_that_goes_away_mid_upload_is_resumed_under_the_sam
     EXPECT_TRUE(gunzip(object) == read_whole(stripped)) << "the uploaded dump differs from heapd strip's";
     // Every part was sent once: none again after the server came back.
     EXPECT_EQ(metric(prom, "heapd_upload_parts_total"), static_cast<double>((object.size() + part - 1) / part));
-    EXPECT_EQ(metric(prom, "heapd_upload_objects_total"), 3);
+    EXPECT_EQ(metric(prom, "heapd_upload_objects_total"), 4);  // summary.json too
     EXPECT_NE(read_whole(log).find("not uploaded"), std::string::npos) << read_whole(log);
     EXPECT_NE(read_whole(log).find("uploaded to s3://heapd-test/" + base + "/"), std::string::npos) << read_whole(log);
 }
