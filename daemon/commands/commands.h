@@ -55,4 +55,8 @@ void add_cpu(CLI::App& app, int& status);
 // `heapd upload [--config FILE] [--once] [--store DIR]`: the store's reports to an S3 bucket.
 void add_upload(CLI::App& app, int& status);
 
+// `heapd fleet [--config FILE | --dir DIR] [--since WHEN] [--service NAME] [--json] [--html OUT]`: the
+// reports in the bucket by service and host, their leak suspects grouped into findings.
+void add_fleet(CLI::App& app, int& status);
+
 }  // namespace heapd::daemon

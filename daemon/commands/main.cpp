@@ -23,6 +23,7 @@ int main(int argc, char** argv) {
     heapd::daemon::add_dump(app, status);
     heapd::daemon::add_check_config(app, status);
     heapd::daemon::add_upload(app, status);
+    heapd::daemon::add_fleet(app, status);
     try {
         app.parse(argc, argv);
     } catch (const CLI::ParseError& e) {

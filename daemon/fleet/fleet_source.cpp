@@ -1,0 +1,175 @@
+#include "daemon/fleet/fleet_source.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <linux/openat2.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <map>
+#include <utility>
+
+#include "base/fd_io.h"
+
+namespace heapd::daemon {
+namespace {
+
+constexpr const char* summary_file = "summary.json";
+constexpr const char* report_file = "report.json";
+constexpr int max_depth = 8;
+
+// Keeps, per report directory, the summary when there is one, else the report.
+void keep(std::map<std::string, fleet_listed>& found, fleet_listed item) {
+    auto [at, fresh] = found.try_emplace(item.key, item);
+    if (!fresh && item.file == summary_file) at->second = std::move(item);
+}
+
+result<std::vector<fleet_listed>> listed(std::map<std::string, fleet_listed>& found) {
+    std::vector<fleet_listed> out;
+    out.reserve(found.size());
+    for (auto& [key, item] : found) out.push_back(std::move(item));
+    return out;
+}
+
+// The bucket, listed page by page.
+class bucket : public fleet_source {
+public:
+    bucket(std::unique_ptr<s3_client> client, std::string name, std::string endpoint, std::string prefix)
+        : client_(std::move(client)),
+          name_(std::move(name)),
+          endpoint_(std::move(endpoint)),
+          prefix_(std::move(prefix)) {
+        while (!prefix_.empty() && prefix_.back() == '/') prefix_.pop_back();
+    }
+
+    result<std::vector<fleet_listed>> list() override {
+        std::map<std::string, fleet_listed> found;
+        std::string after;
+        do {
+            auto page = client_->list_objects(prefix_.empty() ? "" : prefix_ + "/", after);
+            if (!page) return fail(error_code::io, "cannot list " + describe() + ": " + page.error().message);
+            for (s3_object& o : page->objects) {
+                const auto slash = o.key.rfind('/');
+                if (slash == std::string::npos) continue;
+                const std::string file = o.key.substr(slash + 1);
+                if (file != summary_file && file != report_file) continue;
+                keep(found, {o.key.substr(0, slash), file, o.etag, o.size});
+                if (found.size() > max_fleet_reports)
+                    return fail(error_code::bad_value,
+                                describe() + " holds more than " + std::to_string(max_fleet_reports) + " reports");
+            }
+            after = std::move(page->next);
+        } while (!after.empty());
+        return listed(found);
+    }
+
+    result<std::string> read(const fleet_listed& item, std::size_t max_bytes) override {
+        auto bytes = client_->get_object(item.key + "/" + item.file, max_bytes);
+        if (!bytes)
+            return fail(error_code::io, "cannot read " + item.key + "/" + item.file + ": " + bytes.error().message);
+        return std::move(*bytes);
+    }
+
+    std::string describe() const override { return "s3://" + name_ + (prefix_.empty() ? "" : "/" + prefix_); }
+
+    std::string page_link(const std::string& key, const std::string& base) const override {
+        const std::string root = base.empty() ? endpoint_ + "/" + name_ + "/" : base;
+        return root + s3_encode_key(key) + "/report.html";
+    }
+
+private:
+    std::unique_ptr<s3_client> client_;
+    std::string name_, endpoint_, prefix_;
+};
+
+// A local tree, read through descriptors beneath its root.
+class directory : public fleet_source {
+public:
+    directory(unique_fd root, std::string path) : root_(std::move(root)), path_(std::move(path)) {}
+
+    result<std::vector<fleet_listed>> list() override {
+        std::map<std::string, fleet_listed> found;
+        // Directories still to read: a descriptor and the key so far (explicit stack, no recursion).
+        std::vector<std::pair<unique_fd, std::string>> pending;
+        pending.emplace_back(unique_fd(::fcntl(root_.get(), F_DUPFD_CLOEXEC, 0)), "");
+        while (!pending.empty()) {
+            auto [fd, key] = std::move(pending.back());
+            pending.pop_back();
+            const int depth = key.empty() ? 0 : static_cast<int>(std::count(key.begin(), key.end(), '/')) + 1;
+            DIR* d = fd ? ::fdopendir(fd.get()) : nullptr;
+            if (d == nullptr)
+                return fail(error_code::io, "cannot read " + path_ + "/" + key + ": " + std::strerror(errno));
+            const int dir_fd = fd.release();  // closedir closes it
+            while (const dirent* e = ::readdir(d)) {
+                const std::string name = e->d_name;
+                if (name == "." || name == "..") continue;
+                struct stat st {};
+                if (::fstatat(dir_fd, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) continue;
+                const std::string child = key.empty() ? name : key + "/" + name;
+                if (S_ISDIR(st.st_mode) && depth < max_depth) {
+                    unique_fd sub(::openat(dir_fd, name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+                    if (sub) pending.emplace_back(std::move(sub), child);
+                } else if (S_ISREG(st.st_mode) && !key.empty() && (name == summary_file || name == report_file)) {
+                    const std::string version = std::to_string(st.st_ino) + ":" + std::to_string(st.st_size) + ":" +
+                                                std::to_string(st.st_mtim.tv_sec) + "." +
+                                                std::to_string(st.st_mtim.tv_nsec);
+                    keep(found, {key, name, version, static_cast<std::uint64_t>(st.st_size)});
+                }
+            }
+            ::closedir(d);
+            if (found.size() > max_fleet_reports)
+                return fail(error_code::bad_value,
+                            path_ + " holds more than " + std::to_string(max_fleet_reports) + " reports");
+        }
+        return listed(found);
+    }
+
+    result<std::string> read(const fleet_listed& item, std::size_t max_bytes) override {
+        const std::string name = item.key + "/" + item.file;
+        open_how how{};
+        how.flags = O_RDONLY | O_NOFOLLOW | O_NOCTTY | O_NONBLOCK | O_CLOEXEC;
+        how.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS;
+        unique_fd fd(static_cast<int>(::syscall(SYS_openat2, root_.get(), name.c_str(), &how, sizeof how)));
+        if (!fd) return fail(error_code::io, "cannot open " + path_ + "/" + name + ": " + std::strerror(errno));
+        struct stat st {};
+        if (::fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode))
+            return fail(error_code::bad_value, path_ + "/" + name + " is not a regular file");
+        if (static_cast<std::uint64_t>(st.st_size) > max_bytes)
+            return fail(error_code::bad_value,
+                        path_ + "/" + name + " is longer than " + std::to_string(max_bytes) + " bytes");
+        auto bytes = read_to_end(fd.get(), max_bytes);
+        if (!bytes) return fail(error_code::io, "cannot read " + path_ + "/" + name + ": " + std::strerror(errno));
+        return std::move(*bytes);
+    }
+
+    std::string describe() const override { return path_; }
+
+    std::string page_link(const std::string& key, const std::string& base) const override {
+        return (base.empty() ? "file://" + s3_encode_key(path_) + "/" : base) + s3_encode_key(key) + "/report.html";
+    }
+
+private:
+    unique_fd root_;
+    std::string path_;
+};
+
+}  // namespace
+
+std::unique_ptr<fleet_source> bucket_source(std::unique_ptr<s3_client> client, std::string bucket_name,
+                                            std::string endpoint, std::string prefix) {
+    return std::make_unique<bucket>(std::move(client), std::move(bucket_name), std::move(endpoint), std::move(prefix));
+}
+
+result<std::unique_ptr<fleet_source>> directory_source(const std::string& dir) {
+    unique_fd root(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_NOCTTY | O_CLOEXEC));
+    if (!root) return fail(error_code::io, "cannot open the directory " + dir + ": " + std::strerror(errno));
+    std::string path = dir;
+    while (path.size() > 1 && path.back() == '/') path.pop_back();
+    return std::make_unique<directory>(std::move(root), std::move(path));
+}
+
+}  // namespace heapd::daemon
