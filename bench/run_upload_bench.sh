@@ -61,7 +61,7 @@ dump_bytes=$(stat -c %s "$dump")
 
 port=$((20000 + RANDOM % 20000))
 mkdir -p "$work/s3"
-node "$source_dir/tests/support/s3_test_server.js" "$s3rver" "$work/s3" heapd-bench "$port" S3RVER \
+node --openssl-legacy-provider "$source_dir/tests/support/s3_test_server.js" "$s3rver" "$work/s3" heapd-bench "$port" S3RVER \
     >"$work/s3.out" 2>"$work/s3.log" &
 s3_pid=$!
 for _ in $(seq 150); do grep -q ready "$work/s3.out" 2>/dev/null && break; sleep 0.2; done

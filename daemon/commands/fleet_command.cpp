@@ -2,11 +2,14 @@
 // out the same way): reports by service and host, and their leak suspects grouped into findings by
 // leak signature (formats/report/fleet_view.h). What an earlier run read is kept in an index and not
 // read again.
+#include <atomic>
 #include <cstdio>
 #include <cstdlib>
 #include <ctime>
 #include <memory>
 #include <string>
+#include <thread>
+#include <vector>
 
 #include "base/atomic_file.h"
 #include "base/keyed_hash.h"
@@ -34,6 +37,7 @@ struct fleet_args {
     std::string config, dir, prefix, since, service, html, index, link_base, min_retained;
     bool config_given = false, prefix_given = false, as_json = false, no_index = false;
     unsigned top = 10;
+    unsigned connections = 8;
 };
 
 // What one run read, for the line on stderr and the JSON.
@@ -100,24 +104,51 @@ result<fleet_entry> entry_of(const fleet_listed& item, const std::string& bytes)
     return fleet_entry_of(*report, c);
 }
 
-// Every report of the source, from the index where it is unchanged; the index updated.
+// Every report of the source, from the index where it is unchanged, the rest read by the source's
+// workers at once; the index updated. Results are taken in the listing's order, whatever thread read
+// them.
 result<std::vector<fleet_entry>> gather(fleet_source& source, fleet_index& index, read_counts& counts) {
     auto listed = source.list();
     if (!listed) return std::unexpected(listed.error());
     counts.listed = listed->size();
+    std::vector<const fleet_index_item*> known(listed->size(), nullptr);
+    std::vector<std::size_t> to_read;
+    for (std::size_t i = 0; i < listed->size(); ++i) {
+        const fleet_listed& item = (*listed)[i];
+        auto at = index.items.find(item.key);
+        if (at != index.items.end() && at->second.file == item.file && at->second.version == item.version)
+            known[i] = &at->second;
+        else
+            to_read.push_back(i);
+    }
+    std::vector<result<fleet_entry>> fresh(to_read.size(),
+                                           std::unexpected(error_info{error_code::internal, "not read"}));
+    std::atomic<std::size_t> next{0};
+    auto work = [&](unsigned worker) {
+        for (std::size_t n; (n = next.fetch_add(1)) < to_read.size();) {
+            const fleet_listed& item = (*listed)[to_read[n]];
+            auto bytes = source.read(item, item.file == "summary.json" ? max_summary_bytes : max_report_bytes, worker);
+            fresh[n] = bytes ? entry_of(item, *bytes) : std::unexpected(bytes.error());
+        }
+    };
+    std::vector<std::thread> threads;
+    const auto workers = static_cast<unsigned>(std::min<std::size_t>(source.readers(), to_read.size()));
+    for (unsigned w = 1; w < workers; ++w) threads.emplace_back(work, w);
+    work(0);
+    for (std::thread& t : threads) t.join();
+
     std::map<std::string, fleet_index_item> kept;
     std::vector<fleet_entry> entries;
     entries.reserve(listed->size());
-    for (const fleet_listed& item : *listed) {
-        auto known = index.items.find(item.key);
-        if (known != index.items.end() && known->second.file == item.file && known->second.version == item.version) {
+    for (std::size_t i = 0, n = 0; i < listed->size(); ++i) {
+        const fleet_listed& item = (*listed)[i];
+        if (known[i] != nullptr) {
             ++counts.from_index;
-            entries.push_back(known->second.entry);
-            kept.insert(index.items.extract(known));
+            entries.push_back(known[i]->entry);
+            kept.insert_or_assign(item.key, *known[i]);
             continue;
         }
-        auto bytes = source.read(item, item.file == "summary.json" ? max_summary_bytes : max_report_bytes);
-        auto entry = bytes ? entry_of(item, *bytes) : std::unexpected(bytes.error());
+        result<fleet_entry>& entry = fresh[n++];
         if (!entry) {
             ++counts.unreadable;
             std::fprintf(stderr, "heapd fleet: %s/%s left out: %s\n", line_safe(item.key).c_str(), item.file.c_str(),
@@ -136,7 +167,7 @@ result<std::vector<fleet_entry>> gather(fleet_source& source, fleet_index& index
 result<std::unique_ptr<fleet_source>> open_source(const fleet_args& a, int& status) {
     if (!a.dir.empty()) {
         status = bad_input;
-        return directory_source(a.dir);
+        return directory_source(a.dir, a.connections);
     }
     const std::string path = a.config_given ? a.config : default_config_path();
     auto config = read_config_file(path, heapd_config{});
@@ -150,14 +181,15 @@ result<std::unique_ptr<fleet_source>> open_source(const fleet_args& a, int& stat
     status = usage;
     if (o.endpoint.empty())
         return fail(error_code::not_found, path + " has no [upload] endpoint; name the bucket there, or --dir DIR");
-    const std::string credentials_file = credentials_file_of(o);
-    if (credentials_file.empty()) return fail(error_code::not_found, path + " names no upload.credentials_file");
+    // As heapd-upload.service has it (LoadCredential=s3:CONFIG DIR/s3-credentials) when the config
+    // names no file: the uploader's key, read by whoever may read it.
+    std::string credentials_file = credentials_file_of(o);
+    if (credentials_file.empty()) credentials_file = parent_of(path) + "/s3-credentials";
     auto credentials = read_credentials(credentials_file);
     status = bad_input;
     if (!credentials) return std::unexpected(credentials.error());
-    auto client =
-        std::make_unique<s3_client>(s3_target{o.endpoint, o.bucket, o.region, credentials->first, credentials->second});
-    return bucket_source(std::move(client), o.bucket, o.endpoint, a.prefix_given ? a.prefix : o.prefix);
+    return bucket_source(s3_target{o.endpoint, o.bucket, o.region, credentials->first, credentials->second},
+                         a.prefix_given ? a.prefix : o.prefix, a.connections);
 }
 
 int run_fleet(const fleet_args& a) {
@@ -264,6 +296,10 @@ void add_fleet(CLI::App& app, int& status) {
                     "Where the page links each report's report.html: BASE + KEY + /report.html (default: the "
                     "bucket's URL at its endpoint, or file:// for --dir)");
     sub->add_option("--top", args->top, "Findings and services shown in the text (0: all)")->default_val(10);
+    sub->add_option("--connections", args->connections,
+                    "Reports read at once (connections to the bucket, or threads for --dir)")
+        ->default_val(8)
+        ->check(CLI::Range(1, 64));
     sub->add_option("--index", args->index,
                     "Where what was read is kept for the next run (default: ~/.cache/heapd/fleet-ID.json)");
     sub->add_flag("--no-index", args->no_index, "Read every report, keep nothing");

@@ -35,22 +35,21 @@ result<std::vector<fleet_listed>> listed(std::map<std::string, fleet_listed>& fo
     return out;
 }
 
-// The bucket, listed page by page.
+// The bucket, listed page by page; a client per worker.
 class bucket : public fleet_source {
 public:
-    bucket(std::unique_ptr<s3_client> client, std::string name, std::string endpoint, std::string prefix)
-        : client_(std::move(client)),
-          name_(std::move(name)),
-          endpoint_(std::move(endpoint)),
-          prefix_(std::move(prefix)) {
+    bucket(const s3_target& target, std::string prefix, unsigned connections)
+        : name_(target.bucket), endpoint_(target.endpoint), prefix_(std::move(prefix)) {
         while (!prefix_.empty() && prefix_.back() == '/') prefix_.pop_back();
+        for (unsigned i = 0; i < std::max(connections, 1u); ++i)
+            clients_.push_back(std::make_unique<s3_client>(target));
     }
 
     result<std::vector<fleet_listed>> list() override {
         std::map<std::string, fleet_listed> found;
         std::string after;
         do {
-            auto page = client_->list_objects(prefix_.empty() ? "" : prefix_ + "/", after);
+            auto page = clients_.front()->list_objects(prefix_.empty() ? "" : prefix_ + "/", after);
             if (!page) return fail(error_code::io, "cannot list " + describe() + ": " + page.error().message);
             for (s3_object& o : page->objects) {
                 const auto slash = o.key.rfind('/');
@@ -67,12 +66,14 @@ public:
         return listed(found);
     }
 
-    result<std::string> read(const fleet_listed& item, std::size_t max_bytes) override {
-        auto bytes = client_->get_object(item.key + "/" + item.file, max_bytes);
+    result<std::string> read(const fleet_listed& item, std::size_t max_bytes, unsigned worker) override {
+        auto bytes = clients_.at(worker)->get_object(item.key + "/" + item.file, max_bytes);
         if (!bytes)
             return fail(error_code::io, "cannot read " + item.key + "/" + item.file + ": " + bytes.error().message);
         return std::move(*bytes);
     }
+
+    unsigned readers() const override { return static_cast<unsigned>(clients_.size()); }
 
     std::string describe() const override { return "s3://" + name_ + (prefix_.empty() ? "" : "/" + prefix_); }
 
@@ -82,14 +83,15 @@ public:
     }
 
 private:
-    std::unique_ptr<s3_client> client_;
     std::string name_, endpoint_, prefix_;
+    std::vector<std::unique_ptr<s3_client>> clients_;
 };
 
 // A local tree, read through descriptors beneath its root.
 class directory : public fleet_source {
 public:
-    directory(unique_fd root, std::string path) : root_(std::move(root)), path_(std::move(path)) {}
+    directory(unique_fd root, std::string path, unsigned readers)
+        : root_(std::move(root)), path_(std::move(path)), readers_(std::max(readers, 1u)) {}
 
     result<std::vector<fleet_listed>> list() override {
         std::map<std::string, fleet_listed> found;
@@ -128,7 +130,7 @@ public:
         return listed(found);
     }
 
-    result<std::string> read(const fleet_listed& item, std::size_t max_bytes) override {
+    result<std::string> read(const fleet_listed& item, std::size_t max_bytes, unsigned) override {
         const std::string name = item.key + "/" + item.file;
         open_how how{};
         how.flags = O_RDONLY | O_NOFOLLOW | O_NOCTTY | O_NONBLOCK | O_CLOEXEC;
@@ -146,6 +148,8 @@ public:
         return std::move(*bytes);
     }
 
+    unsigned readers() const override { return readers_; }
+
     std::string describe() const override { return path_; }
 
     std::string page_link(const std::string& key, const std::string& base) const override {
@@ -155,21 +159,21 @@ public:
 private:
     unique_fd root_;
     std::string path_;
+    unsigned readers_;
 };
 
 }  // namespace
 
-std::unique_ptr<fleet_source> bucket_source(std::unique_ptr<s3_client> client, std::string bucket_name,
-                                            std::string endpoint, std::string prefix) {
-    return std::make_unique<bucket>(std::move(client), std::move(bucket_name), std::move(endpoint), std::move(prefix));
+std::unique_ptr<fleet_source> bucket_source(const s3_target& target, std::string prefix, unsigned connections) {
+    return std::make_unique<bucket>(target, std::move(prefix), connections);
 }
 
-result<std::unique_ptr<fleet_source>> directory_source(const std::string& dir) {
+result<std::unique_ptr<fleet_source>> directory_source(const std::string& dir, unsigned readers) {
     unique_fd root(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_NOCTTY | O_CLOEXEC));
     if (!root) return fail(error_code::io, "cannot open the directory " + dir + ": " + std::strerror(errno));
     std::string path = dir;
     while (path.size() > 1 && path.back() == '/') path.pop_back();
-    return std::make_unique<directory>(std::move(root), std::move(path));
+    return std::make_unique<directory>(std::move(root), std::move(path), readers);
 }
 
 }  // namespace heapd::daemon

@@ -27,8 +27,11 @@ public:
     virtual ~fleet_source() = default;
     // Every report directory, by key.
     virtual result<std::vector<fleet_listed>> list() = 0;
-    // The listed file's bytes, at most max_bytes.
-    virtual result<std::string> read(const fleet_listed& item, std::size_t max_bytes) = 0;
+    // The listed file's bytes, at most max_bytes. Callers on different threads pass different
+    // workers (0 to readers() - 1): each has a connection of its own.
+    virtual result<std::string> read(const fleet_listed& item, std::size_t max_bytes, unsigned worker) = 0;
+    // How many workers may read at once.
+    virtual unsigned readers() const = 0;
     // "s3://BUCKET/PREFIX" or the directory: names the index and the output.
     virtual std::string describe() const = 0;
     // Where a report's page is, for a link (base + key + "/report.html" when a base is given).
@@ -38,11 +41,10 @@ public:
 // At most this many report directories are kept from a listing (the rest is an error, not dropped).
 inline constexpr std::size_t max_fleet_reports = 1'000'000;
 
-// The reports under prefix in a bucket.
-std::unique_ptr<fleet_source> bucket_source(std::unique_ptr<s3_client> client, std::string bucket, std::string endpoint,
-                                            std::string prefix);
+// The reports under prefix in a bucket, read over up to connections connections at once.
+std::unique_ptr<fleet_source> bucket_source(const s3_target& target, std::string prefix, unsigned connections);
 // The reports under a directory: walked without following links (at most 8 levels), each file opened
-// beneath it, never through a link, and checked to be a regular file.
-result<std::unique_ptr<fleet_source>> directory_source(const std::string& dir);
+// beneath it, never through a link, and checked to be a regular file; read by up to readers workers.
+result<std::unique_ptr<fleet_source>> directory_source(const std::string& dir, unsigned readers);
 
 }  // namespace heapd::daemon

@@ -3,7 +3,9 @@
 // by `heapd upload`. The same leak on two hosts is one finding, the leak that grew in one JVM shows its
 // growth, the healthy JVM is no finding; a later upload is read alone, the rest from the index; the
 // page shows the findings, a timeline and links, and loads nothing from anywhere.
+#include <sys/mman.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <gtest/gtest.h>
 
@@ -12,6 +14,8 @@
 #include <memory>
 #include <thread>
 
+#include "daemon/upload/s3_client.h"
+#include "formats/report/fleet_entry.h"
 #include "formats/wire/protocol.h"
 #include "support/headless_browser.h"
 #include "support/jvm_process.h"
@@ -178,6 +182,47 @@ TEST(fleet_command, one_leak_on_two_hosts_is_one_finding_and_a_new_report_is_rea
               true);
     for (const std::string& r : browser->requests()) EXPECT_EQ(r.rfind("file://", 0), 0u) << r;
     for (const page_event& e : browser->console()) ADD_FAILURE() << e.kind << " " << e.level << ": " << e.text;
+}
+
+// A bucket longer than a listing page (1000 keys): every page is read, and the next run reads none.
+TEST(fleet_command, a_bucket_of_more_than_a_listing_page_is_read_whole) {
+    ASSERT_FALSE(s3_test_server::s3rver_module().empty()) << "s3rver is not installed: run .ci/setup";
+    scratch_dir scratch;
+    s3_test_server server(scratch.file("s3"), "heapd-test", "S3RVER");
+    ASSERT_TRUE(server.start()) << server.refusals();
+    daemon::s3_client client(daemon::s3_target{server.endpoint(), "heapd-test", "us-east-1", "S3RVER", "S3RVER"});
+    constexpr int reports = 1050;
+    for (int n = 0; n < reports; ++n) {
+        analysis_report r;
+        fleet_context c;
+        c.host = "host-" + std::to_string(n % 50);
+        c.service = "Svc";
+        c.id = std::to_string(n);
+        c.key = "prod/" + c.host + "/Svc/" + c.id;
+        c.pid = 100 + n % 50;
+        c.created_ms = 1'790'000'000'000 + n;
+        const std::string text = to_json(fleet_entry_of(r, c)).dump();
+        const int fd = ::memfd_create("summary", MFD_CLOEXEC);
+        ASSERT_EQ(::write(fd, text.data(), text.size()), static_cast<ssize_t>(text.size()));
+        auto put = client.put_object(c.key + "/summary.json", fd, 0, text.size(), "application/json");
+        ::close(fd);
+        ASSERT_TRUE(put) << put.error().message;
+    }
+    std::ofstream(scratch.file("credentials")) << "S3RVER:S3RVER\n";
+    ::chmod(scratch.file("credentials").c_str(), 0600);
+    std::ofstream(scratch.file("heapd.toml")) << "[upload]\nendpoint = \"" << server.endpoint()
+                                              << "\"\nbucket = \"heapd-test\"\nprefix = \"prod\"\ncredentials_file = \""
+                                              << scratch.file("credentials") << "\"\n";
+    for (int run = 0; run < 2; ++run) {
+        auto r = run_command({heapd_binary(), "fleet", "--config", scratch.file("heapd.toml"), "--index",
+                              scratch.file("index.json"), "--json"});
+        ASSERT_EQ(r.exit_code, 0) << r.err;
+        const json view = json::parse(r.out, nullptr, false);
+        EXPECT_EQ(view["reports"], reports);
+        EXPECT_EQ(view["hosts"].size(), 50u);
+        EXPECT_EQ(view["source"]["read"], run == 0 ? reports : 0);
+        EXPECT_EQ(view["source"]["from_index"], run == 0 ? 0 : reports);
+    }
 }
 
 // A local copy of a bucket: a report uploaded before summaries existed is read from its report.json

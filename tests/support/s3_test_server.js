@@ -5,7 +5,9 @@
 // otherwise. The check is written from the SigV4 specification, independently of libcurl's signing.
 // Prints "ready" once both listen. Killing it is a server going away; started again on the same
 // DATA_DIR it has what it had (uploads under way included).
-// Usage: node s3_test_server.js S3RVER_MODULE DATA_DIR BUCKET PORT SECRET   (access key: S3RVER)
+// Usage: node --openssl-legacy-provider s3_test_server.js S3RVER_MODULE DATA_DIR BUCKET PORT SECRET
+// (access key: S3RVER; the flag because s3rver makes ListObjectsV2's continuation tokens with DES,
+// which OpenSSL 3 keeps in its legacy provider).
 'use strict';
 const http = require('http');
 const crypto = require('crypto');
