@@ -69,9 +69,10 @@ std::string findings_section(const fleet_view& v, const fleet_page& page) {
         for (const std::string& s : f.services) services += (services.empty() ? "" : ", ") + s;
         const double rate = f.jvms.empty() ? 0 : f.jvms.front().bytes_per_hour();
         std::string suspect =
-            "<span class=\"swatch\" style=\"color:" + std::string(palette[std::min(i, palette.size() - 1)]) +
-            "\">&#9679;</span> <a href=\"#finding-" + escape(f.signature) + "\">" +
-            (f.is_class ? "instances of " : "") + escape(f.class_name) + "</a>";
+            "<span class=\"swatch\" style=\"background:" + std::string(palette[std::min(i, palette.size() - 1)]) +
+            "\"></span><a href=\"#finding-" + escape(f.signature) + "\">" + (f.is_class ? "instances of " : "") +
+            escape(f.class_name) + "</a>" +
+            (f.anchor.empty() ? "" : "<br><span class=\"muted\">in " + escape(f.anchor) + "</span>");
         t.row({html::cell{suspect, std::nullopt, true}, html::text(services), html::count_cell(f.hosts.size()),
                html::count_cell(f.reports), html::count_cell(f.oom_reports), html::text(when(f.first_ms)),
                html::text(when(f.last_ms)),
@@ -80,8 +81,9 @@ std::string findings_section(const fleet_view& v, const fleet_page& page) {
                html::number(rate == 0 ? "" : text::human_bytes(static_cast<std::uint64_t>(std::max(rate, 0.0))) + "/h",
                             rate)});
         details += "<details class=\"finding\" id=\"finding-" + escape(f.signature) + "\"><summary>" +
-                   (f.is_class ? "instances of " : "") + escape(f.class_name) + " <span class=\"id\">" +
-                   escape(f.signature) + "</span></summary>\n";
+                   (f.is_class ? "instances of " : "") + escape(f.class_name) +
+                   (f.anchor.empty() ? "" : " in " + escape(f.anchor)) + " <span class=\"id\">" + escape(f.signature) +
+                   "</span></summary>\n";
         details += "<p>Held in <code>" + escape(f.held_in) + "</code>, up to " +
                    escape(text::round_percent(f.max_share * 100)) +
                    " of the reachable heap. Path from the GC root: <code>" + escape(f.path) + "</code></p>\n<p>Hosts: ";

@@ -61,8 +61,23 @@ void add_sighting(finding_builder& b, const fleet_entry& e, const fleet_suspect&
     ++t.reports;
 }
 
+// The last step of a signature's path that is a class object ("class Sessions.static LEAK"), without
+// the word "class".
+std::string anchor_of(const std::string& path) {
+    static constexpr std::string_view arrow = " → ";
+    std::string found;
+    for (std::size_t from = path.find(": ") == std::string::npos ? 0 : path.find(": ") + 2; from <= path.size();) {
+        const std::size_t end = std::min(path.find(arrow, from), path.size());
+        const std::string_view step = std::string_view(path).substr(from, end - from);
+        if (step.starts_with("class ")) found = step.substr(6);
+        from = end + arrow.size();
+    }
+    return found;
+}
+
 fleet_finding finish(finding_builder& b) {
     fleet_finding f = std::move(b.f);
+    f.anchor = anchor_of(f.path);
     f.services.assign(b.services.begin(), b.services.end());
     f.hosts.assign(b.hosts.begin(), b.hosts.end());
     std::stable_sort(f.hosts.begin(), f.hosts.end(), [](const auto& a, const auto& c) { return a.second > c.second; });
@@ -166,6 +181,7 @@ json to_json(const fleet_view& v) {
                             {"is_class", f.is_class},
                             {"held_in", f.held_in},
                             {"path", f.path},
+                            {"anchor", f.anchor},
                             {"services", f.services},
                             {"hosts", hosts},
                             {"reports", f.reports},
@@ -212,8 +228,8 @@ std::string render_text(const fleet_view& v, unsigned top) {
     out += fmt("\nFindings: %zu (one per leak signature)\n", v.findings.size());
     for (unsigned i = 0; i < text::rows(v.findings.size(), top); ++i) {
         const fleet_finding& f = v.findings[i];
-        out += fmt("\n%u. ", i + 1) + (f.is_class ? "instances of " : "") + line_safe(f.class_name) + " [" +
-               f.signature + "]\n";
+        out += fmt("\n%u. ", i + 1) + (f.is_class ? "instances of " : "") + line_safe(f.class_name) +
+               (f.anchor.empty() ? "" : " in " + line_safe(f.anchor)) + " [" + f.signature + "]\n";
         std::string services;
         for (const std::string& s : f.services) services += (services.empty() ? "" : ", ") + line_safe(s);
         out += fmt("   %zu host%s, %llu report%s (%llu after an OOM); ", f.hosts.size(), f.hosts.size() == 1 ? "" : "s",

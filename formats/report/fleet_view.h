@@ -38,6 +38,9 @@ struct fleet_sighting {
 struct fleet_finding {
     std::string signature;  // the id (leak_signature_id)
     std::string class_name, held_in, path;
+    // The last static field on the path ("Sessions.static LEAK"), what tells two findings of one
+    // class apart at a glance; "" when the path passes no class.
+    std::string anchor;
     bool is_class = false;
     std::vector<std::string> services;                         // sorted
     std::vector<std::pair<std::string, std::uint64_t>> hosts;  // host, reports there; by reports, then name
