@@ -94,6 +94,8 @@ ct dpkg -i /root/heapd.deb 2>&1 | show
 check "the package installs" ct dpkg -s heapd
 check "the group heapd exists (sysusers)" ct getent group heapd
 check "the store is 0750 root:heapd (tmpfiles)" test "$(ct stat -c '%a %U:%G' /var/lib/heapd)" = "750 root:heapd"
+check "the alert rules ship, as promtool reads them" /usr/bin/promtool check rules "$root/usr/share/heapd/prometheus/heapd-alerts.yml"
+check "the Grafana dashboard ships" ct test -s /usr/share/heapd/grafana/heapd-dashboard.json
 check "heapd.socket is enabled" test "$(ct systemctl is-enabled heapd.socket)" = enabled
 check "heapd.socket is active" test "$(ct systemctl is-active heapd.socket)" = active
 check "heapd.service waits for its socket" test "$(ct systemctl is-active heapd.service)" = inactive
@@ -154,7 +156,7 @@ s3rver=$src/build/npm/node_modules/s3rver
 if [ -f "$s3rver/package.json" ] && command -v node >/dev/null; then
   s3port=$((20000 + RANDOM % 20000))
   mkdir -p "$work/s3"
-  node "$src/tests/support/s3_test_server.js" "$s3rver" "$work/s3" heapd-test "$s3port" S3RVER \
+  node --openssl-legacy-provider "$src/tests/support/s3_test_server.js" "$s3rver" "$work/s3" heapd-test "$s3port" S3RVER \
     >"$work/s3.out" 2>"$work/s3.log" &
   s3_pid=$!
   wait_for 30 grep -q ready "$work/s3.out"
@@ -163,8 +165,9 @@ if [ -f "$s3rver/package.json" ] && command -v node >/dev/null; then
     /etc/heapd/heapd.toml
   ct sh -c 'umask 077 && echo S3RVER:S3RVER >/etc/heapd/s3-credentials'
   ct systemctl enable --now heapd-upload.service 2>&1 | show
-  uploaded() { [ -f "$work/s3/heapd-test/fleet/heapd-test/OomExit/$dump_id/report.html._S3rver_object" ]; }
-  check "heapd-upload puts the report and its page in the bucket" wait_for 60 uploaded
+  uploaded() { [ -f "$work/s3/heapd-test/fleet/heapd-test/OomExit/$dump_id/summary.json._S3rver_object" ]; }
+  check "heapd-upload puts the report, its page and its summary in the bucket" wait_for 60 uploaded
+  check "heapd fleet reads it back from the bucket" ct sh -c "heapd fleet --no-index --json | grep -q '/OomExit/$dump_id\"'"
   (cd "$work/s3/heapd-test" && find . -name '*._S3rver_object' | sed 's/._S3rver_object$//' | sort) | show
   ct journalctl -u heapd-upload.service --no-pager | tail -3 | show
   upid=$(ct systemctl show heapd-upload.service -p MainPID --value)
