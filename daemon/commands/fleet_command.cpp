@@ -264,7 +264,7 @@ int run_fleet(const fleet_args& a) {
                        {"read", counts.read},
                        {"from_index", counts.from_index},
                        {"left_out", counts.unreadable}};
-        std::fputs((j.dump(2) + "\n").c_str(), stdout);
+        std::fputs((j.dump(2, ' ', false, json::error_handler_t::replace) + "\n").c_str(), stdout);
     } else if (a.html.empty()) {
         std::fputs(render_text(view, a.top).c_str(), stdout);
     }

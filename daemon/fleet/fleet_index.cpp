@@ -58,7 +58,7 @@ result<void> save_fleet_index(const std::string& path, const fleet_index& index)
     const json j = {{"fleet_index", 1}, {"source", index.source}, {"reports", reports}};
     const file_access access{0600, 0700, 0, false};
     if (auto made = make_dir(parent_of(path), access); !made) return made;
-    return write_file_atomic(path, j.dump() + "\n", access);
+    return write_file_atomic(path, j.dump(-1, ' ', false, json::error_handler_t::replace) + "\n", access);
 }
 
 }  // namespace heapd::daemon

@@ -95,26 +95,26 @@ public:
 
     result<std::vector<fleet_listed>> list() override {
         std::map<std::string, fleet_listed> found;
-        // Directories still to read: a descriptor and the key so far (explicit stack, no recursion).
-        std::vector<std::pair<unique_fd, std::string>> pending;
-        pending.emplace_back(unique_fd(::fcntl(root_.get(), F_DUPFD_CLOEXEC, 0)), "");
+        // Directories still to read, by key (an explicit stack, no recursion; one open at a time, so
+        // that a wide tree never runs out of descriptors).
+        std::vector<std::string> pending = {""};
         while (!pending.empty()) {
-            auto [fd, key] = std::move(pending.back());
+            const std::string key = std::move(pending.back());
             pending.pop_back();
             const int depth = key.empty() ? 0 : static_cast<int>(std::count(key.begin(), key.end(), '/')) + 1;
+            unique_fd fd = open_beneath(key.empty() ? "." : key, O_RDONLY | O_DIRECTORY);
             DIR* d = fd ? ::fdopendir(fd.get()) : nullptr;
-            if (d == nullptr)
-                return fail(error_code::io, "cannot read " + path_ + "/" + key + ": " + std::strerror(errno));
+            if (d == nullptr && key.empty())
+                return fail(error_code::io, "cannot read " + path_ + ": " + std::strerror(errno));
+            if (d == nullptr) continue;       // replaced by a link, or gone, since it was listed
             const int dir_fd = fd.release();  // closedir closes it
             while (const dirent* e = ::readdir(d)) {
                 const std::string name = e->d_name;
                 if (name == "." || name == "..") continue;
                 struct stat st {};
                 if (::fstatat(dir_fd, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) continue;
-                const std::string child = key.empty() ? name : key + "/" + name;
                 if (S_ISDIR(st.st_mode) && depth < max_depth) {
-                    unique_fd sub(::openat(dir_fd, name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
-                    if (sub) pending.emplace_back(std::move(sub), child);
+                    pending.push_back(key.empty() ? name : key + "/" + name);
                 } else if (S_ISREG(st.st_mode) && !key.empty() && (name == summary_file || name == report_file)) {
                     const std::string version = std::to_string(st.st_ino) + ":" + std::to_string(st.st_size) + ":" +
                                                 std::to_string(st.st_mtim.tv_sec) + "." +
@@ -123,7 +123,7 @@ public:
                 }
             }
             ::closedir(d);
-            if (found.size() > max_fleet_reports)
+            if (found.size() > max_fleet_reports || pending.size() > max_fleet_reports)
                 return fail(error_code::bad_value,
                             path_ + " holds more than " + std::to_string(max_fleet_reports) + " reports");
         }
@@ -132,10 +132,7 @@ public:
 
     result<std::string> read(const fleet_listed& item, std::size_t max_bytes, unsigned) override {
         const std::string name = item.key + "/" + item.file;
-        open_how how{};
-        how.flags = O_RDONLY | O_NOFOLLOW | O_NOCTTY | O_NONBLOCK | O_CLOEXEC;
-        how.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS;
-        unique_fd fd(static_cast<int>(::syscall(SYS_openat2, root_.get(), name.c_str(), &how, sizeof how)));
+        unique_fd fd = open_beneath(name, O_RDONLY | O_NONBLOCK);
         if (!fd) return fail(error_code::io, "cannot open " + path_ + "/" + name + ": " + std::strerror(errno));
         struct stat st {};
         if (::fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode))
@@ -157,6 +154,14 @@ public:
     }
 
 private:
+    // name (relative) opened beneath the root, through no link at all.
+    unique_fd open_beneath(const std::string& name, int flags) const {
+        open_how how{};
+        how.flags = static_cast<std::uint64_t>(flags) | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC;
+        how.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS;
+        return unique_fd(static_cast<int>(::syscall(SYS_openat2, root_.get(), name.c_str(), &how, sizeof how)));
+    }
+
     unique_fd root_;
     std::string path_;
     unsigned readers_;

@@ -333,12 +333,16 @@ s3_result<void> uploader::upload_file(entry_progress& p, file_progress& f, const
     return {};
 }
 
-result<std::string> uploader::make_html(const entry_metadata& meta, const std::string& out_path) const {
-    auto text = read_file(entry_dir(meta.id) + "/report.json", max_report_bytes);
+result<analysis_report> uploader::stored_report(const std::string& id) const {
+    auto text = read_file(entry_dir(id) + "/report.json", max_report_bytes);
     if (!text) return std::unexpected(text.error());
     auto j = wire::json::parse(*text, nullptr, false);
     if (j.is_discarded()) return fail(error_code::corrupt, "the stored report is not JSON");
-    auto report = report_from_json(j);
+    return report_from_json(j);
+}
+
+result<std::string> uploader::make_html(const entry_metadata& meta, const std::string& out_path) const {
+    auto report = stored_report(meta.id);
     if (!report) return std::unexpected(report.error());
     html_context context;
     context.dump_id = meta.id;
@@ -354,11 +358,7 @@ result<std::string> uploader::make_html(const entry_metadata& meta, const std::s
 
 result<std::string> uploader::make_summary(const entry_metadata& meta, const std::string& key_base,
                                            const std::string& out_path) const {
-    auto text = read_file(entry_dir(meta.id) + "/report.json", max_report_bytes);
-    if (!text) return std::unexpected(text.error());
-    auto j = wire::json::parse(*text, nullptr, false);
-    if (j.is_discarded()) return fail(error_code::corrupt, "the stored report is not JSON");
-    auto report = report_from_json(j);
+    auto report = stored_report(meta.id);
     if (!report) return std::unexpected(report.error());
     fleet_context context;
     context.key = key_base;
@@ -371,7 +371,8 @@ result<std::string> uploader::make_summary(const entry_metadata& meta, const std
     context.trigger = meta.trigger;
     context.oom_kind = meta.oom_kind;
     context.jvm = meta.jvm;
-    const std::string summary = to_json(fleet_entry_of(*report, context)).dump() + "\n";
+    const std::string summary =
+        to_json(fleet_entry_of(*report, context)).dump(-1, ' ', false, wire::json::error_handler_t::replace) + "\n";
     if (auto w = write_file_atomic(out_path, summary, file_access{0600, 0700, 0, false}); !w)
         return std::unexpected(w.error());
     return out_path;

@@ -18,6 +18,7 @@
 #include "daemon/store/entry_metadata.h"
 #include "daemon/upload/s3_client.h"
 #include "daemon/upload/upload_state.h"
+#include "formats/report/report.h"
 
 namespace heapd::daemon {
 
@@ -75,6 +76,8 @@ private:
     // One file: whole when it fits in a part, else in parts (resuming a multipart upload).
     s3_result<void> upload_file(entry_progress& p, file_progress& f, const std::string& path,
                                 const std::string& content_type, const std::atomic<bool>& stop);
+    // The entry's report.json, read back.
+    result<analysis_report> stored_report(const std::string& id) const;
     result<std::string> make_html(const entry_metadata& meta, const std::string& out_path) const;
     // summary.json: the report as heapd fleet keeps it (formats/report/fleet_entry.h).
     result<std::string> make_summary(const entry_metadata& meta, const std::string& key_base,

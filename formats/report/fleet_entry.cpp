@@ -14,6 +14,7 @@ using json = nlohmann::ordered_json;
 
 constexpr std::size_t max_text = 4096;
 constexpr std::size_t max_suspects = 64;
+constexpr std::int64_t max_time_ms = 253'402'300'799'999;  // 9999-12-31 23:59:59.999 UTC
 
 bool is_digit(char c) { return c >= '0' && c <= '9'; }
 bool is_alnum(char c) { return is_digit(c) || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
@@ -156,7 +157,11 @@ result<fleet_entry> fleet_entry_from_json(const json& j) {
         auto text = [&](const json& o, const char* name) {
             at = name;
             std::string s = o.at(name).get<std::string>();
-            if (s.size() > max_text) s.resize(max_text);
+            if (s.size() > max_text) {
+                std::size_t cut = max_text;  // never inside a UTF-8 character
+                while (cut > 0 && (static_cast<unsigned char>(s[cut]) & 0xC0) == 0x80) --cut;
+                s.resize(cut);
+            }
             return s;
         };
         auto number = [&]<class T>(const json& o, const char* name, T) {
@@ -171,7 +176,8 @@ result<fleet_entry> fleet_entry_from_json(const json& j) {
         e.service = text(j, "service");
         e.pid = number(j, "pid", std::int64_t{});
         e.jvm_start_time = number(j, "jvm_start_time", std::uint64_t{});
-        e.time_ms = number(j, "time_ms", std::int64_t{});
+        // Times within years 1970 to 9999, so that differences and the page's scale cannot overflow.
+        e.time_ms = std::clamp<std::int64_t>(number(j, "time_ms", std::int64_t{}), 0, max_time_ms);
         e.trigger = text(j, "trigger");
         e.oom_kind = text(j, "oom_kind");
         e.jvm = text(j, "jvm");

@@ -67,7 +67,8 @@ fleet_entry fleet_entry_of(const analysis_report& r, const fleet_context& contex
 
 nlohmann::ordered_json to_json(const fleet_entry& e);
 // Reads summary.json back; fails with bad_value naming the key that is missing or of the wrong type.
-// Strings are bounded (4 KiB each) and suspects too (at most 64 kept).
+// Strings are bounded (4 KiB each) and suspects too (at most 64 kept); times are held to years 1970
+// to 9999.
 result<fleet_entry> fleet_entry_from_json(const nlohmann::ordered_json& j);
 
 }  // namespace report

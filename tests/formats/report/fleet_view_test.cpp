@@ -3,6 +3,8 @@
 // and the summary's JSON both ways.
 #include <gtest/gtest.h>
 
+#include <limits>
+
 #include "formats/report/fleet_entry.h"
 #include "formats/report/fleet_html.h"
 #include "formats/report/fleet_view.h"
@@ -162,6 +164,16 @@ TEST(fleet_entry, its_json_reads_back_and_bad_json_is_refused_by_name) {
     j = to_json(e);
     j["host"] = std::string(10000, 'h');  // bounded
     EXPECT_EQ(fleet_entry_from_json(j)->host.size(), 4096u);
+    std::string wide;
+    for (int i = 0; i < 3000; ++i) wide += "\xc3\xa9";  // é: two bytes, so 4096 would cut one in half
+    j["host"] = wide;
+    EXPECT_EQ(fleet_entry_from_json(j)->host.size(), 4096u);
+    j["host"] = "x" + wide;
+    const std::string cut = fleet_entry_from_json(j)->host;
+    EXPECT_EQ(cut.size(), 4095u);
+    EXPECT_NO_THROW((void)nlohmann::ordered_json(cut).dump());
+    j["time_ms"] = std::numeric_limits<std::int64_t>::max();  // held to the year 9999
+    EXPECT_EQ(fleet_entry_from_json(j)->time_ms, 253'402'300'799'999);
 }
 
 TEST(fleet_html, names_from_the_bucket_are_escaped_and_every_report_links_to_its_page) {
