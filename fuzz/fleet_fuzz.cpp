@@ -11,7 +11,6 @@
 #include "formats/report/fleet_entry.h"
 #include "formats/report/fleet_html.h"
 #include "formats/report/fleet_view.h"
-#include "formats/report/report_json.h"
 
 namespace {
 // Keeps the optimizer from dropping work whose results are otherwise unused.
@@ -29,10 +28,10 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         other.host += "-b";
         other.time_ms += 1;
         entries.push_back(std::move(other));
-    } else if (auto r = report_from_json(j)) {
+    } else {
         fleet_context c;
         c.key = "prod/host/Service/1";
-        entries.push_back(fleet_entry_of(*r, c));
+        if (auto r = fleet_entry_of_report(j, c)) entries.push_back(std::move(*r));
     }
     if (entries.empty()) return 0;
     fleet_filter everything;

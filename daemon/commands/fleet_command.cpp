@@ -22,7 +22,6 @@
 #include "daemon/upload/uploader.h"
 #include "formats/report/fleet_html.h"
 #include "formats/report/fleet_view.h"
-#include "formats/report/report_json.h"
 
 namespace heapd::daemon {
 namespace {
@@ -87,8 +86,6 @@ result<fleet_entry> entry_of(const fleet_listed& item, const std::string& bytes)
         if (e) e->key = item.key;  // where it lies, whatever it says
         return e;
     }
-    auto report = report_from_json(j);
-    if (!report) return std::unexpected(report.error());
     fleet_context c;
     c.key = item.key;
     std::vector<std::string> parts;
@@ -101,7 +98,7 @@ result<fleet_entry> entry_of(const fleet_listed& item, const std::string& bytes)
     c.id = parts.back();
     c.service = parts.size() >= 2 ? parts[parts.size() - 2] : "";
     c.host = parts.size() >= 3 ? parts[parts.size() - 3] : "";
-    return fleet_entry_of(*report, c);
+    return fleet_entry_of_report(j, c);
 }
 
 // Every report of the source, from the index where it is unchanged, the rest read by the source's

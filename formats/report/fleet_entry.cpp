@@ -2,9 +2,12 @@
 
 #include <algorithm>
 #include <array>
+#include <cmath>
 #include <cstdio>
+#include <type_traits>
 
 #include "base/keyed_hash.h"
+#include "formats/report/report_json.h"
 
 namespace heapd {
 inline namespace report {
@@ -124,6 +127,23 @@ fleet_entry fleet_entry_of(const analysis_report& r, const fleet_context& c) {
     return e;
 }
 
+result<fleet_entry> fleet_entry_of_report(const json& j, const fleet_context& context) {
+    // report_from_json takes whole fields as they come: a number written as a float beyond 2^63
+    // would make its conversion undefined. No JSON heapd writes has one; a file from elsewhere may.
+    std::vector<const json*> pending = {&j};
+    while (!pending.empty()) {
+        const json* v = pending.back();
+        pending.pop_back();
+        if (v->is_number_float() && !(std::abs(v->get<double>()) < 9.2e18))
+            return fail(error_code::bad_value, "the report holds a number out of range");
+        if (v->is_structured())
+            for (const json& child : *v) pending.push_back(&child);
+    }
+    auto report = report_from_json(j);
+    if (!report) return std::unexpected(report.error());
+    return fleet_entry_of(*report, context);
+}
+
 json to_json(const fleet_entry& e) {
     json suspects = json::array();
     for (const fleet_suspect& s : e.suspects)
@@ -164,9 +184,16 @@ result<fleet_entry> fleet_entry_from_json(const json& j) {
             }
             return s;
         };
+        // Whole numbers for whole fields (a float out of their range would make the conversion
+        // undefined), booleans for flags.
         auto number = [&]<class T>(const json& o, const char* name, T) {
             at = name;
-            return o.at(name).get<T>();
+            const json& v = o.at(name);
+            const bool fits = std::is_same_v<T, bool> ? v.is_boolean()
+                              : std::is_integral_v<T> ? v.is_number_integer()
+                                                      : v.is_number();
+            if (!fits) throw nlohmann::json::type_error::create(302, "not of its type", &v);
+            return v.get<T>();
         };
         if (!j.is_object()) return fail(error_code::bad_value, "a fleet summary is a JSON object");
         fleet_entry e;

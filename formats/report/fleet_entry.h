@@ -64,6 +64,9 @@ struct fleet_context {
     std::string trigger, oom_kind, jvm;
 };
 fleet_entry fleet_entry_of(const analysis_report& r, const fleet_context& context);
+// The same from a report.json from elsewhere (a report uploaded without a summary): refused with
+// bad_value when it does not read as a report or holds a number no whole field can take.
+result<fleet_entry> fleet_entry_of_report(const nlohmann::ordered_json& j, const fleet_context& context);
 
 nlohmann::ordered_json to_json(const fleet_entry& e);
 // Reads summary.json back; fails with bad_value naming the key that is missing or of the wrong type.

@@ -8,6 +8,7 @@
 #include "formats/report/fleet_entry.h"
 #include "formats/report/fleet_html.h"
 #include "formats/report/fleet_view.h"
+#include "formats/report/report_json.h"
 
 namespace heapd {
 namespace {
@@ -174,6 +175,26 @@ TEST(fleet_entry, its_json_reads_back_and_bad_json_is_refused_by_name) {
     EXPECT_NO_THROW((void)nlohmann::ordered_json(cut).dump());
     j["time_ms"] = std::numeric_limits<std::int64_t>::max();  // held to the year 9999
     EXPECT_EQ(fleet_entry_from_json(j)->time_ms, 253'402'300'799'999);
+    // A whole field written as a float (beyond 2^63 its conversion would be undefined) is refused.
+    j["time_ms"] = 1.44e81;
+    auto floated = fleet_entry_from_json(j);
+    ASSERT_FALSE(floated);
+    EXPECT_NE(floated.error().message.find("time_ms"), std::string::npos) << floated.error().message;
+}
+
+TEST(fleet_entry, a_report_from_elsewhere_with_a_number_out_of_range_is_refused) {
+    analysis_report r;
+    r.retention.computed = true;
+    r.retention.leak_suspects = {list_leak(0x1000, 200u << 20, 1, 10)};
+    fleet_context c;
+    c.key = "prod/h/S/1";
+    auto j = to_json(r);
+    ASSERT_TRUE(fleet_entry_of_report(j, c));
+    ASSERT_TRUE(j.at("leak_suspects").at("suspects").at(0).contains("retained_bytes")) << j.dump();
+    j["leak_suspects"]["suspects"][0]["retained_bytes"] = 3.5e30;
+    auto bad = fleet_entry_of_report(j, c);
+    ASSERT_FALSE(bad);
+    EXPECT_EQ(bad.error().code, error_code::bad_value);
 }
 
 TEST(fleet_html, names_from_the_bucket_are_escaped_and_every_report_links_to_its_page) {
