@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
 #include <map>
 #include <utility>
 
@@ -176,7 +177,10 @@ std::unique_ptr<fleet_source> bucket_source(const s3_target& target, std::string
 result<std::unique_ptr<fleet_source>> directory_source(const std::string& dir, unsigned readers) {
     unique_fd root(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_NOCTTY | O_CLOEXEC));
     if (!root) return fail(error_code::io, "cannot open the directory " + dir + ": " + std::strerror(errno));
-    std::string path = dir;
+    // Absolute, so that the page's file:// links lead there from wherever the page is opened.
+    std::error_code ec;
+    std::string path = std::filesystem::absolute(dir, ec).lexically_normal().string();
+    if (ec) path = dir;
     while (path.size() > 1 && path.back() == '/') path.pop_back();
     return std::make_unique<directory>(std::move(root), std::move(path), readers);
 }

@@ -263,6 +263,14 @@ TEST(fleet_command, a_directory_is_read_without_following_links_and_old_reports_
     ASSERT_EQ(text.exit_code, 0) << text.err;
     EXPECT_NE(text.out.find("1 report from 1 host, 1 service"), std::string::npos) << text.out;
     EXPECT_NE(text.out.find("hosts: web-9 (1)"), std::string::npos) << text.out;
+    // A directory named relative to where heapd runs: the page links each report by its absolute path.
+    auto relative = run_command({"sh", "-c", "cd \"$0\" && exec \"$1\" fleet --dir bucket --no-index --html page.html",
+                                 scratch.path(), heapd_binary()});
+    ASSERT_EQ(relative.exit_code, 0) << relative.err;
+    std::ifstream page_file(scratch.file("page.html"));
+    const std::string page((std::istreambuf_iterator<char>(page_file)), std::istreambuf_iterator<char>());
+    EXPECT_NE(page.find("href=\"file://" + tree + "/prod/web-9/Sessions/20261101T000000-1/report.html\""),
+              std::string::npos);
     // A bad --since is a usage error.
     EXPECT_EQ(run_command({heapd_binary(), "fleet", "--dir", tree, "--since", "last tuesday"}).exit_code, 1);
 }
