@@ -65,7 +65,7 @@ struct fleet_context {
 };
 fleet_entry fleet_entry_of(const analysis_report& r, const fleet_context& context);
 // The same from a report.json from elsewhere (a report uploaded without a summary): refused with
-// bad_value when it does not read as a report or holds a number no whole field can take.
+// bad_value when it does not read as a report (report_from_json).
 result<fleet_entry> fleet_entry_of_report(const nlohmann::ordered_json& j, const fleet_context& context);
 
 nlohmann::ordered_json to_json(const fleet_entry& e);

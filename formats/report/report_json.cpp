@@ -1,5 +1,7 @@
 #include "formats/report/report_json.h"
 
+#include <cmath>
+
 #include "formats/report/report_text.h"
 
 namespace heapd {
@@ -321,6 +323,17 @@ result<object_paths_report> paths_from_json(const nlohmann::ordered_json& j) {
 }
 
 result<analysis_report> report_from_json(const nlohmann::ordered_json& j) {
+    // Whole fields are taken as they come: a number written as a float beyond 2^63 would make its
+    // conversion undefined. No JSON heapd writes has one; a file from elsewhere may.
+    std::vector<const json*> pending = {&j};
+    while (!pending.empty()) {
+        const json* v = pending.back();
+        pending.pop_back();
+        if (v->is_number_float() && !(std::abs(v->get<double>()) < 9.2e18))
+            return fail(error_code::bad_value, "the report holds a number out of range");
+        if (v->is_structured())
+            for (const json& child : *v) pending.push_back(&child);
+    }
     try {
         analysis_report r;
         summary_from_json(j.at("summary"), r.summary);

@@ -32,7 +32,8 @@ nlohmann::ordered_json to_json(const object_paths_report& r);
 // Reads `heapd path`'s answer back; fails with bad_value as report_from_json does.
 result<object_paths_report> paths_from_json(const nlohmann::ordered_json& j);
 
-// Reads a report back; fails with bad_value when a required key is missing or of the wrong type.
+// Reads a report back; fails with bad_value when a required key is missing or of the wrong type,
+// or when a number is written as a float no whole field can take (beyond 2^63).
 result<analysis_report> report_from_json(const nlohmann::ordered_json& j);
 
 // The dominator tree outline (retention_report::tree) as {min_share, nodes}, and back; reading fails
