@@ -108,7 +108,7 @@ result<std::vector<fleet_entry>> gather(fleet_source& source, fleet_index& index
     auto listed = source.list();
     if (!listed) return std::unexpected(listed.error());
     counts.listed = listed->size();
-    std::vector<const fleet_index_item*> known(listed->size(), nullptr);
+    std::vector<fleet_index_item*> known(listed->size(), nullptr);
     std::vector<std::size_t> to_read;
     for (std::size_t i = 0; i < listed->size(); ++i) {
         const fleet_listed& item = (*listed)[i];
@@ -142,7 +142,7 @@ result<std::vector<fleet_entry>> gather(fleet_source& source, fleet_index& index
         if (known[i] != nullptr) {
             ++counts.from_index;
             entries.push_back(known[i]->entry);
-            kept.insert_or_assign(item.key, *known[i]);
+            kept.insert_or_assign(item.key, std::move(*known[i]));  // the old index is replaced below
             continue;
         }
         result<fleet_entry>& entry = fresh[n++];
