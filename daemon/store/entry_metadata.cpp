@@ -2,6 +2,12 @@
 
 namespace heapd::daemon {
 
+bool made_after(const entry_metadata& a, const entry_metadata& b) {
+    if (a.sequence != b.sequence) return a.sequence > b.sequence;
+    if (a.created_ms != b.created_ms) return a.created_ms > b.created_ms;
+    return a.id > b.id;
+}
+
 wire::json to_json(const entry_metadata& m) {
     wire::json j = {{"id", m.id},
                     {"created_ms", m.created_ms},
@@ -22,6 +28,8 @@ wire::json to_json(const entry_metadata& m) {
                     {"has_report", m.has_report},
                     {"headline", m.headline},
                     {"stored_bytes", m.stored_bytes}};
+    if (m.sequence != 0) j["sequence"] = m.sequence;
+    if (!m.oom_request.empty()) j["oom_request"] = m.oom_request;
     if (!m.oom_kind.empty()) {
         j["oom_kind"] = m.oom_kind;
         j["oom_error"] = m.oom_error;
@@ -53,6 +61,8 @@ result<entry_metadata> metadata_from_json(const wire::json& j) {
         m.headline = j.value("headline", "");
         m.oom_kind = j.value("oom_kind", "");
         m.oom_error = j.value("oom_error", "");
+        m.sequence = j.value("sequence", std::uint64_t{0});
+        m.oom_request = j.value("oom_request", "");
     } catch (const std::exception& e) {
         return fail(error_code::corrupt, std::string("metadata is damaged: ") + e.what());
     }

@@ -13,7 +13,10 @@ namespace heapd::daemon {
 // One entry of the store: where it came from, whose it is, and what it holds.
 struct entry_metadata {
     std::string id;
-    std::int64_t created_ms = 0;
+    std::int64_t created_ms = 0;  // by the wall clock, for people: it may step back or forward
+    // The store's count of entries staged when this one was (1, 2, ...; 0 for entries of stores
+    // before it): the order of entries, whatever the clock did.
+    std::uint64_t sequence = 0;
     uid_t owner_uid = 0;  // who may see it besides root and the heapd group
     gid_t owner_gid = 0;
     std::string trigger;  // "heapctl report"; for dumps "request" (heapctl dump) or "oom" (the hook)
@@ -32,11 +35,16 @@ struct entry_metadata {
     std::string jvm;                   // the JVM's version, when known
     std::string command_line;          // the JVM's command line, when known
     std::uint64_t job = 0;             // the job that made it
+    std::string oom_request;           // the OOM intake's key of the request it answers (oom_intake.h)
     bool has_dump = false;             // dump.hprof is in the entry
     bool has_report = false;           // report.json is in the entry
     std::string headline;              // one line on what fills the heap (the top leak suspect)
     std::uint64_t stored_bytes = 0;    // bytes the entry takes on disk (measured, not stored)
 };
+
+// True when a was made after b: by sequence (entries of older stores, without one, come first), then
+// by wall-clock time, then by id.
+bool made_after(const entry_metadata& a, const entry_metadata& b);
 
 wire::json to_json(const entry_metadata& m);
 // Fails with corrupt when a required key is missing or has the wrong type.

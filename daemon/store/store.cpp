@@ -147,6 +147,7 @@ result<void> store::recover(store_recovery& recovery) {
             continue;
         }
         (void)apply_access(p, true, options_.access);
+        last_sequence_ = std::max(last_sequence_, meta->sequence);
         entries_[name] = std::move(*meta);
     }
     sync_dir(entries);
@@ -190,9 +191,7 @@ std::vector<entry_metadata> store::entries() const {
         std::lock_guard lock(mu_);
         for (const auto& [id, m] : entries_) out.push_back(m);
     }
-    std::sort(out.begin(), out.end(), [](const entry_metadata& a, const entry_metadata& b) {
-        return a.created_ms != b.created_ms ? a.created_ms > b.created_ms : a.id > b.id;
-    });
+    std::sort(out.begin(), out.end(), made_after);
     return out;
 }
 
@@ -279,6 +278,10 @@ result<store::staged_entry> store::stage(entry_metadata meta) {
     char stamp[32];
     std::strftime(stamp, sizeof stamp, "%Y%m%dT%H%M%S", &tm);
     meta.id = std::string(stamp) + "-" + std::to_string(meta.job);
+    {
+        std::lock_guard lock(mu_);
+        meta.sequence = ++last_sequence_;
+    }
     const std::string dir = options_.root + "/entries/" + std::string(temp_prefix) + meta.id;
     remove_all(dir);
     if (auto made = make_dir(dir, options_.access); !made) return std::unexpected(made.error());

@@ -9,6 +9,7 @@
 //   ROOT/deaths/ID.json            records of JVMs' deaths, kept by daemon/deaths/death_store.h
 //   ROOT/tmp/                      scratch (inflated copies of compressed dumps), emptied at start
 //   ROOT/staging/JOB.json          dumps a JVM writes in its /tmp for a job (staging_journal.h)
+//   ROOT/intake/UID-ID.json        OOM requests taken and not yet kept (daemon/oom/oom_intake.h)
 // Every file is written atomically (atomic_file.h) with mode 0640 and the store's group; an entry is
 // assembled in ROOT/entries/.tmp-ID and renamed into place whole. Opening the store removes
 // whatever is half-written, entries that cannot be read, and marks interrupted jobs failed.
@@ -121,6 +122,9 @@ public:
     // What a job calls once it has committed an entry with a report: tells every listener.
     void report_committed(const entry_metadata& meta, const analysis_report& report) const;
 
+    // Lets another daemon use the store (its lock released): once nothing writes to it any more.
+    void release() { lock_.reset(); }
+
     // Replaces the retention policy (a configuration reloaded); apply_retention then follows it.
     void set_retention(const retention_policy& policy);
     // Removes the entries the retention policy no longer keeps; returns their ids.
@@ -142,6 +146,7 @@ private:
     hash_key key_{};
     mutable std::mutex mu_;
     std::map<std::string, entry_metadata> entries_;
+    std::uint64_t last_sequence_ = 0;  // the highest entry_metadata::sequence given
     std::vector<report_listener> listeners_;
 };
 

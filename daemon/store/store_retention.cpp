@@ -16,10 +16,9 @@ struct owner_share {
 
 std::vector<std::string> expired_entries(std::vector<entry_metadata> entries, const retention_policy& policy,
                                          std::int64_t now_ms) {
-    // Newest first; ties by id so the order does not depend on the input's.
-    std::sort(entries.begin(), entries.end(), [](const entry_metadata& a, const entry_metadata& b) {
-        return a.created_ms != b.created_ms ? a.created_ms > b.created_ms : a.id > b.id;
-    });
+    // Newest first by the store's sequence, never by the clock (which may step back: the entry just
+    // made would then look the oldest); ties by time and id, so the order does not depend on the input's.
+    std::sort(entries.begin(), entries.end(), made_after);
     const std::int64_t max_age_ms =
         static_cast<std::int64_t>(std::min<std::uint64_t>(policy.max_age_days, 1u << 20)) * 24 * 3600 * 1000;
     std::vector<bool> gone(entries.size(), false);

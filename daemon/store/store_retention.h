@@ -20,7 +20,8 @@ struct retention_policy {
     std::uint64_t max_bytes_per_owner = 0;
 };
 
-// The ids of the entries to remove so the rest keep within the policy, newest first. Entries older
+// The ids of the entries to remove so the rest keep within the policy, newest first (made_after:
+// by the store's sequence, not the wall clock). Entries older
 // than the age limit go; then each owner is brought within its own share (its newest entry kept),
 // so that one user's entries never push out another's; then, while the store is over its count or
 // bytes, the owner holding the most gives up an entry. An owner's oldest entry goes first, those

@@ -51,9 +51,8 @@ std::optional<std::vector<entry_metadata>> read_entries(const std::string& store
         auto meta = metadata_from_json(j);
         if (meta && meta->id == id && meta->has_report) out.push_back(std::move(*meta));
     }
-    std::sort(out.begin(), out.end(), [](const entry_metadata& a, const entry_metadata& b) {
-        return a.created_ms != b.created_ms ? a.created_ms < b.created_ms : a.id < b.id;
-    });
+    std::sort(out.begin(), out.end(),
+              [](const entry_metadata& a, const entry_metadata& b) { return made_after(b, a); });
     return out;
 }
 

@@ -238,6 +238,32 @@ TEST(store, retention_applies_after_new_entries) {
     EXPECT_EQ(s->entries()[0].id, newest);
 }
 
+// The clock stepped back a day (a bad NTP sync) after entries were made, with the count reached:
+// the entry just made is the newest by the store's sequence and stays; the oldest one made goes.
+// Also after the store is opened again.
+TEST(store, retention_keeps_the_entry_just_made_when_the_clock_stepped_back) {
+    scratch_dir dir;
+    store_options o = options_in(dir);
+    o.retention = {2, 0, 30};
+    const std::int64_t day = 24 * 3600 * 1000, t = 1700000000000;
+    store_recovery rec;
+    auto s = open_store(o, rec);
+    const std::string first = add_entry(*s, 1, t);
+    const std::string second = add_entry(*s, 2, t + 1000);
+    const std::string made_back = add_entry(*s, 3, t + 2000 - day);
+    auto removed = s->apply_retention(t + 3000 - day);
+    EXPECT_EQ(removed, std::vector<std::string>{first});
+    ASSERT_EQ(s->entries().size(), 2u);
+    EXPECT_EQ(s->entries()[0].id, made_back);
+    EXPECT_EQ(s->entries()[1].id, second);
+    s.reset();
+    auto again = open_store(o, rec);
+    const std::string next = add_entry(*again, 4, t + 4000 - day);
+    EXPECT_EQ(again->apply_retention(t + 5000 - day), std::vector<std::string>{second});
+    ASSERT_EQ(again->entries().size(), 2u);
+    EXPECT_EQ(again->entries()[0].id, next);
+}
+
 entry_metadata sized(const char* id, std::int64_t created_ms, std::uint64_t bytes) {
     entry_metadata m;
     m.id = id;
