@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdint>
 #include <cstring>
 #include <iterator>
@@ -163,12 +164,17 @@ void* allocate(std::size_t bytes) {
         // Beyond the budget: a region of the file, its blocks allocated now (a full disk fails
         // here rather than as SIGBUS at a write to the mapping).
         const off_t offset = r.next_offset;
-        if (r.now.spilled + size <= r.max_spilled && ::fallocate(r.file, 0, offset, static_cast<off_t>(size)) == 0) {
+        const bool within = r.now.spilled + size <= r.max_spilled;
+        if (within && ::fallocate(r.file, 0, offset, static_cast<off_t>(size)) == 0) {
             p = ::mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED, r.file, offset);
             if (p != MAP_FAILED) {
                 where.offset = offset;
                 r.next_offset = offset + static_cast<off_t>(size);
             }
+        } else if (r.now.spill_refused == 0) {
+            r.now.spill_refused = size;
+            r.now.spilled_then = r.now.spilled;
+            r.now.disk_full = within && (errno == ENOSPC || errno == EDQUOT);
         }
     } else if (void* reused = from_pool(r, size)) {
         p = reused;

@@ -28,6 +28,11 @@ struct usage {
     std::uint64_t spilled = 0, spilled_peak = 0;
     std::uint64_t pooled = 0;  // anonymous bytes given back and kept for reuse (reuse_scope)
     std::uint64_t budget = std::numeric_limits<std::uint64_t>::max();  // for anonymous memory (spill_to)
+    // The size of the first array the spill file could not take (0: none), and why: the disk full
+    // (its blocks could not be allocated), else the spill's limit (max_spilled) reached.
+    std::uint64_t spill_refused = 0;
+    std::uint64_t spilled_then = 0;  // bytes spilled when it was refused
+    bool disk_full = false;
 };
 usage current_usage();
 

@@ -40,11 +40,13 @@ struct analyze_args {
     std::string inflate_dir;
     bool no_index = false;
     std::string index_dir;
-    unsigned dump = 0;      // which heap dump of a file holding several (0: the last)
-    std::string heap;       // Android: the heap suspects speak of ("" the app's, "all")
-    unsigned workers = 0;   // threads that work at once (0: one per core, at most 4)
-    std::string memory;     // anonymous memory the analysis may take ("4G"), "" for no limit of its own
-    std::string spill_dir;  // where big arrays go beyond it (default: beside the dump)
+    unsigned dump = 0;                   // which heap dump of a file holding several (0: the last)
+    std::string heap;                    // Android: the heap suspects speak of ("" the app's, "all")
+    unsigned workers = 0;                // threads that work at once (0: one per core, at most 4)
+    std::string memory;                  // anonymous memory the analysis may take ("4G"), "" for no limit of its own
+    std::string spill_dir;               // where big arrays go beyond it (default: beside the dump)
+    std::string spill_reserve = "1G";    // the spill leaves at least this free on its disk ...
+    unsigned spill_reserve_percent = 5;  // ... and at least this share of it
     bool progress = false;  // progress lines on stderr when it is no terminal (a terminal gets a bar anyway)
     std::string sites;      // an allocation profile of heapd's agent to join (heapd sites --save)
     std::string html;       // also write the HTML report here
@@ -173,6 +175,12 @@ int run_analyze(const analyze_args& a) {
         return bad_input;
     }
     plan.spill_file = spill.get();
+    auto floor = daemon::parse_size(a.spill_reserve);
+    if (!floor) {
+        std::fprintf(stderr, "heapd: --spill-reserve %s: not a size (e.g. 1G, 512M, 0)\n", a.spill_reserve.c_str());
+        return usage;
+    }
+    plan.reserve = {a.spill_reserve_percent, *floor};
     if (auto applied = daemon::apply_memory_plan(plan); !applied) {
         std::fprintf(stderr, "heapd: %s\n", applied.error().message.c_str());
         return bad_input;
@@ -185,8 +193,9 @@ int run_analyze(const analyze_args& a) {
                          text::human_bytes(used.anonymous_peak).c_str());
         return status;
     } catch (const std::bad_alloc&) {
-        std::fprintf(stderr, "heapd: %s: the analysis needs more memory than --memory %s allows%s\n", a.file.c_str(),
-                     a.memory.c_str(), spill ? "" : " (and nothing could be spilled)");
+        const std::string limit = a.memory.empty() ? "the memory available" : "--memory " + a.memory;
+        std::fprintf(stderr, "heapd: %s: %s%s\n", a.file.c_str(), daemon::out_of_room_text(limit, spill_dir).c_str(),
+                     spill ? "" : " (and nothing could be spilled)");
         return bad_input;
     }
 }
@@ -216,6 +225,14 @@ void add_analyze(CLI::App& app, int& status) {
                     "of it (default: no limit, arrays beyond half the available memory go to a file)");
     sub->add_option("--spill-dir", args->spill_dir,
                     "Where the file for big arrays is made (nameless, gone at exit; default: beside the dump)");
+    sub->add_option("--spill-reserve", args->spill_reserve,
+                    "Free space the spill file leaves on its disk, at the least (with --spill-reserve-percent: the "
+                    "larger of the two)")
+        ->capture_default_str();
+    sub->add_option("--spill-reserve-percent", args->spill_reserve_percent,
+                    "Share of its disk the spill file leaves free, at the least")
+        ->check(CLI::Range(0, 100))
+        ->capture_default_str();
     sub->add_option("--sites", args->sites,
                     "Join an allocation profile saved by `heapd sites PID --save FILE` (taken while the JVM ran): "
                     "each leak suspect says where its objects were allocated");

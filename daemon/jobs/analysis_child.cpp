@@ -252,16 +252,19 @@ int analyze_fd_main(const std::string& name, const std::string& inflate_dir, pid
     if (scratch >= 0) ::close(scratch);
     if (!dump) return fail_with(dump.error());
     // The spill file (descriptor 5) stays open for the process's life: big arrays live in it.
-    memory_plan plan{memory, ::fcntl(5, F_GETFD) >= 0 ? 5 : -1};
+    memory_plan plan;
+    plan.limit = memory;
+    plan.spill_file = ::fcntl(5, F_GETFD) >= 0 ? 5 : -1;
     if (max_inflated) plan.max_spilled = *max_inflated;
     if (auto applied = apply_memory_plan(plan); !applied)
         return fail_with({error_code::internal, applied.error().message});
     try {
         return analyze_mapped(*dump, name, object, roots);
     } catch (const std::bad_alloc&) {
+        // Its spill file lies in the store's scratch directory, beside inflated dumps.
         return fail_with(
-            {error_code::out_of_memory, "the analysis needs more memory than daemon.analysis_memory allows (" +
-                                            memory_text(memory) + " beyond the dump)"});
+            {error_code::out_of_memory,
+             out_of_room_text("daemon.analysis_memory (" + memory_text(memory) + " beyond the dump)", inflate_dir)});
     }
 }
 

@@ -2,7 +2,9 @@
 
 #include <fcntl.h>
 #include <sys/resource.h>
+#include <sys/statvfs.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cinttypes>
 #include <cstdio>
@@ -13,6 +15,7 @@
 #include "base/big_memory.h"
 #include "daemon/jvms/memory_cgroup.h"
 #include "daemon/runtime/host_memory.h"
+#include "formats/report/quantities.h"
 
 namespace heapd::daemon {
 namespace {
@@ -41,7 +44,24 @@ std::optional<std::uint64_t> cgroup_room() {
     return static_cast<std::uint64_t>(std::max<std::int64_t>(room, 0));
 }
 
+spill_room measured;  // set once by apply_memory_plan, before any analysis thread runs
+
 }  // namespace
+
+spill_room measured_spill_room() { return measured; }
+
+std::string out_of_room_text(const std::string& limit, const std::string& spill_dir) {
+    const big_memory::usage u = big_memory::current_usage();
+    if (u.spill_refused == 0) return "the analysis needs more memory than " + limit + " allows";
+    const spill_room room = measured_spill_room();
+    std::string text = "the analysis needs more than " + text::human_bytes(u.budget) + " of memory and the " +
+                       text::human_bytes(room.allowed) + " of disk its spill file may take in " + spill_dir +
+                       " (that disk had " + text::human_bytes(room.free) + " free, less the reserve of " +
+                       text::human_bytes(room.reserve) + " left to the host): " + text::human_bytes(u.spilled_then) +
+                       " were spilled when " + text::human_bytes(u.spill_refused) + " more " +
+                       (u.disk_full ? "found the disk full" : "would have passed it");
+    return text;
+}
 
 std::uint64_t available_memory() {
     const std::uint64_t host = host_memory_available();
@@ -62,11 +82,20 @@ result<void> apply_memory_plan(const memory_plan& plan) {
         if (::setrlimit(RLIMIT_DATA, &bound) != 0)
             return fail(error_code::io, std::string("setrlimit: ") + std::strerror(errno));
     }
+    std::uint64_t max_spilled = plan.max_spilled;
+    struct statvfs disk {};
+    if (plan.spill_file >= 0 && ::fstatvfs(plan.spill_file, &disk) == 0) {
+        const std::uint64_t size = static_cast<std::uint64_t>(disk.f_blocks) * disk.f_frsize;
+        measured.free = static_cast<std::uint64_t>(disk.f_bavail) * disk.f_frsize;
+        measured.reserve = std::max(plan.reserve.floor, size / 100 * std::min(plan.reserve.percent, 100u));
+        measured.allowed = measured.free > measured.reserve ? measured.free - measured.reserve : 0;
+        max_spilled = std::min(max_spilled, measured.allowed);
+    }
     const std::uint64_t available = available_memory();
     const std::uint64_t budget = plan.limit != 0  ? plan.limit / 4 * 3
                                  : available != 0 ? available / 2
                                                   : std::numeric_limits<std::uint64_t>::max();
-    big_memory::spill_to(plan.spill_file, budget, plan.max_spilled);
+    big_memory::spill_to(plan.spill_file, budget, max_spilled);
     return {};
 }
 

@@ -11,6 +11,13 @@
 
 namespace heapd::daemon {
 
+// The free space an analysis's spill leaves on its disk: the larger of a share of the disk and a
+// floor, so that a big analysis never fills the disk the host's JVMs and logs need.
+struct disk_reserve {
+    unsigned percent = 5;
+    std::uint64_t floor = std::uint64_t{1} << 30;
+};
+
 // An analysis's memory: a limit of its own, and the file to spill to.
 struct memory_plan {
     // Anonymous memory it may take beyond what it holds now (RLIMIT_DATA; 0: no limit of its own).
@@ -19,9 +26,24 @@ struct memory_plan {
     std::uint64_t limit = 0;
     int spill_file = -1;  // an unlinked file open read-write; -1: nothing is spilled
     std::uint64_t max_spilled = std::numeric_limits<std::uint64_t>::max();  // disk the spill may take
+    // Beyond that, the spill leaves this much of its disk free (measured when the plan is applied).
+    disk_reserve reserve;
 };
 
-// Sets the limit and the spill policy of this process; an error when the limit cannot be set.
+// The spill's room as apply_memory_plan measured it: the disk's free space, the reserve left on it,
+// and what the spill may take.
+struct spill_room {
+    std::uint64_t free = 0, reserve = 0, allowed = 0;
+};
+spill_room measured_spill_room();
+
+// Why an analysis that ran out of room (std::bad_alloc) failed, for people: "the analysis needs more
+// memory than LIMIT allows" when its memory was short, or, when its spill file (in spill_dir) was
+// refused room, both figures: the memory and what the disk could take, less the reserve.
+std::string out_of_room_text(const std::string& limit, const std::string& spill_dir);
+
+// Sets the limit and the spill policy of this process (the spill bounded by max_spilled and by the
+// free space of its disk less the reserve); an error when the limit cannot be set.
 result<void> apply_memory_plan(const memory_plan& plan);
 
 // A nameless file in dir to spill to (O_TMPFILE, mode 0600), or -1 when dir takes none.

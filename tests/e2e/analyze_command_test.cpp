@@ -2,6 +2,8 @@
 // idle JVM, class for class and byte for byte, and its threads must match the JVM's.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -167,13 +169,69 @@ TEST(analyze_command, with_less_memory_than_its_graph_needs_it_spills_and_report
                                 "mount -t tmpfs -o size=1m tmpfs \"$0\" && exec \"$@\"", spill.path(), heapd_binary(),
                                 "analyze", "--no-index", "--memory", "64M", "--spill-dir", spill.path(), file});
     EXPECT_EQ(cramped.exit_code, 2) << cramped.out;
-    EXPECT_NE(cramped.err.find("the analysis needs more memory than --memory 64M allows"), std::string::npos)
+    // The disk is what is short, and the message says so with both figures.
+    EXPECT_NE(cramped.err.find("the analysis needs more than 48.0 MiB of memory and the 0 B of disk its spill file may "
+                               "take in " +
+                               spill.path()),
+              std::string::npos)
         << cramped.err;
+    EXPECT_NE(cramped.err.find("less the reserve of 1.00 GiB"), std::string::npos) << cramped.err;
     // The same limit with nowhere to spill to is refused with the reason.
     auto nowhere = run_command(
         {heapd_binary(), "analyze", "--no-index", "--memory", "64M", "--spill-dir", dir.file("missing"), file});
     EXPECT_EQ(nowhere.exit_code, 2);
     EXPECT_NE(nowhere.err.find("--spill-dir"), std::string::npos) << nowhere.err;
+}
+
+// A spill that would not fit its disk stops short of the reserve it leaves (the larger of a share
+// of the disk and a floor) and says so, naming the disk and both figures; the disk (a 64 MiB tmpfs
+// of the test's own, its free space sampled every 10 ms) is never below the reserve.
+TEST(analyze_command, a_spill_never_takes_its_disks_reserve) {
+    scratch_dir dir, spill;
+    const std::string file = dir.file("big.hprof");
+    ASSERT_TRUE(write_big_dump(file, 1'000'000));
+    const std::string samples = dir.file("free.txt");
+    auto run = run_command({"unshare",
+                            "--mount",
+                            "--propagation",
+                            "private",
+                            "sh",
+                            "-c",
+                            "mount -t tmpfs -o size=64m tmpfs \"$0\" || exit 99; "
+                            // Sampled until heapd (this shell, once it execs) has exited: a zombie ends it too.
+                            "(while grep -q '^State:[[:space:]]*[^Z]' /proc/$$/status 2>/dev/null; do "
+                            "stat -f -c '%a %S' \"$0\" >> \"$1\"; sleep 0.01; done) >/dev/null 2>&1 & "
+                            "shift; exec \"$@\"",
+                            spill.path(),
+                            samples,
+                            heapd_binary(),
+                            "analyze",
+                            "--no-index",
+                            "--memory",
+                            "32M",
+                            "--spill-dir",
+                            spill.path(),
+                            "--spill-reserve",
+                            "16M",
+                            "--spill-reserve-percent",
+                            "10",
+                            file});
+    ASSERT_NE(run.exit_code, 99) << run.err;
+    EXPECT_EQ(run.exit_code, 2) << run.out;
+    EXPECT_NE(run.err.find("of disk its spill file may take in " + spill.path()), std::string::npos) << run.err;
+    EXPECT_NE(run.err.find("less the reserve of 16.0 MiB left to the host"), std::string::npos) << run.err;
+    EXPECT_NE(run.err.find("would have passed it"), std::string::npos) << run.err;
+    std::ifstream in(samples);
+    std::uint64_t blocks = 0, block_size = 0, least = ~std::uint64_t{0};
+    int count = 0;
+    while (in >> blocks >> block_size) {
+        least = std::min(least, blocks * block_size);
+        ++count;
+    }
+    ASSERT_GT(count, 3);
+    std::printf("least free space on the spill's 64 MiB disk: %.1f MiB in %d samples\n", least / 1048576.0, count);
+    std::printf("heapd said: %s", run.err.c_str());
+    EXPECT_GE(least, 16u << 20);
 }
 
 TEST(analyze_command, a_second_analysis_reads_the_index_until_the_dump_changes) {
