@@ -13,6 +13,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <functional>
 #include <string_view>
 #include <vector>
 
@@ -62,6 +63,7 @@ struct owner_run {
     const snapshot_target* target;
     reach how;
     bool root;
+    pid_t parent;  // the daemon: the child and its program die with it
     int pidfd, fd_a, fd_b, out;
     char* const* args;
     char* const* env;
@@ -71,6 +73,10 @@ struct owner_run {
 // with its standard error into the channel. Only system calls: the parent may have threads.
 int owner_body(int channel, const void* context) {
     const owner_run& r = *static_cast<const owner_run*>(context);
+    // A process group of its own, which the program and any process it starts share: a cancel or a
+    // timeout kills all of them. And it dies with the daemon (a kill -9, a stop past its grace).
+    ::setpgid(0, 0);
+    if (::prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || ::getppid() != r.parent) return 124;
     // Into the JVM's namespaces first, while we are still root. A pid namespace takes only the
     // children made after joining it: the program runs in one, and this process waits for it.
     if (r.how == reach::live && ::setns(r.pidfd, CLONE_NEWNS | CLONE_NEWPID) != 0) return 124;
@@ -101,19 +107,22 @@ int owner_body(int channel, const void* context) {
     if (r.root && (::setgroups(0, nullptr) != 0 || ::setresgid(t.gid, t.gid, t.gid) != 0 ||
                    ::setresuid(t.uid, t.uid, t.uid) != 0))
         return 125;
-    // The waiting process is what a timeout kills: the program goes with it (set after the ids
-    // change, which clears it).
-    if (r.how != reach::host) ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+    // The program dies with its parent (the waiting process in a container, else the daemon): set
+    // again after the ids change, which clears it.
+    if (::prctl(PR_SET_PDEATHSIG, SIGKILL) != 0) return 126;
+    if (r.how == reach::host && ::getppid() != r.parent) return 126;
     ::execve(r.args[0], r.args, r.env);
     return 127;
 }
 
 // Runs argv in a child with the target's ids (when we are root) and a clean environment, fd_a and
 // fd_b as its descriptors 3 and 4 and out as its standard output (-1: none), until it ends or
-// timeout passes; what it said on stderr (its end). In a container, the child needs a /proc that
+// timeout passes or cancelled says so (checked every 200 ms: the program and its process group are
+// killed then); what it said on stderr (its end). In a container, the child needs a /proc that
 // shows it: without /proc/self neither the loader ($ORIGIN) nor /proc/self/fd/N work.
 result<void> run_as_owner(const snapshot_target& t, std::vector<std::string> argv, int fd_a, int fd_b,
-                          std::chrono::seconds timeout, int out = -1, reach how = reach::host) {
+                          std::chrono::seconds timeout, int out = -1, reach how = reach::host,
+                          const std::function<bool()>& cancelled = {}) {
     const bool root = ::geteuid() == 0;
     if (!t.in_container) how = reach::host;
     if (how != reach::host && !root)
@@ -133,12 +142,13 @@ result<void> run_as_owner(const snapshot_target& t, std::vector<std::string> arg
     args.push_back(nullptr);
     char path_env[] = "PATH=/usr/bin:/bin", home_env[] = "HOME=/", lang_env[] = "LANG=C";
     char* env[] = {path_env, home_env, lang_env, nullptr};
-    const owner_run run{&t, how, root, pidfd.get(), fd_a, fd_b, out, args.data(), env};
+    const owner_run run{&t, how, root, ::getpid(), pidfd.get(), fd_a, fd_b, out, args.data(), env};
     auto child = child_process::fork(owner_body, &run);
     if (!child) return std::unexpected(child.error());
     pidfd.reset();
     child_limits limits;
     limits.deadline = child_limits::clock::now() + timeout;
+    limits.cancelled = cancelled;
     std::string said;  // the end of it
     const child_read_end end = child->read(limits, [&](std::string_view bytes, std::vector<unique_fd>&) {
         said.append(bytes);
@@ -148,6 +158,7 @@ result<void> run_as_owner(const snapshot_target& t, std::vector<std::string> arg
     const child_exit exit = child->wait();
     if (said.size() > kept_words) said.erase(0, said.size() - kept_words);
     const std::string who = argv[0];
+    if (end == child_read_end::cancelled) return fail(error_code::cancelled, who + " was stopped: cancelled");
     if (end == child_read_end::deadline)
         return fail(error_code::not_responding, who + " did not finish in " + std::to_string(timeout.count()) + " s");
     if (exit.status() == 127) return fail(error_code::io, who + " cannot be run (is it installed?)");
@@ -201,13 +212,14 @@ result<void> write_core(const snapshot_target& target, int core_fd, std::chrono:
     return {};
 }
 
-result<void> core_to_hprof(const snapshot_target& target, int core_fd, int hprof_fd, std::chrono::seconds timeout) {
+result<void> core_to_hprof(const snapshot_target& target, int core_fd, int hprof_fd, std::chrono::seconds timeout,
+                           const std::function<bool()>& cancelled) {
     const std::string jhsdb = jhsdb_beside(target.exe);
     if (jhsdb.empty()) return fail(error_code::io, "no JDK known for the core (executable " + target.exe + ")");
     auto ran = run_as_owner(target,
                             {jhsdb, "jmap", "--binaryheap", "--dumpfile", "/proc/self/fd/4", "--exe", target.exe,
                              "--core", "/proc/self/fd/3"},
-                            core_fd, hprof_fd, timeout, -1, reach::held);
+                            core_fd, hprof_fd, timeout, -1, reach::held, cancelled);
     if (!ran) return ran;
     if (size_of(hprof_fd) == 0) return fail(error_code::io, jhsdb + " wrote no heap dump from the core");
     return {};

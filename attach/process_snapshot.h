@@ -14,6 +14,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <string>
 
 #include "base/error.h"
@@ -44,8 +45,10 @@ result<unique_fd> hold_mount_namespace(const snapshot_target& target);
 result<void> write_core(const snapshot_target& target, int core_fd, std::chrono::seconds timeout);
 
 // Converts the core in core_fd into an HPROF heap dump in hprof_fd with the JDK of target.exe (in the
-// held mount namespace, for a JVM in a container).
-result<void> core_to_hprof(const snapshot_target& target, int core_fd, int hprof_fd, std::chrono::seconds timeout);
+// held mount namespace, for a JVM in a container). Once cancelled() says so (checked every 200 ms)
+// the converter is killed, with its process group: error cancelled.
+result<void> core_to_hprof(const snapshot_target& target, int core_fd, int hprof_fd, std::chrono::seconds timeout,
+                           const std::function<bool()>& cancelled = {});
 
 // Writes the Java threads' stacks of the live process into out_fd, read by the JDK of target.exe
 // (jhsdb jstack --pid: the serviceability agent stops the JVM while it reads, no attach needed).

@@ -175,7 +175,11 @@ child_read_end child_process::read_all(const child_limits& limits, std::string& 
 }
 
 void child_process::kill() {
-    if (!reaped_ && pid_ > 0) ::kill(pid_, SIGKILL);
+    if (reaped_ || pid_ <= 0) return;
+    // A child that made a process group of its own (a helper program and whatever it started)
+    // goes with all of it; for any other there is no such group.
+    ::kill(-pid_, SIGKILL);
+    ::kill(pid_, SIGKILL);
 }
 
 child_exit child_process::wait() {

@@ -102,7 +102,7 @@ public:
     // Everything the child sends until it closes the channel, at most max_bytes of it kept (the
     // first ones), within the limits.
     child_read_end read_all(const child_limits& limits, std::string& out, std::size_t max_bytes);
-    // Sends SIGKILL (until it is reaped).
+    // Sends SIGKILL (until it is reaped), to its process group too when it made one of its own.
     void kill();
     // Reaps the child (waiting for it to end); later calls give the same.
     child_exit wait();

@@ -81,6 +81,16 @@ result<unique_fd> scratch_file(store& s) {
     return fd;
 }
 
+// A big scratch file (a core of gigabytes) closed off the job's thread: the kernel waits for the
+// writeback of its pages before it frees them, seconds that would hold the job (a cancelled one
+// too) for nothing.
+struct closed_aside {
+    unique_fd fd;
+    ~closed_aside() {
+        if (fd) std::thread([f = std::move(fd)]() mutable { f.reset(); }).detach();
+    }
+};
+
 // A snapshot from outside may stand in for a dump through attach when attach cannot work at all
 // (disabled, or no answer) and the request named the JVM's executable.
 bool snapshot_may_stand_in(error_code code, const dump_request& r) {
@@ -107,20 +117,24 @@ result<unique_fd> snapshot_heap(store& s, const dump_request& r, job_context& ct
         container = std::move(*held);
         target.mount_namespace = container.get();
     }
-    auto core = scratch_file(s);
-    if (!core) return std::unexpected(core.error());
+    auto made = scratch_file(s);
+    if (!made) return std::unexpected(made.error());
+    const closed_aside core{std::move(*made)};
     ctx.progress("snapshot", 0, 0);
-    if (auto written = attach::write_core(target, core->get(), std::chrono::seconds(snapshot_limit_s)); !written)
+    if (auto written = attach::write_core(target, core.fd.get(), std::chrono::seconds(snapshot_limit_s)); !written)
         return fail(written.error().code, "snapshot of pid " + std::to_string(r.pid) + ": " + written.error().message);
     // The JVM may go now: the hook is told by this phase.
     ctx.progress("convert", 0, 0);
     auto hprof = scratch_file(s);
     if (!hprof) return std::unexpected(hprof.error());
     if (auto converted =
-            attach::core_to_hprof(target, core->get(), hprof->get(), std::chrono::seconds(conversion_limit_s));
-        !converted)
+            attach::core_to_hprof(target, core.fd.get(), hprof->get(), std::chrono::seconds(conversion_limit_s),
+                                  [&ctx] { return ctx.cancelled(); });
+        !converted) {
+        const closed_aside partial{std::move(*hprof)};
         return fail(converted.error().code,
                     "converting the snapshot of pid " + std::to_string(r.pid) + ": " + converted.error().message);
+    }
     return hprof;
 }
 
@@ -218,6 +232,7 @@ entry_metadata dump_metadata(const dump_request& r, const job_context& ctx) {
     meta.jvm = r.jvm;
     meta.command_line = r.command_line;
     meta.job = ctx.id();
+    meta.oom_request = r.oom_request;
     return meta;
 }
 
@@ -228,6 +243,7 @@ std::optional<error_info> dump_from_outside(store& s, dump_request& r, store::st
     const std::string who = "pid " + std::to_string(r.pid);
     r.exe = r.fallback_exe;
     auto taken = snapshot_heap(s, r, ctx);
+    if (!taken && taken.error().code == error_code::cancelled) return taken.error();
     if (!taken)
         return error_info{attach_error.code,
                           attach_error.message + "; the snapshot instead failed too: " + taken.error().message};
@@ -304,6 +320,7 @@ job_outcome analyze_and_commit(store& s, const dump_request& r, store::staged_en
     auto committed = staged.commit();
     if (!committed) return std::unexpected(committed.error());
     s.report_committed(*committed, analyzed->report);
+    if (r.after_commit) r.after_commit();
     return committed->id;
 }
 

@@ -7,6 +7,7 @@
 #include <sys/types.h>
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 
@@ -44,6 +45,10 @@ struct dump_request {
     // An adopted dump that nothing verified to be pid's (the process was gone): kept as its owner's
     // file, pid only as what they claimed (entry_metadata::claimed_pid), no OOM table taken for it.
     bool claimed = false;
+    std::string oom_request;  // the OOM intake's key of the request (entry_metadata::oom_request)
+    // Run on the job's thread once its entry is in place, before the job is done (heapd's armed
+    // file removed, say).
+    std::function<void()> after_commit;
     std::string executable = "/proc/self/exe";  // the heapd that runs the analysis process
 };
 

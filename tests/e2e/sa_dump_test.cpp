@@ -7,8 +7,13 @@
 #include <signal.h>
 
 #include <algorithm>
+#include <chrono>
+#include <cstdio>
 #include <filesystem>
+#include <fstream>
 #include <nlohmann/json.hpp>
+#include <sstream>
+#include <thread>
 
 #include "support/isolated_jvm.h"
 #include "support/jvm_process.h"
@@ -84,6 +89,124 @@ TEST(sa_dump, the_daemon_dumps_a_container_jvm_that_takes_no_attach_with_the_jdk
     ASSERT_TRUE(jvm.ready());
     ASSERT_FALSE(std::filesystem::exists("/tmp/jdk/bin/jhsdb"));  // not on the host
     expect_dumped_from_outside(d, jvm.pid());
+}
+
+// The whole of a file of /proc, "" when its process has gone meanwhile.
+std::string proc_text(const std::filesystem::path& path) {
+    try {
+        std::ifstream in(path);
+        return std::string((std::istreambuf_iterator<char>(in)), {});
+    } catch (const std::exception&) {
+        return {};
+    }
+}
+
+// The pids of the processes whose parent is pid and whose command line has word.
+std::vector<pid_t> children_running(pid_t pid, const std::string& word) {
+    std::vector<pid_t> out;
+    for (const auto& e : std::filesystem::directory_iterator("/proc")) {
+        const std::string name = e.path().filename().string();
+        if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+        const std::string text = proc_text(e.path() / "stat");
+        const auto close = text.rfind(')');
+        if (close == std::string::npos) continue;
+        std::istringstream rest(text.substr(close + 2));
+        char state = 0;
+        pid_t parent = 0;
+        rest >> state >> parent;
+        const std::string cmdline = proc_text(e.path() / "cmdline");
+        if (parent == pid && state != 'Z' && cmdline.find(word) != std::string::npos)
+            out.push_back(static_cast<pid_t>(std::stoi(name)));
+    }
+    return out;
+}
+
+// Whether none of pids runs (gone, or a zombie) within limit.
+bool all_gone(const std::vector<pid_t>& pids, std::chrono::milliseconds limit) {
+    for (auto end = std::chrono::steady_clock::now() + limit; std::chrono::steady_clock::now() < end;) {
+        bool running = false;
+        for (pid_t p : pids) {
+            const std::string text = proc_text("/proc/" + std::to_string(p) + "/stat");
+            const auto close = text.rfind(')');
+            running = running || (close != std::string::npos && text.substr(close + 2, 1) != "Z");
+        }
+        if (!running) return true;
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    return false;
+}
+
+// A dump of a JVM that takes no attach, whose snapshot's conversion (jhsdb) is under way: the
+// daemon d, the job's id and jhsdb's pid. The JVM's heap holds 400,000 sessions: jhsdb takes tens
+// of seconds over it (measured: see the tests below).
+struct converting {
+    std::uint64_t job = 0;
+    pid_t jhsdb = 0;
+};
+
+converting start_conversion(const serve_process& d, pid_t jvm) {
+    converting c;
+    raw_client client(d.socket());
+    if (!client.send_request({1, "dump", {{"pid", jvm}}})) return c;
+    auto queued = client.read_reply();
+    if (!queued || queued->kind != wire::reply_kind::result) return c;
+    c.job = queued->result["job"]["id"].get<std::uint64_t>();
+    for (int i = 0; i < 6000 && c.jhsdb == 0; ++i) {
+        auto found = children_running(d.pid(), "--binaryheap");
+        if (!found.empty())
+            c.jhsdb = found.front();
+        else
+            std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    return c;
+}
+
+// A daemon, a JVM that takes no attach with 400,000 sessions, and the conversion of its snapshot
+// under way.
+struct conversion_scene {
+    serve_process d;
+    demo_jvm jvm{java_main{"Sessions"}, {"-Xmx1g", "-XX:+DisableAttachMechanism"}, {"400000"}};
+    converting c;
+
+    // Empty when the conversion runs, else what went wrong.
+    std::string set() {
+        if (!d.ready() || !jvm.ready()) return "no daemon or no JVM: " + d.log();
+        c = start_conversion(d, jvm.pid());
+        return c.jhsdb != 0 ? "" : "no conversion started: " + d.log();
+    }
+};
+
+// heapctl cancel during the conversion: jhsdb (and its process group) is killed within the
+// cancel's check (0.2 s), the job ends cancelled, and the JVM goes on.
+TEST(sa_dump, a_cancelled_conversion_ends_at_once_with_its_helper) {
+    conversion_scene scene;
+    ASSERT_EQ(scene.set(), "");
+    const auto asked = std::chrono::steady_clock::now();
+    auto cancelled = run_heapctl(scene.d, {"cancel", std::to_string(scene.c.job)});
+    ASSERT_EQ(cancelled.exit_code, 0) << cancelled.err;
+    EXPECT_TRUE(all_gone({scene.c.jhsdb}, std::chrono::seconds(5))) << "jhsdb still runs 5 s after the cancel";
+    std::printf("jhsdb gone %.2f s after the cancel\n",
+                std::chrono::duration<double>(std::chrono::steady_clock::now() - asked).count());
+    nlohmann::json job;
+    for (int i = 0; i < 500; ++i) {
+        for (const auto& j : nlohmann::json::parse(run_heapctl(scene.d, {"jobs", "--json"}).out))
+            if (j["id"] == scene.c.job) job = j;
+        if (job.value("state", "") == "cancelled") break;
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - asked).count();
+    std::printf("the conversion's job ended %.2f s after the cancel\n", seconds);
+    EXPECT_EQ(job.value("state", ""), "cancelled") << job;
+    EXPECT_EQ(::kill(scene.jvm.pid(), 0), 0);
+}
+
+// The daemon killed (SIGKILL) during the conversion: jhsdb dies with it, not minutes later.
+TEST(sa_dump, a_daemon_killed_during_a_conversion_leaves_no_helper_running) {
+    conversion_scene scene;
+    ASSERT_EQ(scene.set(), "");
+    scene.d.stop(SIGKILL);
+    EXPECT_TRUE(all_gone({scene.c.jhsdb}, std::chrono::seconds(5))) << "jhsdb outlived the daemon";
+    ::kill(scene.c.jhsdb, SIGKILL);
 }
 
 }  // namespace
