@@ -28,6 +28,13 @@ struct removal {
     gid_t gid;
 };
 
+struct path_removal {
+    const char* path;
+    uid_t uid;
+    gid_t gid;
+    std::uint64_t dev, ino;
+};
+
 struct opening {
     const char* path;
     uid_t uid;
@@ -47,6 +54,23 @@ int remove_body(int socket, const void* context) {
     close_all_but(socket, r->dir_fd);
     if (!become(r->uid, r->gid)) return 2;
     return ::unlinkat(r->dir_fd, r->name, 0) == 0 ? 0 : 1;
+}
+
+int remove_path_body(int socket, const void* context) {
+    const auto* r = static_cast<const path_removal*>(context);
+    close_all_but(socket);
+    if (!become(r->uid, r->gid)) return 2;
+    // The directory resolved with the writer's rights, the name looked at without following it.
+    const char* slash = std::strrchr(r->path, '/');
+    const std::string dir(r->path, slash == r->path ? 1 : static_cast<std::size_t>(slash - r->path));
+    const int dir_fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    struct stat st {};
+    if (dir_fd < 0 || ::fstatat(dir_fd, slash + 1, &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISREG(st.st_mode) ||
+        st.st_dev != r->dev || st.st_ino != r->ino)
+        return 1;
+    // Root (a hook run as root) removes another user's file from a sticky /tmp as its owner.
+    if (::geteuid() == 0 && st.st_uid != 0 && !become(st.st_uid, st.st_gid)) return 2;
+    return ::unlinkat(dir_fd, slash + 1, 0) == 0 ? 0 : 1;
 }
 
 int open_body(int socket, const void* context) {
@@ -77,6 +101,13 @@ bool remove_as_owner(int dir_fd, const std::string& name, uid_t uid, gid_t gid) 
     if (dir_fd < 0 || name.empty() || name.find('/') != std::string::npos || name == "." || name == "..") return false;
     const removal r{dir_fd, name.c_str(), uid, gid};
     auto done = call_in_child(remove_body, &r, child_limit);
+    return done && done->exit_code == 0;
+}
+
+bool remove_path_as_owner(const std::string& path, uid_t uid, gid_t gid, std::uint64_t dev, std::uint64_t ino) {
+    if (path.size() < 2 || path.front() != '/' || path.back() == '/' || ino == 0) return false;
+    const path_removal r{path.c_str(), uid, gid, dev, ino};
+    auto done = call_in_child(remove_path_body, &r, child_limit);
     return done && done->exit_code == 0;
 }
 

@@ -6,6 +6,7 @@
 // made to anything root may open, a terminal among them (which would become the daemon's own).
 #include <sys/types.h>
 
+#include <cstdint>
 #include <string>
 
 #include "base/error.h"
@@ -15,6 +16,11 @@ namespace heapd::attach {
 
 // Removes name (no '/') from the directory dir_fd as uid and gid; true when it was removed.
 bool remove_as_owner(int dir_fd, const std::string& name, uid_t uid, gid_t gid);
+
+// Removes the name path (absolute) as uid and gid when it is (without following a link at its
+// end) the file dev and ino name: a name that leads elsewhere now is left alone. For uid 0 the
+// file's own owner removes it (a sticky directory). True when removed.
+bool remove_path_as_owner(const std::string& path, uid_t uid, gid_t gid, std::uint64_t dev, std::uint64_t ino);
 
 // Opens path (absolute) for reading as uid and gid (no supplementary groups): every step resolved
 // with that user's rights, the last never through a link, never blocking on a FIFO and never as a

@@ -1,8 +1,9 @@
 // `heapd dump PID [--socket PATH] [--spool DIR]`: the OnOutOfMemoryError hook
 // (-XX:OnOutOfMemoryError='heapd dump %p'). It returns at once and writes nothing: its stdout and
 // stderr are the JVM's. The daemon dumps the JVM (or adopts the dump the JVM wrote) once the hook
-// has returned; when no daemon answers, or it is too busy to take the request, the request is
-// spooled: the running daemon takes it at once, a stopped one at its next start.
+// has returned; when no daemon acknowledges the request in time (none runs, it is too busy, it
+// hangs), the request is spooled: the running daemon takes it at once, a stopped one at its next
+// start. The hook removes nothing: the daemon removes heapd's armed dump once its entry is kept.
 #include <chrono>
 #include <memory>
 #include <string>
@@ -22,6 +23,10 @@ struct dump_options {
     unsigned hold = 120;  // seconds the JVM may be held for a snapshot; 0: none
 };
 
+// How long the hook waits for the daemon to connect, read the request and acknowledge it (the
+// request in its OOM intake, a few milliseconds when it is well) before it spools the request.
+constexpr std::chrono::milliseconds acknowledgement_limit{1500};
+
 // Exit status: 0 handed to the daemon or spooled; 2 neither (the daemon refused, or the spool
 // cannot be written).
 int run_dump(const dump_options& o) {
@@ -30,12 +35,8 @@ int run_dump(const dump_options& o) {
         capture.args.erase("snapshot");
         capture.args.erase("wait");
     }
-    auto handed = daemon::hand_over(o.socket, capture, std::chrono::milliseconds(60), std::chrono::seconds(o.hold));
-    if (handed) {
-        // The daemon holds the dump's descriptor: heapd's own file in the JVM's /tmp goes.
-        daemon::remove_armed_dump(capture);
-        return ok;
-    }
+    auto handed = daemon::hand_over(o.socket, capture, acknowledgement_limit, std::chrono::seconds(o.hold));
+    if (handed) return ok;
     // The daemon heard it and refused it for good (another user's JVM, say); a daemon too busy to
     // take it now gives an io error, and the spool is watched by the running daemon too.
     if (handed.error().code != error_code::io) return bad_input;

@@ -59,7 +59,7 @@ job_record job_manager::submit(job_record spec, job_work work, job_listener list
         spec.state = stopping_ ? job_state::cancelled : job_state::queued;
         spec.created_ms = now_ms();
         if (stopping_) {
-            spec.error = "cancelled: heapd is stopping";
+            spec.error = std::string(stopped_prefix) + "is stopping";
             spec.error_kind = "cancelled";
             spec.finished_ms = spec.created_ms;
         }
@@ -322,7 +322,7 @@ bool job_manager::shutdown(std::chrono::milliseconds grace) {
         stopping_ = true;
         for (auto& s : queue_) {
             s->record.state = job_state::cancelled;
-            s->record.error = "cancelled: heapd stopped before it started";
+            s->record.error = std::string(stopped_prefix) + "stopped before it started";
             s->record.error_kind = "cancelled";
             s->record.finished_ms = now_ms();
             s->work = nullptr;
@@ -331,7 +331,7 @@ bool job_manager::shutdown(std::chrono::milliseconds grace) {
         queue_.clear();
         for (auto& [id, s] : jobs_)
             if (s->record.state == job_state::running) {
-                s->cancel_reason = "cancelled: heapd stopped";
+                s->cancel_reason = std::string(stopped_prefix) + "stopped";
                 s->cancel->store(true);
             }
     }

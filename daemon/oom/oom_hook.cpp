@@ -20,6 +20,7 @@
 #include "base/unix_socket.h"
 #include "daemon/jvms/jvm_facts.h"
 #include "daemon/oom/arm_jvm.h"
+#include "daemon/oom/oom_intake.h"
 
 namespace heapd::daemon {
 namespace {
@@ -80,15 +81,11 @@ std::string find_armed_dump(int dir, pid_t ns_pid, std::uint64_t start_time, uid
     return best;
 }
 
-void remove_armed_dump(const oom_capture& capture) {
-    if (capture.armed_dir && !capture.armed_name.empty())
-        ::unlinkat(capture.armed_dir.get(), capture.armed_name.c_str(), 0);
-}
-
 oom_capture capture_oom(pid_t pid) {
     oom_capture c;
     c.pid = pid;
-    c.args = {{"pid", pid}, {"trigger", "oom"}, {"in_oom_hook", true}, {"live", true}};
+    c.args = {
+        {"pid", pid}, {"trigger", "oom"}, {"in_oom_hook", true}, {"live", true}, {"request_id", new_request_id()}};
     auto info = attach::read_process_info(pid);
     if (info) c.args["start_time"] = info->start_time;
     // For a spooled request of a hook in a container: the namespaces its pid and paths belong to.
@@ -148,8 +145,6 @@ oom_capture capture_oom(pid_t pid) {
     std::string name = find_armed_dump(tmp.get(), facts->jvm.ns_pid, info->start_time, facts->jvm.uid, fd);
     if (name.empty()) return no_dump();
     adopt(std::move(fd), "/tmp/" + name);
-    c.armed_dir = std::move(tmp);
-    c.armed_name = name;
     return c;
 }
 
@@ -186,6 +181,7 @@ result<void> hand_over(const std::string& socket_path, const oom_capture& captur
     // (up to hold): the JVM must stay where it is until its core is taken.
     const bool snapshot = capture.args.value("snapshot", false);
     const auto held_until = clock::now() + hold;
+    bool acknowledged = false;
     wire::frame_parser parser;
     char buffer[4096];
     while (wait_for(s.get(), POLLIN, snapshot ? held_until : end)) {
@@ -201,12 +197,17 @@ result<void> hand_over(const std::string& socket_path, const oom_capture& captur
             if (reply->kind == wire::reply_kind::error && reply->error.kind == wire::error_kind::busy)
                 return fail(error_code::io, socket_path + ": " + reply->error.message);
             if (reply->kind == wire::reply_kind::error) return fail(error_code::unsupported, reply->error.message);
+            acknowledged = true;
             if (!snapshot || reply->kind == wire::reply_kind::result) return {};
             // Progress of the dump job: the JVM may go once it is past its snapshot.
             if (reply->progress.phase != "prepare" && reply->progress.phase != "snapshot") return {};
         }
     }
-    return {};  // sent but not acknowledged in time: the daemon reads it all the same
+    // Sent but not acknowledged in time: a daemon that hangs may never read it, so it is spooled
+    // too (the daemon takes the request once, by its id). A snapshot acknowledged and still under
+    // way when the hold ends lets the JVM go.
+    if (acknowledged) return {};
+    return fail(error_code::io, socket_path + ": no acknowledgement in time");
 }
 
 std::string hook_socket_path() {

@@ -49,7 +49,8 @@ result<void> make_spool_dir(const std::string& dir) {
     return {};
 }
 
-std::vector<spooled_request> take_spool(const std::string& dir, std::vector<std::string>& problems) {
+std::vector<spooled_request> read_spool(const std::string& dir, std::vector<std::string>& problems,
+                                        std::size_t max_requests) {
     std::vector<spooled_request> out;
     DIR* d = ::opendir(dir.c_str());
     if (d == nullptr) {
@@ -61,6 +62,7 @@ std::vector<spooled_request> take_spool(const std::string& dir, std::vector<std:
         std::string name = e->d_name;
         if (name == "." || name == ".." || name.starts_with(".tmp-")) continue;  // being written
         names.push_back(std::move(name));
+        if (names.size() >= max_requests) break;  // the rest at the next pass
     }
     ::closedir(d);
     for (const std::string& name : names) {
@@ -75,15 +77,30 @@ std::vector<spooled_request> take_spool(const std::string& dir, std::vector<std:
             usable = ::pread(fd, text.data(), text.size(), 0) == static_cast<ssize_t>(text.size());
         }
         if (fd >= 0) ::close(fd);
-        ::unlink(path.c_str());
         auto args = usable ? wire::json::parse(text, nullptr, false) : wire::json();
         if (!usable || args.is_discarded() || !args.is_object()) {
+            ::unlink(path.c_str());
             problems.push_back(path + ": not a spooled request; removed");
             continue;
         }
         out.push_back({path, st.st_uid, st.st_gid, std::move(args)});
     }
     return out;
+}
+
+void remove_spooled(const spooled_request& request) {
+    ::unlink(request.path.c_str());
+    sync_dir(parent_of(request.path));
+}
+
+std::string spooled_request_id(const spooled_request& request) {
+    auto id = request.args.find("request_id");
+    if (id != request.args.end() && id->is_string()) return id->get<std::string>();
+    // A request of a hook before ids: "spool-" and its file's name without ".json" (time and a
+    // random number), or nothing usable when someone else named it.
+    std::string name = request.path.substr(request.path.rfind('/') + 1);
+    if (name.ends_with(".json")) name.resize(name.size() - 5);
+    return "spool-" + name;
 }
 
 }  // namespace heapd::daemon

@@ -1,7 +1,9 @@
 #pragma once
-// The spool: dump requests the OOM hook could not hand to the daemon (it was not running), one
-// JSON file each in a directory anyone may write to but not list (mode 1733), taken by the daemon
-// when it starts. A request is the `dump` request's arguments; the file's owner is who asked.
+// The spool: dump requests the OOM hook could not hand to the daemon (it was not running, or did not
+// acknowledge in time), one JSON file each in a directory anyone may write to but not list (mode
+// 1733), taken by the daemon when it starts and whenever one is added. A request is the `dump`
+// request's arguments; the file's owner is who asked. A file stays until the daemon has the request
+// in its OOM intake (oom_intake.h).
 #include <sys/types.h>
 
 #include <string>
@@ -28,8 +30,14 @@ struct spooled_request {
 
 // Creates the spool directory (mode 1733) when missing; makes an existing one so.
 result<void> make_spool_dir(const std::string& dir);
-// Reads every request of the spool and removes its file (unreadable ones are removed as well and
-// reported in problems); files still being written (.tmp-*) are left alone.
-std::vector<spooled_request> take_spool(const std::string& dir, std::vector<std::string>& problems);
+// Reads every request of the spool (at most max_requests), leaving the files in place; files that
+// are no request are removed and reported in problems; files still being written (.tmp-*) are left
+// alone.
+std::vector<spooled_request> read_spool(const std::string& dir, std::vector<std::string>& problems,
+                                        std::size_t max_requests = 4096);
+// Removes a request's file once the daemon holds the request.
+void remove_spooled(const spooled_request& request);
+// The request's id: the one the hook gave it, else one made of the file's name.
+std::string spooled_request_id(const spooled_request& request);
 
 }  // namespace heapd::daemon

@@ -50,7 +50,8 @@ server::server(const serve_options& options, std::shared_ptr<spdlog::logger> log
       acceptor_(io_),
       accept_retry_(io_),
       notifier_(io_, [this] { return status_line(); }),
-      reload_signals_(io_) {
+      reload_signals_(io_),
+      tick_(io_) {
     connections_.set_limits(connection_limits_for(options_));
     set_analysis_memory(options_.analysis_memory);
 }
@@ -126,6 +127,13 @@ result<std::unique_ptr<server>> server::open(const heapd_config& config, std::sh
     info.pid = ::getpid();
     info.admin_group = s->admin_group_;
     s->handler_ = std::make_unique<request_handler>(info, *s->store_, *s->jobs_, log);
+    // OutOfMemoryError requests taken before the last stop and not yet kept as entries.
+    std::vector<intake_record> held;
+    std::vector<std::string> intake_problems;
+    auto intake = oom_intake::open(s->store_->root() + "/intake", so.access, held, intake_problems);
+    if (!intake) return std::unexpected(intake.error());
+    for (const std::string& p : intake_problems) log->warn("OOM intake: {}", bounded_text(p));
+    s->handler_->set_oom_intake(std::move(*intake), std::move(held));
     s->handler_->set_agent_library(s->options_.agent_library);
     s->rules_ = std::make_unique<rule_watcher>(
         s->io_,
@@ -204,7 +212,7 @@ result<void> server::bind_socket() {
 
 void server::accept() {
     acceptor_.async_accept([this](const boost::system::error_code& ec, stream_protocol::socket socket) {
-        if (!acceptor_.is_open()) return;
+        if (!acceptor_.is_open() || ec == boost::asio::error::operation_aborted) return;
         if (ec) {
             // Out of descriptors, say: wait a little rather than spin.
             log_->warn("accept failed: {}", ec.message());
@@ -252,6 +260,7 @@ bool server::run() {
         reload_signals_.cancel(ignored);
         connections_.stop_all();
         spool_watcher_.reset();
+        tick_.cancel();
         io_.stop();
     });
     log_->info("serving on {} (store {}, {} worker{}, protocol {})", options_.socket_path, store_->root(),
@@ -262,8 +271,9 @@ bool server::run() {
     wait_for_reload();
     // Dump requests of OOM hooks that ran while no daemon did, and from now on those of hooks the
     // daemon could not take at once.
+    boost::asio::post(io_, [this] { handler_->resume_oom(); });
     if (!options_.spool_dir.empty()) {
-        auto take = [this] { handler_->take_spooled(options_.spool_dir); };
+        auto take = [this] { spool_left_ = handler_->take_spooled(options_.spool_dir); };
         auto watching = spool_watcher::watch(io_, options_.spool_dir, take);
         if (watching)
             spool_watcher_ = std::move(*watching);
@@ -271,6 +281,7 @@ bool server::run() {
             log_->warn("spool: {}; spooled requests are taken at the next start only", watching.error().message);
         boost::asio::post(io_, take);
     }
+    tick();
     io_.run();
     metrics_->stop();
     remove_socket();
@@ -279,10 +290,15 @@ bool server::run() {
     if (counts.running > 0)
         notifier_.status("stopping: waiting for " + std::to_string(counts.running) + " running job(s)");
     bool stopped = jobs_->shutdown(options_.shutdown_grace);
-    if (!stopped)
+    if (!stopped) {
         log_->warn("some jobs did not stop in time; their records will say they were interrupted");
-    else
-        log_->info("stopped");
+        return stopped;
+    }
+    // Nothing writes to the store any more (the death watcher stopped too): it is let go before the
+    // last line, so that a daemon started on "stopped" finds it free.
+    deaths_.reset();
+    store_->release();
+    log_->info("stopped");
     return stopped;
 }
 
@@ -296,6 +312,35 @@ std::string server::status_line() const {
 }  // namespace heapd::daemon
 
 namespace heapd::daemon {
+
+void server::tick() {
+    tick_.expires_after(std::chrono::seconds(2));
+    tick_.async_wait([this](const boost::system::error_code& ec) {
+        if (ec) return;
+        handler_->retry_oom();
+        if (spool_left_ > 0 && !options_.spool_dir.empty()) spool_left_ = handler_->take_spooled(options_.spool_dir);
+        check_socket();
+        tick();
+    });
+}
+
+void server::check_socket() {
+    if (socket_inode_ == 0 || !acceptor_.is_open()) return;
+    struct stat st {};
+    if (::lstat(options_.socket_path.c_str(), &st) == 0 && st.st_ino == socket_inode_) return;
+    boost::system::error_code ignored;
+    acceptor_.close(ignored);  // its pending accept ends with operation_aborted
+    socket_inode_ = 0;
+    if (auto bound = bind_socket(); !bound) {
+        log_->error(
+            "the socket {} was removed and cannot be made again: {}; clients cannot reach heapd until it "
+            "is restarted (OOM hooks spool their requests meanwhile)",
+            options_.socket_path, bound.error().message);
+        return;
+    }
+    log_->warn("the socket {} was removed or replaced: made again", options_.socket_path);
+    accept();
+}
 
 void server::wait_for_reload() {
     reload_signals_.async_wait([this](const boost::system::error_code& ec, int) {

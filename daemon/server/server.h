@@ -70,6 +70,12 @@ private:
     void jvm_died(death_record r);
     std::string status_line() const;
     void wait_for_reload();
+    // Every 2 s: the OOM requests that wait are tried again, the spool taken again when the last
+    // pass left requests in it, and the socket made again when its file was removed.
+    void tick();
+    // The socket file this server made is gone (or another file took its name): a new one is bound
+    // and served, and the log says so; nothing for a socket the service manager passed.
+    void check_socket();
     // SIGHUP: the configuration read again; when it is valid, config_changed.
     void reload();
     // Takes what can change while serving (retention, rules, metrics, poll interval, limits) and
@@ -99,6 +105,8 @@ private:
     config_loader reload_;
     boost::asio::signal_set reload_signals_;
     std::unique_ptr<spool_watcher> spool_watcher_;  // the spool, while serving
+    boost::asio::steady_timer tick_;
+    std::size_t spool_left_ = 0;  // requests the last pass over the spool left there
 };
 
 }  // namespace heapd::daemon

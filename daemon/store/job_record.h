@@ -18,6 +18,10 @@ enum class job_state { queued, running, done, failed, cancelled };
 std::string_view job_state_name(job_state s);
 std::optional<job_state> job_state_from_name(std::string_view name);
 
+// How the error of a job cancelled because heapd stopped begins (not by a user: its work may be
+// taken up again at the next start).
+inline constexpr std::string_view stopped_prefix = "cancelled: heapd ";
+
 // One job: an analysis or a dump. Plain data, copied out as snapshots.
 struct job_record {
     std::uint64_t id = 0;
@@ -40,6 +44,7 @@ struct job_record {
     bool final() const {
         return state == job_state::done || state == job_state::failed || state == job_state::cancelled;
     }
+    bool cancelled_by_stop() const { return state == job_state::cancelled && error.starts_with(stopped_prefix); }
     // Milliseconds run so far (running) or in all (final); 0 while queued.
     std::int64_t duration_ms(std::int64_t now_ms) const;
 };

@@ -20,17 +20,10 @@ using wire::reply_kind;
 
 const std::string peer_dump = std::string(HEAPD_PEER_DATA) + "/hprof-64.bin";
 
-bool start_analysis(raw_client& c, const std::string& path, std::uint64_t id = 1) {
-    int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    bool sent = fd >= 0 && c.send_request({id, "analyze", {{"name", path}, {"wait", true}}}, fd);
-    if (fd >= 0) ::close(fd);
-    return sent;
-}
-
 // Analyses path to the end; the final reply.
 std::optional<wire::reply> analyze(const serve_process& d, const std::string& path) {
     raw_client c(d.socket());
-    if (!start_analysis(c, path)) return std::nullopt;
+    if (!start_analysis(c, path, true)) return std::nullopt;
     std::optional<wire::reply> r;
     while ((r = c.read_reply(std::chrono::seconds(120))) && r->kind == reply_kind::progress) {}
     return r;
@@ -125,7 +118,7 @@ TEST(serve_config, sighup_applies_a_new_retention_while_an_analysis_runs_to_its_
     ASSERT_EQ(request(d, "dumps")["dumps"].size(), 3u);
 
     raw_client running(d.socket());
-    ASSERT_TRUE(start_analysis(running, dump));
+    ASSERT_TRUE(start_analysis(running, dump, true));
     auto first = running.read_reply();
     ASSERT_TRUE(first && first->kind == reply_kind::progress) << d.log();
     write(file, "# fewer dumps\n[retention]\nkeep_count = 1\n");

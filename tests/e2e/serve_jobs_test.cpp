@@ -22,22 +22,6 @@ using wire::reply_kind;
 
 const std::string peer_dump = std::string(HEAPD_PEER_DATA) + "/hprof-64.bin";
 
-// Sends an analysis of path on c (wait or not); true when sent.
-bool start_analysis(raw_client& c, const std::string& path, bool wait, std::uint64_t id = 1) {
-    int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    bool sent = fd >= 0 && c.send_request({id, "analyze", {{"name", path}, {"wait", wait}}}, fd);
-    if (fd >= 0) ::close(fd);
-    return sent;
-}
-
-// Queues an analysis of path on c without waiting for it; its job id, or 0.
-std::uint64_t queue_analysis(raw_client& c, const std::string& path) {
-    if (!start_analysis(c, path, false)) return 0;
-    auto queued = c.read_reply();
-    if (!queued || queued->kind != reply_kind::result) return 0;
-    return queued->result["job"]["id"].get<std::uint64_t>();
-}
-
 // The record of job id as the daemon lists it (json null when absent).
 json job_of(const serve_process& d, std::uint64_t id) {
     raw_client c(d.socket());
@@ -59,21 +43,7 @@ bool wait_for_state(const serve_process& d, std::uint64_t id, const std::string&
     return false;
 }
 
-// The /proc directories of the analysis processes (heapd analyze-fd) working for the daemon whose
-// store is store.
-std::vector<std::filesystem::path> analysis_process_dirs(const std::string& store) {
-    std::vector<std::filesystem::path> out;
-    for (const auto& e : std::filesystem::directory_iterator("/proc")) {
-        std::ifstream in(e.path() / "cmdline");
-        std::string cmdline((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-        std::replace(cmdline.begin(), cmdline.end(), '\0', ' ');
-        if (cmdline.find("analyze-fd") != std::string::npos && cmdline.find(store + "/tmp") != std::string::npos)
-            out.push_back(e.path());
-    }
-    return out;
-}
-
-int analysis_processes(const std::string& store) { return static_cast<int>(analysis_process_dirs(store).size()); }
+int analysis_processes(const std::string& store) { return static_cast<int>(analysis_processes_of(store).size()); }
 
 TEST(serve_jobs, status_is_answered_while_a_large_analysis_runs) {
     const std::string dump = big_dump();
@@ -100,8 +70,8 @@ TEST(serve_jobs, status_is_answered_while_a_large_analysis_runs) {
 // The Uid and CapEff lines of /proc/PID/status of the analysis processes working for store.
 std::vector<std::string> analysis_credentials(const std::string& store) {
     std::vector<std::string> out;
-    for (const auto& dir : analysis_process_dirs(store)) {
-        std::ifstream status(dir / "status");
+    for (pid_t pid : analysis_processes_of(store)) {
+        std::ifstream status("/proc/" + std::to_string(pid) + "/status");
         std::string ids;
         for (std::string line; std::getline(status, line);)
             if (line.starts_with("Uid:") || line.starts_with("CapEff:")) ids += line + "\n";

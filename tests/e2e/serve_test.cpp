@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -232,6 +233,24 @@ TEST(serve, sigterm_stops_it_gracefully_and_removes_the_socket) {
     ASSERT_TRUE(d.start()) << d.log();
 }
 
+// A service manager restarts heapd once it has logged that it stopped: the store's lock is free by
+// then (tried the moment the line is seen, the log read every 2 ms).
+TEST(serve, the_store_is_free_once_it_says_stopped) {
+    serve_process d;
+    ASSERT_TRUE(d.ready()) << d.log();
+    const int lock = ::open((d.store() + "/lock").c_str(), O_RDWR | O_CLOEXEC);
+    ASSERT_GE(lock, 0);
+    EXPECT_NE(::flock(lock, LOCK_EX | LOCK_NB), 0);  // held while it serves
+    ASSERT_EQ(::kill(d.pid(), SIGTERM), 0);
+    bool said = false;
+    for (int i = 0; i < 5000 && !(said = d.log().find("info: stopped") != std::string::npos); ++i)
+        std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    ASSERT_TRUE(said) << d.log();
+    EXPECT_EQ(::flock(lock, LOCK_EX | LOCK_NB), 0) << "the store is still locked after \"stopped\"";
+    ::close(lock);
+    EXPECT_EQ(d.stop(SIGTERM), 0);
+}
+
 TEST(serve, a_second_daemon_on_the_same_socket_or_store_is_refused) {
     serve_process d;
     ASSERT_TRUE(d.ready()) << d.log();
@@ -245,6 +264,23 @@ TEST(serve, a_second_daemon_on_the_same_socket_or_store_is_refused) {
     EXPECT_EQ(same_store.exit_code, 3);
     EXPECT_NE(same_store.err.find("another heapd is using the store"), std::string::npos) << same_store.err;
     EXPECT_TRUE(serves(d));
+}
+
+// Someone removes the socket file (a clean-up of /run, a mistaken rm): the daemon notices within
+// its 2 s tick, binds a new one and says so; clients reach it again.
+TEST(serve, a_removed_socket_file_is_made_again) {
+    serve_process d;
+    ASSERT_TRUE(d.ready()) << d.log();
+    ASSERT_TRUE(std::filesystem::remove(d.socket()));
+    bool back = false;
+    for (int i = 0; i < 100 && !(back = serves(d)); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    EXPECT_TRUE(back) << d.log();
+    EXPECT_NE(d.log().find("was removed or replaced: made again"), std::string::npos) << d.log();
+    struct stat st {};
+    ASSERT_EQ(::stat(d.socket().c_str(), &st), 0);
+    EXPECT_EQ(st.st_mode & 0777, 0666u);
+    EXPECT_EQ(d.stop(SIGTERM), 0);
+    EXPECT_FALSE(std::filesystem::exists(d.socket()));
 }
 
 TEST(serve, a_stale_socket_file_is_replaced_and_another_file_is_left_alone) {

@@ -9,6 +9,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
@@ -23,6 +24,32 @@
 #include "support/jvm_process.h"
 
 namespace heapd::test {
+
+bool start_analysis(raw_client& c, const std::string& path, bool wait, std::uint64_t id) {
+    int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    bool sent = fd >= 0 && c.send_request({id, "analyze", {{"name", path}, {"wait", wait}}}, fd);
+    if (fd >= 0) ::close(fd);
+    return sent;
+}
+
+std::uint64_t queue_analysis(raw_client& c, const std::string& path) {
+    if (!start_analysis(c, path, false)) return 0;
+    auto queued = c.read_reply();
+    if (!queued || queued->kind != wire::reply_kind::result) return 0;
+    return queued->result["job"]["id"].get<std::uint64_t>();
+}
+
+std::vector<pid_t> analysis_processes_of(const std::string& store) {
+    std::vector<pid_t> out;
+    for (const auto& e : std::filesystem::directory_iterator("/proc")) {
+        std::ifstream in(e.path() / "cmdline");
+        std::string cmdline((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+        std::replace(cmdline.begin(), cmdline.end(), '\0', ' ');
+        if (cmdline.find("analyze-fd") != std::string::npos && cmdline.find(store + "/tmp") != std::string::npos)
+            out.push_back(static_cast<pid_t>(std::stoi(e.path().filename().string())));
+    }
+    return out;
+}
 
 std::string heapctl_binary() { return std::string(HEAPD_BINARY_DIR) + "/cli/heapctl"; }
 

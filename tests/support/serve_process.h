@@ -92,6 +92,15 @@ struct command_result;
 // heapctl --socket (d's) ARGS, as user when given (setpriv, no supplementary groups).
 command_result run_heapctl(const serve_process& d, std::vector<std::string> args, const temp_user* user = nullptr);
 
+// Sends an analysis of path on c (wait or not); true when sent.
+bool start_analysis(raw_client& c, const std::string& path, bool wait, std::uint64_t id = 1);
+
+// Queues an analysis of path on c without waiting for it; its job id, or 0.
+std::uint64_t queue_analysis(raw_client& c, const std::string& path);
+
+// The pids of the analysis processes (heapd analyze-fd) working for the daemon whose store is store.
+std::vector<pid_t> analysis_processes_of(const std::string& store);
+
 // True when something under root is named as a half-written file (.tmp-*).
 bool has_temp_files(const std::string& root);
 

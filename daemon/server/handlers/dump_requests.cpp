@@ -24,36 +24,6 @@ using wire::error_kind;
 // The longest oom_error taken: the agent's line names the error and two methods.
 constexpr std::size_t max_oom_error_bytes = 1024;
 
-// The path of a spooled request's dump as the daemon reaches it: as written, or for a hook in
-// another mount namespace (a container), through /proc/PID/root of a process still in it (the JVM
-// first). Empty when there is none, or it cannot be reached (said in problems).
-std::string spooled_dump_path(const spooled_request& s, const peer_credentials& p, std::vector<std::string>& problems) {
-    const std::string path = s.args.value("dump_path", std::string());
-    auto mnt = s.args.find("mnt_ns");
-    auto own = attach::mount_namespace_of(0);
-    if (path.empty() || mnt == s.args.end() || !mnt->is_number_unsigned() || !own || *own == mnt->get<std::uint64_t>())
-        return path;
-    const std::uint64_t theirs = mnt->get<std::uint64_t>();
-    auto jvm = host_pid(p, static_cast<pid_t>(s.args.value("pid", std::int64_t{0})));
-    auto jvm_ns = jvm ? attach::mount_namespace_of(*jvm) : std::unexpected(jvm.error());
-    auto holder = jvm_ns && *jvm_ns == theirs ? *jvm : attach::process_in_mount_namespace(theirs);
-    if (!holder || !path.starts_with('/')) {
-        problems.push_back(s.path + ": the JVM's dump " + path + " was in a container that is gone");
-        return {};
-    }
-    return attach::proc_path(*holder, "root") + path;
-}
-
-// Whether a spooled dump lies at heapd's own armed name (arm_jvm.h): heapd's to remove once it
-// is open, so no heap-sized file is left behind in the JVM's /tmp.
-bool at_armed_name(const std::string& path, const wire::json& args) {
-    const auto slash = path.rfind('/');
-    if (slash == std::string::npos) return false;
-    const auto ns_pid = static_cast<pid_t>(args.value("pid", std::int64_t{0}));
-    const std::uint64_t start_time = args.value("start_time", std::uint64_t{0});
-    return start_time != 0 && is_armed_dump_name(path.substr(slash + 1), ns_pid, start_time);
-}
-
 }  // namespace
 
 void request_handler::jvms(const wire::request& r, const connection_ptr& c) {
@@ -79,9 +49,6 @@ void request_handler::jvms(const wire::request& r, const connection_ptr& c) {
     c->send(wire::make_result(r.id, {{"jvms", std::move(list)}, {"unreadable", found->unreadable}}));
 }
 
-namespace {
-
-// A dump request's arguments, read and checked.
 wire::wire_result<dump_args> read_dump_args(const wire::json& args) {
     auto pid = wire::arg_uint(args, "pid", std::nullopt);
     auto live = wire::arg_bool(args, "live", true);
@@ -114,6 +81,8 @@ wire::wire_result<dump_args> read_dump_args(const wire::json& args) {
     return dump_args{*pid,        *live,        *trigger, *oom_kind,   *oom_error, *oom,
                      *adopt_name, *jvm_version, *command, *start_time, *snapshot};
 }
+
+namespace {
 
 // The dump as one of the running JVM target: its owner and start time, what a snapshot from outside
 // needs, and what its hsperfdata says.
@@ -221,13 +190,17 @@ result<dump_request> request_handler::prepare_dump(const dump_args& a, const pee
     return adopted_from_a_gone_jvm(std::move(d), a, p, named, who, store_.key());
 }
 
-result<job_record> request_handler::submit_dump(dump_request d, const peer_credentials& p, job_listener waiting) {
+result<job_record> request_handler::submit_dump(dump_request d, const peer_credentials& p, job_listener waiting,
+                                                std::size_t max_queued) {
     const pid_t target = d.pid;
     const std::string who = "pid " + std::to_string(target);
-    if (dumping_.contains(target)) return fail(error_code::busy, "a dump of " + who + " is already under way");
-    if (jobs_.count().queued >= info_.max_queued)
-        return fail(error_code::busy,
-                    "too many jobs waiting (" + std::to_string(info_.max_queued) + "); try again later");
+    // Adopting a file the JVM wrote asks nothing of the JVM: it may go beside a dump through attach.
+    const bool talks_to_jvm = !d.adopt;
+    if (talks_to_jvm && dumping_.contains(target))
+        return fail(error_code::busy, "a dump of " + who + " is already under way");
+    if (max_queued == 0) max_queued = info_.max_queued;
+    if (jobs_.count().queued >= max_queued)
+        return fail(error_code::busy, "too many jobs waiting (" + std::to_string(max_queued) + "); try again later");
     job_record spec;
     spec.kind = "dump";
     spec.owner_uid = d.uid;
@@ -237,9 +210,9 @@ result<job_record> request_handler::submit_dump(dump_request d, const peer_crede
     spec.trigger = d.trigger;
     spec.subject = d.adopt ? d.adopt_name : who;
     spec.subject_bytes = d.estimate;
-    dumping_.insert(target);
-    job_listener listener = [this, target, waiting = std::move(waiting)](const job_record& job) {
-        if (job.final()) dumping_.erase(target);
+    if (talks_to_jvm) dumping_.insert(target);
+    job_listener listener = [this, target, talks_to_jvm, waiting = std::move(waiting)](const job_record& job) {
+        if (job.final() && talks_to_jvm) dumping_.erase(target);
         if (waiting) waiting(job);
     };
     log_->info("dump of {} asked by uid {} (trigger {}{}{})", who, p.uid, d.trigger,
@@ -266,49 +239,15 @@ void request_handler::dump(const wire::request& r, const connection_ptr& c) {
     }
     auto a = read_dump_args(r.args);
     if (!a) return c->send(wire::make_error(r.id, a.error().kind, a.error().message));
+    // The OnOutOfMemoryError hook's request: held in the OOM intake until its entry is kept.
+    if (a->in_oom_hook && a->trigger == "oom")
+        return oom_from_hook(r, c, std::move(fd), *wait ? waiting_listener(r.id, *top, *history, c) : job_listener{});
     auto d = prepare_dump(*a, c->peer(), std::move(fd));
     if (!d) return c->send(wire::make_error(r.id, wire::kind_of(d.error().code), d.error().message));
     auto job =
         submit_dump(std::move(*d), c->peer(), *wait ? waiting_listener(r.id, *top, *history, c) : job_listener{});
     if (!job) return c->send(wire::make_error(r.id, wire::kind_of(job.error().code), job.error().message));
     if (!*wait) c->send(wire::make_result(r.id, {{"job", to_json(*job, now_ms())}}));
-}
-
-void request_handler::take_spooled(const std::string& spool_dir) {
-    std::vector<std::string> problems;
-    for (spooled_request& s : take_spool(spool_dir, problems)) {
-        // Who wrote the request is who asks; an admin by uid alone (root) or by the group.
-        peer_credentials p;
-        p.uid = s.writer_uid;
-        p.gid = s.writer_gid;
-        p.admin = s.writer_uid == 0 || (info_.admin_group && s.writer_gid == *info_.admin_group);
-        // A hook in a container names the JVM by its pid there and the dump by its path there.
-        if (auto ns = s.args.find("pid_ns"); ns != s.args.end() && ns->is_number_unsigned())
-            p.pid_ns = attach::pid_namespace{ns->get<std::uint64_t>(), -1};
-        std::optional<unique_fd> fd;
-        const std::string path = spooled_dump_path(s, p, problems);
-        if (!path.empty()) {
-            // Opened as the request's writer, never with heapd's rights: the path is theirs to name,
-            // and only a regular file they own (or any, for an admin) is taken.
-            auto opened = attach::open_as_owner(path, p.uid, p.gid, at_armed_name(path, s.args));
-            struct stat st {};
-            if (opened && ::fstat(opened->get(), &st) == 0 && (p.admin || st.st_uid == p.uid))
-                fd = std::move(*opened);
-            else
-                problems.push_back(s.path + ": the JVM's dump " + path + " cannot be adopted for uid " +
-                                   std::to_string(p.uid) + " (" +
-                                   (opened ? "owned by uid " + std::to_string(st.st_uid) : opened.error().message) +
-                                   "); dumping the JVM if it still runs");
-        }
-        auto a = read_dump_args(s.args);
-        auto d = a ? prepare_dump(*a, p, std::move(fd)) : fail(error_code::bad_value, a.error().message);
-        auto job = d ? submit_dump(std::move(*d), p, {}) : std::unexpected(d.error());
-        if (job)
-            log_->info("spooled request {}: job {}", bounded_text(s.path), job->id);
-        else
-            log_->warn("spooled request {}: {}", bounded_text(s.path), bounded_text(job.error().message));
-    }
-    for (const std::string& p : problems) log_->warn("spool: {}", bounded_text(p));
 }
 
 }  // namespace heapd::daemon

@@ -4,6 +4,7 @@
 // manager's workers. Who may do what is decided here from the connection's peer credentials (peer.h).
 #include <sys/types.h>
 
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <map>
@@ -21,6 +22,7 @@
 #include "daemon/jobs/dump_job.h"
 #include "daemon/jobs/job_manager.h"
 #include "daemon/oom/oom_armer.h"
+#include "daemon/oom/oom_intake.h"
 #include "daemon/rules/rule_watcher.h"
 #include "daemon/server/connection.h"
 #include "daemon/store/store.h"
@@ -57,13 +59,25 @@ struct dump_args {
     bool snapshot = false;
 };
 
+// A dump request's arguments, read and checked (dump_requests.cpp).
+wire::wire_result<dump_args> read_dump_args(const wire::json& args);
+
 // Dispatches each request to its handler.
 class request_handler {
 public:
     request_handler(daemon_info info, store& s, job_manager& jobs, std::shared_ptr<spdlog::logger> log);
     void handle(const wire::request& request, const connection_ptr& c);
-    // Starts the dump requests spooled while the daemon was not running (spool.h); log lines only.
-    void take_spooled(const std::string& spool_dir);
+    // oom_requests.cpp: the OOM intake (oom_intake.h) and what it held when the daemon started:
+    // started again by resume_oom() once the daemon serves.
+    void set_oom_intake(oom_intake intake, std::vector<intake_record> held);
+    void resume_oom();
+    // Takes the dump requests spooled by hooks (spool.h) into the OOM intake and starts them; log
+    // lines only. Each file stays in the spool until the intake holds its request; the number of
+    // requests left there (the intake full) is returned.
+    std::size_t take_spooled(const std::string& spool_dir);
+    // Starts the OOM requests of the intake that waited (a full queue, a dump of the same JVM under
+    // way, a failure to try again); the server calls it every few seconds.
+    void retry_oom();
     // rule_dumps.cpp: queues a dump of pid, as root, for the dump rule named rule (trigger
     // "rule:NAME"); the process must still be the one that started at start_time (clock ticks since
     // boot). Busy when a dump of that JVM is under way or too many jobs wait.
@@ -134,8 +148,24 @@ private:
     void metrics(const wire::request& r, const connection_ptr& c);
     // A dump request's arguments checked against what the peer may do; fd: the dump to adopt.
     result<dump_request> prepare_dump(const dump_args& a, const peer_credentials& p, std::optional<unique_fd> fd);
-    // Queues a prepared dump (one per JVM at a time); busy when one runs or too many wait.
-    result<job_record> submit_dump(dump_request d, const peer_credentials& p, job_listener waiting);
+    // Queues a prepared dump (one through attach per JVM at a time); busy when one runs or more than
+    // max_queued wait (0: info_.max_queued).
+    result<job_record> submit_dump(dump_request d, const peer_credentials& p, job_listener waiting,
+                                   std::size_t max_queued = 0);
+    // oom_requests.cpp: a hook's request over the socket, kept in the intake before it is
+    // acknowledged (a request the intake holds already, from the spool, is acknowledged alone).
+    void oom_from_hook(const wire::request& r, const connection_ptr& c, std::optional<unique_fd> fd,
+                       job_listener waiting);
+    // Starts a job for a request of the intake (its dump opened from its path when fd has none):
+    // the job's record; nothing when it cannot start now and waits in pending_oom_; an error when
+    // it never can (the request dropped, and why logged).
+    result<std::optional<job_record>> start_oom(intake_record rec, std::optional<unique_fd> fd, job_listener waiting);
+    // A job of the intake ended: its request is done with (the entry kept, or cancelled by a user),
+    // waits to be tried again (a failure, up to max_oom_attempts), or stays for the next start (the
+    // daemon stops).
+    void oom_job_ended(const intake_record& rec, const job_record& job);
+    // The request is done with (why: when given up, logged): its record goes.
+    void finish_oom(const intake_record& rec, const std::string& why);
     // A listener that sends progress, then the report (or the error) once the job has ended.
     job_listener waiting_listener(std::uint64_t request_id, std::uint64_t top, bool history, const connection_ptr& c);
     // The final reply to a waiting analyze request, once its job has ended.
@@ -146,7 +176,16 @@ private:
     store& store_;
     job_manager& jobs_;
     std::shared_ptr<spdlog::logger> log_;
-    std::set<pid_t> dumping_;  // JVMs with a dump job queued or running (io_context thread only)
+    std::set<pid_t> dumping_;  // JVMs with a dump job through attach queued or running (io_context thread only)
+    // The OOM intake and its requests waiting to start (io_context thread only).
+    std::optional<oom_intake> intake_;
+    struct pending_oom {
+        intake_record rec;
+        std::chrono::steady_clock::time_point not_before;
+        std::string why;  // what it waits for
+    };
+    std::map<std::string, pending_oom> pending_oom_;
+    std::set<std::string> spool_refused_;  // spool files the intake had no room for, said once
     metrics_service* metrics_ = nullptr;
     const oom_armer* armer_ = nullptr;
     const rule_watcher* watcher_ = nullptr;

@@ -1,6 +1,7 @@
-// The spool of dump requests: written whole under a new name, read back with who wrote it, and
-// emptied when taken; what is not a request is removed and reported, what is being written is left
-// alone; the directory is made 1733.
+// The spool of dump requests: written whole under a new name, read back with who wrote it and left
+// in place until removed (the daemon removes a file once its OOM intake holds the request); what is
+// not a request is removed and reported, what is being written is left alone; the directory is made
+// 1733.
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 
@@ -17,7 +18,7 @@ namespace {
 namespace fs = std::filesystem;
 using wire::json;
 
-TEST(spool, requests_round_trip_and_the_spool_is_emptied) {
+TEST(spool, requests_round_trip_and_stay_until_removed) {
     scratch_dir dir;
     const std::string spool = dir.file("spool");
     ASSERT_TRUE(daemon::make_spool_dir(spool));
@@ -26,7 +27,7 @@ TEST(spool, requests_round_trip_and_the_spool_is_emptied) {
     EXPECT_EQ(st.st_mode & 07777, 01733u);
 
     auto a = daemon::spool_request(spool, {{"pid", 42}, {"trigger", "oom"}, {"dump_path", "/tmp/java_pid42.hprof"}});
-    auto b = daemon::spool_request(spool, {{"pid", 43}, {"trigger", "oom"}});
+    auto b = daemon::spool_request(spool, {{"pid", 43}, {"trigger", "oom"}, {"request_id", "abc"}});
     ASSERT_TRUE(a && b);
     EXPECT_NE(*a, *b);
     ASSERT_EQ(::stat(a->c_str(), &st), 0);
@@ -35,8 +36,9 @@ TEST(spool, requests_round_trip_and_the_spool_is_emptied) {
     std::ofstream(spool + "/.tmp-half.json") << "{\"pid\":";
 
     std::vector<std::string> problems;
-    auto taken = daemon::take_spool(spool, problems);
+    auto taken = daemon::read_spool(spool, problems);
     ASSERT_EQ(taken.size(), 2u);
+    EXPECT_EQ(daemon::read_spool(spool, problems).size(), 2u);  // read, not taken
     std::set<long long> pids;
     for (const auto& r : taken) {
         pids.insert(r.args["pid"].get<long long>());
@@ -44,17 +46,27 @@ TEST(spool, requests_round_trip_and_the_spool_is_emptied) {
         EXPECT_EQ(r.args["trigger"], "oom");
     }
     EXPECT_EQ(pids, (std::set<long long>{42, 43}));
-    EXPECT_EQ(problems.size(), 1u);  // the garbage, removed
+    for (const auto& r : taken) {
+        // The hook's id, else one made of the file's name (a hook of an earlier version).
+        const std::string id = daemon::spooled_request_id(r);
+        if (r.args["pid"] == 43) {
+            EXPECT_EQ(id, "abc");
+        } else {
+            EXPECT_EQ("/" + id.substr(6) + ".json", r.path.substr(r.path.rfind('/'))) << id;
+        }
+        daemon::remove_spooled(r);
+    }
+    EXPECT_EQ(problems.size(), 1u);  // the garbage, removed at the first reading
     EXPECT_FALSE(fs::exists(spool + "/garbage.json"));
     EXPECT_TRUE(fs::exists(spool + "/.tmp-half.json"));  // still being written: left alone
     fs::remove(spool + "/.tmp-half.json");
-    EXPECT_TRUE(daemon::take_spool(spool, problems).empty());
+    EXPECT_TRUE(daemon::read_spool(spool, problems).empty());
 }
 
 TEST(spool, a_missing_spool_is_empty_and_an_unwritable_one_fails) {
     scratch_dir dir;
     std::vector<std::string> problems;
-    EXPECT_TRUE(daemon::take_spool(dir.file("none"), problems).empty());
+    EXPECT_TRUE(daemon::read_spool(dir.file("none"), problems).empty());
     EXPECT_TRUE(problems.empty());
     auto written = daemon::spool_request(dir.file("none"), {{"pid", 1}});
     ASSERT_FALSE(written);
