@@ -137,12 +137,14 @@ TEST(serve_attack, a_spooled_request_naming_a_terminal_or_a_root_only_fifo_is_op
     std::string log;
     for (int i = 0; i < 100; ++i) {
         log = d.log();
-        if (log.find("attack-1.json: the JVM's dump") != std::string::npos &&
-            log.find("attack-0.json: the JVM's dump") != std::string::npos)
+        if (log.find("-spool-attack-1 of pid 1: the JVM's dump") != std::string::npos &&
+            log.find("-spool-attack-0 of pid 1: the JVM's dump") != std::string::npos)
             break;
         std::this_thread::sleep_for(100ms);
     }
-    EXPECT_NE(log.find("attack-0.json: the JVM's dump " + holder.slave() + " cannot be adopted"), std::string::npos)
+    // The requests are named by their key in the OOM intake: the writer and the spool file's name.
+    const std::string key = std::to_string(attacker.uid()) + "-spool-attack-";
+    EXPECT_NE(log.find(key + "0 of pid 1: the JVM's dump " + holder.slave() + " cannot be adopted"), std::string::npos)
         << log;
     EXPECT_NE(log.find(fifo + " cannot be adopted for uid " + std::to_string(attacker.uid()) + " (cannot open"),
               std::string::npos)

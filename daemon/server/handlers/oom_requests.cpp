@@ -206,7 +206,7 @@ void request_handler::finish_oom(const intake_record& rec, const std::string& wh
         // A request given up leaves its dump where it is, for someone to look at by hand.
         const std::string path = rec.args.value("dump_path", std::string());
         log_->warn("OOM request {} of pid {}: {}{}", rec.key, pid_of(rec), bounded_text(why),
-                   path.empty() ? std::string() : "; its dump stays at " + bounded_text(path));
+                   path.empty() ? std::string() : "; the file it names is left as it is: " + bounded_text(path));
     }
     pending_oom_.erase(rec.key);
     if (intake_) intake_->drop(rec.key);
