@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <map>
@@ -30,6 +31,7 @@ constexpr std::string_view perf_prefix = "hsperfdata_";
 struct proc_info {
     pid_t pid = -1;
     pid_t inner_pid = -1;  // the last NSpid: its pid in its own namespace
+    pid_t parent = 0;      // PPid
     uid_t euid = static_cast<uid_t>(-1);
 };
 
@@ -59,6 +61,8 @@ std::optional<proc_info> read_status(pid_t pid) {
                 p.euid = static_cast<uid_t>(effective);
                 seen_uid = true;
             }
+        } else if (line.starts_with("PPid:")) {
+            p.parent = static_cast<pid_t>(std::strtol(line.c_str() + 5, nullptr, 10));
         } else if (line.starts_with("NSpid:")) {
             std::istringstream f(line.substr(6));
             for (long v; f >> v;) p.inner_pid = static_cast<pid_t>(v);
@@ -137,12 +141,30 @@ std::optional<dir_key> tmp_of(const std::string& path) {
     return dir_key{st.st_dev, st.st_ino};
 }
 
-// The heapd side of every comparison: its /tmp and namespaces.
+// The host's mount namespace: that of the first process (init) when it may be read, else ours. A
+// service's private mounts (systemd's PrivateMounts=, ProtectSystem=) make no container of the host.
+std::uint64_t host_mount_ns() {
+    const std::uint64_t init = ns_inode(1, "mnt");
+    return init != 0 ? init : ns_inode(0, "mnt");
+}
+
+// The heapd side of every comparison: its /tmp and the host's namespaces.
 struct self_view {
     std::optional<dir_key> tmp = tmp_of("/tmp");
-    std::uint64_t mount_ns = ns_inode(0, "mnt");
+    std::uint64_t mount_ns = host_mount_ns();
     std::uint64_t pid_ns = ns_inode(0, "pid");
 };
+
+// Whether pid is a child of ancestor, or a child of its children (a few generations up at most).
+bool descends_from(pid_t pid, pid_t ancestor, const std::map<pid_t, pid_t>& parents) {
+    for (int generation = 0; generation < 8 && pid > 1; ++generation) {
+        auto up = parents.find(pid);
+        if (up == parents.end()) return false;
+        if (up->second == ancestor) return true;
+        pid = up->second;
+    }
+    return false;
+}
 
 // Whether a process is the JVM of an hsperfdata file: it has the file's pid and maps the file.
 enum class match { yes, no, unknown };  // unknown: its maps may not be read
@@ -226,14 +248,16 @@ libjvm_cache& no_perfdata_jvms() {
 
 }  // namespace
 
-result<discovery> discover_jvms() {
+result<discovery> discover_jvms(pid_t helpers_of) {
     const self_view self;
     // The processes, grouped by the /tmp they see.
     std::map<dir_key, std::vector<proc_info>> by_tmp;
+    std::map<pid_t, pid_t> parents;
     std::set<pid_t> uninspectable;  // other users' processes, when heapd is not root
     auto scanned = scan_processes([&](pid_t pid) {
         auto info = read_status(pid);
         if (!info) return false;
+        parents[pid] = info->parent;
         auto key = tmp_of(proc_path(pid, "root/tmp"));
         if (key)
             by_tmp[*key].push_back(*info);
@@ -275,6 +299,8 @@ result<discovery> discover_jvms() {
             }
         }
     no_perfdata_jvms().retain(alive);
+    if (helpers_of > 0)
+        std::erase_if(out.jvms, [&](const discovered_jvm& j) { return descends_from(j.pid, helpers_of, parents); });
     std::sort(out.jvms.begin(), out.jvms.end(), [](const auto& a, const auto& b) { return a.pid < b.pid; });
     return out;
 }

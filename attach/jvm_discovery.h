@@ -20,7 +20,7 @@ struct discovered_jvm {
     pid_t ns_pid = -1;                   // in the JVM's own pid namespace; the file is named after it
     uid_t uid = static_cast<uid_t>(-1);  // the process's effective uid, as heapd sees it
     std::string user;                    // the user name in the directory name hsperfdata_<user>, as the JVM knew it
-    bool in_container = false;           // in another mount or pid namespace than heapd
+    bool in_container = false;           // in another mount or pid namespace than the host (init's)
     std::uint64_t mount_ns = 0;          // the JVM's mount namespace (inode of /proc/PID/ns/mnt; 0 if unknown)
     std::uint64_t pid_ns = 0;            // the JVM's pid namespace (inode of /proc/PID/ns/pid; 0 if unknown)
     std::string perfdata_path;  // the hsperfdata file as heapd opens it (/proc/PID/root/tmp/... in a container);
@@ -39,8 +39,9 @@ struct discovery {
 // processes (heapd's own and those behind /proc/PID/root), matched to processes by the innermost
 // pid of NSpid in /proc/PID/status, and kept only when that process maps that very file (so stale
 // files of dead JVMs and pids reused by other processes are left out). Fails only when /proc cannot
-// be read.
-result<discovery> discover_jvms();
+// be read. The JVMs that helpers_of (when given) started itself, directly or through its children
+// (the daemon's jhsdb), are left out.
+result<discovery> discover_jvms(pid_t helpers_of = 0);
 
 // The JVM with that pid (as heapd sees it), with or without an hsperfdata file: no_such_process,
 // not_a_jvm (no hsperfdata file mapped, no libjvm.so with a SIGQUIT handler) or permission_denied.

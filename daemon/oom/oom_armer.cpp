@@ -1,5 +1,7 @@
 #include "daemon/oom/oom_armer.h"
 
+#include <unistd.h>
+
 #include <set>
 
 #include "attach/jvm_discovery.h"
@@ -95,7 +97,7 @@ void oom_armer::run() {
 }
 
 void oom_armer::poll_once(const oom_options& options) {
-    auto found = attach::discover_jvms();
+    auto found = attach::discover_jvms(::getpid());
     if (!found) {
         log_->warn("oom arming: cannot find the JVMs: {}", bounded_text(found.error().message));
         return;

@@ -1,5 +1,7 @@
 #include "daemon/rules/rule_watcher.h"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <map>
 #include <set>
@@ -94,7 +96,7 @@ rule_watcher::poll_result rule_watcher::poll_jvms(bool read_memory) {
     poll_result p;
     p.at = policy_clock::now();
     p.at_ms = now_ms();
-    auto found = attach::discover_jvms();
+    auto found = attach::discover_jvms(::getpid());
     if (!found) {
         p.problem = found.error().message;
         return p;

@@ -85,6 +85,22 @@ TEST(jvm_discovery, finds_a_jvm_of_the_same_user) {
     ::close(*fd);
 }
 
+TEST(jvm_discovery, leaves_out_the_jvms_a_process_started_itself_when_asked) {
+    // The daemon's own helpers (jhsdb converting a snapshot) are JVMs it must not watch or list.
+    test::demo_jvm jvm({}, {"10"});
+    ASSERT_TRUE(jvm.ready());
+    auto all = discover_jvms();
+    ASSERT_TRUE(all) << all.error().message;
+    EXPECT_NE(find_pid(*all, jvm.pid()), nullptr);
+    auto without = discover_jvms(::getpid());
+    ASSERT_TRUE(without) << without.error().message;
+    EXPECT_EQ(find_pid(*without, jvm.pid()), nullptr);
+    // Those of another process stay.
+    auto other = discover_jvms(dead_pid());
+    ASSERT_TRUE(other) << other.error().message;
+    EXPECT_NE(find_pid(*other, jvm.pid()), nullptr);
+}
+
 TEST(jvm_discovery, finds_a_jvm_of_another_user) {
     test::temp_user user;
     ASSERT_TRUE(user.ok());

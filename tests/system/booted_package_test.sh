@@ -4,8 +4,9 @@
 # systemd-nspawn --boot, installs the package there and checks, from the host with nsenter, what a
 # fleet relies on: the socket enabled on install, the service started by its first connection,
 # READY and the watchdog (a stopped daemon is restarted), the journal's priorities, a JVM that runs
-# out of memory dumped and reported, reload, the hardening, upgrade keeping store and config, stop,
-# remove and purge. Prints the lines a reader wants to see (marked "|"), then PASS/FAIL per check.
+# out of memory dumped and reported, JVMs with attach disabled (on the host, and in a container of
+# their own at their OutOfMemoryError) dumped through the snapshot fallback (gdb, jhsdb) under the
+# unit's hardening, reload, the hardening, upgrade keeping store and config, stop, remove and purge. Prints the lines a reader wants to see (marked "|"), then PASS/FAIL per check.
 # Usage: booted_package_test.sh SOURCE_DIR SCRATCH_DIR   (exit 77: skipped, the reason printed)
 set -uo pipefail
 src=$(cd "$1" && pwd)
@@ -61,10 +62,11 @@ trap cleanup EXIT
 
 # The package's dependencies go into the root, so dpkg -i installs it in the booted container.
 deps=$(dpkg-deb -f "$deb" Depends | sed -E 's/\([^)]*\)//g; s/\|[^,]*//g; s/ //g')
-echo "== mmdebstrap bookworm (systemd, dbus, openjdk-17-jre-headless, $deps)"
+# A JDK (jhsdb) and gdb, which the package suggests: the snapshot fallback needs both.
+echo "== mmdebstrap bookworm (systemd, dbus, openjdk-17-jdk-headless, gdb, $deps)"
 start=$SECONDS
 mmdebstrap --quiet --variant=minbase \
-  --include="systemd,systemd-sysv,dbus,openjdk-17-jre-headless,procps,$deps" \
+  --include="systemd,systemd-sysv,dbus,openjdk-17-jdk-headless,gdb,procps,util-linux,$deps" \
   bookworm "$root" >"$work/mmdebstrap.log" 2>&1 || { tail -20 "$work/mmdebstrap.log"; skip "mmdebstrap could not make a Debian 12 root (is Debian's archive reachable?)"; }
 echo "  | root made in $((SECONDS - start)) s"
 echo heapd-test >"$root/etc/hostname"
@@ -74,7 +76,7 @@ dpkg-deb -R "$deb" "$work/upgrade"
 sed -i "s/^Version: .*/Version: ${version}+upgrade1/" "$work/upgrade/DEBIAN/control"
 dpkg-deb -b "$work/upgrade" "$root/root/heapd-upgrade.deb" >/dev/null
 mkdir -p "$root/opt/heapd-test"
-javac -d "$root/opt/heapd-test" "$src/tests/java/OomExit.java"
+javac -d "$root/opt/heapd-test" "$src/tests/java/OomExit.java" "$src/tests/java/Leaky.java"
 
 echo "== booting it: systemd-nspawn --boot --register=no --keep-unit"
 systemd-nspawn --boot --register=no --keep-unit --quiet -D "$root" --machine=heapd-test \
@@ -150,6 +152,48 @@ for field in "HEAPD_PID\":\"$jpid" 'HEAPD_MAIN_CLASS":"OomExit' 'HEAPD_TRIGGER":
              'HEAPD_SUSPECT_CLASS":"java.util.HashMap' 'HEAPD_SUSPECT_PERCENT":"9'; do
   check "the journal event has \"$field\"" grep -qF "\"$field" <<<"$entry"
 done
+
+echo "== the snapshot fallback under the unit: a host JVM with -XX:+DisableAttachMechanism, heapctl dump"
+# Its attach listener never starts: gdb writes a core of it and its JDK's jhsdb converts the core,
+# in a pid namespace and /proc of its own (heapd's mounts are private, so every JVM is reached so).
+ct env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/home/app runuser -u app -- java -Xmx64m \
+  -XX:+DisableAttachMechanism -cp /opt/heapd-test Leaky /home/app/grow 100000 >"$work/leaky.out" 2>&1 &
+leaky_up() { lpid=$(ct pgrep -u app -f Leaky) && grep -q ready "$work/leaky.out"; }
+wait_for 30 leaky_up
+ct runuser -u app -- touch /home/app/grow
+wait_for 30 grep -q grown "$work/leaky.out"
+listing=$(ct heapctl jvms 2>&1)
+show <<<"$listing"
+check "a JVM of the host is listed on the host (heapd's private mounts are no container)" \
+  grep -qE "^ *$lpid +app +host " <<<"$listing"
+dumped=$(ct heapctl dump "$lpid" --wait 2>&1)
+show <<<"$dumped" | grep -E "heapctl|suspect|Leaky|Kept" | head -8
+check "the JVM with attach disabled is dumped through the snapshot" grep -q "^Kept as dump" <<<"$dumped"
+check "its report names the leak" grep -q "100,000 Leaky" <<<"$dumped"
+leaky_id=$(sed -n 's/^Kept as dump \([^ ]*\) .*/\1/p' <<<"$dumped")
+check "the dump says how it was taken" sh -c "nsenter -t $ct_pid -a heapctl dumps | grep -A1 '^$leaky_id ' | grep -q 'core by gdb, HPROF by jhsdb'"
+ct kill "$lpid"
+
+echo "== a JVM in a container of its own (mount and pid namespaces, a private /tmp), attach disabled, runs out of memory"
+ct env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/home/app unshare --mount --pid --fork --mount-proc sh -c \
+  'mount -t tmpfs -o mode=1777 tmpfs /tmp && exec runuser -u app -- java -Xmx64m -XX:+DisableAttachMechanism \
+   "-XX:OnOutOfMemoryError=heapd dump %p" -cp /opt/heapd-test OomExit /home/app/go2' >"$work/contained.out" 2>&1 &
+contained_up() { cpid=$(ct pgrep -u app -f 'OomExit /home/app/go2') && grep -q ready "$work/contained.out"; }
+wait_for 30 contained_up
+listing=$(ct heapctl jvms 2>&1)
+show <<<"$listing" | grep -E "PID|^ *$cpid "
+check "the JVM in a container is listed in a container" grep -qE "^ *$cpid +app +container " <<<"$listing"
+ct runuser -u app -- touch /home/app/go2
+contained_report() { report=$(ct heapctl report "$cpid" --top 3 2>&1) && grep -q "java.util.HashMap" <<<"$report"; }
+check "its OOM is dumped through the snapshot (its own JDK, in its namespaces) and reported" wait_for 120 contained_report
+show <<<"$report" | head -12
+contained_id=$(sed -n 's/^heapctl report: dump \([^ ]*\) .*/\1/p' <<<"$report")
+ct heapctl dumps 2>&1 | grep -A2 "^$contained_id " | show
+check "the dump says how it was taken" sh -c "nsenter -t $ct_pid -a heapctl dumps | grep -A1 '^$contained_id ' | grep -q 'core by gdb, HPROF by jhsdb'"
+show <"$work/contained.out" | head -5
+check "no gdb or jhsdb is left running" sh -c "! nsenter -t $ct_pid -a pgrep -f 'SALauncher|bin/gdb '"
+check "heapd's own jhsdb is no JVM it watches (no death record of it)" \
+  sh -c "! nsenter -t $ct_pid -a journalctl -u heapd.service --no-pager | grep -q SALauncher"
 
 echo "== heapd-upload.service: the report to an S3 server (s3rver on the host's loopback)"
 s3rver=$src/build/npm/node_modules/s3rver
