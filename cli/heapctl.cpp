@@ -346,7 +346,7 @@ int listing(const options& o, const std::string& type, std::string (*text)(const
     if (o.json)
         print_json(shown);
     else
-        print(text(shown));
+        print(text(text == dumps_reply_text ? *result : shown));
     return ok;
 }
 
@@ -405,7 +405,7 @@ int run(int argc, char** argv) {
     const std::string& command = o->words[0];
     if (command == "status") return listing(*o, "status", status_text, nullptr);
     if (command == "jobs") return listing(*o, "jobs", jobs_text, "jobs");
-    if (command == "dumps") return listing(*o, "dumps", dumps_text, "dumps");
+    if (command == "dumps") return listing(*o, "dumps", dumps_reply_text, "dumps");
     if (command == "deaths") return listing(*o, "deaths", deaths_text, "deaths");
     if (command == "report") return report(*o);
     if (command == "histo" || command == "threads") {

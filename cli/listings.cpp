@@ -129,8 +129,22 @@ std::string dumps_text(const wire::json& dumps) {
         out += line;
         const char* what = get<bool>(d, "has_dump", false) ? " (dump kept)" : " (analyzed in place, report kept)";
         out += "    " + fit(line_safe(get<std::string>(d, "file", "")), 60) + what + "\n";
+        if (const std::string damage = get<std::string>(d, "damage", ""); !damage.empty())
+            out += "    damaged: " + line_safe(damage) + "\n";
         out += wrapped("    ", line_safe(get<std::string>(d, "headline", "")));
     }
+    return out;
+}
+
+std::string dumps_reply_text(const wire::json& reply) {
+    std::string out = dumps_text(reply.value("dumps", wire::json::array()));
+    const wire::json damaged = reply.value("damaged", wire::json::array());
+    if (!damaged.is_array() || damaged.empty()) return out;
+    out += "\ndamaged entries kept aside, whose owner is unknown (only root and the heapd group see them):\n";
+    for (const wire::json& d : damaged)
+        out +=
+            wrapped("  ", line_safe(get<std::string>(d, "id", "?")) + ": " + line_safe(get<std::string>(d, "why", "")) +
+                              "; its files are in " + line_safe(get<std::string>(d, "path", "")));
     return out;
 }
 
@@ -154,6 +168,8 @@ std::string deaths_text(const wire::json& deaths) {
                 out += wrapped("    ", "last breakdown (" + std::to_string(before < 0 ? 0 : before) +
                                            " s before): " + largest_parts_text(*breakdown, 4));
             }
+        if (const std::string oom = get<std::string>(d, "oom_dump", ""); !oom.empty())
+            out += "    its OutOfMemoryError's dump: " + line_safe(oom) + " (heapctl report " + line_safe(oom) + ")\n";
         const wire::json kept = d.value("kept", wire::json::array());
         if (kept.is_array() && !kept.empty() && kept[0].is_string())
             out += "    kept before: " + std::to_string(kept.size()) + (kept.size() == 1 ? " dump" : " dumps") +

@@ -148,6 +148,7 @@ wire::json to_json(const death_record& r) {
                     {"headline", death_headline(r)},
                     {"limit", std::move(limit)},
                     {"kept", r.kept}};
+    if (!r.oom_dump.empty()) j["oom_dump"] = r.oom_dump;
     if (r.last_resident) j["last"] = {{"resident", *r.last_resident}, {"at_ms", r.last_seen_ms}};
     if (r.breakdown) j["breakdown"] = to_json(*r.breakdown);
     return j;

@@ -72,6 +72,7 @@ struct death_record {
     // Its last breakdown read from /proc (no attach), when one was taken.
     std::optional<memory_breakdown> breakdown;
     std::vector<std::string> kept;  // ids of the store entries of this JVM kept before it died
+    std::string oom_dump;           // the dump taken at its OutOfMemoryError, once kept (before or after)
 };
 
 // One line: "killed by the kernel's OOM killer; last seen 0.6 s before at 168 MiB resident, its

@@ -45,17 +45,42 @@ std::vector<std::string> death_log::ids() const {
 }
 
 result<std::string> death_log::keep(const store& s, death_record& r) {
-    r.kept.clear();
-    for (const entry_metadata& m : s.entries())  // newest first
-        if (m.pid == r.pid && m.jvm_start_time == r.start_time && m.host == r.host) r.kept.push_back(m.id);
-    const std::string id = record_id(r);
+    // Under the lock: a dump kept meanwhile is either seen here or finds this record (note_oom_dump).
     std::lock_guard lock(mu_);
+    r.kept.clear();
+    r.oom_dump.clear();
+    for (const entry_metadata& m : s.entries())  // newest first
+        if (m.pid == r.pid && m.jvm_start_time == r.start_time && m.host == r.host) {
+            r.kept.push_back(m.id);
+            if (m.trigger == "oom" && r.oom_dump.empty()) r.oom_dump = m.id;
+        }
+    const std::string id = record_id(r);
     if (auto w = write_file_atomic(dir_ + "/" + id + std::string(suffix), to_json(r).dump(2), access_); !w)
         return std::unexpected(w.error());
     auto all = ids();
     for (std::size_t i = 0; i + max_records_ < all.size(); ++i)
         ::unlink((dir_ + "/" + all[i] + std::string(suffix)).c_str());
     return id;
+}
+
+result<std::string> death_log::note_oom_dump(const entry_metadata& dump) {
+    if (dump.trigger != "oom" || dump.pid <= 0 || dump.jvm_start_time == 0) return std::string();
+    std::lock_guard lock(mu_);
+    const std::string tail = "-death-" + std::to_string(dump.pid);
+    for (const std::string& id : ids()) {
+        if (!id.ends_with(tail)) continue;
+        const std::string path = dir_ + "/" + id + std::string(suffix);
+        auto text = read_file(path, max_record_bytes);
+        if (!text) continue;
+        wire::json record = wire::json::parse(*text, nullptr, false);
+        if (!record.is_object() || record.value("start_time", std::uint64_t{0}) != dump.jvm_start_time ||
+            record.value("host", std::string()) != dump.host || record.contains("oom_dump"))
+            continue;
+        record["oom_dump"] = dump.id;
+        if (auto w = write_file_atomic(path, record.dump(2), access_); !w) return std::unexpected(w.error());
+        return id;
+    }
+    return std::string();
 }
 
 std::vector<wire::json> death_log::list(const std::function<bool(uid_t)>& may_see) const {

@@ -27,6 +27,10 @@ public:
     // Fills r.kept with the store's entries of that JVM (its host, pid and start time; newest
     // first), writes the record and removes the oldest beyond max_records; the record's id.
     result<std::string> keep(const store& s, death_record& r);
+    // A dump taken at a JVM's OutOfMemoryError (trigger "oom") is kept: the record of that JVM's
+    // death, when there is one without such a dump, names it (the JVM often dies before its dump
+    // is stored; keep() names one stored before). The record's id, or "" when there is none.
+    result<std::string> note_oom_dump(const entry_metadata& dump);
 
     // The records of the JVMs whose owner may_see accepts, newest first, each {"id", "death"}.
     std::vector<wire::json> list(const std::function<bool(uid_t)>& may_see) const;

@@ -120,7 +120,9 @@ result<memory_breakdown> probe_memory(pid_t pid, const memory_probe_options& opt
     if (!note.empty()) notes.push_back(note);
     b.notes.insert(b.notes.end(), notes.begin(), notes.end());
     if (!options.attach)
-        b.notes.push_back("not asked through attach: the heap's and code cache's resident parts are in other_native");
+        b.notes.push_back(
+            "not asked through attach: the heap's resident part is its used bytes at least, the code cache's is in "
+            "other_native");
     return b;
 }
 

@@ -103,6 +103,13 @@ result<std::unique_ptr<server>> server::open(const heapd_config& config, std::sh
     if (recovery.removed_temp > 0)
         log->info("store: removed {} half-written files left by an earlier run", recovery.removed_temp);
     for (const std::string& what : recovery.removed_corrupt) log->warn("store: removed unreadable {}", what);
+    for (const std::string& what : recovery.quarantined) log->warn("store: damaged {}", what);
+    for (const std::string& what : recovery.repaired) log->warn("store: kept {}", what);
+    if (!s->store_->damaged().empty())
+        log->warn(
+            "store: {} damaged entries kept aside in {}/damaged (heapctl dumps lists them to root and the "
+            "group); remove them when done",
+            s->store_->damaged().size(), s->store_->root());
     if (recovery.interrupted > 0)
         log->warn("store: {} jobs were interrupted by the last stop and are now marked failed", recovery.interrupted);
     for (const std::string& id : s->store_->apply_retention(now_ms())) log->info("retention: removed dump {}", id);
@@ -152,6 +159,16 @@ result<std::unique_ptr<server>> server::open(const heapd_config& config, std::sh
     if (!deaths) return std::unexpected(deaths.error());
     s->death_log_ = std::move(*deaths);
     s->handler_->set_deaths(s->death_log_.get());
+    // A JVM mostly dies before the dump of its OutOfMemoryError is kept: its death record names it then.
+    s->store_->add_report_listener(
+        [deaths = s->death_log_.get(), log](const entry_metadata& meta, const analysis_report&) {
+            auto noted = deaths->note_oom_dump(meta);
+            if (!noted)
+                log->warn("deaths: cannot name the OOM dump {} in the death record of pid {}: {}", meta.id, meta.pid,
+                          bounded_text(noted.error().message));
+            else if (!noted->empty())
+                log->info("death record {} names the OOM dump {}", *noted, meta.id);
+        });
     rlimit files{};
     const std::uint64_t open_files =
         ::getrlimit(RLIMIT_NOFILE, &files) == 0 && files.rlim_cur != RLIM_INFINITY ? files.rlim_cur : 1u << 20;

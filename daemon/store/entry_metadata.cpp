@@ -30,6 +30,7 @@ wire::json to_json(const entry_metadata& m) {
                     {"stored_bytes", m.stored_bytes}};
     if (m.sequence != 0) j["sequence"] = m.sequence;
     if (!m.oom_request.empty()) j["oom_request"] = m.oom_request;
+    if (!m.damage.empty()) j["damage"] = m.damage;
     if (!m.oom_kind.empty()) {
         j["oom_kind"] = m.oom_kind;
         j["oom_error"] = m.oom_error;
@@ -63,6 +64,7 @@ result<entry_metadata> metadata_from_json(const wire::json& j) {
         m.oom_error = j.value("oom_error", "");
         m.sequence = j.value("sequence", std::uint64_t{0});
         m.oom_request = j.value("oom_request", "");
+        m.damage = j.value("damage", "");
     } catch (const std::exception& e) {
         return fail(error_code::corrupt, std::string("metadata is damaged: ") + e.what());
     }

@@ -39,6 +39,7 @@ struct entry_metadata {
     bool has_dump = false;             // dump.hprof is in the entry
     bool has_report = false;           // report.json is in the entry
     std::string headline;              // one line on what fills the heap (the top leak suspect)
+    std::string damage;                // what a start found missing of it ("dump.hprof was missing"), or ""
     std::uint64_t stored_bytes = 0;    // bytes the entry takes on disk (measured, not stored)
 };
 

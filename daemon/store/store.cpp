@@ -44,9 +44,10 @@ void remove_all(const std::string& path) {
     fs::remove_all(path, ec);
 }
 
-// The entry in dir read back and checked: its metadata parses, names the directory, and the files
-// it says it has are there.
-result<entry_metadata> read_entry(const std::string& dir, const std::string& name) {
+// The entry in dir read back and checked: its metadata parses and names the directory. A file it
+// says it has and that is gone is its damage, the rest kept (a lost dump leaves its report);
+// corrupt when the metadata cannot be read, or when nothing but the metadata is left.
+result<entry_metadata> read_entry(const std::string& dir, const std::string& name, bool& lost_now) {
     auto text = read_file(dir + "/metadata.json", max_metadata_bytes);
     if (!text) return std::unexpected(text.error());
     auto j = wire::json::parse(*text, nullptr, false);
@@ -55,10 +56,22 @@ result<entry_metadata> read_entry(const std::string& dir, const std::string& nam
     if (!meta) return std::unexpected(meta.error());
     if (meta->id != name) return fail(error_code::corrupt, "metadata names another entry");
     std::error_code ec;
-    if (meta->has_report && fs::symlink_status(dir + "/report.json", ec).type() != fs::file_type::regular)
-        return fail(error_code::corrupt, "report.json is missing");
-    if (meta->has_dump && fs::symlink_status(dir + "/dump.hprof", ec).type() != fs::file_type::regular)
-        return fail(error_code::corrupt, "dump.hprof is missing");
+    auto gone = [&](const char* file) {
+        return fs::symlink_status(dir + "/" + file, ec).type() != fs::file_type::regular;
+    };
+    std::string lost;
+    if (meta->has_report && gone("report.json")) {
+        meta->has_report = false;
+        lost = "report.json";
+    }
+    if (meta->has_dump && gone("dump.hprof")) {
+        meta->has_dump = false;
+        lost += (lost.empty() ? "" : " and ") + std::string("dump.hprof");
+    }
+    if (!meta->has_report && !meta->has_dump)
+        return fail(error_code::corrupt, lost.empty() ? "it has neither a report nor a dump" : lost + " missing");
+    if (!lost.empty()) meta->damage = lost + " was missing";
+    lost_now = !lost.empty();
     meta->stored_bytes = dir_bytes(dir);
     return meta;
 }
@@ -74,7 +87,7 @@ bool valid_entry_id(std::string_view id) {
 
 result<std::unique_ptr<store>> store::open(const store_options& options, store_recovery& recovery) {
     std::unique_ptr<store> s(new store(options));
-    for (const char* sub : {"", "/entries", "/jobs", "/tmp", "/staging"})
+    for (const char* sub : {"", "/entries", "/jobs", "/tmp", "/staging", "/damaged"})
         if (auto made = make_dir(options.root + sub, options.access); !made) return std::unexpected(made.error());
     const std::string lock = options.root + "/lock";
     s->lock_.reset(::open(lock.c_str(), O_RDWR | O_NOCTTY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600));
@@ -140,17 +153,28 @@ result<void> store::recover(store_recovery& recovery) {
                 damage = a.error().message;
             }
         }
-        auto meta = damage ? result<entry_metadata>(fail(error_code::corrupt, *damage)) : read_entry(p, name);
-        if (!meta) {
+        if (damage) {
             remove_all(p);
-            recovery.removed_corrupt.push_back("entries/" + name + " (" + meta.error().message + ")");
+            recovery.removed_corrupt.push_back("entries/" + name + " (" + *damage + ")");
             continue;
+        }
+        bool lost = false;
+        auto meta = read_entry(p, name, lost);
+        if (!meta) {
+            quarantine(p.string(), name, meta.error().message, recovery);
+            continue;
+        }
+        if (lost) {
+            // Said once: the metadata now tells what is left.
+            (void)write_file_atomic((p / "metadata.json").string(), to_json(*meta).dump(2), options_.access);
+            recovery.repaired.push_back("entries/" + name + " (" + meta->damage + ")");
         }
         (void)apply_access(p, true, options_.access);
         last_sequence_ = std::max(last_sequence_, meta->sequence);
         entries_[name] = std::move(*meta);
     }
     sync_dir(entries);
+    read_damaged(recovery);
 
     const std::string jobs = options_.root + "/jobs";
     const std::int64_t now = now_ms();
@@ -183,6 +207,45 @@ result<void> store::recover(store_recovery& recovery) {
               [](const job_record& a, const job_record& b) { return a.id < b.id; });
     sync_dir(jobs);
     return {};
+}
+
+void store::quarantine(const std::string& dir, const std::string& name, const std::string& why,
+                       store_recovery& recovery) {
+    const std::string aside = options_.root + "/damaged/" + name;
+    remove_all(aside);  // an earlier entry of that name kept aside: this one is newer
+    if (::rename(dir.c_str(), aside.c_str()) != 0) {
+        remove_all(dir);
+        recovery.removed_corrupt.push_back("entries/" + name + " (" + why + "; it could not be kept aside)");
+        return;
+    }
+    recovery.quarantined.push_back("entries/" + name + " (" + why + "): kept aside as " + aside);
+}
+
+void store::read_damaged(store_recovery& recovery) {
+    std::error_code ec;
+    std::vector<std::string> names;
+    for (const fs::path& p : listing(options_.root + "/damaged")) {
+        const std::string name = p.filename();
+        if (fs::is_symlink(p, ec) || !fs::is_directory(p, ec) || !valid_entry_id(name)) {
+            remove_all(p);  // not the store's
+            continue;
+        }
+        names.push_back(name);
+    }
+    std::sort(names.begin(), names.end());  // the ids start with the time they were made
+    while (names.size() > max_damaged) {
+        remove_all(options_.root + "/damaged/" + names.front());
+        recovery.removed_corrupt.push_back("damaged/" + names.front() + " (the oldest of more than " +
+                                           std::to_string(max_damaged) + " damaged entries)");
+        names.erase(names.begin());
+    }
+    for (const std::string& name : names) {
+        const std::string dir = options_.root + "/damaged/" + name;
+        bool lost = false;
+        auto meta = read_entry(dir, name, lost);
+        damaged_.push_back(
+            {name, meta ? "its files read back now: move it back to entries/ by hand" : meta.error().message, dir});
+    }
 }
 
 std::vector<entry_metadata> store::entries() const {

@@ -48,8 +48,18 @@ struct store_options {
 struct store_recovery {
     unsigned removed_temp = 0;                 // half-written files and directories removed
     std::vector<std::string> removed_corrupt;  // entries and job records that could not be read, removed
+    std::vector<std::string> quarantined;      // entries whose metadata could not be read: moved to damaged/
+    std::vector<std::string> repaired;         // entries kept without a file found missing (their damage)
     std::vector<job_record> jobs;              // job records read back, oldest first
     unsigned interrupted = 0;                  // of them, jobs that were queued or running: now failed
+};
+
+// An entry whose metadata could not be read, kept aside in the store's damaged/ folder, its files
+// untouched, for someone to look at: no owner is known, so only root and the heapd group see it.
+struct damaged_entry {
+    std::string id;    // its folder's name
+    std::string why;   // what is wrong with it
+    std::string path;  // where its files are
 };
 
 // True for ids the store makes (letters, digits, '-', at most 64): never a path.
@@ -72,6 +82,9 @@ public:
     // Entries, newest first.
     std::vector<entry_metadata> entries() const;
     std::optional<entry_metadata> find(const std::string& id) const;
+    // Entries kept aside as damaged (at most max_damaged, the oldest removed first), oldest first.
+    static constexpr std::size_t max_damaged = 16;
+    const std::vector<damaged_entry>& damaged() const { return damaged_; }
     // The entry's report, read and checked; a damaged one is an error, never served.
     result<analysis_report> load_report(const std::string& id) const;
     result<void> remove(const std::string& id);
@@ -137,6 +150,10 @@ public:
 private:
     explicit store(store_options options) : options_(std::move(options)) {}
     result<void> recover(store_recovery& recovery);
+    // Moves an entry whose metadata cannot be read to damaged/ (why: what is wrong with it).
+    void quarantine(const std::string& dir, const std::string& name, const std::string& why, store_recovery& recovery);
+    // Reads damaged/ back, and removes the oldest beyond max_damaged.
+    void read_damaged(store_recovery& recovery);
     std::string entry_dir(const std::string& id) const { return options_.root + "/entries/" + id; }
 
     result<void> load_key();
@@ -146,7 +163,8 @@ private:
     hash_key key_{};
     mutable std::mutex mu_;
     std::map<std::string, entry_metadata> entries_;
-    std::uint64_t last_sequence_ = 0;  // the highest entry_metadata::sequence given
+    std::vector<damaged_entry> damaged_;  // from the start (recover); not changed after
+    std::uint64_t last_sequence_ = 0;     // the highest entry_metadata::sequence given
     std::vector<report_listener> listeners_;
 };
 

@@ -162,7 +162,18 @@ memory_breakdown break_down(const memory_inputs& in) {
         rest -= std::min<std::uint64_t>(rest, static_cast<std::uint64_t>(*meta.committed));
         source += " (metaspace as committed)";
     }
-    if (!b.parts[0].resident) source += "; the Java heap's resident part is in it (its range is unknown)";
+    // Without the heap's range the heap's used bytes are taken out of it: written, so resident (the
+    // heap is at least that), and no native memory counted as heap.
+    memory_part& heap = b.parts[0];
+    if (!heap.resident && heap.used && *heap.used > 0) {
+        const std::uint64_t at_least = std::min<std::uint64_t>(rest, static_cast<std::uint64_t>(*heap.used));
+        heap.resident = as_signed(at_least);
+        heap.source += "; resident: at least its used bytes (its range is unknown)";
+        rest -= at_least;
+        source += ", the Java heap's used bytes";
+    } else if (!heap.resident) {
+        source += "; the Java heap's resident part is in it (its range is unknown)";
+    }
     memory_part native;
     native.name = "other_native";
     native.resident = as_signed(rest);

@@ -45,6 +45,18 @@ kept_report report_of(const serve_process& d, pid_t pid, const temp_user* as) {
     return k;
 }
 
+// The record of the JVM's death as `heapctl deaths --json` lists it (waits for it up to a minute).
+json death_of(const serve_process& d, pid_t pid) {
+    for (int i = 0; i < 300; ++i) {
+        const json list = json::parse(run_heapctl(d, {"deaths", "--json"}).out, nullptr, false);
+        if (list.is_array())
+            for (const json& item : list)
+                if (item["death"]["pid"] == pid) return item["death"];
+        ::usleep(200 * 1000);
+    }
+    return json();
+}
+
 // The number of threads of a process (/proc/PID/status).
 int threads_of(pid_t pid) {
     std::ifstream status("/proc/" + std::to_string(pid) + "/status");
@@ -138,17 +150,11 @@ TEST(java_thrown_oom, a_thread_leak_at_a_pids_limit_is_dumped_with_its_thread_gr
     EXPECT_NE(k.text.find("threads held by: "), std::string::npos) << k.text;
 
     // The JVM died of it (its main thread's uncaught error: exit code 1), and heapd says so.
-    json death;
-    for (int i = 0; i < 300 && death.is_null(); ++i) {
-        const json list = json::parse(run_heapctl(d, {"deaths", "--json"}).out, nullptr, false);
-        if (list.is_array())
-            for (const json& item : list)
-                if (item["death"]["pid"] == jvm.pid()) death = item["death"];
-        if (death.is_null()) ::usleep(200 * 1000);
-    }
+    const json death = death_of(d, jvm.pid());
     ASSERT_TRUE(death.is_object()) << d.log();
     EXPECT_EQ(death["status"]["code"], 1) << death;
     EXPECT_EQ(death["main_class"], "ThreadLeak");
+    EXPECT_EQ(death["oom_dump"], k.dump["id"]) << death;
 }
 
 TEST(java_thrown_oom, a_metaspace_leak_is_the_hooks_one_dump_and_names_the_loaders_and_their_holder) {
@@ -181,6 +187,15 @@ TEST(java_thrown_oom, a_metaspace_leak_is_the_hooks_one_dump_and_names_the_loade
         l["holders"][0]["path"]["text"].is_string() ? l["holders"][0]["path"]["text"].get<std::string>() : "";
     EXPECT_NE(held.find("class LoaderLeak (static KEPT)"), std::string::npos) << held;
     EXPECT_TRUE(held.ends_with("java.net.URLClassLoader")) << held;
+
+    // It exited when its hook returned, before its dump was stored: its death record names the
+    // dump all the same, and `heapctl deaths` says so.
+    const json death = death_of(d, jvm.pid());
+    ASSERT_TRUE(death.is_object()) << d.log();
+    EXPECT_EQ(death["oom_dump"], dumps[0]["id"]) << death << d.log();
+    const std::string listed = run_heapctl(d, {"deaths"}).out;
+    EXPECT_NE(listed.find("its OutOfMemoryError's dump: " + dumps[0]["id"].get<std::string>()), std::string::npos)
+        << listed;
 }
 
 }  // namespace

@@ -12,6 +12,7 @@
 #include <random>
 #include <thread>
 
+#include "support/isolated_jvm.h"
 #include "support/jvm_process.h"
 #include "support/serve_process.h"
 
@@ -248,7 +249,7 @@ TEST(serve, the_store_is_free_once_it_says_stopped) {
     ASSERT_TRUE(said) << d.log();
     EXPECT_EQ(::flock(lock, LOCK_EX | LOCK_NB), 0) << "the store is still locked after \"stopped\"";
     ::close(lock);
-    EXPECT_EQ(d.stop(SIGTERM), 0);
+    EXPECT_EQ(d.stop(0), 0);  // it exits of itself (a second SIGTERM now would end it by the signal)
 }
 
 TEST(serve, a_second_daemon_on_the_same_socket_or_store_is_refused) {
@@ -324,6 +325,36 @@ TEST(serve, without_foreground_it_detaches_once_it_serves) {
     if (!gone) ::kill(pid, SIGKILL);
     EXPECT_TRUE(gone);
     EXPECT_FALSE(std::filesystem::exists(socket));
+}
+
+TEST(serve, an_entry_with_garbled_metadata_is_kept_aside_and_listed_to_root_only) {
+    serve_process d;
+    ASSERT_TRUE(d.ready()) << d.log();
+    ASSERT_EQ(run_heapctl(d, {"report", "--top", "1", peer_dump}).exit_code, 0);
+    ASSERT_EQ(run_heapctl(d, {"report", "--top", "1", peer_dump}).exit_code, 0);
+    auto dumps = json::parse(run_heapctl(d, {"dumps", "--json"}).out);
+    ASSERT_EQ(dumps.size(), 2u);
+    const std::string garbled = dumps[1]["id"], kept = dumps[0]["id"];
+    ASSERT_EQ(d.stop(), 0);
+    std::ofstream(d.store() + "/entries/" + garbled + "/metadata.json") << "{\"id\": \"" << garbled;
+
+    ASSERT_TRUE(d.start()) << d.log();
+    EXPECT_NE(d.log().find("store: damaged entries/" + garbled), std::string::npos) << d.log();
+    // Its report is still there, aside; the other entry is served as before.
+    EXPECT_TRUE(std::filesystem::is_regular_file(d.store() + "/damaged/" + garbled + "/report.json"));
+    dumps = json::parse(run_heapctl(d, {"dumps", "--json"}).out);
+    ASSERT_EQ(dumps.size(), 1u);
+    EXPECT_EQ(dumps[0]["id"], kept);
+    const std::string listed = run_heapctl(d, {"dumps"}).out;
+    EXPECT_NE(listed.find("damaged entries kept aside"), std::string::npos) << listed;
+    EXPECT_NE(listed.find(garbled + ": metadata.json is not JSON"), std::string::npos) << listed;
+    // Whose it was is unknown: another user sees nothing of it.
+    temp_user user;
+    ASSERT_TRUE(user.ok());
+    const command_result theirs = run_heapctl(d, {"dumps"}, &user);
+    EXPECT_EQ(theirs.exit_code, 0) << theirs.err;
+    EXPECT_EQ(theirs.out.find("damaged"), std::string::npos) << theirs.out;
+    EXPECT_EQ(theirs.out.find(garbled), std::string::npos) << theirs.out;
 }
 
 }  // namespace

@@ -239,7 +239,15 @@ void request_handler::dumps(const wire::request& r, const connection_ptr& c) {
     wire::json list = wire::json::array();
     for (const entry_metadata& m : store_.entries())
         if (may_access(c->peer(), m.owner_uid)) list.push_back(to_json(m));
-    c->send(wire::make_result(r.id, {{"dumps", std::move(list)}}));
+    wire::json result = {{"dumps", std::move(list)}};
+    // Whose they were is unknown: only root and the group see them.
+    if (c->peer().admin && !store_.damaged().empty()) {
+        wire::json damaged = wire::json::array();
+        for (const damaged_entry& d : store_.damaged())
+            damaged.push_back({{"id", d.id}, {"why", d.why}, {"path", d.path}});
+        result["damaged"] = std::move(damaged);
+    }
+    c->send(wire::make_result(r.id, std::move(result)));
 }
 
 void request_handler::remove(const wire::request& r, const connection_ptr& c) {

@@ -27,8 +27,10 @@ std::unique_ptr<store> store_in(const scratch_dir& dir) {
 }
 
 // A dump entry (with a report) of the JVM pid that started at start_time.
-std::string add_dump(store& s, pid_t pid, std::uint64_t start_time, std::uint64_t job) {
+std::string add_dump(store& s, pid_t pid, std::uint64_t start_time, std::uint64_t job,
+                     const std::string& trigger = "request") {
     entry_metadata m;
+    m.trigger = trigger;
     m.created_ms = 1'800'000'000'000 + static_cast<std::int64_t>(job) * 1000;
     m.source = "dump";
     m.pid = pid;
@@ -83,6 +85,48 @@ TEST(death_store, a_record_names_the_dumps_of_that_jvm_and_only_its_owner_sees_i
     EXPECT_TRUE((*log)->list([](uid_t u) { return u == 1002; }).empty());
     // Deaths are no entries of the store: they never count against the retention of dumps.
     EXPECT_EQ(s->entries().size(), 4u);
+}
+
+TEST(death_store, a_record_names_the_dump_of_its_out_of_memory_error_kept_before_or_after_it) {
+    scratch_dir dir;
+    auto s = store_in(dir);
+    ASSERT_TRUE(s);
+    auto log = death_log::open(dir.file("store/deaths"), {});
+    ASSERT_TRUE(log) << log.error().message;
+    // Kept before it died: the record names it at once.
+    const std::string before = add_dump(*s, 42, 1000, 1, "oom");
+    death_record r = death_of(42, 1000, 1001, 1'800'000'100'000);
+    ASSERT_TRUE((*log)->keep(*s, r));
+    EXPECT_EQ(r.oom_dump, before);
+    // Kept after: the record of that very process is rewritten to name it, once.
+    death_record later = death_of(43, 2000, 1001, 1'800'000'200'000);
+    auto id = (*log)->keep(*s, later);
+    ASSERT_TRUE(id);
+    EXPECT_EQ(later.oom_dump, "");
+    auto list = [&](pid_t pid) {
+        for (const wire::json& item : (*log)->list([](uid_t) { return true; }))
+            if (item["death"]["pid"] == pid) return item["death"];
+        return wire::json();
+    };
+    EXPECT_FALSE(list(43).contains("oom_dump"));
+    add_dump(*s, 43, 1999, 2, "oom");  // an earlier process with the pid
+    add_dump(*s, 43, 2000, 3);         // no OOM's
+    for (const entry_metadata& m : s->entries()) {
+        auto noted = (*log)->note_oom_dump(m);
+        ASSERT_TRUE(noted) << noted.error().message;
+        EXPECT_EQ(*noted, "") << m.id;
+    }
+    const std::string after = add_dump(*s, 43, 2000, 4, "oom");
+    auto m = s->find(after);
+    ASSERT_TRUE(m);
+    auto noted = (*log)->note_oom_dump(*m);
+    ASSERT_TRUE(noted) << noted.error().message;
+    EXPECT_EQ(*noted, *id);
+    EXPECT_EQ(list(43)["oom_dump"], after);
+    const std::string second = add_dump(*s, 43, 2000, 5, "oom");
+    EXPECT_EQ(*(*log)->note_oom_dump(*s->find(second)), "");
+    EXPECT_EQ(list(43)["oom_dump"], after);
+    EXPECT_EQ(list(42)["oom_dump"], before);
 }
 
 TEST(death_store, beyond_the_bound_the_oldest_records_go) {

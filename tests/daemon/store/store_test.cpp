@@ -166,7 +166,10 @@ TEST(store, opening_after_a_crash_removes_what_is_half_written_and_fails_interru
     auto s = open_store(o, rec);
     ASSERT_TRUE(s);
     EXPECT_EQ(rec.removed_temp, 4u);
-    EXPECT_EQ(rec.removed_corrupt.size(), 3u);  // garbage metadata, missing report, damaged job record
+    EXPECT_EQ(rec.removed_corrupt.size(), 1u);  // the damaged job record
+    // Garbage metadata, and an entry whose only file is gone: kept aside, never deleted.
+    EXPECT_EQ(rec.quarantined.size(), 2u);
+    EXPECT_EQ(s->damaged().size(), 2u);
     EXPECT_FALSE(any_temp_name(o.root));
     EXPECT_TRUE(fs::is_empty(o.root + "/tmp"));
     ASSERT_EQ(s->entries().size(), 1u);
@@ -188,6 +191,88 @@ TEST(store, opening_after_a_crash_removes_what_is_half_written_and_fails_interru
     EXPECT_EQ(again.interrupted, 0u);
     EXPECT_EQ(again.removed_temp, 0u);
     EXPECT_TRUE(again.removed_corrupt.empty());
+    EXPECT_TRUE(again.quarantined.empty());
+    EXPECT_EQ(s2->damaged().size(), 2u);
+}
+
+// An entry with both a dump and a report.
+std::string add_dump_entry(store& s, std::uint64_t job, std::int64_t created_ms) {
+    auto staged = s.stage(meta_for(job, created_ms));
+    EXPECT_TRUE(staged.has_value());
+    EXPECT_TRUE(staged->write("report.json", to_json(small_report("/tmp/x.hprof")).dump()).has_value());
+    EXPECT_TRUE(staged->write("dump.hprof", "JAVA PROFILE 1.0.2").has_value());
+    auto committed = staged->commit();
+    EXPECT_TRUE(committed.has_value()) << committed.error().message;
+    return committed ? committed->id : "";
+}
+
+TEST(store, a_lost_file_keeps_what_is_left_and_a_damaged_entry_is_kept_aside_not_deleted) {
+    scratch_dir dir;
+    const store_options o = options_in(dir);
+    std::string no_dump, no_report, garbled;
+    {
+        store_recovery rec;
+        auto s = open_store(o, rec);
+        no_dump = add_dump_entry(*s, 1, 1700000000000);
+        no_report = add_dump_entry(*s, 2, 1700000001000);
+        garbled = add_dump_entry(*s, 3, 1700000002000);
+        ASSERT_TRUE(s->find(no_dump)->has_dump);
+    }
+    fs::remove(o.root + "/entries/" + no_dump + "/dump.hprof");
+    fs::remove(o.root + "/entries/" + no_report + "/report.json");
+    std::ofstream(o.root + "/entries/" + garbled + "/metadata.json") << "{\"id\": 12";
+    store_recovery rec;
+    auto s = open_store(o, rec);
+    ASSERT_TRUE(s);
+    EXPECT_TRUE(rec.removed_corrupt.empty());
+    // A deleted dump leaves its valid report, and a deleted report its dump; each says what it lost.
+    auto a = s->find(no_dump);
+    ASSERT_TRUE(a);
+    EXPECT_FALSE(a->has_dump);
+    EXPECT_TRUE(a->has_report);
+    EXPECT_EQ(a->damage, "dump.hprof was missing");
+    EXPECT_TRUE(s->load_report(no_dump).has_value());
+    auto b = s->find(no_report);
+    ASSERT_TRUE(b);
+    EXPECT_TRUE(b->has_dump);
+    EXPECT_FALSE(b->has_report);
+    EXPECT_EQ(b->damage, "report.json was missing");
+    EXPECT_EQ(rec.repaired.size(), 2u);
+    // Garbled metadata: the entry, its intact dump and report, kept aside where only an admin looks.
+    EXPECT_FALSE(s->find(garbled));
+    ASSERT_EQ(s->damaged().size(), 1u);
+    EXPECT_EQ(s->damaged()[0].id, garbled);
+    EXPECT_NE(s->damaged()[0].why.find("metadata"), std::string::npos) << s->damaged()[0].why;
+    EXPECT_TRUE(fs::is_regular_file(s->damaged()[0].path + "/dump.hprof"));
+    EXPECT_TRUE(fs::is_regular_file(s->damaged()[0].path + "/report.json"));
+    // Said once: the next start finds the metadata telling what is left.
+    s.reset();
+    store_recovery again;
+    auto s2 = open_store(o, again);
+    EXPECT_TRUE(again.repaired.empty());
+    EXPECT_TRUE(again.quarantined.empty());
+    EXPECT_EQ(s2->find(no_dump)->damage, "dump.hprof was missing");
+    EXPECT_EQ(s2->damaged().size(), 1u);
+}
+
+TEST(store, beyond_the_bound_the_oldest_damaged_entries_go) {
+    scratch_dir dir;
+    const store_options o = options_in(dir);
+    std::vector<std::string> ids;
+    {
+        store_recovery rec;
+        auto s = open_store(o, rec);
+        for (std::uint64_t job = 1; job <= store::max_damaged + 2; ++job)
+            ids.push_back(add_entry(*s, job, 1700000000000 + static_cast<std::int64_t>(job) * 1000));
+    }
+    for (const std::string& id : ids) std::ofstream(o.root + "/entries/" + id + "/metadata.json") << "garbage";
+    store_recovery rec;
+    auto s = open_store(o, rec);
+    EXPECT_EQ(rec.quarantined.size(), ids.size());
+    ASSERT_EQ(s->damaged().size(), store::max_damaged);
+    EXPECT_EQ(s->damaged().front().id, ids[2]);  // the two oldest removed
+    EXPECT_EQ(rec.removed_corrupt.size(), 2u);
+    EXPECT_FALSE(fs::exists(o.root + "/damaged/" + ids[0]));
 }
 
 TEST(store, a_damaged_report_is_never_served) {

@@ -81,18 +81,32 @@ TEST(jvm_memory, each_mapping_in_one_part) {
     EXPECT_EQ(break_down(tracked).nmt->committed, 7);
 }
 
-TEST(jvm_memory, without_the_jvms_answers_the_heap_stays_in_other_native_and_says_so) {
+TEST(jvm_memory, without_the_jvms_answers_the_heap_counts_its_used_bytes_and_says_so) {
     memory_inputs in = jvm();
     in.heap_info.reset();
     in.code_heaps.clear();
     const memory_breakdown b = break_down(in);
-    EXPECT_FALSE(b.part("java_heap")->resident);
-    EXPECT_EQ(b.part("java_heap")->used, static_cast<std::int64_t>(2 * mib));  // hsperfdata's
+    // Its range unknown, the heap is at least its used bytes (hsperfdata's), out of other native.
+    EXPECT_EQ(b.part("java_heap")->resident, static_cast<std::int64_t>(2 * mib));
+    EXPECT_EQ(b.part("java_heap")->used, static_cast<std::int64_t>(2 * mib));
+    EXPECT_NE(b.part("java_heap")->source.find("at least its used bytes"), std::string::npos);
     EXPECT_FALSE(b.part("code_cache")->resident);
     EXPECT_FALSE(b.part("metaspace")->committed);
     EXPECT_EQ(b.part("mapped_files")->resident, static_cast<std::int64_t>(13 * mib));
-    EXPECT_EQ(b.part("other_native")->resident, static_cast<std::int64_t>(63 * mib));
-    EXPECT_NE(b.part("other_native")->source.find("the Java heap's resident part is in it"), std::string::npos);
+    EXPECT_EQ(b.part("other_native")->resident, static_cast<std::int64_t>(61 * mib));
+    EXPECT_NE(b.part("other_native")->source.find("the Java heap's used bytes"), std::string::npos);
+    // A heap full to its limit, as at an OutOfMemoryError: counted as heap, never as native memory,
+    // and never more than what no file backs.
+    in.heap_used = 64 * mib;
+    const memory_breakdown full = break_down(in);
+    EXPECT_EQ(full.part("java_heap")->resident, static_cast<std::int64_t>(63 * mib));
+    EXPECT_EQ(full.part("other_native")->resident, 0);
+    // Nothing known of the heap: it stays in other native, which says so.
+    in.heap_used.reset();
+    const memory_breakdown unknown = break_down(in);
+    EXPECT_FALSE(unknown.part("java_heap")->resident);
+    EXPECT_EQ(unknown.part("other_native")->resident, static_cast<std::int64_t>(63 * mib));
+    EXPECT_NE(unknown.part("other_native")->source.find("the Java heap's resident part is in it"), std::string::npos);
 }
 
 TEST(jvm_memory, percent_of_the_limit) {
