@@ -169,6 +169,30 @@ TEST(oom_faults, an_oom_while_the_queue_is_full_is_reported) {
     scene.expect_reported();
 }
 
+TEST(oom_faults, an_oom_job_a_user_cancels_leaves_no_file_of_heapd_in_the_jvms_tmp) {
+    held_daemon scene;
+    ASSERT_EQ(scene.set(), "");
+    ASSERT_TRUE(scene.oom());
+    // Its job waits behind the held worker, the JVM gone; its owner cancels it.
+    std::uint64_t job = 0;
+    for (int i = 0; i < 100 && job == 0; ++i) {
+        for (const json& j : dump_jobs(scene.d))
+            if (j.value("trigger", "") == "oom") job = j.value("id", std::uint64_t{0});
+        if (job == 0) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    ASSERT_NE(job, 0u) << scene.d.log();
+    ASSERT_TRUE(fs::exists(scene.jvm->armed_path));
+    auto cancelled = run_heapctl(scene.d, {"cancel", std::to_string(job)});
+    ASSERT_EQ(cancelled.exit_code, 0) << cancelled.err;
+    // The request is given up (logged just after the file goes).
+    for (int i = 0; i < 100 && scene.d.log().find("was cancelled") == std::string::npos; ++i)
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    EXPECT_NE(scene.d.log().find("was cancelled"), std::string::npos) << scene.d.log();
+    EXPECT_FALSE(fs::exists(scene.jvm->armed_path)) << "heapd's armed file is left in /tmp: " << scene.d.log();
+    scene.held->release();
+    EXPECT_TRUE(oom_entries(scene.d).empty());
+}
+
 // Three JVMs run out of heap while the daemon is down; it is stopped (how: sig) as soon as it has
 // begun to take their spooled requests, then started again.
 void stopped_while_taking_the_spool(int sig) {

@@ -186,8 +186,12 @@ void request_handler::oom_job_ended(const intake_record& rec, const job_record& 
     if (!intake_ || !intake_->contains(rec.key)) return;
     if (job.state == job_state::done) return finish_oom(rec, "");
     if (job.cancelled_by_stop()) return;  // taken up again at the next start
-    if (job.state == job_state::cancelled)
+    if (job.state == job_state::cancelled) {
+        // A user gave it up: heapd's own heap-sized file in the JVM's /tmp goes too.
+        if (auto removed = remove_armed_dump(rec, info_.admin_group); !removed.empty())
+            log_->info("OOM request {}: removed {}", rec.key, bounded_text(removed));
         return finish_oom(rec, "its job " + std::to_string(job.id) + " was cancelled");
+    }
     intake_record next = rec;
     next.last_error = job.error;
     if (next.attempts >= max_oom_attempts)
