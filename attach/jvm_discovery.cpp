@@ -21,6 +21,7 @@
 
 #include "attach/process_info.h"
 #include "attach/process_namespaces.h"
+#include "attach/process_snapshot.h"
 
 namespace heapd::attach {
 namespace {
@@ -31,7 +32,7 @@ constexpr std::string_view perf_prefix = "hsperfdata_";
 struct proc_info {
     pid_t pid = -1;
     pid_t inner_pid = -1;  // the last NSpid: its pid in its own namespace
-    pid_t parent = 0;      // PPid
+    pid_t group = 0;       // its process group (the first of NSpgid: as we see it)
     uid_t euid = static_cast<uid_t>(-1);
 };
 
@@ -61,8 +62,8 @@ std::optional<proc_info> read_status(pid_t pid) {
                 p.euid = static_cast<uid_t>(effective);
                 seen_uid = true;
             }
-        } else if (line.starts_with("PPid:")) {
-            p.parent = static_cast<pid_t>(std::strtol(line.c_str() + 5, nullptr, 10));
+        } else if (line.starts_with("NSpgid:")) {
+            p.group = static_cast<pid_t>(std::strtol(line.c_str() + 7, nullptr, 10));
         } else if (line.starts_with("NSpid:")) {
             std::istringstream f(line.substr(6));
             for (long v; f >> v;) p.inner_pid = static_cast<pid_t>(v);
@@ -155,17 +156,6 @@ struct self_view {
     std::uint64_t pid_ns = ns_inode(0, "pid");
 };
 
-// Whether pid is a child of ancestor, or a child of its children (a few generations up at most).
-bool descends_from(pid_t pid, pid_t ancestor, const std::map<pid_t, pid_t>& parents) {
-    for (int generation = 0; generation < 8 && pid > 1; ++generation) {
-        auto up = parents.find(pid);
-        if (up == parents.end()) return false;
-        if (up->second == ancestor) return true;
-        pid = up->second;
-    }
-    return false;
-}
-
 // Whether a process is the JVM of an hsperfdata file: it has the file's pid and maps the file.
 enum class match { yes, no, unknown };  // unknown: its maps may not be read
 
@@ -248,16 +238,15 @@ libjvm_cache& no_perfdata_jvms() {
 
 }  // namespace
 
-result<discovery> discover_jvms(pid_t helpers_of) {
+result<discovery> discover_jvms() {
     const self_view self;
     // The processes, grouped by the /tmp they see.
     std::map<dir_key, std::vector<proc_info>> by_tmp;
-    std::map<pid_t, pid_t> parents;
     std::set<pid_t> uninspectable;  // other users' processes, when heapd is not root
     auto scanned = scan_processes([&](pid_t pid) {
         auto info = read_status(pid);
         if (!info) return false;
-        parents[pid] = info->parent;
+        if (info->group > 0 && is_helper_group(info->group)) return false;  // our own jhsdb: no JVM of the host's
         auto key = tmp_of(proc_path(pid, "root/tmp"));
         if (key)
             by_tmp[*key].push_back(*info);
@@ -299,8 +288,6 @@ result<discovery> discover_jvms(pid_t helpers_of) {
             }
         }
     no_perfdata_jvms().retain(alive);
-    if (helpers_of > 0)
-        std::erase_if(out.jvms, [&](const discovered_jvm& j) { return descends_from(j.pid, helpers_of, parents); });
     std::sort(out.jvms.begin(), out.jvms.end(), [](const auto& a, const auto& b) { return a.pid < b.pid; });
     return out;
 }

@@ -39,9 +39,8 @@ struct discovery {
 // processes (heapd's own and those behind /proc/PID/root), matched to processes by the innermost
 // pid of NSpid in /proc/PID/status, and kept only when that process maps that very file (so stale
 // files of dead JVMs and pids reused by other processes are left out). Fails only when /proc cannot
-// be read. The JVMs that helpers_of (when given) started itself, directly or through its children
-// (the daemon's jhsdb), are left out.
-result<discovery> discover_jvms(pid_t helpers_of = 0);
+// be read. The JVMs of this process's own helpers (jhsdb: is_helper_group) are left out.
+result<discovery> discover_jvms();
 
 // The JVM with that pid (as heapd sees it), with or without an hsperfdata file: no_such_process,
 // not_a_jvm (no hsperfdata file mapped, no libjvm.so with a SIGQUIT handler) or permission_denied.

@@ -14,6 +14,8 @@
 #include <cerrno>
 #include <cstring>
 #include <functional>
+#include <mutex>
+#include <set>
 #include <string_view>
 #include <vector>
 
@@ -25,6 +27,28 @@ namespace heapd::attach {
 namespace {
 
 constexpr std::size_t kept_words = 2048;  // of the child's standard error, for the message
+
+// The process groups of the helpers running now (each helper leads its own: owner_body).
+std::mutex helpers_mutex;
+std::set<pid_t> helper_groups;
+
+// A helper's process group, known as one while it runs.
+class helper_group {
+public:
+    explicit helper_group(pid_t pgid) : pgid_(pgid) {
+        std::lock_guard lock(helpers_mutex);
+        helper_groups.insert(pgid_);
+    }
+    ~helper_group() {
+        std::lock_guard lock(helpers_mutex);
+        helper_groups.erase(pgid_);
+    }
+    helper_group(const helper_group&) = delete;
+    helper_group& operator=(const helper_group&) = delete;
+
+private:
+    pid_t pgid_;
+};
 
 // A pidfd of the target (which pins the process), checked to be the JVM asked for; -1 with the
 // reason when it is gone or another process holds its pid now.
@@ -145,6 +169,7 @@ result<void> run_as_owner(const snapshot_target& t, std::vector<std::string> arg
     const owner_run run{&t, how, root, ::getpid(), pidfd.get(), fd_a, fd_b, out, args.data(), env};
     auto child = child_process::fork(owner_body, &run);
     if (!child) return std::unexpected(child.error());
+    const helper_group group(child->pid());
     pidfd.reset();
     child_limits limits;
     limits.deadline = child_limits::clock::now() + timeout;
@@ -184,6 +209,11 @@ std::string jhsdb_beside(std::string_view exe) {
 }
 
 }  // namespace
+
+bool is_helper_group(pid_t pgid) {
+    std::lock_guard lock(helpers_mutex);
+    return helper_groups.contains(pgid);
+}
 
 result<unique_fd> hold_mount_namespace(const snapshot_target& target) {
     auto pidfd = pin(target);

@@ -50,6 +50,10 @@ result<void> write_core(const snapshot_target& target, int core_fd, std::chrono:
 result<void> core_to_hprof(const snapshot_target& target, int core_fd, int hprof_fd, std::chrono::seconds timeout,
                            const std::function<bool()>& cancelled = {});
 
+// Whether pgid is the process group of a helper (gdb, jhsdb and what they start) this process runs
+// now: jhsdb is a JVM, which discovery must not take for one of the host's.
+bool is_helper_group(pid_t pgid);
+
 // Writes the Java threads' stacks of the live process into out_fd, read by the JDK of target.exe
 // (jhsdb jstack --pid: the serviceability agent stops the JVM while it reads, no attach needed).
 // It runs as the target's owner when the caller is root, else as the caller.

@@ -168,7 +168,7 @@ nlohmann::json row_json(const daemon::jvm_facts& r) {
 }
 
 int run_jvms(const jvms_args& a) {
-    auto found = attach::discover_jvms(::getpid());
+    auto found = attach::discover_jvms();
     if (!found) {
         std::fprintf(stderr, "heapd: %s\n", found.error().message.c_str());
         return bad_input;

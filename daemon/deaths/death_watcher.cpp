@@ -51,12 +51,11 @@ std::size_t max_watched_jvms(std::uint64_t open_files) {
 }
 
 death_watcher::death_watcher(std::shared_ptr<spdlog::logger> log, std::string host, std::size_t max_jvms,
-                             death_handler handler, std::size_t max_per_user, pid_t helpers_of)
+                             death_handler handler, std::size_t max_per_user)
     : log_(std::move(log)),
       host_(std::move(host)),
       max_jvms_(max_jvms),
       max_per_user_(max_per_user > 0 ? max_per_user : std::max<std::size_t>(max_jvms / 4, 1)),
-      helpers_of_(helpers_of),
       handler_(std::move(handler)),
       wake_(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) {
     thread_ = std::thread([this] { run(); });
@@ -127,7 +126,7 @@ void death_watcher::run() {
 }
 
 void death_watcher::poll_jvms() {
-    auto found = attach::discover_jvms(helpers_of_);
+    auto found = attach::discover_jvms();
     if (!found) {
         log_->warn("deaths: cannot find the JVMs: {}", bounded_text(found.error().message));
         return;

@@ -7,7 +7,6 @@
 // kill count before and after, and what was last seen of its memory make a death_record, handed to
 // the caller (which keeps it in the store, logs it and counts it).
 #include <sys/types.h>
-#include <unistd.h>
 
 #include <atomic>
 #include <chrono>
@@ -37,10 +36,9 @@ public:
     // Called on the watcher's thread for each death, the record complete but for `kept`.
     using death_handler = std::function<void(death_record)>;
     // host: the host's name, for the records. max_jvms: max_watched_jvms; max_per_user: of them, what
-    // one user other than root may have (a quarter by default). The JVMs helpers_of started itself
-    // (the daemon's jhsdb) are not watched; 0: none left out.
+    // one user other than root may have (a quarter by default).
     death_watcher(std::shared_ptr<spdlog::logger> log, std::string host, std::size_t max_jvms, death_handler handler,
-                  std::size_t max_per_user = 0, pid_t helpers_of = ::getpid());
+                  std::size_t max_per_user = 0);
     ~death_watcher();  // stops the thread
     death_watcher(const death_watcher&) = delete;
     death_watcher& operator=(const death_watcher&) = delete;
@@ -60,7 +58,6 @@ private:
     std::shared_ptr<spdlog::logger> log_;
     const std::string host_;
     const std::size_t max_jvms_, max_per_user_;
-    const pid_t helpers_of_;
     death_handler handler_;
     unique_fd wake_;  // an eventfd: configure() and the destructor wake the thread through it
     std::mutex mutex_;

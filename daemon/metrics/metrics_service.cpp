@@ -37,7 +37,7 @@ metrics_snapshot gather_metrics(const metrics_sources& sources, spdlog::logger& 
         const auto armed = sources.armer->count();
         d.oom_arming = {{"armed", armed.armed}, {"own_path", armed.own_path}, {"not_armed", armed.not_armed}};
     }
-    auto found = attach::discover_jvms(::getpid());
+    auto found = attach::discover_jvms();
     if (!found) {
         log.warn("metrics: cannot look for JVMs: {}", found.error().message);
         return s;

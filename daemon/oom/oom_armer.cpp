@@ -1,7 +1,5 @@
 #include "daemon/oom/oom_armer.h"
 
-#include <unistd.h>
-
 #include <set>
 
 #include "attach/jvm_discovery.h"
@@ -97,7 +95,7 @@ void oom_armer::run() {
 }
 
 void oom_armer::poll_once(const oom_options& options) {
-    auto found = attach::discover_jvms(::getpid());
+    auto found = attach::discover_jvms();
     if (!found) {
         log_->warn("oom arming: cannot find the JVMs: {}", bounded_text(found.error().message));
         return;

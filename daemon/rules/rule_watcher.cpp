@@ -1,7 +1,5 @@
 #include "daemon/rules/rule_watcher.h"
 
-#include <unistd.h>
-
 #include <algorithm>
 #include <map>
 #include <set>
@@ -96,7 +94,7 @@ rule_watcher::poll_result rule_watcher::poll_jvms(bool read_memory) {
     poll_result p;
     p.at = policy_clock::now();
     p.at_ms = now_ms();
-    auto found = attach::discover_jvms(::getpid());
+    auto found = attach::discover_jvms();
     if (!found) {
         p.problem = found.error().message;
         return p;

@@ -3,6 +3,8 @@
 // are left out; the JVMs found agree with jps.
 #include "attach/jvm_discovery.h"
 
+#include <fcntl.h>
+
 #include <pwd.h>
 #include <signal.h>
 #include <sys/stat.h>
@@ -12,9 +14,15 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <map>
+#include <optional>
 #include <set>
 #include <sstream>
+#include <thread>
+
+#include "attach/process_snapshot.h"
 
 #include "support/isolated_jvm.h"
 #include "support/jvm_process.h"
@@ -85,20 +93,51 @@ TEST(jvm_discovery, finds_a_jvm_of_the_same_user) {
     ::close(*fd);
 }
 
-TEST(jvm_discovery, leaves_out_the_jvms_a_process_started_itself_when_asked) {
-    // The daemon's own helpers (jhsdb converting a snapshot) are JVMs it must not watch or list.
-    test::demo_jvm jvm({}, {"10"});
+// The pid of a process whose command line holds text, other than the caller; 0 when none.
+pid_t process_with(const std::string& text) {
+    for (const auto& e : fs::directory_iterator("/proc")) {
+        const std::string name = e.path().filename();
+        if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+        std::ifstream in(e.path() / "cmdline");
+        const std::string cmdline((std::istreambuf_iterator<char>(in)), {});
+        if (cmdline.find(text) != std::string::npos && std::stoi(name) != ::getpid()) return std::stoi(name);
+    }
+    return 0;
+}
+
+TEST(jvm_discovery, leaves_out_the_jhsdb_this_process_runs_as_a_helper) {
+    // jhsdb is a JVM: while it reads another JVM's stacks from outside, it is none of the host's.
+    test::demo_jvm jvm({}, {"30"});
     ASSERT_TRUE(jvm.ready());
-    auto all = discover_jvms();
-    ASSERT_TRUE(all) << all.error().message;
-    EXPECT_NE(find_pid(*all, jvm.pid()), nullptr);
-    auto without = discover_jvms(::getpid());
-    ASSERT_TRUE(without) << without.error().message;
-    EXPECT_EQ(find_pid(*without, jvm.pid()), nullptr);
-    // Those of another process stay.
-    auto other = discover_jvms(dead_pid());
-    ASSERT_TRUE(other) << other.error().message;
-    EXPECT_NE(find_pid(*other, jvm.pid()), nullptr);
+    char exe[4096] = {};
+    ASSERT_GT(::readlink(("/proc/" + std::to_string(jvm.pid()) + "/exe").c_str(), exe, sizeof exe - 1), 0);
+    snapshot_target target{jvm.pid(), ::geteuid(), ::getegid(), exe};
+    test::scratch_dir dir;
+    const int out = ::open(dir.file("stacks").c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+    ASSERT_GE(out, 0);
+    std::optional<result<void>> read;
+    std::thread reading([&] { read = java_stacks_from_outside(target, out, std::chrono::seconds(120)); });
+    pid_t helper = 0;
+    bool seen_as_jvm = false, helper_was_a_jvm = false;
+    for (int i = 0; i < 600 && !read.has_value(); ++i) {
+        if (helper == 0) helper = process_with("bin/jhsdb");
+        if (helper != 0) {
+            auto d = discover_jvms();
+            ASSERT_TRUE(d) << d.error().message;
+            seen_as_jvm = seen_as_jvm || find_pid(*d, helper) != nullptr;
+            EXPECT_NE(find_pid(*d, jvm.pid()), nullptr);
+            // It is a JVM all the same (its hsperfdata file, or libjvm.so), once it has started.
+            auto one = find_jvm(helper);
+            helper_was_a_jvm = helper_was_a_jvm || one.has_value();
+        }
+        ::usleep(50 * 1000);
+    }
+    reading.join();
+    ::close(out);
+    ASSERT_TRUE(read.has_value() && read->has_value()) << (read && !*read ? read->error().message : "");
+    ASSERT_NE(helper, 0) << "no jhsdb was seen running";
+    EXPECT_TRUE(helper_was_a_jvm);
+    EXPECT_FALSE(seen_as_jvm) << "heapd's own jhsdb " << helper << " was listed as a JVM of the host";
 }
 
 TEST(jvm_discovery, finds_a_jvm_of_another_user) {

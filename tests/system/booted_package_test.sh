@@ -191,7 +191,7 @@ contained_id=$(sed -n 's/^heapctl report: dump \([^ ]*\) .*/\1/p' <<<"$report")
 ct heapctl dumps 2>&1 | grep -A2 "^$contained_id " | show
 check "the dump says how it was taken" sh -c "nsenter -t $ct_pid -a heapctl dumps | grep -A1 '^$contained_id ' | grep -q 'core by gdb, HPROF by jhsdb'"
 show <"$work/contained.out" | head -5
-check "no gdb or jhsdb is left running" sh -c "! nsenter -t $ct_pid -a pgrep -f 'SALauncher|bin/gdb '"
+check "no gdb or jhsdb is left running" sh -c "! nsenter -t $ct_pid -a pgrep -f 'bin/jhsdb|bin/gdb '"
 check "heapd's own jhsdb is no JVM it watches (no death record of it)" \
   sh -c "! nsenter -t $ct_pid -a journalctl -u heapd.service --no-pager | grep -q SALauncher"
 

@@ -1,7 +1,6 @@
 // The request handler's dump and jvms requests, and the spooled dump requests (request_handler.h).
 #include <fcntl.h>
 #include <sys/stat.h>
-#include <unistd.h>
 
 #include <filesystem>
 
@@ -28,7 +27,7 @@ constexpr std::size_t max_oom_error_bytes = 1024;
 }  // namespace
 
 void request_handler::jvms(const wire::request& r, const connection_ptr& c) {
-    auto found = attach::discover_jvms(::getpid());
+    auto found = attach::discover_jvms();
     if (!found) return c->send(wire::make_error(r.id, error_kind::internal, found.error().message));
     wire::json list = wire::json::array();
     const peer_credentials& peer = c->peer();

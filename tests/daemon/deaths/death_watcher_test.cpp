@@ -34,15 +34,14 @@ TEST(death_watcher, each_death_is_handed_over_once_and_one_user_takes_no_more_th
     std::ostringstream log_text;
     auto log = std::make_shared<spdlog::logger>("test", std::make_shared<spdlog::sinks::ostream_sink_mt>(log_text));
     {
-        // Room for every JVM of the host, but one per user other than root. The JVMs are this
-        // test's children, not helpers of the watcher's: none is left out (0).
+        // Room for every JVM of the host, but one per user other than root.
         death_watcher watcher(
             log, "host-1", 1024,
             [&](death_record r) {
                 std::lock_guard lock(mu);
                 deaths.push_back(std::move(r));
             },
-            1, 0);
+            1);
         watcher.configure(std::chrono::milliseconds(200));
         for (int i = 0; i < 50 && watcher.polls() < 3; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(100));
         ASSERT_GE(watcher.polls(), 3u);
