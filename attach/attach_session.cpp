@@ -66,8 +66,20 @@ std::optional<error_info> refusal(const process_info& target, std::optional<bool
     return std::nullopt;
 }
 
-// Adds what the process looks like now to a not_responding error.
-error_info explain(error_info error, pid_t pid) {
+// Adds what the process looks like now to a not_responding error, and why the listener may have
+// closed the connection without a status: the ids only when they differ.
+error_info explain(error_info error, const process_info& target, bool switched_ids) {
+    const pid_t pid = target.pid;
+    if (error.code == error_code::protocol && error.message.ends_with("without a status")) {
+        auto now = read_process_info(pid);
+        if (!now || now->start_time != target.start_time)
+            error.message += ": " + describe(target) + " exited meanwhile";
+        else if (!switched_ids && ::geteuid() != 0 && (::geteuid() != now->euid || ::getegid() != now->egid))
+            error.message += " (HotSpot does so to a peer whose euid and egid are not its own)";
+        else
+            error.message += " (the JVM may be exiting, or did not take the request)";
+        return error;
+    }
     if (error.code != error_code::not_responding) return error;
     auto now = read_process_info(pid);
     if (now && now->stopped()) {
@@ -239,7 +251,7 @@ result<attach_reply> run_session(pid_t pid, const attach_request& request, const
         // A partial dump the JVM may still be writing: only its name goes (the JVM's /tmp is sticky,
         // so the name is ours or the JVM's owner's; unlinkat never follows a link).
         if (plan.collect_name != nullptr) ::unlinkat(handles->tmp.get(), plan.collect_name, 0);
-        return std::unexpected(explain(ran.error(), pid));
+        return std::unexpected(explain(ran.error(), target, plan.switch_ids));
     }
     if (answer.left_out != 0)
         answer.reply.output += "\n[" + std::to_string(answer.left_out) + " more bytes of the JVM's output not kept]\n";

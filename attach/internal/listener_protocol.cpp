@@ -171,9 +171,7 @@ bool read_reply(int fd, int protocol, std::int64_t idle_ms, std::int64_t hard_de
             return false;
     }
     if (!have_status) {
-        set_failure(failure, error_code::protocol,
-                    "the attach listener closed the connection without a status (it does so to peers whose "
-                    "euid/egid differ from its own, and to requests it cannot read)");
+        set_failure(failure, error_code::protocol, "the attach listener closed the connection without a status");
         return false;
     }
     return true;

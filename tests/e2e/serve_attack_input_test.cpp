@@ -115,6 +115,22 @@ TEST(serve_attack, an_attach_reply_flood_is_kept_bounded_and_cannot_forge_log_li
     EXPECT_LT(daemon_peak, std::uint64_t{128} << 20);
 }
 
+TEST(serve_attack, a_listener_that_hangs_up_is_not_said_to_refuse_ids_that_are_its_own) {
+    // The daemon's attach child takes the JVM's ids: a connection closed without a status is not
+    // their fault (HotSpot's reason for peers of other ids), and the error says so.
+    temp_user owner;
+    ASSERT_TRUE(owner.ok());
+    hostile_jvm target(owner, hostile_act::hang_up);
+    ASSERT_TRUE(target.ok());
+    serve_process d;
+    ASSERT_TRUE(d.ready()) << d.log();
+    auto r = run_heapctl(d, {"dump", std::to_string(target.jvm.pid()), "--wait"}, &owner);
+    EXPECT_NE(r.exit_code, 0) << r.out;
+    EXPECT_NE(r.err.find("closed the connection without a status"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("the JVM may be exiting, or did not take the request"), std::string::npos) << r.err;
+    EXPECT_EQ(r.err.find("euid"), std::string::npos) << r.err;
+}
+
 TEST(serve_attack, an_analysis_beyond_its_memory_limit_fails_with_the_reason_and_the_daemon_serves_on) {
     shared_dir conf;
     const std::string config = conf.file("heapd.toml");

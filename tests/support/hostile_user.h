@@ -67,6 +67,7 @@ enum class hostile_act {
     stay_silent,     // accepts the request and never answers
     flood,           // answers with 64 MiB of output, lines that look like the daemon's log among them
     trickle,         // any request: answers "0\n", then one byte every 10 s for 90 s
+    hang_up,         // a heap dump request: reads it and closes the connection without a word
     fake_agent,      // an agent `load`: writes the answer file asked for with what the file named by the
                      // detail holds (DETAIL.cpu for cpu_* commands, DETAIL.sites for the others)
 };
@@ -150,6 +151,10 @@ private:
             if (act == hostile_act::stay_silent) {
                 ::pause();
                 ::_exit(0);
+            }
+            if (act == hostile_act::hang_up) {
+                ::close(c);
+                continue;
             }
             if (act == hostile_act::flood) {
                 write_text(c, "0\n");
