@@ -335,8 +335,10 @@ int report(const options& o) {
     return print_report(*result, o);
 }
 
-// status, jobs, dumps: one request, its result printed.
-int listing(const options& o, const std::string& type, std::string (*text)(const wire::json&), const char* key) {
+// status, jobs, dumps: one request, its result printed: with --json the part under key (all of it
+// for none), else as text of that part, or of the whole reply when whole_text says so.
+int listing(const options& o, const std::string& type, std::string (*text)(const wire::json&), const char* key,
+            bool whole_text = false) {
     if (o.words.size() != 1) return complain(type + " takes no arguments", usage);
     auto client = daemon_client::connect(o.socket);
     if (!client) return complain(client.error());
@@ -346,7 +348,7 @@ int listing(const options& o, const std::string& type, std::string (*text)(const
     if (o.json)
         print_json(shown);
     else
-        print(text(text == dumps_reply_text ? *result : shown));
+        print(text(whole_text ? *result : shown));
     return ok;
 }
 
@@ -405,7 +407,7 @@ int run(int argc, char** argv) {
     const std::string& command = o->words[0];
     if (command == "status") return listing(*o, "status", status_text, nullptr);
     if (command == "jobs") return listing(*o, "jobs", jobs_text, "jobs");
-    if (command == "dumps") return listing(*o, "dumps", dumps_reply_text, "dumps");
+    if (command == "dumps") return listing(*o, "dumps", dumps_reply_text, "dumps", true);
     if (command == "deaths") return listing(*o, "deaths", deaths_text, "deaths");
     if (command == "report") return report(*o);
     if (command == "histo" || command == "threads") {
