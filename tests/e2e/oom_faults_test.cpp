@@ -2,8 +2,9 @@
 // oom_intake.h): real JVMs (tests/java/OomExit.java) armed by a real daemon run out of heap while
 // the daemon's only worker is held and a dump of the same JVM is queued, while its queue is full,
 // while it is stopped (SIGSTOP: it hangs), and while their spooled requests are being taken by a
-// daemon that is killed (SIGKILL) or stopped (SIGTERM) right after its start. Each dump is reported
-// once the daemon can, and heapd's armed file is removed only then.
+// daemon that is killed (SIGKILL) or stopped (SIGTERM) right after its start, or at any moment of
+// an OOM's way in, and eight at once. Each dump is reported once the daemon can, and heapd's armed
+// file is removed only then.
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <unistd.h>
@@ -13,6 +14,7 @@
 #include <fstream>
 #include <memory>
 #include <set>
+#include <sstream>
 #include <string>
 #include <thread>
 
@@ -280,6 +282,69 @@ TEST(oom_faults, a_request_both_handed_over_late_and_spooled_is_reported_once) {
     std::this_thread::sleep_for(std::chrono::seconds(3));  // a second entry would be made by now
     EXPECT_EQ(oom_entries(d), std::multiset<pid_t>{jvm.pid()}) << d.log();
     EXPECT_EQ(dump_jobs(d).size(), 1u) << dump_jobs(d).dump(2);
+    EXPECT_TRUE(fs::is_empty(spool.path()));
+}
+
+// An OOM storm: eight JVMs run out of heap within a second; each dump is reported once, and heapd's
+// armed files are all removed.
+TEST(oom_faults, eight_ooms_within_a_second_are_all_reported) {
+    shared_dir spool;
+    serve_process d({"--spool", spool.path()});
+    ASSERT_TRUE(d.ready()) << d.log();
+    std::vector<std::unique_ptr<armed_jvm>> jvms;
+    std::multiset<pid_t> pids;
+    for (int i = 0; i < 8; ++i) {
+        jvms.push_back(std::make_unique<armed_jvm>(d, spool.path(), "-Xmx32m"));
+        ASSERT_TRUE(jvms.back()->ready()) << d.log();
+        pids.insert(jvms.back()->pid());
+    }
+    const auto start = std::chrono::steady_clock::now();
+    for (auto& j : jvms) j->go();
+    EXPECT_EQ(wait_for_oom_entries(d, pids), pids) << d.log();
+    std::printf("8 OOMs: the last reported %.1f s after they were set off\n",
+                std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+    for (auto& j : jvms) EXPECT_FALSE(fs::exists(j->armed_path)) << j->armed_path;
+    EXPECT_TRUE(fs::is_empty(spool.path()));
+}
+
+// The daemon stopped at any moment of an OOM's way in: six JVMs run out of heap one after the
+// other, and each time, once its hook has started, the daemon is killed (SIGKILL) or stopped
+// (SIGTERM) after 0 to 900 ms (the hook handing the dump over, the intake record, the job's copy
+// and analysis, the entry's commit), then started again. Every dump is reported once, and heapd's
+// armed files and the spool are left empty.
+TEST(oom_faults, a_daemon_stopped_at_any_moment_of_an_ooms_intake_loses_none) {
+    shared_dir spool;
+    serve_process d({"--spool", spool.path()});
+    ASSERT_TRUE(d.ready()) << d.log();
+    const int delays_ms[] = {0, 30, 100, 250, 500, 900};
+    std::vector<std::unique_ptr<armed_jvm>> jvms;
+    std::multiset<pid_t> pids;
+    for (std::size_t i = 0; i < std::size(delays_ms); ++i) {
+        jvms.push_back(std::make_unique<armed_jvm>(d, spool.path(), "-Xmx32m"));
+        ASSERT_TRUE(jvms.back()->ready()) << d.log();
+        pids.insert(jvms.back()->pid());
+    }
+    for (std::size_t i = 0; i < jvms.size(); ++i) {
+        const armed_jvm& j = *jvms[i];
+        j.go();
+        for (int k = 0; k < 6000 && !fs::exists(j.dir.file("t0")); ++k)
+            std::this_thread::sleep_for(std::chrono::milliseconds(5));
+        ASSERT_TRUE(fs::exists(j.dir.file("t0"))) << "the hook of JVM " << i << " did not start";
+        std::this_thread::sleep_for(std::chrono::milliseconds(delays_ms[i]));
+        d.stop(i % 2 == 0 ? SIGKILL : SIGTERM);
+        ASSERT_TRUE(d.start()) << d.log();
+    }
+    for (auto& j : jvms) ASSERT_TRUE(ended(j->pid()));
+    EXPECT_EQ(wait_for_oom_entries(d, pids), pids) << d.log();
+    // Where the stops fell: the daemon's words about the requests it found.
+    std::istringstream lines(d.log());
+    for (std::string line; std::getline(lines, line);)
+        if (line.find("OOM intake:") != std::string::npos || line.find("spooled request") != std::string::npos ||
+            line.find("interrupted") != std::string::npos || line.find("kept as") != std::string::npos)
+            std::printf("%s\n", line.c_str());
+    std::this_thread::sleep_for(std::chrono::seconds(2));  // a second entry of one would be made by now
+    EXPECT_EQ(oom_entries(d), pids) << d.log();
+    for (auto& j : jvms) EXPECT_FALSE(fs::exists(j->armed_path)) << j->armed_path;
     EXPECT_TRUE(fs::is_empty(spool.path()));
 }
 
