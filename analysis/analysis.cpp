@@ -162,6 +162,8 @@ bool add_retention(analysis_report& r, const record_index& idx, const class_tabl
         return read_records({});
     }
     const graph_type& g = *graph;
+    // Refused here, not after an hour of dominators, when the tree cannot fit (big_memory::expect).
+    big_memory::expect(basic_dominator_tree<Node>::least_bytes(g));
     if (!read_records([&g](std::uint64_t id) -> std::optional<std::uint64_t> {
             const Node node = g.node_of(id);
             if (node == graph_type::no_node) return std::nullopt;

@@ -297,6 +297,10 @@ struct graph_builder {
 
     result<void> run() {
         prepare_classes();
+        // What cannot fit is refused before the dump is walked (big_memory::expect): at the least
+        // each object's id and offset are collected (duplicates too), then, beside them, its key,
+        // size, first edge and offset (offsets_ is filled before nodes_ goes).
+        big_memory::expect(census.object_count() * sizeof(typename graph::node_record));
         auto collected = walk_parts<collect>(reserved_collect(), 0);
         std::size_t total = 0;
         for (const collect& c : collected) total += c.nodes.size();
@@ -323,11 +327,15 @@ struct graph_builder {
         g.nodes_.shrink_to_fit();
         build_directory();
         const std::size_t n = g.nodes_.size();
+        big_memory::expect(std::uint64_t{n} * (sizeof(std::uint32_t) * 3 + sizeof(std::uint64_t)));
         g.key_.assign(n, 0);
         g.shallow_.assign(n, 0);
         g.edge_low_.assign(n + 1, 0);
         walk_parts<references>([this] { return references{{}, this, false, {}, 0, nullptr}; }, 1);
-        g.edges_.assign(index_edges(), no_node);
+        const std::uint64_t edges = index_edges();
+        // The references now counted: they and the offsets are what is still to come.
+        big_memory::expect(edges * sizeof(Node) + std::uint64_t{n} * sizeof(std::uint64_t));
+        g.edges_.assign(edges, no_node);
         walk_parts<references>([this] { return references{{}, this, true, {}, 0, nullptr}; }, 2);
         std::vector<std::pair<Node, std::uint32_t>> rooted;  // (node, kind bit)
         for (auto [id, kind] : root_ids)

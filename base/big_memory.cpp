@@ -153,6 +153,21 @@ usage current_usage() {
     return u;
 }
 
+void expect(std::uint64_t bytes) {
+    registry& r = the_registry();
+    const std::lock_guard hold(r.lock);
+    if (r.file < 0) return;
+    const std::uint64_t memory = r.budget > r.now.anonymous ? r.budget - r.now.anonymous : 0;
+    const std::uint64_t disk = r.max_spilled > r.now.spilled ? r.max_spilled - r.now.spilled : 0;
+    const std::uint64_t room = memory > std::numeric_limits<std::uint64_t>::max() - disk
+                                   ? std::numeric_limits<std::uint64_t>::max()
+                                   : memory + disk;
+    if (bytes <= room) return;
+    r.now.foreseen = bytes;
+    r.now.foreseen_room = room;
+    throw std::bad_alloc();
+}
+
 void* allocate(std::size_t bytes) {
     registry& r = the_registry();
     const std::size_t size = rounded(bytes);

@@ -33,8 +33,17 @@ struct usage {
     std::uint64_t spill_refused = 0;
     std::uint64_t spilled_then = 0;  // bytes spilled when it was refused
     bool disk_full = false;
+    // What expect refused (0: nothing): the bytes foreseen, and the room left for them then.
+    std::uint64_t foreseen = 0, foreseen_room = 0;
 };
 usage current_usage();
+
+// Before making big arrays whose total it knows a floor of (an analysis, once it has counted the
+// objects): throws std::bad_alloc, noting both figures in usage::foreseen and foreseen_room, when
+// bytes more than are in use cannot fit what the budget and the spill's limit leave (all of it
+// spilled included), so that what cannot fit is refused before anything is written to disk. Does
+// nothing without a spill file (spill_to): no budget then.
+void expect(std::uint64_t bytes);
 
 // Arrays this size or bigger are mapped on their own.
 inline constexpr std::size_t big_bytes = std::size_t{1} << 20;

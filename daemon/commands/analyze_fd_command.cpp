@@ -22,6 +22,7 @@ struct child_args {
     unsigned roots = 1;
     std::optional<std::uint64_t> max_inflated;
     std::uint64_t memory = 0;
+    disk_reserve reserve;
 };
 
 }  // namespace
@@ -37,10 +38,12 @@ void add_analyze_fd(CLI::App& app, int& status) {
     child->add_option("--roots", c->roots)->check(CLI::Range(1u, 1000u));
     child->add_option("--max-inflated", c->max_inflated);
     child->add_option("--memory", c->memory);
+    child->add_option("--disk-reserve", c->reserve.floor);
+    child->add_option("--disk-reserve-percent", c->reserve.percent)->check(CLI::Range(0u, 100u));
     child->callback([c, &status] {
         daemon::install_crash_handler();
         status = daemon::analyze_fd_main(c->name, c->inflate_dir, c->parent, c->object, c->roots, c->max_inflated,
-                                         c->memory);
+                                         c->memory, c->reserve);
     });
 }
 

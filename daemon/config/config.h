@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "daemon/store/free_space.h"
 #include "daemon/store/store_retention.h"
 
 namespace heapd::daemon {
@@ -29,6 +30,7 @@ struct serve_options {
     std::uint64_t analysis_memory =
         0;  // an analysis process's memory beyond heapd and the dump; 0: no limit of its own
     std::chrono::milliseconds shutdown_grace{10000};
+    disk_reserve reserve;  // left free on the store's disk by dumps copied in and analyses' spills
     // heapd's allocation-sampling agent, for sites requests and sampling rules; "" for the one beside
     // heapd, else where it is installed (attach/agent_control.h's find_agent_library).
     std::string agent_library;

@@ -35,7 +35,7 @@ void read_daemon(config_reader& r, const toml::table& t, heapd_config& c) {
     r.only_known_keys(
         t, "[daemon]",
         {"socket", "store", "spool", "group", "workers", "poll_interval", "max_connections", "max_connections_per_user",
-         "idle_timeout", "shutdown_grace", "analysis_memory", "agent_library"});
+         "idle_timeout", "shutdown_grace", "analysis_memory", "agent_library", "disk_reserve", "disk_reserve_percent"});
     serve_options& s = c.serve;
     read_key(t, "socket", s.socket_path, [&](const toml::node& n) -> std::optional<std::string> {
         auto p = r.path(n, "daemon.socket", false);
@@ -65,6 +65,9 @@ void read_daemon(config_reader& r, const toml::table& t, heapd_config& c) {
              [&](const toml::node& n) { return r.duration(n, "daemon.idle_timeout", 100ms); });
     read_key(t, "analysis_memory", s.analysis_memory,
              [&](const toml::node& n) { return r.size(n, "daemon.analysis_memory"); });
+    read_key(t, "disk_reserve", s.reserve.floor, [&](const toml::node& n) { return r.size(n, "daemon.disk_reserve"); });
+    read_key(t, "disk_reserve_percent", s.reserve.percent,
+             [&](const toml::node& n) { return r.integer(n, "daemon.disk_reserve_percent", 0, 100); });
     read_key(t, "agent_library", s.agent_library,
              [&](const toml::node& n) { return r.path(n, "daemon.agent_library", true); });
     read_key(t, "shutdown_grace", s.shutdown_grace,

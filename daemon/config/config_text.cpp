@@ -101,7 +101,8 @@ std::vector<std::string> config_summary(const heapd_config& c) {
     const serve_options& s = c.serve;
     std::vector<std::string> out;
     out.push_back("socket     " + s.socket_path);
-    out.push_back("store      " + s.store_dir + ", " + retention_text(s.retention));
+    out.push_back("store      " + s.store_dir + ", " + retention_text(s.retention) + ", leaving " +
+                  size_string(s.reserve.floor) + " or " + std::to_string(s.reserve.percent) + "% of its disk free");
     out.push_back("spool      " + (s.spool_dir.empty() ? std::string("none") : s.spool_dir));
     out.push_back("group      " + s.group);
     out.push_back("workers    " + std::to_string(s.workers) + ", at most " + std::to_string(s.max_connections) +
@@ -139,6 +140,9 @@ config_changes compare_configs(const heapd_config& running, const heapd_config& 
     compare(out.need_restart, "daemon.group", a.group, b.group, text);
     compare(out.need_restart, "daemon.workers", a.workers, b.workers, number);
     compare(out.need_restart, "daemon.agent_library", a.agent_library, b.agent_library, text);
+    compare(out.need_restart, "daemon.disk_reserve", a.reserve.floor, b.reserve.floor,
+            [](std::uint64_t n) { return size_string(n); });
+    compare(out.need_restart, "daemon.disk_reserve_percent", a.reserve.percent, b.reserve.percent, number);
     compare(out.live, "daemon.poll_interval", running.poll_interval, next.poll_interval, duration);
     compare(out.live, "daemon.max_connections", a.max_connections, b.max_connections, number);
     compare(out.live, "daemon.max_connections_per_user", a.max_connections_per_user, b.max_connections_per_user,

@@ -108,6 +108,8 @@ result<std::string> run_child(int dump_fd, const child_scratch& scratch, std::ve
     const std::uint64_t memory = analysis_memory.load();
     if (memory != 0) args.insert(args.end(), {"--memory", std::to_string(memory)});
     if (scratch.max_bytes) args.insert(args.end(), {"--max-inflated", std::to_string(*scratch.max_bytes)});
+    args.insert(args.end(), {"--disk-reserve", std::to_string(scratch.reserve.floor), "--disk-reserve-percent",
+                             std::to_string(scratch.reserve.percent)});
     // Made here, by the daemon, for the unprivileged child to inflate into (it could create nothing
     // in the store's scratch directory itself); unlinked, so it goes with the last descriptor.
     unique_fd scratch_file(unlinked_temp_file(scratch.dir));
@@ -233,7 +235,7 @@ result<std::string> paths_in_child(int dump_fd, const std::string& name, const c
 
 int analyze_fd_main(const std::string& name, const std::string& inflate_dir, pid_t parent,
                     std::optional<std::uint64_t> object, unsigned roots, std::optional<std::uint64_t> max_inflated,
-                    std::uint64_t memory) {
+                    std::uint64_t memory, const disk_reserve& reserve) {
     // Dies with the daemon's worker thread; if that is already gone, stop now.
     ::prctl(PR_SET_PDEATHSIG, SIGKILL);
     if (::getppid() != parent) return 1;
@@ -256,6 +258,7 @@ int analyze_fd_main(const std::string& name, const std::string& inflate_dir, pid
     plan.limit = memory;
     plan.spill_file = ::fcntl(5, F_GETFD) >= 0 ? 5 : -1;
     if (max_inflated) plan.max_spilled = *max_inflated;
+    plan.reserve = reserve;
     if (auto applied = apply_memory_plan(plan); !applied)
         return fail_with({error_code::internal, applied.error().message});
     try {

@@ -24,14 +24,16 @@
 #include <string_view>
 
 #include "base/error.h"
+#include "daemon/store/free_space.h"
 
 namespace heapd::daemon {
 
-// Where a compressed dump is inflated and big arrays are spilled (analysis_memory.h), and how much
-// room each has there (none: no bound).
+// Where a compressed dump is inflated and big arrays are spilled (analysis_memory.h), how much
+// room each has there (none: no bound), and the free space the spill leaves on that disk.
 struct child_scratch {
     std::string dir;
     std::optional<std::uint64_t> max_bytes;
+    disk_reserve reserve;
 };
 
 // What the parent hears while the child runs, and how it asks whether to stop.
@@ -59,12 +61,14 @@ result<std::string> paths_in_child(int dump_fd, const std::string& name, const c
                                    const std::string& executable = "/proc/self/exe");
 
 // The child's side, `heapd analyze-fd --name NAME --inflate-dir DIR --parent PID [--max-inflated N]
-// [--object ID --roots N]`: analyzes descriptor 3 (or finds the paths to the object) and writes what
-// the parent reads to stdout; the process exit status. A compressed dump is inflated into
-// descriptor 4 when it is open, else into an unlinked file in DIR. With --memory N, the address
-// space is limited (RLIMIT_AS) to what is mapped once the dump is, plus N.
+// [--object ID --roots N] [--disk-reserve N --disk-reserve-percent P]`: analyzes descriptor 3 (or
+// finds the paths to the object) and writes what the parent reads to stdout; the process exit
+// status. A compressed dump is inflated into descriptor 4 when it is open, else into an unlinked
+// file in DIR. With --memory N, the address space is limited (RLIMIT_AS) to what is mapped once the
+// dump is, plus N. The spill file (descriptor 5) leaves the reserve free on its disk.
 int analyze_fd_main(const std::string& name, const std::string& inflate_dir, pid_t parent,
                     std::optional<std::uint64_t> object = std::nullopt, unsigned roots = 1,
-                    std::optional<std::uint64_t> max_inflated = std::nullopt, std::uint64_t memory = 0);
+                    std::optional<std::uint64_t> max_inflated = std::nullopt, std::uint64_t memory = 0,
+                    const disk_reserve& reserve = {});
 
 }  // namespace heapd::daemon

@@ -52,13 +52,20 @@ spill_room measured_spill_room() { return measured; }
 
 std::string out_of_room_text(const std::string& limit, const std::string& spill_dir) {
     const big_memory::usage u = big_memory::current_usage();
-    if (u.spill_refused == 0) return "the analysis needs more memory than " + limit + " allows";
     const spill_room room = measured_spill_room();
+    const std::string disk = " (that disk had " + text::human_bytes(room.free) + " free, less the reserve of " +
+                             text::human_bytes(room.reserve) + " left to the host)";
+    if (u.foreseen != 0)
+        return "the analysis needs at least " + text::human_bytes(u.foreseen) +
+               " more for its object graph and dominator tree, and only " + text::human_bytes(u.foreseen_room) +
+               " were left of the " + text::human_bytes(u.budget) + " of memory and the " +
+               text::human_bytes(room.allowed) + " of disk its spill file may take in " + spill_dir + disk +
+               ": refused before they were made";
+    if (u.spill_refused == 0) return "the analysis needs more memory than " + limit + " allows";
     std::string text = "the analysis needs more than " + text::human_bytes(u.budget) + " of memory and the " +
-                       text::human_bytes(room.allowed) + " of disk its spill file may take in " + spill_dir +
-                       " (that disk had " + text::human_bytes(room.free) + " free, less the reserve of " +
-                       text::human_bytes(room.reserve) + " left to the host): " + text::human_bytes(u.spilled_then) +
-                       " were spilled when " + text::human_bytes(u.spill_refused) + " more " +
+                       text::human_bytes(room.allowed) + " of disk its spill file may take in " + spill_dir + disk +
+                       ": " + text::human_bytes(u.spilled_then) + " were spilled when " +
+                       text::human_bytes(u.spill_refused) + " more " +
                        (u.disk_full ? "found the disk full" : "would have passed it");
     return text;
 }
@@ -87,7 +94,7 @@ result<void> apply_memory_plan(const memory_plan& plan) {
     if (plan.spill_file >= 0 && ::fstatvfs(plan.spill_file, &disk) == 0) {
         const std::uint64_t size = static_cast<std::uint64_t>(disk.f_blocks) * disk.f_frsize;
         measured.free = static_cast<std::uint64_t>(disk.f_bavail) * disk.f_frsize;
-        measured.reserve = std::max(plan.reserve.floor, size / 100 * std::min(plan.reserve.percent, 100u));
+        measured.reserve = plan.reserve.on(size);
         measured.allowed = measured.free > measured.reserve ? measured.free - measured.reserve : 0;
         max_spilled = std::min(max_spilled, measured.allowed);
     }

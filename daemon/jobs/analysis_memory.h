@@ -8,15 +8,9 @@
 #include <string>
 
 #include "base/error.h"
+#include "daemon/store/free_space.h"
 
 namespace heapd::daemon {
-
-// The free space an analysis's spill leaves on its disk: the larger of a share of the disk and a
-// floor, so that a big analysis never fills the disk the host's JVMs and logs need.
-struct disk_reserve {
-    unsigned percent = 5;
-    std::uint64_t floor = std::uint64_t{1} << 30;
-};
 
 // An analysis's memory: a limit of its own, and the file to spill to.
 struct memory_plan {
@@ -39,7 +33,9 @@ spill_room measured_spill_room();
 
 // Why an analysis that ran out of room (std::bad_alloc) failed, for people: "the analysis needs more
 // memory than LIMIT allows" when its memory was short, or, when its spill file (in spill_dir) was
-// refused room, both figures: the memory and what the disk could take, less the reserve.
+// refused room, both figures: the memory and what the disk could take, less the reserve; when the
+// analysis foresaw that its graph and tree could not fit (big_memory::expect), that it was refused
+// before they were made, with what it needs and the room it had.
 std::string out_of_room_text(const std::string& limit, const std::string& spill_dir);
 
 // Sets the limit and the spill policy of this process (the spill bounded by max_spilled and by the

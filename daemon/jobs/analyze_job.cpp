@@ -88,7 +88,8 @@ result<analyzed_report> analyze_for_job(job_context& ctx, store& s, int dump_fd,
         ctx.progress(current, static_cast<std::uint64_t>(whole * static_cast<double>(total)), total);
     };
     watch.cancelled = [&] { return ctx.cancelled(); };
-    auto text = analyze_in_child(dump_fd, name, {s.tmp_dir(), s.space_left().value_or(0)}, watch, executable);
+    auto text =
+        analyze_in_child(dump_fd, name, {s.tmp_dir(), s.space_left().value_or(0), s.reserve()}, watch, executable);
     if (!text) return std::unexpected(text.error());
     auto parsed = wire::json::parse(*text, nullptr, false);
     auto report = parsed.is_discarded() ? result<analysis_report>(fail(error_code::bad_value, "not JSON"))

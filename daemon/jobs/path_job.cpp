@@ -31,8 +31,9 @@ job_work make_path_work(store& s, path_request request) {
         child_watch watch;
         watch.total = [&](std::uint64_t bytes) { total = bytes; };
         watch.cancelled = [&] { return ctx.cancelled(); };
-        auto text = paths_in_child(fd.get(), "dump " + req->entry, {s.tmp_dir(), s.space_left().value_or(0)},
-                                   req->object, req->roots, watch, req->executable);
+        auto text =
+            paths_in_child(fd.get(), "dump " + req->entry, {s.tmp_dir(), s.space_left().value_or(0), s.reserve()},
+                           req->object, req->roots, watch, req->executable);
         if (!text) return std::unexpected(text.error());
         if (auto kept = s.put_file(req->entry, path_file_name(req->object, req->roots), *text); !kept)
             return std::unexpected(kept.error());

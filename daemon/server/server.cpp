@@ -94,6 +94,7 @@ result<std::unique_ptr<server>> server::open(const heapd_config& config, std::sh
     store_options so;
     so.root = options.store_dir;
     so.retention = options.retention;
+    so.reserve = options.reserve;
     so.access.group = s->admin_group_.value_or(0);
     so.access.chown = ::geteuid() == 0;
     store_recovery recovery;

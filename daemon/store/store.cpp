@@ -423,13 +423,9 @@ std::vector<std::string> store::apply_retention(std::int64_t now) {
 }
 
 result<void> store::ensure_space(std::uint64_t need, std::string_view what) const {
-    return ensure_free_space(options_.root, need, options_.reserve_bytes, what);
+    return ensure_free_space(options_.root, need, options_.reserve, what);
 }
 
-result<std::uint64_t> store::space_left() const {
-    auto free_space = free_bytes(options_.root);
-    if (!free_space) return std::unexpected(free_space.error());
-    return *free_space > options_.reserve_bytes ? *free_space - options_.reserve_bytes : 0;
-}
+result<std::uint64_t> store::space_left() const { return bytes_beyond(options_.root, options_.reserve); }
 
 }  // namespace heapd::daemon

@@ -30,6 +30,7 @@
 #include "base/keyed_hash.h"
 #include "base/unique_fd.h"
 #include "daemon/store/entry_metadata.h"
+#include "daemon/store/free_space.h"
 #include "daemon/store/job_record.h"
 #include "daemon/store/store_retention.h"
 #include "formats/report/report.h"
@@ -41,7 +42,7 @@ struct store_options {
     std::string root;
     file_access access;  // mode and group of everything written
     retention_policy retention;
-    std::uint64_t reserve_bytes = 64u << 20;  // free space the free-space guard leaves untouched
+    disk_reserve reserve;  // free space the free-space guard leaves untouched
 };
 
 // What opening the store found and repaired.
@@ -76,6 +77,8 @@ public:
     // it gives JVMs with it (arm_jvm.h), to know them again after a restart.
     const hash_key& key() const { return key_; }
     std::string tmp_dir() const { return options_.root + "/tmp"; }
+    // The free space left on the store's disk (by its guard, and by analyses spilling in tmp_dir).
+    const disk_reserve& reserve() const { return options_.reserve; }
     std::string staging_dir() const { return options_.root + "/staging"; }
     const store_options& options() const { return options_; }
 

@@ -114,5 +114,23 @@ TEST(big_memory, a_spill_beyond_its_bound_is_a_failed_allocation) {
     EXPECT_EQ(big_memory::current_usage().spilled, std::uint64_t{4} << 20);
 }
 
+// What an analysis knows it will need is refused up front when the budget and the spill's bound
+// cannot hold it beside what is in use, with both figures kept; what fits, or any need without a
+// spill file, passes.
+TEST(big_memory, a_need_beyond_memory_and_spill_is_refused_before_anything_is_made) {
+    EXPECT_NO_THROW(big_memory::expect(~std::uint64_t{0}));  // no spill file: no budget
+    test::scratch_dir dir;
+    unique_fd file(::open(dir.path().c_str(), O_TMPFILE | O_RDWR | O_CLOEXEC, 0600));
+    ASSERT_TRUE(file);
+    const spill_policy policy(file.get(), std::uint64_t{8} << 20, std::uint64_t{4} << 20);
+    big_vector<std::uint8_t> held(std::size_t{2} << 20);  // in memory: 6 MiB of it left, and 4 of disk
+    EXPECT_NO_THROW(big_memory::expect(std::uint64_t{10} << 20));
+    EXPECT_THROW(big_memory::expect((std::uint64_t{10} << 20) + 1), std::bad_alloc);
+    const big_memory::usage u = big_memory::current_usage();
+    EXPECT_EQ(u.foreseen, (std::uint64_t{10} << 20) + 1);
+    EXPECT_EQ(u.foreseen_room, std::uint64_t{10} << 20);
+    EXPECT_EQ(disk_bytes(file.get()), 0u);
+}
+
 }  // namespace
 }  // namespace heapd

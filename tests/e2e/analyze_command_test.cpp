@@ -163,18 +163,22 @@ TEST(analyze_command, with_less_memory_than_its_graph_needs_it_spills_and_report
         << spilled.err;
     EXPECT_EQ(nlohmann::json::parse(spilled.out), nlohmann::json::parse(plain.out));
     EXPECT_TRUE(std::filesystem::is_empty(spill.path()));
-    // Where the file has no room (a 1 MiB tmpfs, in a mount namespace of its own), the same limit
-    // is too little: the spill is what makes the analysis fit.
+    // Where the file has no room (a 1 MiB tmpfs, in a mount namespace of its own), a limit of half
+    // that is too little: the spill is what makes the analysis fit. That is known once the objects
+    // are counted (collecting them takes 16 bytes each at the least), and refused then, before the
+    // object graph and the dominator tree are made.
     auto cramped = run_command({"unshare", "--mount", "--propagation", "private", "sh", "-c",
                                 "mount -t tmpfs -o size=1m tmpfs \"$0\" && exec \"$@\"", spill.path(), heapd_binary(),
-                                "analyze", "--no-index", "--memory", "64M", "--spill-dir", spill.path(), file});
+                                "analyze", "--no-index", "--memory", "32M", "--spill-dir", spill.path(), file});
     EXPECT_EQ(cramped.exit_code, 2) << cramped.out;
     // The disk is what is short, and the message says so with both figures.
-    EXPECT_NE(cramped.err.find("the analysis needs more than 48.0 MiB of memory and the 0 B of disk its spill file may "
-                               "take in " +
+    EXPECT_NE(cramped.err.find("more for its object graph and dominator tree, and only "), std::string::npos)
+        << cramped.err;
+    EXPECT_NE(cramped.err.find("were left of the 24.0 MiB of memory and the 0 B of disk its spill file may take in " +
                                spill.path()),
               std::string::npos)
         << cramped.err;
+    EXPECT_NE(cramped.err.find("refused before they were made"), std::string::npos) << cramped.err;
     EXPECT_NE(cramped.err.find("less the reserve of 1.00 GiB"), std::string::npos) << cramped.err;
     // The same limit with nowhere to spill to is refused with the reason.
     auto nowhere = run_command(
@@ -183,13 +187,22 @@ TEST(analyze_command, with_less_memory_than_its_graph_needs_it_spills_and_report
     EXPECT_NE(nowhere.err.find("--spill-dir"), std::string::npos) << nowhere.err;
 }
 
-// A spill that would not fit its disk stops short of the reserve it leaves (the larger of a share
-// of the disk and a floor) and says so, naming the disk and both figures; the disk (a 64 MiB tmpfs
-// of the test's own, its free space sampled every 10 ms) is never below the reserve.
-TEST(analyze_command, a_spill_never_takes_its_disks_reserve) {
+// heapd analyze of a dump of 2 million objects with --memory 32M, spilling to a tmpfs of tmpfs_mib
+// MiB of its own that keeps a reserve of 16 MiB: its error, and the least free space on that disk
+// (sampled every 10 ms while heapd runs).
+struct cramped_run {
+    std::string err;
+    std::uint64_t least_free = ~std::uint64_t{0};
+    int samples = 0;
+};
+cramped_run analyze_on_a_small_disk(unsigned tmpfs_mib) {
     scratch_dir dir, spill;
     const std::string file = dir.file("big.hprof");
-    ASSERT_TRUE(write_big_dump(file, 1'000'000));
+    cramped_run r;
+    if (!write_big_dump(file, 1'000'000)) {
+        ADD_FAILURE() << "cannot write " << file;
+        return r;
+    }
     const std::string samples = dir.file("free.txt");
     auto run = run_command({"unshare",
                             "--mount",
@@ -197,11 +210,12 @@ TEST(analyze_command, a_spill_never_takes_its_disks_reserve) {
                             "private",
                             "sh",
                             "-c",
-                            "mount -t tmpfs -o size=64m tmpfs \"$0\" || exit 99; "
-                            // Sampled until heapd (this shell, once it execs) has exited: a zombie ends it too.
-                            "(while grep -q '^State:[[:space:]]*[^Z]' /proc/$$/status 2>/dev/null; do "
-                            "stat -f -c '%a %S' \"$0\" >> \"$1\"; sleep 0.01; done) >/dev/null 2>&1 & "
-                            "shift; exec \"$@\"",
+                            "mount -t tmpfs -o size=" + std::to_string(tmpfs_mib) +
+                                "m tmpfs \"$0\" || exit 99; "
+                                // Sampled until heapd (this shell, once it execs) has exited: a zombie ends it too.
+                                "(while grep -q '^State:[[:space:]]*[^Z]' /proc/$$/status 2>/dev/null; do "
+                                "stat -f -c '%a %S' \"$0\" >> \"$1\"; sleep 0.01; done) >/dev/null 2>&1 & "
+                                "shift; exec \"$@\"",
                             spill.path(),
                             samples,
                             heapd_binary(),
@@ -216,22 +230,42 @@ TEST(analyze_command, a_spill_never_takes_its_disks_reserve) {
                             "--spill-reserve-percent",
                             "10",
                             file});
-    ASSERT_NE(run.exit_code, 99) << run.err;
+    EXPECT_NE(run.exit_code, 99) << run.err;
     EXPECT_EQ(run.exit_code, 2) << run.out;
     EXPECT_NE(run.err.find("of disk its spill file may take in " + spill.path()), std::string::npos) << run.err;
     EXPECT_NE(run.err.find("less the reserve of 16.0 MiB left to the host"), std::string::npos) << run.err;
-    EXPECT_NE(run.err.find("would have passed it"), std::string::npos) << run.err;
+    r.err = run.err;
     std::ifstream in(samples);
-    std::uint64_t blocks = 0, block_size = 0, least = ~std::uint64_t{0};
-    int count = 0;
+    std::uint64_t blocks = 0, block_size = 0;
     while (in >> blocks >> block_size) {
-        least = std::min(least, blocks * block_size);
-        ++count;
+        r.least_free = std::min(r.least_free, blocks * block_size);
+        ++r.samples;
     }
-    ASSERT_GT(count, 3);
-    std::printf("least free space on the spill's 64 MiB disk: %.1f MiB in %d samples\n", least / 1048576.0, count);
+    std::printf("least free space on the spill's %u MiB disk: %.1f MiB in %d samples\n", tmpfs_mib,
+                r.least_free / 1048576.0, r.samples);
     std::printf("heapd said: %s", run.err.c_str());
-    EXPECT_GE(least, 16u << 20);
+    return r;
+}
+
+// A spill that would not fit its disk stops short of the reserve it leaves (the larger of a share
+// of the disk and a floor) and says so, naming the disk and both figures; the disk (an 80 MiB tmpfs
+// of the test's own) is never below the reserve.
+TEST(analyze_command, a_spill_never_takes_its_disks_reserve) {
+    const cramped_run r = analyze_on_a_small_disk(80);
+    EXPECT_NE(r.err.find("would have passed it"), std::string::npos) << r.err;
+    ASSERT_GT(r.samples, 3);
+    EXPECT_GE(r.least_free, 16u << 20);
+}
+
+// Where the references, once counted, show that the graph cannot fit what memory and the disk less
+// its reserve leave (a 64 MiB tmpfs), the analysis is refused then, before the graph's arrays and
+// the dominator tree are made, with what it needs and the room it had.
+TEST(analyze_command, an_analysis_that_cannot_fit_is_refused_before_its_graph_is_made) {
+    const cramped_run r = analyze_on_a_small_disk(64);
+    EXPECT_NE(r.err.find("more for its object graph and dominator tree, and only "), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find(": refused before they were made"), std::string::npos) << r.err;
+    ASSERT_GT(r.samples, 3);
+    EXPECT_GE(r.least_free, 16u << 20);
 }
 
 TEST(analyze_command, a_second_analysis_reads_the_index_until_the_dump_changes) {

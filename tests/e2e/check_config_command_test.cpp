@@ -35,7 +35,8 @@ TEST(check_config_command, a_valid_file_is_summed_up_rule_by_rule) {
         file +
             ": valid\n"
             "  socket     /run/heapd/heapd.sock\n"
-            "  store      /var/lib/heapd, at most 50 dumps, at most 20G, for 30 days, each user at most 20 dumps\n"
+            "  store      /var/lib/heapd, at most 50 dumps, at most 20G, for 30 days, each user at most 20 dumps, "
+            "leaving 1G or 5% of its disk free\n"
             "  spool      /var/spool/heapd\n"
             "  group      heapd\n"
             "  workers    2, at most 256 clients (32 per user), idle 1m, 10s to stop\n"

@@ -64,9 +64,12 @@ TEST(serve_attack, a_file_of_zeros_after_a_valid_header_gives_a_bounded_report) 
 TEST(serve_attack, a_gzip_bomb_is_refused_once_it_outgrows_the_store_and_leaves_nothing) {
     temp_user attacker;
     ASSERT_TRUE(attacker.ok());
-    serve_process d({}, small_store_launcher("200m"));  // room for about 136 MB past the 64 MB reserve
-    ASSERT_TRUE(d.ready()) << d.log();
     shared_dir files;
+    // Room for about 136 MB past a reserve of 64 MB.
+    const std::string config = files.file("heapd.toml");
+    std::ofstream(config) << "[daemon]\ndisk_reserve = \"64M\"\ndisk_reserve_percent = 0\n";
+    serve_process d({"--config", config}, small_store_launcher("200m"));
+    ASSERT_TRUE(d.ready()) << d.log();
     const std::string bomb = files.file("bomb.hprof.gz");
     auto made = run_command({"sh", "-c",
                              "{ printf 'JAVA PROFILE 1.0.2\\000\\000\\000\\000\\010'; head -c 8 /dev/zero; "

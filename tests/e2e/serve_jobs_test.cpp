@@ -223,6 +223,36 @@ TEST(serve_jobs, a_store_without_room_refuses_with_a_clear_error) {
     EXPECT_NE(r->error.message.find("not enough free space in " + d.store()), std::string::npos) << r->error.message;
 }
 
+// The free space the store keeps is the configured one (daemon.disk_reserve and its share of the
+// disk, the larger): on a 128 MiB store, none kept lets a 3 MiB dump's report in, all of the disk
+// refuses it (by default the 1 GiB floor would refuse both).
+TEST(serve_jobs, the_store_keeps_the_configured_share_of_its_disk_free) {
+    scratch_dir dir;
+    auto analysis_with = [&](const std::string& reserve, unsigned percent) {
+        const std::string config = dir.file("heapd-" + std::to_string(percent) + ".toml");
+        std::ofstream(config) << "[daemon]\ndisk_reserve = \"" << reserve << "\"\ndisk_reserve_percent = " << percent
+                              << "\n";
+        serve_process d({"--config", config}, small_store_launcher("128m"));
+        if (!d.ready()) {
+            ADD_FAILURE() << d.log();
+            return std::optional<wire::reply>();
+        }
+        raw_client c(d.socket());
+        if (!start_analysis(c, peer_dump, true)) return std::optional<wire::reply>();
+        std::optional<wire::reply> r;
+        while ((r = c.read_reply()) && r->kind == reply_kind::progress) {}
+        return r;
+    };
+    auto none = analysis_with("0", 0);
+    ASSERT_TRUE(none.has_value());
+    EXPECT_EQ(none->kind, reply_kind::result) << none->error.message;
+    auto most = analysis_with("1M", 100);
+    ASSERT_TRUE(most.has_value());
+    ASSERT_EQ(most->kind, reply_kind::error);
+    EXPECT_EQ(most->error.kind, error_kind::no_space);
+    EXPECT_NE(most->error.message.find("128 MiB kept in reserve"), std::string::npos) << most->error.message;
+}
+
 TEST(serve_jobs, a_file_cut_short_while_it_is_analyzed_fails_its_job_only) {
     // The file's owner may truncate it while the daemon reads it: the reads past its new end fault
     // (SIGBUS) in the process that maps it, which must not be the daemon.

@@ -56,7 +56,8 @@ max_dumps = 0
     EXPECT_TRUE(has(summary, "rules      2, JVMs read every 5s"));
     EXPECT_TRUE(
         has(summary,
-            "store      /var/lib/heapd, at most 50 dumps, no size limit, for 30 days, each user at most 20 dumps"));
+            "store      /var/lib/heapd, at most 50 dumps, no size limit, for 30 days, each user at most 20 dumps, "
+            "leaving 1G or 5% of its disk free"));
 }
 
 TEST(config_text, a_reload_tells_what_changes_now_and_what_needs_a_restart) {

@@ -413,15 +413,19 @@ TEST(free_space, refuses_what_would_not_fit_with_a_clear_message) {
     scratch_dir dir;
     auto free_now = free_bytes(dir.path());
     ASSERT_TRUE(free_now.has_value());
-    EXPECT_TRUE(ensure_free_space(dir.path(), 4096, 0, "a small file").has_value());
-    auto refused = ensure_free_space(dir.path(), *free_now + (std::uint64_t{1} << 30), 0, "the dump of pid 42");
+    const disk_reserve none{0, 0};
+    EXPECT_TRUE(ensure_free_space(dir.path(), 4096, none, "a small file").has_value());
+    auto refused = ensure_free_space(dir.path(), *free_now + (std::uint64_t{1} << 30), none, "the dump of pid 42");
     ASSERT_FALSE(refused.has_value());
     EXPECT_EQ(refused.error().code, error_code::no_space);
     const std::string& m = refused.error().message;
     EXPECT_NE(m.find("not enough free space in " + dir.path() + " for the dump of pid 42"), std::string::npos) << m;
     EXPECT_NE(m.find("needed (estimated)"), std::string::npos) << m;
-    // The reserve counts too.
-    EXPECT_FALSE(ensure_free_space(dir.path(), 4096, *free_now, "a small file").has_value());
+    // The reserve counts too: its floor, and its share of the disk (the whole of it here).
+    EXPECT_FALSE(ensure_free_space(dir.path(), 4096, disk_reserve{0, *free_now}, "a small file").has_value());
+    EXPECT_FALSE(ensure_free_space(dir.path(), 4096, disk_reserve{100, 0}, "a small file").has_value());
+    EXPECT_EQ(bytes_beyond(dir.path(), disk_reserve{100, 0}).value_or(1), 0u);
+    EXPECT_GT(bytes_beyond(dir.path(), none).value_or(0), 0u);
     EXPECT_FALSE(free_bytes(dir.file("missing/dir")).has_value());
 }
 
