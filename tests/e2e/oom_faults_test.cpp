@@ -285,6 +285,32 @@ TEST(oom_faults, a_request_both_handed_over_late_and_spooled_is_reported_once) {
     EXPECT_TRUE(fs::is_empty(spool.path()));
 }
 
+// An OOM whose job fails for want of room in the store (a 16 MiB tmpfs) is tried again 20 s later;
+// meanwhile the file the JVM wrote is removed, as a container removed at its JVM's exit takes its
+// /tmp, and the store is given room. The dump heapd held since the hook passed it is kept then.
+TEST(oom_faults, an_oom_tried_again_after_its_dumps_file_is_gone_is_kept_from_the_dump_held) {
+    shared_dir spool, files;
+    const std::string config = files.file("heapd.toml");
+    std::ofstream(config) << "[daemon]\ndisk_reserve = \"0\"\ndisk_reserve_percent = 0\n";
+    serve_process d({"--spool", spool.path(), "--config", config}, small_store_launcher("16m"));
+    ASSERT_TRUE(d.ready()) << d.log();
+    armed_jvm jvm(d, spool.path(), "-Xmx64m");
+    ASSERT_TRUE(jvm.ready()) << d.log();
+    jvm.go();
+    ASSERT_GE(hook_ms(jvm.dir.path()), 0);
+    ASSERT_TRUE(ended(jvm.pid()));
+    for (int i = 0; i < 600 && d.log().find("tried again in 20 s") == std::string::npos; ++i)
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    ASSERT_NE(d.log().find("not enough free space"), std::string::npos) << d.log();
+    ASSERT_TRUE(fs::remove(jvm.armed_path));
+    auto grown = run_command({"nsenter", "--mount=/proc/" + std::to_string(d.pid()) + "/ns/mnt", "mount", "-o",
+                              "remount,size=512m", d.store()});
+    ASSERT_EQ(grown.exit_code, 0) << grown.err;
+    EXPECT_EQ(wait_for_oom_entries(d, {jvm.pid()}), std::multiset<pid_t>{jvm.pid()}) << d.log();
+    auto report = run_heapctl(d, {"report", std::to_string(jvm.pid())});
+    EXPECT_NE(report.out.find("OomExit (static CACHE)"), std::string::npos) << report.out << report.err;
+}
+
 // An OOM storm: eight JVMs run out of heap within a second; each dump is reported once, and heapd's
 // armed files are all removed.
 TEST(oom_faults, eight_ooms_within_a_second_are_all_reported) {

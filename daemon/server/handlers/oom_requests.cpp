@@ -4,6 +4,7 @@
 // bad time: a full queue or a dump of the same JVM under way only makes it wait, and a failure is
 // tried again. The dump the JVM wrote stays where it lies until then; heapd's armed file is removed
 // only once its entry is kept.
+#include <fcntl.h>
 #include <sys/stat.h>
 
 #include "attach/owner_files.h"
@@ -26,6 +27,9 @@ constexpr std::size_t oom_queue_reserve = 64;
 // Jobs started for one request before it is given up, and the pause before the next.
 constexpr unsigned max_oom_attempts = 3;
 constexpr auto oom_retry_pause = std::chrono::seconds(20);
+// Dumps of OOM requests held open at once (request_handler::oom_dumps_): beyond them a request
+// reopens its dump by path when it starts again.
+constexpr std::size_t max_held_oom_dumps = 64;
 
 // Who wrote a request: who asks for its dump. An admin by uid alone (root) or by the group; a hook
 // in a container names the JVM by its pid there.
@@ -129,6 +133,12 @@ void request_handler::retry_oom() {
 result<std::optional<job_record>> request_handler::start_oom(intake_record rec, std::optional<unique_fd> fd,
                                                              job_listener waiting) {
     const std::size_t room = info_.max_queued + oom_queue_reserve;
+    // The dump held for the request first: a request that waits or fails lets go of fd, not of it.
+    auto hold = [&] {
+        if (!fd || oom_dumps_.contains(rec.key) || oom_dumps_.size() >= max_held_oom_dumps) return;
+        if (unique_fd copy(::fcntl(fd->get(), F_DUPFD_CLOEXEC, 0)); copy) oom_dumps_.emplace(rec.key, std::move(copy));
+    };
+    hold();
     auto wait = [&](std::string why, steady::duration pause) -> result<std::optional<job_record>> {
         auto& slot = pending_oom_[rec.key];
         if (slot.why != why) log_->info("OOM request {} of pid {} waits: {}", rec.key, pid_of(rec), bounded_text(why));
@@ -148,7 +158,10 @@ result<std::optional<job_record>> request_handler::start_oom(intake_record rec, 
         }
     const peer_credentials p = writer_of(rec, info_.admin_group);
     std::vector<std::string> problems;
+    if (auto held = oom_dumps_.find(rec.key); !fd && held != oom_dumps_.end())
+        if (unique_fd copy(::fcntl(held->second.get(), F_DUPFD_CLOEXEC, 0)); copy) fd = std::move(copy);
     if (!fd && !rec.args.value("dump_path", std::string()).empty()) fd = open_intake_dump(rec, p, problems);
+    hold();
     for (const std::string& problem : problems)
         log_->warn("OOM request {} of pid {}: {}", rec.key, pid_of(rec), bounded_text(problem));
     struct stat st {};
@@ -213,6 +226,7 @@ void request_handler::finish_oom(const intake_record& rec, const std::string& wh
                    path.empty() ? std::string() : "; the file it names is left as it is: " + bounded_text(path));
     }
     pending_oom_.erase(rec.key);
+    oom_dumps_.erase(rec.key);
     if (intake_) intake_->drop(rec.key);
 }
 

@@ -185,6 +185,10 @@ private:
         std::string why;  // what it waits for
     };
     std::map<std::string, pending_oom> pending_oom_;
+    // The dump each request's hook passed (or that was opened from its path), held by request until
+    // the request is done with, so that one that waits or is tried again still has it when its
+    // path is gone (a container removed at its JVM's exit); at most max_held_oom_dumps.
+    std::map<std::string, unique_fd> oom_dumps_;
     std::set<std::string> spool_refused_;  // spool files the intake had no room for, said once
     metrics_service* metrics_ = nullptr;
     const oom_armer* armer_ = nullptr;
