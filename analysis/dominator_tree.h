@@ -26,14 +26,14 @@ public:
     static constexpr Node virtual_root = graph::no_node - 1;  // above all GC roots
     static constexpr Node unreachable = graph::no_node;
 
-    // narrow_edges_below: graphs with fewer references than this keep predecessor offsets in 32
-    // bits (a test lowers it to take the 64-bit path on a small graph). progress, when set, is told
-    // how far the computation is now and then.
     // The least compute takes beyond the graph, for g's nodes: each one's immediate dominator and
     // retained size (what it keeps; the arrays of the computation come and go before).
     static std::uint64_t least_bytes(const graph& g) {
         return std::uint64_t{g.size()} * (sizeof(Node) + sizeof(std::uint64_t));
     }
+    // narrow_edges_below: graphs with fewer references than this keep predecessor offsets in 32
+    // bits (a test lowers it to take the 64-bit path on a small graph). progress, when set, is told
+    // how far the computation is now and then.
     static basic_dominator_tree compute(const graph& g,
                                         std::uint64_t narrow_edges_below = std::numeric_limits<std::uint32_t>::max(),
                                         const progress_callback& progress = {});
