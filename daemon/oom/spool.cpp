@@ -72,6 +72,16 @@ std::vector<spooled_request> read_spool(const std::string& dir, std::vector<std:
         std::string text;
         bool usable = fd >= 0 && ::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&
                       static_cast<std::size_t>(st.st_size) <= max_spool_bytes;
+        // A file with another name elsewhere (a hard link, which fs.protected_hardlinks allows to
+        // anyone who may write the file) is not its owner's request: its owner did not put it here.
+        if (usable && st.st_nlink != 1) {
+            if (fd >= 0) ::close(fd);
+            ::unlink(path.c_str());
+            problems.push_back(path + ": a hard link (" + std::to_string(st.st_nlink) +
+                               " names) to a file that may be another user's, not a request; the link removed, "
+                               "the file left as it is");
+            continue;
+        }
         if (usable) {
             text.resize(static_cast<std::size_t>(st.st_size));
             usable = ::pread(fd, text.data(), text.size(), 0) == static_cast<ssize_t>(text.size());

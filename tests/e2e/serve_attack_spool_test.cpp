@@ -12,6 +12,7 @@
 
 #include <chrono>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <future>
 #include <string>
@@ -163,6 +164,52 @@ TEST(serve_attack, a_spooled_request_naming_a_terminal_or_a_root_only_fifo_is_op
     const int reader = ::open(fifo.c_str(), O_RDONLY | O_NONBLOCK);  // lets the writer go
     writer.wait();
     if (reader >= 0) ::close(reader);
+}
+
+// A victim's file the attacker may write (a careless 0666 file), filled with a request naming the
+// victim's JVM as out of memory and hard-linked into the spool (fs.protected_hardlinks lets anyone
+// who may write a file link it): the file's owner did not put it there, so it is no request of
+// theirs. The daemon, reading the spool at its next start, removes the link unread and dumps
+// nothing; the victim's file stays.
+TEST(serve_attack, a_request_hard_linked_from_another_users_file_is_not_taken_for_theirs) {
+    temp_user victim, attacker;
+    ASSERT_TRUE(victim.ok() && attacker.ok());
+    isolated_jvm jvm = attach_target_of(victim);
+    ASSERT_TRUE(jvm.ready());
+    shared_dir spool, files;
+    serve_process d({"--spool", spool.path()}, {"setsid"});
+    ASSERT_TRUE(d.ready()) << d.log();
+    const std::string careless = files.file("victims-notes.json");
+    std::ofstream(careless) << "notes\n";
+    ASSERT_EQ(::chown(careless.c_str(), victim.uid(), victim.gid()), 0);
+    ASSERT_EQ(::chmod(careless.c_str(), 0666), 0);
+    const std::string forged = wire::json{
+        {"pid", jvm.pid()},
+        {"trigger", "oom"},
+        {"oom_kind", "direct-buffer"},
+        {"error", "forged by the attacker"},
+        {"request_id", "forged"}}.dump();
+    const std::string link = spool.path() + "/dump-forged.json";
+    auto planted = run_command({"setpriv", "--reuid", std::to_string(attacker.uid()), "--regid",
+                                std::to_string(attacker.gid()), "--clear-groups", "sh", "-c",
+                                "printf '%s' \"$0\" > \"$1\" && ln \"$1\" \"$2\"", forged, careless, link});
+    ASSERT_EQ(planted.exit_code, 0) << planted.err;
+    // A link makes no event the spool's watch waits for (a file closed or moved in): the spool is
+    // read whole at the next start.
+    ASSERT_EQ(d.stop(), 0) << d.log();
+    ASSERT_TRUE(d.start()) << d.log();
+    std::string log;
+    for (int i = 0; i < 100 && (log = d.log()).find("a hard link (2 names)") == std::string::npos; ++i)
+        std::this_thread::sleep_for(100ms);
+    EXPECT_NE(log.find("a hard link (2 names)"), std::string::npos) << log;
+    std::this_thread::sleep_for(2s);  // a dump of the victim's JVM would be under way by now
+    auto dumps = run_heapctl(d, {"dumps", "--json"});
+    ASSERT_EQ(dumps.exit_code, 0) << dumps.err;
+    EXPECT_EQ(wire::json::parse(dumps.out), wire::json::array()) << dumps.out << d.log();
+    auto jobs = run_heapctl(d, {"jobs", "--json"});
+    EXPECT_EQ(wire::json::parse(jobs.out), wire::json::array()) << jobs.out;
+    EXPECT_FALSE(std::filesystem::exists(link));
+    EXPECT_TRUE(std::filesystem::exists(careless));
 }
 
 }  // namespace

@@ -63,6 +63,24 @@ TEST(spool, requests_round_trip_and_stay_until_removed) {
     EXPECT_TRUE(daemon::read_spool(spool, problems).empty());
 }
 
+// A file of another user's that the writer may write (a careless 0666 file), hard-linked into the
+// spool with a request in it, is not the request of the file's owner: the link is removed unread,
+// the file itself left where it is.
+TEST(spool, a_hard_link_is_not_a_request_and_only_the_link_goes) {
+    scratch_dir dir;
+    const std::string spool = dir.file("spool");
+    ASSERT_TRUE(daemon::make_spool_dir(spool));
+    const std::string victims = dir.file("victims-file.json");
+    std::ofstream(victims) << json{{"pid", 42}, {"trigger", "oom"}, {"oom_kind", "direct-buffer"}}.dump();
+    ASSERT_EQ(::link(victims.c_str(), (spool + "/dump-1-forged.json").c_str()), 0);
+    std::vector<std::string> problems;
+    EXPECT_TRUE(daemon::read_spool(spool, problems).empty());
+    ASSERT_EQ(problems.size(), 1u);
+    EXPECT_NE(problems[0].find("a hard link (2 names)"), std::string::npos) << problems[0];
+    EXPECT_FALSE(fs::exists(spool + "/dump-1-forged.json"));
+    EXPECT_TRUE(fs::exists(victims));
+}
+
 TEST(spool, a_missing_spool_is_empty_and_an_unwritable_one_fails) {
     scratch_dir dir;
     std::vector<std::string> problems;
