@@ -6,6 +6,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
 
 #include "base/atomic_file.h"
 #include "base/fd_io.h"
@@ -57,7 +58,10 @@ result<void> save_fleet_index(const std::string& path, const fleet_index& index)
         reports.push_back({{"file", item.file}, {"version", item.version}, {"entry", to_json(item.entry)}});
     const json j = {{"fleet_index", 1}, {"source", index.source}, {"reports", reports}};
     const file_access access{0600, 0700, 0, false};
-    if (auto made = make_dir(parent_of(path), access); !made) return made;
+    // A folder the user named is theirs (--index /tmp/x.json): made when missing, never changed.
+    std::error_code ec;
+    if (!std::filesystem::is_directory(parent_of(path), ec))
+        if (auto made = make_dir(parent_of(path), access); !made) return made;
     return write_file_atomic(path, j.dump(-1, ' ', false, json::error_handler_t::replace) + "\n", access);
 }
 

@@ -204,6 +204,10 @@ result<fleet_entry> fleet_entry_from_json(const json& j) {
             if (e.suspects.size() == max_suspects) break;
             fleet_suspect f;
             f.signature = text(s, "signature");
+            // What leak_signature_id makes, nothing else: it names findings and is printed as it is.
+            if (f.signature.size() != 16 || f.signature.find_first_not_of("0123456789abcdef") != std::string::npos)
+                return fail(error_code::bad_value,
+                            "a fleet summary's suspect has a signature that is not 16 hex digits");
             f.class_name = text(s, "class");
             f.held_in = text(s, "held_in");
             f.path = text(s, "path");

@@ -229,7 +229,7 @@ std::string render_text(const fleet_view& v, unsigned top) {
     for (unsigned i = 0; i < text::rows(v.findings.size(), top); ++i) {
         const fleet_finding& f = v.findings[i];
         out += fmt("\n%u. ", i + 1) + (f.is_class ? "instances of " : "") + line_safe(f.class_name) +
-               (f.anchor.empty() ? "" : " in " + line_safe(f.anchor)) + " [" + f.signature + "]\n";
+               (f.anchor.empty() ? "" : " in " + line_safe(f.anchor)) + " [" + line_safe(f.signature) + "]\n";
         std::string services;
         for (const std::string& s : f.services) services += (services.empty() ? "" : ", ") + line_safe(s);
         out += fmt("   %zu host%s, %llu report%s (%llu after an OOM); ", f.hosts.size(), f.hosts.size() == 1 ? "" : "s",

@@ -275,5 +275,27 @@ TEST(fleet_command, a_directory_is_read_without_following_links_and_old_reports_
     EXPECT_EQ(run_command({heapd_binary(), "fleet", "--dir", tree, "--since", "last tuesday"}).exit_code, 1);
 }
 
+// The index's folder is the user's when it exists (--index /tmp/fleet.json run as root must leave
+// /tmp as it is): heapd fleet makes a missing one 0700 and never changes one that exists.
+TEST(fleet_command, the_index_never_changes_the_mode_of_a_folder_that_exists) {
+    scratch_dir scratch;
+    const std::string tree = scratch.file("bucket"), shared = scratch.file("shared");
+    std::filesystem::create_directories(tree);
+    std::filesystem::create_directories(shared);
+    ASSERT_EQ(::chmod(shared.c_str(), 01777), 0);
+    auto r = run_command({heapd_binary(), "fleet", "--dir", tree, "--index", shared + "/fleet.json", "--json"});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    struct stat st {};
+    ASSERT_EQ(::stat(shared.c_str(), &st), 0);
+    EXPECT_EQ(st.st_mode & 07777, 01777u);
+    ASSERT_EQ(::stat((shared + "/fleet.json").c_str(), &st), 0);
+    EXPECT_EQ(st.st_mode & 0777, 0600u);
+    const std::string fresh = scratch.file("fresh/index");
+    r = run_command({heapd_binary(), "fleet", "--dir", tree, "--index", fresh + "/fleet.json", "--json"});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    ASSERT_EQ(::stat(fresh.c_str(), &st), 0);
+    EXPECT_EQ(st.st_mode & 0777, 0700u);
+}
+
 }  // namespace
 }  // namespace heapd::test

@@ -197,6 +197,32 @@ TEST(fleet_entry, a_report_from_elsewhere_with_a_number_out_of_range_is_refused)
     EXPECT_EQ(bad.error().code, error_code::bad_value);
 }
 
+// A summary from the bucket is read by anyone's heapd fleet: a signature that is not what heapd
+// makes (16 hex digits) is refused, and whatever the view prints stays on its line, escapes and
+// forged log lines included.
+TEST(fleet_entry, a_signature_that_is_not_what_heapd_makes_is_refused) {
+    const std::string hostile = "\x1b]2;owned\x07\x1b[2J\r\nheapd[1] info: forged line";
+    auto j = to_json(entry("web-1", "S", 1, 1000, {list_leak(1, 5u << 20, 1, 1)}));
+    ASSERT_TRUE(fleet_entry_from_json(j).has_value());
+    j["suspects"][0]["signature"] = hostile;
+    auto refused = fleet_entry_from_json(j);
+    ASSERT_FALSE(refused.has_value());
+    EXPECT_NE(refused.error().message.find("signature"), std::string::npos) << refused.error().message;
+    j["suspects"][0]["signature"] = "7E984D24B22BD7FB";  // upper case is not what heapd writes either
+    EXPECT_FALSE(fleet_entry_from_json(j).has_value());
+}
+
+TEST(fleet_view, a_hostile_signature_stays_on_its_line_in_the_text) {
+    fleet_entry e = entry("web-1", "S", 1, 1000, {list_leak(1, 5u << 20, 1, 1)});
+    ASSERT_FALSE(e.suspects.empty());
+    e.suspects[0].signature = "\x1b]2;owned\x07\x1b[2J\r\nheapd[1] info: forged line";
+    const std::string text = render_text(build_fleet_view({e}, {}), 10);
+    EXPECT_EQ(text.find('\x1b'), std::string::npos) << text;
+    EXPECT_EQ(text.find('\r'), std::string::npos) << text;
+    EXPECT_EQ(text.find("\nheapd[1]"), std::string::npos) << text;
+    EXPECT_NE(text.find("forged line"), std::string::npos) << text;
+}
+
 TEST(fleet_html, names_from_the_bucket_are_escaped_and_every_report_links_to_its_page) {
     std::vector<fleet_entry> all = {entry("<script>alert(1)</script>", "S", 1, 1000, {list_leak(1, 5u << 20, 1, 1)}),
                                     entry("b", "S", 2, 2000, {})};
