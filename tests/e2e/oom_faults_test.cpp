@@ -52,6 +52,20 @@ struct armed_jvm {
     void go() const { std::ofstream(dir.file("go")) << "go\n"; }
 };
 
+// n armed JVMs of the daemon (armed_jvm) and their pids; fewer when one could not be armed.
+struct armed_jvms {
+    std::vector<std::unique_ptr<armed_jvm>> jvms;
+    std::multiset<pid_t> pids;
+    armed_jvms(const serve_process& d, const std::string& spool, std::size_t n, const std::string& heap) {
+        for (std::size_t i = 0; i < n; ++i) {
+            auto j = std::make_unique<armed_jvm>(d, spool, heap);
+            if (!j->ready()) return;
+            pids.insert(j->pid());
+            jvms.push_back(std::move(j));
+        }
+    }
+};
+
 // The pids of the dumps kept with trigger oom.
 std::multiset<pid_t> oom_entries(const serve_process& d) {
     std::multiset<pid_t> pids;
@@ -201,13 +215,9 @@ void stopped_while_taking_the_spool(int sig) {
     shared_dir spool;
     serve_process d({"--spool", spool.path(), "--workers", "1"});
     ASSERT_TRUE(d.ready()) << d.log();
-    std::vector<std::unique_ptr<armed_jvm>> jvms;
-    std::multiset<pid_t> pids;
-    for (int i = 0; i < 3; ++i) {
-        jvms.push_back(std::make_unique<armed_jvm>(d, spool.path(), "-Xmx128m"));
-        ASSERT_TRUE(jvms.back()->ready()) << d.log();
-        pids.insert(jvms.back()->pid());
-    }
+    armed_jvms armed(d, spool.path(), 3, "-Xmx128m");
+    ASSERT_EQ(armed.jvms.size(), std::size_t{3}) << d.log();
+    auto& [jvms, pids] = armed;
     ASSERT_EQ(d.stop(), 0);
     for (auto& j : jvms) j->go();
     for (auto& j : jvms) {
@@ -317,13 +327,9 @@ TEST(oom_faults, eight_ooms_within_a_second_are_all_reported) {
     shared_dir spool;
     serve_process d({"--spool", spool.path()});
     ASSERT_TRUE(d.ready()) << d.log();
-    std::vector<std::unique_ptr<armed_jvm>> jvms;
-    std::multiset<pid_t> pids;
-    for (int i = 0; i < 8; ++i) {
-        jvms.push_back(std::make_unique<armed_jvm>(d, spool.path(), "-Xmx32m"));
-        ASSERT_TRUE(jvms.back()->ready()) << d.log();
-        pids.insert(jvms.back()->pid());
-    }
+    armed_jvms armed(d, spool.path(), 8, "-Xmx32m");
+    ASSERT_EQ(armed.jvms.size(), std::size_t{8}) << d.log();
+    auto& [jvms, pids] = armed;
     const auto start = std::chrono::steady_clock::now();
     for (auto& j : jvms) j->go();
     EXPECT_EQ(wait_for_oom_entries(d, pids), pids) << d.log();
@@ -343,13 +349,9 @@ TEST(oom_faults, a_daemon_stopped_at_any_moment_of_an_ooms_intake_loses_none) {
     serve_process d({"--spool", spool.path()});
     ASSERT_TRUE(d.ready()) << d.log();
     const int delays_ms[] = {0, 30, 100, 250, 500, 900};
-    std::vector<std::unique_ptr<armed_jvm>> jvms;
-    std::multiset<pid_t> pids;
-    for (std::size_t i = 0; i < std::size(delays_ms); ++i) {
-        jvms.push_back(std::make_unique<armed_jvm>(d, spool.path(), "-Xmx32m"));
-        ASSERT_TRUE(jvms.back()->ready()) << d.log();
-        pids.insert(jvms.back()->pid());
-    }
+    armed_jvms armed(d, spool.path(), std::size(delays_ms), "-Xmx32m");
+    ASSERT_EQ(armed.jvms.size(), std::size_t{std::size(delays_ms)}) << d.log();
+    auto& [jvms, pids] = armed;
     for (std::size_t i = 0; i < jvms.size(); ++i) {
         const armed_jvm& j = *jvms[i];
         j.go();
