@@ -52,6 +52,14 @@ std::string escaped(std::string_view text, bool one_line) {
 
 }  // namespace
 
+std::string_view utf8_prefix(std::string_view s, std::size_t max_bytes) {
+    if (s.size() <= max_bytes) return s;
+    std::size_t cut = max_bytes;
+    // Back over continuation bytes (10xxxxxx) to the start of the character the cut falls in.
+    for (int i = 0; i < 3 && cut > 0 && (static_cast<unsigned char>(s[cut]) & 0xC0u) == 0x80u; ++i) --cut;
+    return s.substr(0, cut);
+}
+
 std::size_t utf8_char_length(std::string_view s) {
     if (s.empty()) return 0;
     const auto b = [&](std::size_t i) { return static_cast<unsigned char>(s[i]); };

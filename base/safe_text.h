@@ -10,6 +10,10 @@ namespace heapd {
 // The length of the UTF-8 character of 2 to 4 bytes at the start of s, or 0 when it is not one.
 std::size_t utf8_char_length(std::string_view s);
 
+// The longest prefix of s of at most max_bytes that does not end inside a UTF-8 character: for
+// text from outside cut to a bound.
+std::string_view utf8_prefix(std::string_view s, std::size_t max_bytes);
+
 // Whether the UTF-8 character at the start of s (n bytes) is a bidirectional formatting control:
 // U+202A to U+202E (embeddings, overrides), U+2066 to U+2069 (isolates), U+200E, U+200F (marks),
 // U+061C. Shown as they are, they reorder the text around them: a name could make a line read as

@@ -14,7 +14,7 @@
 namespace heapd::cli {
 namespace {
 
-constexpr const char* standard_socket = "/run/heapd/heapd.sock";
+constexpr const char* standard_socket = wire::standard_socket_path;
 
 client_error lost(const std::string& path, const std::string& why) {
     return {no_daemon, "the connection to heapd on " + path + " was lost (" + why +

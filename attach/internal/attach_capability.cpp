@@ -16,7 +16,7 @@
 namespace heapd::attach {
 namespace {
 
-constexpr std::size_t max_perf_file = 16u << 20;
+constexpr std::size_t max_perf_file = hsperf_max_file_bytes;
 
 // The whole of a small regular file, or nothing.
 std::optional<std::string> slurp(const std::string& path, uid_t owner) {

@@ -12,12 +12,13 @@
 
 #include "daemon/store/free_space.h"
 #include "daemon/store/store_retention.h"
+#include "formats/wire/protocol.h"
 
 namespace heapd::daemon {
 
 // How to serve: where, with how many workers, who is admin, what to keep.
 struct serve_options {
-    std::string socket_path = "/run/heapd/heapd.sock";
+    std::string socket_path = wire::standard_socket_path;
     std::string store_dir = "/var/lib/heapd";
     unsigned workers = 1;
     bool foreground = false;

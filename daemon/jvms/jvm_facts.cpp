@@ -1,5 +1,6 @@
 #include "daemon/jvms/jvm_facts.h"
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -10,6 +11,7 @@
 
 #include "attach/process_info.h"
 #include "base/fd_io.h"
+#include "base/safe_text.h"
 #include "formats/hsperf/hsperfdata.h"
 
 namespace heapd::daemon {
@@ -49,16 +51,23 @@ void apply_oom_option(std::string_view a, oom_settings& o) {
 
 std::vector<std::string> command_line_of(pid_t pid) { return nul_separated(attach::proc_path(pid, "cmdline")); }
 
+std::string bare_hook_socket(pid_t pid) {
+    for (const std::string& e : nul_separated(attach::proc_path(pid, "environ")))
+        if (e.starts_with("HEAPD_SOCKET=") && e.size() > 13) return e.substr(13);
+    return wire::standard_socket_path;
+}
+
 std::string main_class_of(const std::vector<std::string>& argv) {
     for (std::size_t i = 1; i < argv.size(); ++i) {
         const std::string& a = argv[i];
-        if (a == "-jar" || a == "-m" || a == "--module") return i + 1 < argv.size() ? argv[i + 1] : "";
+        if (a == "-jar" || a == "-m" || a == "--module")
+            return i + 1 < argv.size() ? std::string(utf8_prefix(argv[i + 1], max_summary_text)) : "";
         if (a == "-cp" || a == "-classpath" || a == "--class-path" || a == "-p" || a == "--module-path" ||
             a == "--add-modules" || a == "--add-opens" || a == "--add-exports" || a == "--add-reads") {
             ++i;
             continue;
         }
-        if (!a.starts_with('-')) return a;
+        if (!a.starts_with('-')) return std::string(utf8_prefix(a, max_summary_text));
     }
     return {};
 }
@@ -70,14 +79,16 @@ jvm_perf_summary summary_from_command_line(pid_t pid) {
     // The first word equal to the main class (or jar) starts the command; "-jar" before it is neither.
     std::size_t start = argv.size();
     for (std::size_t i = 1; i < argv.size() && !s.main_class.empty(); ++i)
-        if (argv[i] == s.main_class) {
+        if (utf8_prefix(argv[i], max_summary_text) == s.main_class) {
             start = i;
             break;
         }
+    // As summarize() keeps hsperfdata's texts: max_summary_text bytes at most.
     auto join = [&](std::size_t from, std::size_t to) {
         std::string out;
-        for (std::size_t i = from; i < to; ++i) out += (out.empty() ? "" : " ") + argv[i];
-        return out;
+        for (std::size_t i = from; i < to && out.size() < max_summary_text; ++i)
+            out += (out.empty() ? "" : " ") + std::string(utf8_prefix(argv[i], max_summary_text));
+        return std::string(utf8_prefix(out, max_summary_text));
     };
     const bool jar = start < argv.size() && argv[start - 1] == "-jar";
     s.vm_args = join(1, jar ? start - 1 : start);
@@ -116,13 +127,24 @@ jvm_facts read_jvm_facts(const attach::discovered_jvm& jvm) {
         return f;
     }
     // Read into memory, never mapped: a file its owner truncated under a mapping would kill the
-    // daemon with SIGBUS. hsperfdata files are tens of KiB.
-    auto bytes = read_to_end(*fd, 64u << 20);
+    // daemon with SIGBUS. hsperfdata files are tens of KiB; a bigger one is refused, never read whole.
+    const auto too_big = [&] {
+        f.problem = jvm.perfdata_path + ": larger than " + std::to_string(hsperf_max_file_bytes >> 20) +
+                    " MiB (a JVM's is 32 KiB unless -XX:PerfDataMemorySize says more): not read";
+        return f;
+    };
+    struct stat st {};
+    if (::fstat(*fd, &st) == 0 && static_cast<std::uint64_t>(st.st_size) > hsperf_max_file_bytes) {
+        ::close(*fd);
+        return too_big();
+    }
+    auto bytes = read_to_end(*fd, hsperf_max_file_bytes + 1);
     ::close(*fd);
     if (!bytes) {
         f.problem = jvm.perfdata_path + ": cannot read it";
         return f;
     }
+    if (bytes->size() > hsperf_max_file_bytes) return too_big();  // grown since fstat
     auto data = hsperf_data::parse(std::as_bytes(std::span(*bytes)));
     auto s = data ? summarize(*data) : std::unexpected(data.error());
     if (s)
@@ -147,8 +169,9 @@ wire::json to_json(const jvm_facts& f) {
             const auto argv = command_line_of(f.jvm.pid);
             j["main_class"] = main_class_of(argv);
             std::string command;
-            for (std::size_t i = 1; i < argv.size(); ++i) command += (i > 1 ? " " : "") + argv[i];
-            j["command"] = command;
+            for (std::size_t i = 1; i < argv.size() && command.size() < max_summary_text; ++i)
+                command += (i > 1 ? " " : "") + argv[i];
+            j["command"] = std::string(utf8_prefix(command, max_summary_text));
             j["vm_version"] = "?";
         }
         return j;

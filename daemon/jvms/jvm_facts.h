@@ -29,7 +29,12 @@ oom_settings oom_settings_of(const jvm_facts& f);
 // The process's command line (argv), empty when it cannot be read.
 std::vector<std::string> command_line_of(pid_t pid);
 
-// The main class or jar in a java command line (argv[0] first), as `jps -l` shows it; "" when none.
+// The socket a `heapd dump` in the JVM's OutOfMemoryError hook talks to when the hook names none:
+// the JVM's $HEAPD_SOCKET (the hook inherits its environment), else /run/heapd/heapd.sock.
+std::string bare_hook_socket(pid_t pid);
+
+// The main class or jar in a java command line (argv[0] first), as `jps -l` shows it (its first
+// max_summary_text bytes); "" when none.
 std::string main_class_of(const std::vector<std::string>& argv);
 
 // What a JVM's command line tells of what hsperfdata would: main_class, command (the main class or

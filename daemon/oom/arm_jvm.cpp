@@ -13,6 +13,7 @@
 #include "attach/process_info.h"
 #include "base/fd_io.h"
 #include "base/unique_fd.h"
+#include "daemon/jvms/jvm_facts.h"
 #include "daemon/runtime/host_memory.h"
 #include "daemon/stacks/proc_files.h"
 #include "formats/report/quantities.h"
@@ -137,10 +138,10 @@ std::optional<std::string> hook_socket(const oom_settings& oom) {
     return std::nullopt;
 }
 
-bool hook_reaches(const oom_settings& oom, std::string_view socket_path) {
+bool hook_reaches(const oom_settings& oom, std::string_view socket_path, std::string_view bare_socket) {
     if (!hook_runs_heapd(oom)) return false;
     const auto named = hook_socket(oom);
-    return !named || *named == socket_path;
+    return named ? *named == socket_path : bare_socket == socket_path;
 }
 
 std::optional<std::string> printed_flag_value(std::string_view output, std::string_view name) {
@@ -194,7 +195,7 @@ arm_status arm_jvm(pid_t pid, pid_t ns_pid, std::uint64_t start_time, std::uint6
     if (!hook) return not_armed(hook.error().message);
     oom_settings exact;
     exact.on_error = *hook;
-    if (!hook_reaches(exact, socket_path)) {
+    if (!hook_reaches(exact, socket_path, bare_hook_socket(pid))) {
         arm_status elsewhere;
         elsewhere.another_daemons = true;
         elsewhere.why = "its hook hands its dump to another daemon";

@@ -65,8 +65,9 @@ bool hook_runs_heapd(const oom_settings& oom);
 // The socket the hook's `heapd dump` names (--socket S or --socket=S), when it names one.
 std::optional<std::string> hook_socket(const oom_settings& oom);
 // Whether the hook runs heapd and hands its dump to the daemon listening at socket_path: one that
-// names another daemon's socket is that daemon's to arm.
-bool hook_reaches(const oom_settings& oom, std::string_view socket_path);
+// names another daemon's socket is that daemon's to arm, and one that names none goes to
+// bare_socket (the JVM's $HEAPD_SOCKET, else the standard socket: bare_hook_socket).
+bool hook_reaches(const oom_settings& oom, std::string_view socket_path, std::string_view bare_socket);
 
 // Arms the JVM with host pid `pid` (its pid in its namespace and its start time given) for the
 // daemon at socket_path: reads its hook and both flags through attach, then sets what is missing.

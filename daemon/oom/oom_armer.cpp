@@ -109,9 +109,10 @@ void oom_armer::poll_once(const oom_options& options) {
         // A JVM without hsperfdata (-XX:+PerfDisableSharedMem) is judged by its command line.
         const bool no_perfdata = j.perfdata_path.empty();
         if (!no_perfdata && (!facts.summary || !facts.summary->accessible)) continue;
-        // Only a JVM whose hook runs heapd: the hook is what hands the dump over at the error,
-        // to this daemon (a hook naming another daemon's socket is that daemon's).
-        if (!hook_reaches(oom_settings_of(facts), socket_path_)) continue;
+        // Only a JVM whose hook runs heapd: the hook is what hands the dump over at the error. Which
+        // daemon it hands it to, only the flag's exact value says (arm_jvm reads it): in hsperfdata's
+        // vmArgs a value is cut at the next " --", its --socket with it.
+        if (!hook_runs_heapd(oom_settings_of(facts))) continue;
         {
             std::lock_guard lock(mutex_);
             if (elsewhere_.contains(id)) {

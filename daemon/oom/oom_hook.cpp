@@ -212,7 +212,7 @@ result<void> hand_over(const std::string& socket_path, const oom_capture& captur
 
 std::string hook_socket_path() {
     const char* env = std::getenv("HEAPD_SOCKET");
-    return env != nullptr && *env != '\0' ? env : "/run/heapd/heapd.sock";
+    return env != nullptr && *env != '\0' ? env : wire::standard_socket_path;
 }
 
 }  // namespace heapd::daemon

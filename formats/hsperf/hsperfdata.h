@@ -85,6 +85,11 @@ private:
     bool complete_ = true;
 };
 
+// The most bytes of an hsperfdata file heapd reads: a JVM's is PerfDataMemorySize, 32 KiB by
+// default (JDK 17 and 25 alike); a bigger one (the size raised 32-fold, or a file made to cost its
+// reader memory) is not read.
+inline constexpr std::size_t hsperf_max_file_bytes = std::size_t{1} << 20;
+
 // A validated view of an hsperfdata file; the bytes (a read-only mapping) must outlive it and
 // everything it hands out. It never writes to them.
 class hsperf_data {

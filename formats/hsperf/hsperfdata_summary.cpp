@@ -5,15 +5,23 @@
 #include <limits>
 #include <map>
 
+#include "base/safe_text.h"
+
 namespace heapd {
 inline namespace hsperf {
 namespace {
+
+// The highest generation, space and collector index read: HotSpot has at most 3 generations of 4
+// spaces and 4 collectors; a file made with thousands would make every listing of it big.
+constexpr int max_counter_index = 15;
+// The most bytes of a generation's, space's or collector's name kept ("G1 young collection pauses").
+constexpr std::size_t max_name_bytes = 256;
 
 // Splits "12.rest" into 12 and "rest"; nothing unless it starts with a small decimal index and a dot.
 std::optional<std::pair<int, std::string_view>> indexed(std::string_view s) {
     int index = 0;
     auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), index);
-    if (ec != std::errc{} || end == s.data() || index < 0 || index > 4096) return std::nullopt;
+    if (ec != std::errc{} || end == s.data() || index < 0 || index > max_counter_index) return std::nullopt;
     std::size_t used = static_cast<std::size_t>(end - s.data());
     if (used >= s.size() || s[used] != '.') return std::nullopt;
     return std::pair{index, s.substr(used + 1)};
@@ -26,7 +34,9 @@ std::int64_t add(std::int64_t a, std::int64_t b) {
     return b > 0 ? std::numeric_limits<std::int64_t>::max() : std::numeric_limits<std::int64_t>::min();
 }
 
-std::string text(const hsperf_entry& e) { return std::string(e.string_value().value_or("")); }
+std::string name_text(const hsperf_entry& e) {
+    return std::string(utf8_prefix(e.string_value().value_or(""), max_name_bytes));
+}
 std::int64_t number(const hsperf_entry& e) { return e.long_value().value_or(0); }
 
 // sun.gc.generation.N.{name,capacity,maxCapacity} and sun.gc.generation.N.space.M.{name,used,capacity,maxCapacity}.
@@ -41,7 +51,7 @@ std::vector<hsperf_generation> read_generations(const hsperf_snapshot& s) {
         hsperf_generation& gen = gens[gi];
         gen.index = gi;
         if (field == "name")
-            gen.name = text(e);
+            gen.name = name_text(e);
         else if (field == "capacity")
             gen.capacity = number(e);
         else if (field == "maxCapacity")
@@ -53,7 +63,7 @@ std::vector<hsperf_generation> read_generations(const hsperf_snapshot& s) {
             hsperf_space& space = spaces[{gi, si}];
             space.index = si;
             if (sfield == "name")
-                space.name = text(e);
+                space.name = name_text(e);
             else if (sfield == "used")
                 space.used = number(e);
             else if (sfield == "capacity")
@@ -81,7 +91,7 @@ std::vector<hsperf_collector> read_collectors(const hsperf_snapshot& s) {
         hsperf_collector& col = found[ci];
         col.index = ci;
         if (field == "name")
-            col.name = text(e);
+            col.name = name_text(e);
         else if (field == "invocations")
             col.invocations = number(e);
         else if (field == "time")
@@ -185,7 +195,9 @@ jvm_perf_summary summarize(const hsperf_snapshot& s, bool accessible) {
     jvm_perf_summary r;
     r.accessible = accessible;
     r.complete = s.complete();
-    auto str = [&](std::string_view name) { return std::string(s.string_value(name).value_or("")); };
+    auto str = [&](std::string_view name) {
+        return std::string(utf8_prefix(s.string_value(name).value_or(""), max_summary_text));
+    };
     r.command = str("sun.rt.javaCommand");
     r.main_class = r.command.substr(0, r.command.find(' '));
     r.vm_version = str("java.property.java.vm.version");

@@ -1,6 +1,7 @@
 #pragma once
 // What a JVM's hsperfdata says about it, as plain data: command, version, flags, heap per
 // generation and space, GC counts and times, and its out-of-memory settings.
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -55,7 +56,13 @@ struct oom_settings {
     bool any() const { return heap_dump || !on_error.empty() || exit || crash; }
 };
 
+// The most bytes of each text a summary keeps (cut at a UTF-8 character): HotSpot itself cuts its
+// string counters at PerfMaxStringConstLength, 1024 by default, so a real JVM's fit; a file its
+// owner wrote by hand cannot make a summary, or anything that keeps one, big.
+inline constexpr std::size_t max_summary_text = 4096;
+
 // The typed summary of one hsperfdata snapshot; strings are copies, so it outlives the file.
+// Every text is at most max_summary_text bytes.
 struct jvm_perf_summary {
     bool accessible = false;  // the JVM had finished creating its counters
     bool complete = true;     // no entry was being added as the file was read

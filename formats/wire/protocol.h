@@ -29,6 +29,8 @@ inline constexpr unsigned oldest_protocol_version = 1;  // the oldest this side 
 inline constexpr std::size_t frame_header_bytes = 4;
 inline constexpr std::uint32_t max_message_bytes = 16u << 20;
 inline constexpr unsigned max_json_depth = 64;  // deeper nesting is refused before parsing
+// Where heapd serves, and where clients and OOM hooks look, unless told otherwise.
+inline constexpr const char* standard_socket_path = "/run/heapd/heapd.sock";
 
 // Why a request failed, as both sides name it; unknown codes from a newer peer read as other.
 enum class error_kind {

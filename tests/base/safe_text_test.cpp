@@ -60,5 +60,17 @@ TEST(utf8_char_length, lengths_of_lead_bytes_with_their_continuations) {
     EXPECT_EQ(utf8_char_length(""), 0u);
 }
 
+TEST(utf8_prefix, cuts_at_the_bound_and_never_inside_a_character) {
+    EXPECT_EQ(utf8_prefix("abcdef", 4), "abcd");
+    EXPECT_EQ(utf8_prefix("abc", 4), "abc");
+    EXPECT_EQ(utf8_prefix("ab\xE2\x82\xAC", 4), "ab");  // the euro sign would be cut
+    EXPECT_EQ(utf8_prefix("ab\xE2\x82\xAC", 5), "ab\xE2\x82\xAC");
+    EXPECT_EQ(utf8_prefix("\xF0\x9F\x98\x80x", 3), "");
+    EXPECT_EQ(utf8_prefix("a\x80\x80\x80\x80\x80"
+                          "b",
+                          5), "a\x80");  // not UTF-8: three bytes back at most
+    EXPECT_EQ(utf8_prefix("abc", 0), "");
+}
+
 }  // namespace
 }  // namespace heapd

@@ -87,14 +87,23 @@ TEST(oom_arming, reads_printflag_answers_and_recognises_the_hook) {
     auto reaches = [](const std::string& on_error, const std::string& socket) {
         oom_settings o;
         o.on_error = on_error;
-        return daemon::hook_reaches(o, socket);
+        return daemon::hook_reaches(o, socket, "/run/heapd/heapd.sock");
     };
     EXPECT_TRUE(reaches("heapd dump %p", "/run/heapd/heapd.sock"));
+    // One that names none is for the daemon at the standard socket (or the JVM's $HEAPD_SOCKET) only:
+    // a test's daemon, or a second one, leaves it alone.
+    EXPECT_FALSE(reaches("heapd dump %p", "/tmp/heapd-test-1/heapd.sock"));
+    {
+        oom_settings o;
+        o.on_error = "heapd dump %p";
+        EXPECT_TRUE(daemon::hook_reaches(o, "/srv/h.sock", "/srv/h.sock"));
+    }
     EXPECT_TRUE(reaches("heapd dump %p --socket /run/a.sock", "/run/a.sock"));
     EXPECT_TRUE(reaches("heapd dump %p --socket='/run/a.sock' --spool /s; date", "/run/a.sock"));
     EXPECT_FALSE(reaches("heapd dump %p --socket /run/a.sock", "/run/b.sock"));
     EXPECT_FALSE(reaches("heapd dump %p --socket=/run/a.sock", "/run/heapd/heapd.sock"));
-    EXPECT_TRUE(reaches("heapd dump %p; other --socket /run/a.sock", "/run/b.sock"));
+    EXPECT_TRUE(reaches("heapd dump %p; other --socket /run/a.sock", "/run/heapd/heapd.sock"));
+    EXPECT_FALSE(reaches("heapd dump %p; other --socket /run/a.sock", "/run/b.sock"));
     EXPECT_FALSE(reaches("kill -9 %p", "/run/heapd/heapd.sock"));
 }
 
@@ -385,6 +394,31 @@ TEST(oom_arming, a_jvm_whose_hook_names_another_daemon_is_left_to_it) {
         }
     EXPECT_EQ(second.log().find("oom arming: pid " + std::to_string(jvm.pid())), std::string::npos) << second.log();
     EXPECT_NE(jvm.jcmd({"VM.flags", "-all"}).out.find("HeapDumpPath                             = " + armed_path),
+              std::string::npos);
+}
+
+// A hook that names no socket (`heapd dump %p`) talks to the daemon at the standard socket, or at
+// the JVM's $HEAPD_SOCKET: a daemon elsewhere (a test's, a second one on the host) leaves such a JVM
+// as it is (it used to arm it, until its next check), and arms the one whose $HEAPD_SOCKET names it.
+TEST(oom_arming, a_hook_that_names_no_socket_is_armed_only_by_the_daemon_it_talks_to) {
+    serve_process d({"--spool", ""});
+    ASSERT_TRUE(d.ready()) << d.log();
+    scratch_dir dir;
+    const std::string bare = "-XX:OnOutOfMemoryError=" + heapd_binary() + " dump %p";
+    demo_jvm elsewhere(java_main{"OomExit"}, {"-Xmx64m", bare}, {dir.file("go")});
+    ::setenv("HEAPD_SOCKET", d.socket().c_str(), 1);
+    demo_jvm here(java_main{"OomExit"}, {"-Xmx64m", bare}, {dir.file("go-here")});
+    ::unsetenv("HEAPD_SOCKET");
+    ASSERT_TRUE(elsewhere.ready() && here.ready());
+    json row = armed_row(d, here.pid());
+    EXPECT_EQ(row.value("oom_arming", json::object()).value("state", ""), "armed") << row << d.log();
+    std::this_thread::sleep_for(std::chrono::seconds(5));  // polled a few times (every 2 s)
+    for (const json& j : json::parse(run_heapctl(d, {"jvms", "--json"}).out))
+        if (j.value("pid", 0) == elsewhere.pid()) {
+            EXPECT_FALSE(j.contains("oom_arming")) << j;
+        }
+    EXPECT_EQ(d.log().find("oom arming: pid " + std::to_string(elsewhere.pid())), std::string::npos) << d.log();
+    EXPECT_NE(elsewhere.jcmd({"VM.flags", "-all"}).out.find("HeapDumpOnOutOfMemoryError               = false"),
               std::string::npos);
 }
 

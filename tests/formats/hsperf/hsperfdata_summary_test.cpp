@@ -153,6 +153,24 @@ TEST(hsperfdata_summary, ignores_counters_with_odd_names) {
     EXPECT_EQ(s.collectors[0].ticks, 0);
 }
 
+TEST(hsperfdata_summary, keeps_a_bounded_part_of_texts_and_counters_a_file_was_made_to_inflate) {
+    hsperf_builder b(true, 0);
+    b.add_string("sun.rt.javaCommand", "Main " + std::string(100'000, 'x'))
+        .add_string("java.property.java.vm.version", std::string(4094, 'v') + "\xE2\x82\xAC")  // cut inside the euro
+        .add_string("java.rt.vmArgs", "-XX:HeapDumpPath=" + std::string(50'000, '/'));
+    for (int g = 0; g < 40; ++g) add_generation(b, g, std::string(1000, 'g'), 1, 1);
+    for (int c = 0; c < 40; ++c) add_collector(b, c, "collector", 1, 1);
+    auto s = summary_of(b);
+    EXPECT_EQ(s.command.size(), max_summary_text);
+    EXPECT_EQ(s.main_class, "Main");
+    EXPECT_EQ(s.vm_version, std::string(4094, 'v'));
+    EXPECT_EQ(s.vm_args.size(), max_summary_text);
+    EXPECT_LE(s.oom.heap_dump_path.size(), max_summary_text);
+    ASSERT_EQ(s.generations.size(), 16u);  // HotSpot has 3 at most
+    EXPECT_EQ(s.generations[0].name.size(), 256u);
+    EXPECT_EQ(s.collectors.size(), 16u);
+}
+
 TEST(hsperfdata_summary, holds_sums_of_damaged_counters_at_the_limits) {
     constexpr std::int64_t big = std::numeric_limits<std::int64_t>::max() - 5;
     hsperf_builder b;
