@@ -408,7 +408,7 @@ int run(int argc, char** argv) {
     if (command == "status") return listing(*o, "status", status_text, nullptr);
     if (command == "jobs") return listing(*o, "jobs", jobs_text, "jobs");
     if (command == "dumps") return listing(*o, "dumps", dumps_reply_text, "dumps", true);
-    if (command == "deaths") return listing(*o, "deaths", deaths_text, "deaths");
+    if (command == "deaths") return listing(*o, "deaths", deaths_reply_text, "deaths", true);
     if (command == "report") return report(*o);
     if (command == "histo" || command == "threads") {
         o->sections = command == "histo" ? text_options::histogram : text_options::threads;
@@ -416,7 +416,7 @@ int run(int argc, char** argv) {
         return report(*o);
     }
     if (command == "rm") return remove(*o);
-    if (command == "jvms") return listing(*o, "jvms", jvms_text, "jvms");
+    if (command == "jvms") return listing(*o, "jvms", jvms_reply_text, "jvms", true);
     if (command == "dump") return dump(*o);
     if (command == "cancel") return cancel(*o);
     if (command == "diff") return diff(*o);

@@ -148,6 +148,28 @@ std::string dumps_reply_text(const wire::json& reply) {
     return out;
 }
 
+namespace {
+
+// The lines saying how many of each user's items a reply left out (fair_listing.h), "" for none.
+std::string left_out_text(const wire::json& reply, const std::string& items) {
+    std::string out;
+    for (const wire::json& o : reply.value("left_out", wire::json::array()))
+        out += std::to_string(get<long long>(o, "count", 0)) + " more " + items + " of " +
+               user_name(get<long long>(o, "uid", -1)) +
+               " not listed: one reply holds 8 MiB of them at most, each user's taken in turn\n";
+    return out;
+}
+
+}  // namespace
+
+std::string jvms_reply_text(const wire::json& reply) {
+    return jvms_text(reply.value("jvms", wire::json::array())) + left_out_text(reply, "JVMs");
+}
+
+std::string deaths_reply_text(const wire::json& reply) {
+    return deaths_text(reply.value("deaths", wire::json::array())) + left_out_text(reply, "death records");
+}
+
 std::string deaths_text(const wire::json& deaths) {
     if (!deaths.is_array() || deaths.empty()) return "no deaths of JVMs you may see were recorded\n";
     std::string out;

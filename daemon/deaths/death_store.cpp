@@ -28,7 +28,34 @@ std::string record_id(const death_record& r) {
 
 result<std::unique_ptr<death_log>> death_log::open(std::string dir, file_access access, std::size_t max_records) {
     if (auto made = make_dir(dir, access); !made) return std::unexpected(made.error());
-    return std::unique_ptr<death_log>(new death_log(std::move(dir), access, std::max<std::size_t>(max_records, 1)));
+    std::unique_ptr<death_log> log(new death_log(std::move(dir), access, std::max<std::size_t>(max_records, 1)));
+    for (const std::string& id : log->ids()) {
+        // A record that cannot be read counts as its own owner's (-1): it goes when it is the oldest.
+        uid_t owner = static_cast<uid_t>(-1);
+        if (auto text = read_file(log->dir_ + "/" + id + std::string(suffix), max_record_bytes)) {
+            const wire::json record = wire::json::parse(*text, nullptr, false);
+            if (record.is_object() && record.contains("uid") && record["uid"].is_number_unsigned())
+                owner = record["uid"].get<uid_t>();
+        }
+        log->owners_[id] = owner;
+    }
+    std::lock_guard lock(log->mu_);
+    log->trim();
+    return log;
+}
+
+void death_log::trim() {
+    while (owners_.size() > max_records_) {
+        std::map<uid_t, std::size_t> count;
+        for (const auto& [id, owner] : owners_) ++count[owner];
+        std::size_t most = 0;
+        for (const auto& [owner, n] : count) most = std::max(most, n);
+        // The oldest record of an owner who has that many (the ids start with the time of death).
+        auto oldest =
+            std::find_if(owners_.begin(), owners_.end(), [&](const auto& e) { return count[e.second] == most; });
+        ::unlink((dir_ + "/" + oldest->first + std::string(suffix)).c_str());
+        owners_.erase(oldest);
+    }
 }
 
 std::vector<std::string> death_log::ids() const {
@@ -57,9 +84,8 @@ result<std::string> death_log::keep(const store& s, death_record& r) {
     const std::string id = record_id(r);
     if (auto w = write_file_atomic(dir_ + "/" + id + std::string(suffix), to_json(r).dump(2), access_); !w)
         return std::unexpected(w.error());
-    auto all = ids();
-    for (std::size_t i = 0; i + max_records_ < all.size(); ++i)
-        ::unlink((dir_ + "/" + all[i] + std::string(suffix)).c_str());
+    owners_[id] = r.uid;
+    trim();
     return id;
 }
 

@@ -124,6 +124,12 @@ job_manager::counts job_manager::count() const {
     return {static_cast<unsigned>(queue_.size()), running_};
 }
 
+unsigned job_manager::queued_of(uid_t owner) const {
+    std::lock_guard lock(mu_);
+    return static_cast<unsigned>(
+        std::count_if(queue_.begin(), queue_.end(), [&](const auto& s) { return s->record.owner_uid == owner; }));
+}
+
 std::deque<std::shared_ptr<job_manager::slot>>::iterator job_manager::next_queued() {
     auto best = queue_.end();
     auto rank = [this](const std::shared_ptr<slot>& s) {

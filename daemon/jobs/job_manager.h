@@ -101,6 +101,8 @@ public:
         unsigned queued = 0, running = 0;
     };
     counts count() const;
+    // Jobs of that owner waiting now.
+    unsigned queued_of(uid_t owner) const;
     unsigned workers() const { return workers_; }
 
     // Cancels queued jobs, asks running ones to stop and waits for them up to grace. False when some

@@ -1,5 +1,5 @@
-// The server's part in a JVM's death: what the death watcher found is kept, logged, journalled
-// and counted (death_watcher.h says how a death is seen).
+// The server's part in a JVM's death: what the death watcher found is counted, then kept, logged and
+// journalled at a rate per owner (death_watcher.h says how a death is seen, death_rate.h the rate).
 #include "daemon/deaths/death_store.h"
 #include "daemon/events/death_event.h"
 #include "daemon/runtime/log_text.h"
@@ -10,6 +10,13 @@ namespace heapd::daemon {
 void server::jvm_died(death_record r) {
     const death_cause cause = r.verdict.cause;
     counters_->jvm_died(death_cause_name(cause));
+    // Counted, always; recorded, logged and journalled at a rate per owner (death_rate.h).
+    for (const death_rate::held_back& h : death_rate_.take_held_back(r.died_ms))
+        log_->warn(
+            "deaths: {} more JVM deaths of uid {} were counted but not recorded, logged or journalled: one user's "
+            "are taken 30 at once, then one every 2 s",
+            h.count, h.owner);
+    if (!death_rate_.admit(r.uid, r.died_ms)) return;
     std::string entry_id;
     if (worth_keeping(cause)) {
         if (auto kept = death_log_->keep(*store_, r))

@@ -22,6 +22,7 @@
 #include "base/error.h"
 #include "daemon/config/config.h"
 #include "daemon/config/config_file.h"
+#include "daemon/deaths/death_rate.h"
 #include "daemon/deaths/death_store.h"
 #include "daemon/deaths/death_watcher.h"
 #include "daemon/jobs/job_manager.h"
@@ -97,6 +98,7 @@ private:
     std::shared_ptr<metrics_counters> counters_;  // fed by the jobs, also from workers
     std::unique_ptr<oom_armer> armer_;            // read by handler_ and metrics_
     std::unique_ptr<death_log> death_log_;        // read by handler_, written by jvm_died
+    death_rate death_rate_;                       // jvm_died's (the death watcher's thread)
     std::unique_ptr<death_watcher> deaths_;       // calls jvm_died: destroyed before the store and counters
     std::unique_ptr<metrics_service> metrics_;    // destroyed before the store and jobs it reads
     ino_t socket_inode_ = 0;                      // the socket file this server made, removed at exit if still there

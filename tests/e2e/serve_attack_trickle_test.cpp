@@ -41,6 +41,43 @@ std::future<timed_run> in_background(const serve_process& d, std::vector<std::st
     });
 }
 
+// Asks for n analyses of path as user on one connection, without waiting for them: how many were
+// queued, and the last refusal's message.
+std::pair<int, std::string> queue_analyses_as(const temp_user& user, const serve_process& d, const std::string& path,
+                                              int n) {
+    int out[2];
+    if (::pipe(out) != 0) return {-1, "pipe"};
+    const pid_t child = ::fork();
+    if (child == 0) {
+        ::close(out[0]);
+        int queued = 0;
+        std::string refused;
+        if (become(user)) {
+            raw_client c(d.socket());
+            for (int i = 0; i < n && c.connected(); ++i) {
+                if (!start_analysis(c, path, false, static_cast<std::uint64_t>(i + 1))) break;
+                auto r = c.read_reply(std::chrono::seconds(10));
+                if (r && r->kind == wire::reply_kind::result)
+                    ++queued;
+                else if (r)
+                    refused = r->error.message;
+            }
+        }
+        write_text(out[1], std::to_string(queued) + "\n" + refused);
+        ::_exit(0);
+    }
+    ::close(out[1]);
+    std::string text;
+    char buffer[4096];
+    for (ssize_t got; (got = ::read(out[0], buffer, sizeof buffer)) > 0;)
+        text.append(buffer, static_cast<std::size_t>(got));
+    ::close(out[0]);
+    ::waitpid(child, nullptr, 0);
+    const auto nl = text.find('\n');
+    if (nl == std::string::npos) return {-1, text};
+    return {std::stoi(text.substr(0, nl)), text.substr(nl + 1)};
+}
+
 TEST(serve_attack, a_user_trickling_answers_holds_neither_roots_sites_command_nor_its_own_past_the_deadline) {
     temp_user attacker;
     ASSERT_TRUE(attacker.ok());
@@ -108,6 +145,35 @@ TEST(serve_attack, a_user_trickling_a_dump_holds_no_worker_and_roots_cancel_ends
         if (std::to_string(j.value("id", 0)) == id) {
             EXPECT_EQ(j.value("state", ""), "cancelled") << j.dump();
         }
+}
+
+// One user fills the job queue as far as they may: two JVMs of theirs whose attach sockets trickle
+// hold their two dumps running (an owner runs two jobs at once at most), and 40 analyses asked for
+// without waiting queue behind them. A user's share of the queue is a quarter of it (8 of 32): the
+// rest are refused with why, and root's dump of another user's JVM, and that user's own dump, are
+// queued and done. (The queue used to be one for all: 32 of the attacker's, and root's dump was
+// refused with "too many jobs waiting (32)".)
+TEST(serve_attack, one_user_fills_only_their_share_of_the_job_queue) {
+    temp_user attacker, victim;
+    ASSERT_TRUE(attacker.ok() && victim.ok());
+    hostile_jvm first(attacker, hostile_act::trickle), second(attacker, hostile_act::trickle);
+    ASSERT_TRUE(first.ok() && second.ok());
+    isolated_jvm jvm = attach_target_of(victim);
+    ASSERT_TRUE(jvm.ready());
+    serve_process d;
+    ASSERT_TRUE(d.ready()) << d.log();
+    for (const hostile_jvm* h : {&first, &second}) {
+        auto asked = run_heapctl(d, {"dump", std::to_string(h->jvm.pid())}, &attacker);
+        ASSERT_EQ(asked.exit_code, 0) << asked.err;
+    }
+    const auto [queued, refused] = queue_analyses_as(attacker, d, peer_dump, 40);
+    EXPECT_EQ(queued, 8) << refused;
+    EXPECT_NE(refused.find("you have 8 jobs waiting already, one user's share of the queue"), std::string::npos)
+        << refused;
+    auto root = run_heapctl(d, {"dump", std::to_string(jvm.pid()), "--wait", "--top", "1"});
+    EXPECT_EQ(root.exit_code, 0) << root.err << d.log();
+    auto own = run_heapctl(d, {"dump", std::to_string(jvm.pid()), "--wait", "--top", "1"}, &victim);
+    EXPECT_EQ(own.exit_code, 0) << own.err << d.log();
 }
 
 }  // namespace

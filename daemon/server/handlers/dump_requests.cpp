@@ -13,6 +13,7 @@
 #include "daemon/oom/arm_jvm.h"
 #include "daemon/oom/spool.h"
 #include "daemon/runtime/log_text.h"
+#include "daemon/server/fair_listing.h"
 #include "daemon/server/handlers/request_handler.h"
 #include "formats/wire/error_kinds.h"
 
@@ -29,7 +30,7 @@ constexpr std::size_t max_oom_error_bytes = 1024;
 void request_handler::jvms(const wire::request& r, const connection_ptr& c) {
     auto found = attach::discover_jvms();
     if (!found) return c->send(wire::make_error(r.id, error_kind::internal, found.error().message));
-    wire::json list = wire::json::array();
+    std::vector<owned_item> list;
     const peer_credentials& peer = c->peer();
     for (const attach::discovered_jvm& j : found->jvms) {
         if (!may_access(peer, j.uid)) continue;
@@ -44,9 +45,12 @@ void request_handler::jvms(const wire::request& r, const connection_ptr& c) {
             facts["oom_arming"] = to_json(*armed);
         if (auto outlook = watcher_ && info ? watcher_->outlook_of({j.pid, info->start_time}) : std::nullopt)
             facts["heap_trend"] = to_json(*outlook);
-        list.push_back(std::move(facts));
+        list.push_back({j.uid, std::move(facts)});
     }
-    c->send(wire::make_result(r.id, {{"jvms", std::move(list)}, {"unreadable", found->unreadable}}));
+    fair_listing kept = list_fairly(std::move(list));
+    c->send(wire::make_result(
+        r.id,
+        {{"jvms", std::move(kept.items)}, {"unreadable", found->unreadable}, {"left_out", std::move(kept.left_out)}}));
 }
 
 wire::wire_result<dump_args> read_dump_args(const wire::json& args) {
@@ -78,6 +82,10 @@ wire::wire_result<dump_args> read_dump_args(const wire::json& args) {
     if (oom_error->size() > max_oom_error_bytes)
         return wire::wire_fail(error_kind::bad_request,
                                "dump: oom_error is longer than " + std::to_string(max_oom_error_bytes) + " bytes");
+    // As a JVM's own hsperfdata says them (jvm_perf_summary): 4 KiB each at most.
+    if (jvm_version->size() > max_summary_text || command->size() > max_summary_text)
+        return wire::wire_fail(error_kind::bad_request,
+                               "dump: jvm and command are " + std::to_string(max_summary_text) + " bytes at most");
     return dump_args{*pid,        *live,        *trigger, *oom_kind,   *oom_error, *oom,
                      *adopt_name, *jvm_version, *command, *start_time, *snapshot};
 }
@@ -191,16 +199,14 @@ result<dump_request> request_handler::prepare_dump(const dump_args& a, const pee
 }
 
 result<job_record> request_handler::submit_dump(dump_request d, const peer_credentials& p, job_listener waiting,
-                                                std::size_t max_queued) {
+                                                bool oom) {
     const pid_t target = d.pid;
     const std::string who = "pid " + std::to_string(target);
     // Adopting a file the JVM wrote asks nothing of the JVM: it may go beside a dump through attach.
     const bool talks_to_jvm = !d.adopt;
     if (talks_to_jvm && dumping_.contains(target))
         return fail(error_code::busy, "a dump of " + who + " is already under way");
-    if (max_queued == 0) max_queued = info_.max_queued;
-    if (jobs_.count().queued >= max_queued)
-        return fail(error_code::busy, "too many jobs waiting (" + std::to_string(max_queued) + "); try again later");
+    if (auto full = queue_full(p.uid, oom)) return fail(error_code::busy, *full);
     job_record spec;
     spec.kind = "dump";
     spec.owner_uid = d.uid;

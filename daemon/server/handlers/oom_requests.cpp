@@ -22,8 +22,6 @@ namespace {
 using wire::error_kind;
 using steady = std::chrono::steady_clock;
 
-// Jobs OOM requests may queue beyond the limit on other dumps and analyses: room kept for them.
-constexpr std::size_t oom_queue_reserve = 64;
 // Jobs started for one request before it is given up, and the pause before the next.
 constexpr unsigned max_oom_attempts = 3;
 constexpr auto oom_retry_pause = std::chrono::seconds(20);
@@ -132,7 +130,6 @@ void request_handler::retry_oom() {
 
 result<std::optional<job_record>> request_handler::start_oom(intake_record rec, std::optional<unique_fd> fd,
                                                              job_listener waiting) {
-    const std::size_t room = info_.max_queued + oom_queue_reserve;
     // The dump held for the request first: a request that waits or fails lets go of fd, not of it.
     auto hold = [&] {
         if (!fd || oom_dumps_.contains(rec.key) || oom_dumps_.size() >= max_held_oom_dumps) return;
@@ -146,7 +143,7 @@ result<std::optional<job_record>> request_handler::start_oom(intake_record rec, 
         return std::nullopt;
     };
     // Cheap checks first: a request that waits is not opened again at every try.
-    if (jobs_.count().queued >= room) return wait("too many jobs waiting (" + std::to_string(room) + ")", {});
+    if (auto full = queue_full(0, true)) return wait(*full, {});
     // Kept already: the daemon stopped after the entry was committed and before the record went.
     for (const entry_metadata& e : store_.entries())
         if (e.oom_request == rec.key) {
@@ -187,7 +184,7 @@ result<std::optional<job_record>> request_handler::start_oom(intake_record rec, 
         if (waiting) waiting(job);
         if (job.final()) oom_job_ended(rec, job);
     };
-    auto job = submit_dump(std::move(*d), p, std::move(listener), room);
+    auto job = submit_dump(std::move(*d), p, std::move(listener), true);
     if (!job) {
         --rec.attempts;
         return wait(job.error().message, {});

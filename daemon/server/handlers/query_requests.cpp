@@ -157,9 +157,7 @@ void request_handler::path(const wire::request& r, const connection_ptr& c) {
         if (!j.is_discarded())
             return c->send(wire::make_result(r.id, {{"dump", to_json(*meta)}, {"paths", std::move(j)}}));
     }
-    if (jobs_.count().queued >= info_.max_queued)
-        return send_error(c, r.id, error_kind::busy,
-                          "too many jobs waiting (" + std::to_string(info_.max_queued) + "); try again later");
+    if (auto full = queue_full(peer.uid)) return send_error(c, r.id, error_kind::busy, *full);
     const std::string object_text = hex_id(*object);
     job_record spec;
     spec.kind = "path";

@@ -148,9 +148,7 @@ void request_handler::analyze(const wire::request& r, const connection_ptr& c) {
     int flags = ::fcntl(fd->get(), F_GETFL);
     if (flags < 0 || (flags & O_ACCMODE) == O_WRONLY)
         return send_error(c, r.id, error_kind::bad_input, *name + ": the descriptor is not open for reading");
-    if (jobs_.count().queued >= info_.max_queued)
-        return send_error(c, r.id, error_kind::busy,
-                          "too many jobs waiting (" + std::to_string(info_.max_queued) + "); try again later");
+    if (auto full = queue_full(c->peer().uid)) return send_error(c, r.id, error_kind::busy, *full);
 
     const peer_credentials& p = c->peer();
     job_record spec;
@@ -167,6 +165,19 @@ void request_handler::analyze(const wire::request& r, const connection_ptr& c) {
     if (*wait) listener = waiting_listener(r.id, *top, *history, c);
     job_record job = jobs_.submit(spec, make_analyze_work(store_, std::move(work)), std::move(listener));
     if (!*wait) c->send(wire::make_result(r.id, {{"job", to_json(job, now_ms())}}));
+}
+
+std::optional<std::string> request_handler::queue_full(uid_t requester, bool oom) const {
+    const std::size_t queued = jobs_.count().queued;
+    const std::size_t room =
+        info_.max_queued + (requester == 0 || oom ? root_queue_reserve : 0) + (oom ? oom_queue_reserve : 0);
+    if (queued >= room) return "too many jobs waiting (" + std::to_string(room) + "); try again later";
+    if (requester == 0 || oom) return std::nullopt;
+    const std::size_t share = std::max<std::size_t>(1, info_.max_queued / 4);
+    if (jobs_.queued_of(requester) >= share)
+        return "you have " + std::to_string(share) +
+               " jobs waiting already, one user's share of the queue; try again once one has started";
+    return std::nullopt;
 }
 
 job_listener request_handler::waiting_listener(std::uint64_t request_id, std::uint64_t top, bool history,

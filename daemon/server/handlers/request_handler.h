@@ -42,9 +42,14 @@ struct daemon_info {
     std::string host;
     std::int64_t started_ms = 0;
     pid_t pid = 0;
-    std::size_t max_queued = 32;       // jobs waiting at once; more are refused as busy
+    std::size_t max_queued = 32;       // jobs waiting at once; more are refused as busy (queue_full)
     std::optional<gid_t> admin_group;  // the heapd group, when it exists
 };
+
+// Places in the job queue beyond daemon_info::max_queued: for root's requests (no other user's
+// jobs take them), and beyond those for OOM requests (which wait for a place, never dropped).
+inline constexpr std::size_t root_queue_reserve = 8;
+inline constexpr std::size_t oom_queue_reserve = 64;
 
 // A dump request's arguments, as a client's request or the daemon's own rule gives them.
 struct dump_args {
@@ -148,10 +153,13 @@ private:
     void metrics(const wire::request& r, const connection_ptr& c);
     // A dump request's arguments checked against what the peer may do; fd: the dump to adopt.
     result<dump_request> prepare_dump(const dump_args& a, const peer_credentials& p, std::optional<unique_fd> fd);
-    // Queues a prepared dump (one through attach per JVM at a time); busy when one runs or more than
-    // max_queued wait (0: info_.max_queued).
-    result<job_record> submit_dump(dump_request d, const peer_credentials& p, job_listener waiting,
-                                   std::size_t max_queued = 0);
+    // Why a job asked for by requester cannot wait in the queue now, or nothing. The users other
+    // than root have max_queued places, of which each may take a quarter; root has root_queue_reserve
+    // more that none of theirs take; an OOM request (oom) oom_queue_reserve more than that.
+    std::optional<std::string> queue_full(uid_t requester, bool oom = false) const;
+    // Queues a prepared dump (one through attach per JVM at a time); busy when one runs or
+    // queue_full says so.
+    result<job_record> submit_dump(dump_request d, const peer_credentials& p, job_listener waiting, bool oom = false);
     // oom_requests.cpp: a hook's request over the socket, kept in the intake before it is
     // acknowledged (a request the intake holds already, from the spool, is acknowledged alone).
     void oom_from_hook(const wire::request& r, const connection_ptr& c, std::optional<unique_fd> fd,

@@ -145,6 +145,39 @@ TEST(death_store, beyond_the_bound_the_oldest_records_go) {
     EXPECT_EQ(all[2]["death"]["pid"], 3);
 }
 
+TEST(death_store, one_owners_many_deaths_push_out_only_their_own) {
+    scratch_dir dir;
+    auto s = store_in(dir);
+    ASSERT_TRUE(s);
+    {
+        auto log = death_log::open(dir.file("store/deaths"), {}, 10);
+        ASSERT_TRUE(log);
+        // A victim's OOM kill and root's, then 50 deaths of a third user's processes.
+        death_record victim = death_of(100, 7, 1001, 1'800'000'000'000);
+        death_record root = death_of(101, 7, 0, 1'800'000'001'000);
+        ASSERT_TRUE((*log)->keep(*s, victim));
+        ASSERT_TRUE((*log)->keep(*s, root));
+        for (pid_t pid = 200; pid < 250; ++pid) {
+            death_record r = death_of(pid, 7, 1002, 1'800'000'010'000 + pid * 1000);
+            ASSERT_TRUE((*log)->keep(*s, r));
+        }
+        const auto all = (*log)->list([](uid_t) { return true; });
+        ASSERT_EQ(all.size(), 10u);
+        EXPECT_EQ(all[0]["death"]["pid"], 249);
+        EXPECT_EQ(all[8]["death"]["pid"], 101);
+        EXPECT_EQ(all[9]["death"]["pid"], 100);
+    }
+    // Reopened with a smaller bound, the records on disk are counted by owner as they were.
+    auto log = death_log::open(dir.file("store/deaths"), {}, 4);
+    ASSERT_TRUE(log);
+    const auto all = (*log)->list([](uid_t) { return true; });
+    ASSERT_EQ(all.size(), 4u);
+    EXPECT_EQ(all[0]["death"]["pid"], 249);
+    EXPECT_EQ(all[1]["death"]["pid"], 248);
+    EXPECT_EQ(all[2]["death"]["pid"], 101);
+    EXPECT_EQ(all[3]["death"]["pid"], 100);
+}
+
 TEST(death_store, the_journal_entry_warns_of_an_oom_kill_with_what_a_fleet_selects_on) {
     death_record r = death_of(42, 1000, 1001, 0);
     r.main_class = "evil\nMESSAGE=forged";
