@@ -214,6 +214,7 @@ result<attach_reply> run_session(pid_t pid, const attach_request& request, const
     plan.euid = target.euid;
     plan.egid = target.egid;
     const std::optional<error_info> refused = refusal(target, pinned->jvm);
+    (void)clear_squatter(plan.target, plan.names);
     if (!listener_ready(plan.target, plan.names)) {
         if (refused) return std::unexpected(*refused);
         if (!options.may_signal)

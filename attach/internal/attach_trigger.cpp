@@ -70,6 +70,15 @@ attach_names names_for(pid_t ns_pid) {
     return names;
 }
 
+bool clear_squatter(const trigger_target& target, const attach_names& names) {
+    struct stat st {};
+    if (::geteuid() != 0 || target.tmp_fd < 0 ||
+        ::fstatat(target.tmp_fd, names.socket, &st, AT_SYMLINK_NOFOLLOW) != 0 || st.st_uid == target.euid ||
+        S_ISDIR(st.st_mode))
+        return false;
+    return ::unlinkat(target.tmp_fd, names.socket, 0) == 0;
+}
+
 bool listener_ready(const trigger_target& target, const attach_names& names) {
     struct stat st {};
     return target.tmp_fd >= 0 && ::fstatat(target.tmp_fd, names.socket, &st, AT_SYMLINK_NOFOLLOW) == 0 &&

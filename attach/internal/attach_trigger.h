@@ -27,6 +27,12 @@ struct attach_names {
 };
 attach_names names_for(pid_t ns_pid);
 
+// Removes what lies at the JVM's attach socket name when it is not the JVM's own: a socket, link or
+// file of another user's, planted in the sticky /tmp where the JVM may not replace it, so that its
+// listener could never start (nor its owner's jcmd reach it). Only root may remove another user's
+// name; a directory is left. The name only (unlinkat, nothing followed). True when one went.
+bool clear_squatter(const trigger_target& target, const attach_names& names);
+
 // Where a trigger file lies (the letters travel in the child's reports to its parent).
 enum class trigger_place : char { none = 'n', cwd = 'c', tmp = 't' };
 

@@ -327,5 +327,51 @@ TEST(serve_attack, a_dump_staged_when_the_daemon_and_its_helper_were_killed_is_r
     EXPECT_NE(d.log().find("staged by the last run"), std::string::npos) << d.log();
 }
 
+// A socket the attacker bound at another user's JVM's attach name (/tmp/.java_pid<pid>) and left
+// with nothing listening: in the sticky /tmp the JVM may neither remove nor replace it, so its
+// listener could never start, its owner's jcmd failed, and root's dump waited out attach and fell
+// back to a snapshot (the JVM stopped for minutes). The root daemon removes a name there that is not
+// the JVM's own user's and attaches as usual; the owner's jcmd works again.
+TEST(serve_attack, a_squatter_at_a_jvms_attach_name_is_cleared_by_roots_dump) {
+    temp_user victim, attacker;
+    ASSERT_TRUE(victim.ok() && attacker.ok());
+    isolated_jvm jvm = attach_target_of(victim);
+    ASSERT_TRUE(jvm.ready());
+    const std::string name = "/tmp/.java_pid" + std::to_string(jvm.pid());
+    struct remove_squatter {
+        std::string path;
+        uid_t uid;
+        ~remove_squatter() {
+            if (state_of(path).uid == uid) ::unlink(path.c_str());
+        }
+    } guard{name, attacker.uid()};
+    const pid_t child = ::fork();
+    if (child == 0) {
+        sockaddr_un addr{};
+        addr.sun_family = AF_UNIX;
+        std::snprintf(addr.sun_path, sizeof addr.sun_path, "%s", name.c_str());
+        const int fd = ::socket(AF_UNIX, SOCK_STREAM, 0);
+        ::_exit(become(attacker) && ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0 ? 0 : 1);
+    }
+    int status = 0;
+    ::waitpid(child, &status, 0);
+    ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "could not bind " << name;
+    ASSERT_EQ(state_of(name).uid, attacker.uid());
+    serve_process d;
+    ASSERT_TRUE(d.ready()) << d.log();
+    const auto start = std::chrono::steady_clock::now();
+    auto dumped = run_heapctl(d, {"dump", std::to_string(jvm.pid()), "--wait", "--top", "1"});
+    const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    EXPECT_EQ(dumped.exit_code, 0) << dumped.err << d.log();
+    EXPECT_LT(took, 30) << d.log();
+    EXPECT_EQ(d.log().find("snapshot"), std::string::npos) << d.log();
+    EXPECT_NE(state_of(name).uid, attacker.uid());
+    auto jcmd =
+        run_command({"setpriv", "--reuid", std::to_string(victim.uid()), "--regid", std::to_string(victim.gid()),
+                     "--clear-groups", "jcmd", std::to_string(jvm.pid()), "VM.version"});
+    EXPECT_EQ(jcmd.exit_code, 0) << jcmd.out << jcmd.err;
+    std::cout << "root's dump past the squatter: " << took << " s\n";
+}
+
 }  // namespace
 }  // namespace heapd::test
