@@ -31,7 +31,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     } else {
         fleet_context c;
         c.key = "prod/host/Service/1";
-        if (auto r = fleet_entry_of_report(j, c)) entries.push_back(std::move(*r));
+        const std::string_view text(reinterpret_cast<const char*>(data), size);
+        if (auto r = fleet_entry_of_report(text, c)) entries.push_back(std::move(*r));
     }
     if (entries.empty()) return 0;
     fleet_filter everything;

@@ -29,7 +29,7 @@ namespace {
 using json = nlohmann::ordered_json;
 
 constexpr std::size_t max_summary_bytes = 1u << 20;
-constexpr std::size_t max_report_bytes = 256u << 20;
+constexpr std::size_t max_report_bytes = 64u << 20;
 
 // The options of one fleet invocation.
 struct fleet_args {
@@ -76,29 +76,39 @@ std::string default_index(const std::string& source) {
     return base + "/heapd/" + name;
 }
 
-// A report directory's entry from its file: the summary as it is, or one made from the report
-// (its place from the key: PREFIX/HOST/SERVICE/ID).
-result<fleet_entry> entry_of(const fleet_listed& item, const std::string& bytes) {
-    const json j = json::parse(bytes, nullptr, false);
-    if (j.is_discarded()) return fail(error_code::bad_value, item.file + " is not JSON");
-    if (item.file == "summary.json") {
-        auto e = fleet_entry_from_json(j);
-        if (e) e->key = item.key;  // where it lies, whatever it says
-        return e;
-    }
+// Where a report lies, from its key: PREFIX/HOST/SERVICE/ID (the prefix of any number of parts).
+fleet_context place_of(const std::string& key) {
     fleet_context c;
-    c.key = item.key;
+    c.key = key;
     std::vector<std::string> parts;
     for (std::size_t from = 0;;) {
-        const auto slash = item.key.find('/', from);
-        parts.push_back(item.key.substr(from, slash == std::string::npos ? std::string::npos : slash - from));
+        const auto slash = key.find('/', from);
+        parts.push_back(key.substr(from, slash == std::string::npos ? std::string::npos : slash - from));
         if (slash == std::string::npos) break;
         from = slash + 1;
     }
     c.id = parts.back();
     c.service = parts.size() >= 2 ? parts[parts.size() - 2] : "";
     c.host = parts.size() >= 3 ? parts[parts.size() - 3] : "";
-    return fleet_entry_of_report(j, c);
+    return c;
+}
+
+// A report directory's entry from its file: the summary, or one made from the report. Its key,
+// host, service and id are where it lies, whatever the file says: a host that may write to the
+// bucket speaks for the keys it may write, never for another host's.
+result<fleet_entry> entry_of(const fleet_listed& item, const std::string& bytes) {
+    const fleet_context place = place_of(item.key);
+    if (item.file != "summary.json") return fleet_entry_of_report(bytes, place);
+    const json j = json::parse(bytes, nullptr, false);
+    if (j.is_discarded()) return fail(error_code::bad_value, item.file + " is not JSON");
+    auto e = fleet_entry_from_json(j);
+    if (e) {
+        e->key = place.key;
+        e->id = place.id;
+        e->service = place.service;
+        e->host = place.host;
+    }
+    return e;
 }
 
 // Every report of the source, from the index where it is unchanged, the rest read by the source's

@@ -100,15 +100,23 @@ std::string key_segment(std::string_view text) {
     return out;
 }
 
+std::string fleet_service_name(std::string_view main_class) {
+    if (const auto slash = main_class.rfind('/'); slash != std::string_view::npos) main_class.remove_prefix(slash + 1);
+    return key_segment(main_class);
+}
+
 std::string fleet_service_of(const entry_metadata& meta) {
-    std::string main = main_class_of_command(meta.command_line);
-    if (const auto slash = main.rfind('/'); slash != std::string::npos) main.erase(0, slash + 1);
-    return key_segment(main);
+    return fleet_service_name(main_class_of_command(meta.command_line));
+}
+
+std::string key_base(const std::string& prefix, std::string_view host, std::string_view main_class,
+                     std::string_view id) {
+    std::string base = key_segment(host) + "/" + fleet_service_name(main_class) + "/" + key_segment(id);
+    return prefix.empty() ? base : prefix + "/" + base;
 }
 
 std::string entry_key_base(const std::string& prefix, const entry_metadata& meta) {
-    std::string base = key_segment(meta.host) + "/" + fleet_service_of(meta) + "/" + key_segment(meta.id);
-    return prefix.empty() ? base : prefix + "/" + base;
+    return key_base(prefix, meta.host, main_class_of_command(meta.command_line), meta.id);
 }
 
 std::string credentials_file_of(const upload_options& o) {
@@ -205,8 +213,7 @@ std::size_t uploader::run_pass(const std::atomic<bool>& stop) {
             ++waiting;
             continue;
         }
-        const std::string base = options_.prefix + "/" + key_segment(d.host) + "/" +
-                                 key_segment(d.main_class.empty() ? "unknown" : d.main_class) + "/" + key_segment(d.id);
+        const std::string base = key_base(options_.prefix, d.host, d.main_class, d.id);
         if (!upload_files(d.id, base, {{"death.json", d.path, "application/json"}}, nullptr, stop)) ++waiting;
     }
     counters_.queued = waiting;

@@ -37,10 +37,16 @@ struct upload_counters {
 // A text safe as one path segment of a key: letters, digits, '.', '_' and '-' (others become '_'),
 // at most 128 bytes, never "", "." or "..".
 std::string key_segment(std::string_view text);
-// The service an entry is of, as a key names it: its main class (of a jar: the jar's file name).
+// The service of a JVM whose main class (or jar) is main_class, as a key names it: of a jar, the
+// jar's file name.
+std::string fleet_service_name(std::string_view main_class);
+// The service an entry is of: fleet_service_name of its command's main class.
 std::string fleet_service_of(const entry_metadata& meta);
-// PREFIX/HOST/MAIN CLASS/DUMP ID for an entry (the main class of a jar: the jar's file name).
+// PREFIX/HOST/SERVICE/ID of a dump (or, with the record's main class, of a death record): one
+// place for a JVM's reports and its death; without a prefix, HOST/SERVICE/ID.
 std::string entry_key_base(const std::string& prefix, const entry_metadata& meta);
+std::string key_base(const std::string& prefix, std::string_view host, std::string_view main_class,
+                     std::string_view id);
 // The credentials file the options name, else the one systemd passes ($CREDENTIALS_DIRECTORY/s3);
 // "" when neither.
 std::string credentials_file_of(const upload_options& o);

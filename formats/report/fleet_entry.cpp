@@ -3,9 +3,11 @@
 #include <algorithm>
 #include <array>
 #include <cstdio>
+#include <stdexcept>
 #include <type_traits>
 
 #include "base/keyed_hash.h"
+#include "base/safe_text.h"
 #include "formats/report/report_json.h"
 
 namespace heapd {
@@ -126,8 +128,116 @@ fleet_entry fleet_entry_of(const analysis_report& r, const fleet_context& c) {
     return e;
 }
 
-result<fleet_entry> fleet_entry_of_report(const json& j, const fleet_context& context) {
-    auto report = report_from_json(j);
+namespace {
+
+// The sections of a report.json an entry needs, built from the parser's events as they come: the
+// summary, reachability and leak suspects whole (within max_report_values values and
+// max_object_keys keys an object), the sections report_from_json requires but an entry does not
+// use as empty arrays, the rest never built. Nothing is built and then discarded (the parser's own
+// callback does that, at a cost quadratic in an array's kept elements).
+class report_sections final : public json::json_sax_t {
+public:
+    static constexpr std::size_t max_object_keys = 256;
+    json root = json::object();
+
+    bool null() override { return add(nullptr); }
+    bool boolean(bool v) override { return add(v); }
+    bool number_integer(number_integer_t v) override { return add(v); }
+    bool number_unsigned(number_unsigned_t v) override { return add(v); }
+    bool number_float(number_float_t v, const string_t&) override { return add(v); }
+    bool string(string_t& v) override { return add(std::move(v)); }
+    bool binary(binary_t&) override { return add(nullptr); }
+    bool start_object(std::size_t) override { return open(json::object()); }
+    bool start_array(std::size_t) override { return open(json::array()); }
+    bool end_object() override { return close(); }
+    bool end_array() override { return close(); }
+    bool key(string_t& k) override {
+        if (skip_ > 0) return true;
+        key_ = std::move(k);
+        if (open_.size() == 1) section_ = section_of(key_);
+        return true;
+    }
+    bool parse_error(std::size_t at, const std::string&, const nlohmann::detail::exception& e) override {
+        throw std::invalid_argument("report JSON at byte " + std::to_string(at) + ": " + e.what());
+    }
+
+private:
+    enum class part { whole, emptied, dropped };
+    static part section_of(std::string_view name) {
+        static constexpr std::array<std::string_view, 3> whole = {"summary", "reachability", "leak_suspects"};
+        static constexpr std::array<std::string_view, 6> emptied = {"histogram",  "largest_objects",   "threads",
+                                                                    "dominators", "retained_by_class", "problems"};
+        if (std::find(whole.begin(), whole.end(), name) != whole.end()) return part::whole;
+        if (std::find(emptied.begin(), emptied.end(), name) != emptied.end()) return part::emptied;
+        return part::dropped;
+    }
+    // Whether a value starting now is kept; a top-level section not kept whole is said here.
+    bool keeps() {
+        if (skip_ > 0) return false;
+        if (open_.size() == 1 && section_ != part::whole) {
+            if (section_ == part::emptied) root[key_] = json::array();
+            return false;
+        }
+        if (++kept_ > max_report_values)
+            throw std::length_error("the report holds more than " + std::to_string(max_report_values) +
+                                    " values in the sections a fleet reads");
+        return true;
+    }
+    // The value v at its place in the innermost open container; v itself.
+    json* place(json v) {
+        json& parent = *open_.back();
+        if (parent.is_array()) {
+            parent.push_back(std::move(v));
+            return &parent.back();
+        }
+        if (parent.size() >= max_object_keys && !parent.contains(key_))
+            throw std::length_error("an object of the report has more than " + std::to_string(max_object_keys) +
+                                    " keys");
+        return &(parent[key_] = std::move(v));
+    }
+    bool add(json v) {
+        if (open_.empty()) return true;  // a document that is no object: report_from_json refuses it
+        if (keeps()) place(std::move(v));
+        return true;
+    }
+    bool open(json empty) {
+        if (open_.empty() && skip_ == 0) {
+            open_.push_back(&root);  // the document: root is an object; an array is refused later
+            if (!empty.is_object()) root = std::move(empty);
+            return true;
+        }
+        if (!keeps()) {
+            ++skip_;
+            return true;
+        }
+        open_.push_back(place(std::move(empty)));
+        return true;
+    }
+    bool close() {
+        if (skip_ > 0)
+            --skip_;
+        else if (!open_.empty())
+            open_.pop_back();
+        return true;
+    }
+
+    std::vector<json*> open_;  // the containers being built, the document first
+    std::size_t skip_ = 0;     // containers open inside a value not kept
+    std::string key_;
+    part section_ = part::dropped;
+    std::size_t kept_ = 0;
+};
+
+}  // namespace
+
+result<fleet_entry> fleet_entry_of_report(std::string_view text, const fleet_context& context) {
+    report_sections sections;
+    try {
+        if (!json::sax_parse(text, &sections)) return fail(error_code::bad_value, "the report is not JSON");
+    } catch (const std::exception& e) {  // the parser's, and the bounds'
+        return fail(error_code::bad_value, e.what());
+    }
+    auto report = report_from_json(sections.root);
     if (!report) return std::unexpected(report.error());
     return fleet_entry_of(*report, context);
 }
@@ -164,13 +274,7 @@ result<fleet_entry> fleet_entry_from_json(const json& j) {
     try {
         auto text = [&](const json& o, const char* name) {
             at = name;
-            std::string s = o.at(name).get<std::string>();
-            if (s.size() > max_text) {
-                std::size_t cut = max_text;  // never inside a UTF-8 character
-                while (cut > 0 && (static_cast<unsigned char>(s[cut]) & 0xC0) == 0x80) --cut;
-                s.resize(cut);
-            }
-            return s;
+            return std::string(utf8_prefix(o.at(name).get_ref<const std::string&>(), max_text));
         };
         // Whole numbers for whole fields (a float out of their range would make the conversion
         // undefined), booleans for flags.

@@ -64,9 +64,14 @@ struct fleet_context {
     std::string trigger, oom_kind, jvm;
 };
 fleet_entry fleet_entry_of(const analysis_report& r, const fleet_context& context);
-// The same from a report.json from elsewhere (a report uploaded without a summary): refused with
-// bad_value when it does not read as a report (report_from_json).
-result<fleet_entry> fleet_entry_of_report(const nlohmann::ordered_json& j, const fleet_context& context);
+// The same from the text of a report.json from elsewhere (a report uploaded without a summary):
+// refused with bad_value when it is not JSON or does not read as a report (report_from_json). Only
+// what an entry holds is kept as it is parsed (the summary, reachability and leak suspects, at most
+// max_report_values values of them, where a real report has a few hundred, and 256 keys an object;
+// the other sections are never built, or left empty), so a crafted file costs little more memory
+// than its bytes (a whole document is 28 times its text).
+inline constexpr std::size_t max_report_values = 20'000;
+result<fleet_entry> fleet_entry_of_report(std::string_view text, const fleet_context& context);
 
 nlohmann::ordered_json to_json(const fleet_entry& e);
 // Reads summary.json back; fails with bad_value naming the key that is missing or of the wrong type.

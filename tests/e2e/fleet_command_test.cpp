@@ -77,6 +77,15 @@ std::vector<std::string> hosts_of(const json& finding) {
     return out;
 }
 
+// `heapd analyze --json` of a real JVM's dump with a leak (tests/java/Sessions.java), made in scratch.
+command_result sessions_report(const scratch_dir& scratch) {
+    demo_jvm jvm(java_main{"Sessions"}, {"-Xmx256m"}, {"20000"});
+    if (!jvm.ready()) return {1, "", "the JVM did not start"};
+    auto dumped = jvm.jcmd({"GC.heap_dump", scratch.file("s.hprof")});
+    if (dumped.exit_code != 0) return dumped;
+    return run_command({heapd_binary(), "analyze", "--json", "--no-index", scratch.file("s.hprof")});
+}
+
 TEST(fleet_command, one_leak_on_two_hosts_is_one_finding_and_a_new_report_is_read_alone) {
     ASSERT_FALSE(s3_test_server::s3rver_module().empty()) << "s3rver is not installed: run .ci/setup";
     scratch_dir scratch;
@@ -232,13 +241,7 @@ TEST(fleet_command, a_directory_is_read_without_following_links_and_old_reports_
     const std::string tree = scratch.file("bucket");
     const std::string entry = tree + "/prod/web-9/Sessions/20261101T000000-1";
     std::filesystem::create_directories(entry);
-    {
-        demo_jvm jvm(java_main{"Sessions"}, {"-Xmx256m"}, {"20000"});
-        ASSERT_TRUE(jvm.ready());
-        auto dumped = jvm.jcmd({"GC.heap_dump", scratch.file("s.hprof")});
-        ASSERT_EQ(dumped.exit_code, 0) << dumped.err;
-    }
-    auto analyzed = run_command({heapd_binary(), "analyze", "--json", "--no-index", scratch.file("s.hprof")});
+    const command_result analyzed = sessions_report(scratch);
     ASSERT_EQ(analyzed.exit_code, 0) << analyzed.err;
     std::ofstream(entry + "/report.json") << analyzed.out;
     // A summary that is a link to a file elsewhere, and a host directory that is a link.
@@ -273,6 +276,51 @@ TEST(fleet_command, a_directory_is_read_without_following_links_and_old_reports_
               std::string::npos);
     // A bad --since is a usage error.
     EXPECT_EQ(run_command({heapd_binary(), "fleet", "--dir", tree, "--since", "last tuesday"}).exit_code, 1);
+}
+
+// A host that may write to the bucket speaks only for the keys it may write: a summary at
+// PREFIX/evil/SERVICE/ID that says it is web-1's counts as evil's (it was counted as web-1's). And a
+// report.json without a summary, 16 MiB of empty objects, is read within a memory bound that the
+// whole JSON document (445 MiB for it) would pass.
+TEST(fleet_command, a_report_speaks_only_for_where_it_lies_and_a_crafted_one_costs_little_more_than_its_bytes) {
+    scratch_dir scratch;
+    const std::string tree = scratch.file("bucket");
+    const command_result analyzed = sessions_report(scratch);
+    ASSERT_EQ(analyzed.exit_code, 0) << analyzed.err;
+    fleet_context claimed;
+    claimed.key = "prod/web-1/Sessions/20261101T000000-1";
+    claimed.host = "web-1";
+    claimed.service = "Sessions";
+    claimed.id = "20261101T000000-1";
+    auto entry = fleet_entry_of_report(analyzed.out, claimed);
+    ASSERT_TRUE(entry) << entry.error().message;
+    const std::string evil = tree + "/prod/evil/Other/2";
+    std::filesystem::create_directories(evil);
+    std::ofstream(evil + "/summary.json") << to_json(*entry).dump();
+    auto r = run_command({heapd_binary(), "fleet", "--dir", tree, "--no-index", "--json"});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    json view = json::parse(r.out, nullptr, false);
+    ASSERT_EQ(view["findings"].size(), 1u) << r.out;
+    EXPECT_EQ(hosts_of(view["findings"][0]), std::vector<std::string>{"evil"});
+    EXPECT_EQ(view["findings"][0]["services"], json::array({"Other"}));
+
+    // 16 MiB of empty objects in a report from elsewhere, read with 256 MiB of address space at most.
+    const std::string crafted = tree + "/prod/web-2/Sessions/3";
+    std::filesystem::create_directories(crafted);
+    {
+        std::string text = analyzed.out;
+        while (!text.empty() && text.back() != '}') text.pop_back();
+        text.pop_back();
+        std::ofstream out(crafted + "/report.json");
+        out << text << ",\"padding\":[{}";
+        for (int i = 0; i < (16 << 20) / 3; ++i) out << ",{}";
+        out << "]}";
+    }
+    const std::string limited = "ulimit -v 262144 && exec \"$0\" fleet --dir \"$1\" --no-index --json";
+    r = run_command({"sh", "-c", limited, heapd_binary(), tree});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    view = json::parse(r.out, nullptr, false);
+    EXPECT_EQ(view["reports"], 2) << r.out.substr(0, 2000);
 }
 
 // The index's folder is the user's when it exists (--index /tmp/fleet.json run as root must leave

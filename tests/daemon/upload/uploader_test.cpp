@@ -37,6 +37,11 @@ TEST(uploader, an_entrys_keys_name_host_main_class_and_dump) {
     EXPECT_EQ(entry_key_base("p", m), "p/unknown/unknown/20261126T160000-7");
     m.command_line = "../../../x y";
     EXPECT_EQ(entry_key_base("p", m), "p/unknown/x/20261126T160000-7");
+    // A JVM's death record lies where its reports do, a jar's too; without a prefix, no leading '/'.
+    EXPECT_EQ(key_base("", "web-17", "/opt/orders/orders-1.4.jar", "20261126T160001-death-7"),
+              "web-17/orders-1.4.jar/20261126T160001-death-7");
+    EXPECT_EQ(key_base("fleet", "web-17", "com.example.OrdersMain", "d"), "fleet/web-17/com.example.OrdersMain/d");
+    EXPECT_EQ(key_base("fleet", "web-17", "", "d"), "fleet/web-17/unknown/d");
 }
 
 TEST(uploader, credentials_in_either_form_and_only_from_a_private_file) {

@@ -182,19 +182,57 @@ TEST(fleet_entry, its_json_reads_back_and_bad_json_is_refused_by_name) {
     EXPECT_NE(floated.error().message.find("time_ms"), std::string::npos) << floated.error().message;
 }
 
-TEST(fleet_entry, a_report_from_elsewhere_with_a_number_out_of_range_is_refused) {
+// A report's JSON with one leak suspect, as a report from elsewhere is read.
+nlohmann::ordered_json one_leak_report() {
     analysis_report r;
     r.retention.computed = true;
     r.retention.leak_suspects = {list_leak(0x1000, 200u << 20, 1, 10)};
+    return to_json(r);
+}
+
+fleet_context place(const std::string& key) {
     fleet_context c;
-    c.key = "prod/h/S/1";
-    auto j = to_json(r);
-    ASSERT_TRUE(fleet_entry_of_report(j, c));
+    c.key = key;
+    return c;
+}
+
+TEST(fleet_entry, a_report_from_elsewhere_with_a_number_out_of_range_is_refused) {
+    const fleet_context c = place("prod/h/S/1");
+    auto j = one_leak_report();
+    ASSERT_TRUE(fleet_entry_of_report(j.dump(), c));
     ASSERT_TRUE(j.at("leak_suspects").at("suspects").at(0).contains("retained_bytes")) << j.dump();
     j["leak_suspects"]["suspects"][0]["retained_bytes"] = 3.5e30;
-    auto bad = fleet_entry_of_report(j, c);
+    auto bad = fleet_entry_of_report(j.dump(), c);
     ASSERT_FALSE(bad);
     EXPECT_EQ(bad.error().code, error_code::bad_value);
+}
+
+// A report.json without a summary is read for the few sections an entry needs: anything else in it,
+// however big, is dropped as it is parsed, and what is kept is bounded.
+TEST(fleet_entry, a_report_from_elsewhere_keeps_only_what_an_entry_needs_and_within_a_bound) {
+    const fleet_context c = place("prod/h/S/1");
+    auto j = one_leak_report();
+    std::string filler = "[";
+    for (int i = 0; i < 400'000; ++i) filler += i == 0 ? "{}" : ",{}";
+    filler += "]";
+    // 400,000 objects in sections an entry does not read: dropped as they come.
+    std::string text = j.dump();
+    ASSERT_EQ(text.back(), '}');
+    text.pop_back();
+    text += ",\"histogram\":" + filler + ",\"padding\":" + filler + "}";
+    const std::string histogram = "\"histogram\":" + j.at("histogram").dump() + ",";
+    ASSERT_NE(text.find(histogram), std::string::npos);
+    text.erase(text.find(histogram), histogram.size());
+    auto e = fleet_entry_of_report(text, c);
+    ASSERT_TRUE(e) << e.error().message;
+    ASSERT_EQ(e->suspects.size(), 1u);
+    // The same objects in a section it reads: refused past the bound.
+    auto flooded = j;
+    flooded["leak_suspects"]["padding"] = nlohmann::ordered_json::parse(filler);
+    auto refused = fleet_entry_of_report(flooded.dump(), c);
+    ASSERT_FALSE(refused);
+    EXPECT_NE(refused.error().message.find("more than 20000 values"), std::string::npos) << refused.error().message;
+    EXPECT_FALSE(fleet_entry_of_report("{not json", c));
 }
 
 // A summary from the bucket is read by anyone's heapd fleet: a signature that is not what heapd
