@@ -9,9 +9,11 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdlib>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <thread>
 
 #include "formats/memory/jcmd_figures.h"
 #include "support/jvm_process.h"
@@ -124,10 +126,17 @@ TEST(memory_command, without_attach_or_tracking_what_needs_the_jvm_is_left_out) 
     // counts it at each collection, so a young JVM shows none).
     demo_jvm jvm(java_main{"OffHeap"}, {"-Xmx64m", "-XX:+UseSerialGC"}, {"8", "2"});
     ASSERT_TRUE(jvm.ready());
-    const json quiet = heapd_memory(jvm.pid(), {"--no-attach"});
-    ASSERT_TRUE(quiet.is_object());
+    // Its spaces' used bytes are sampled every 50 ms (PerfDataSamplingInterval): on a busy machine
+    // the first sample may come after "ready".
+    json quiet, heap;
+    for (int i = 0; i < 50; ++i) {
+        quiet = heapd_memory(jvm.pid(), {"--no-attach"});
+        ASSERT_TRUE(quiet.is_object());
+        heap = part(quiet, "java_heap");
+        if (heap.value("used", std::int64_t{0}) > 0) break;
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
     // The heap's range is unknown: at least its used bytes (hsperfdata's) are counted as heap.
-    const json heap = part(quiet, "java_heap");
     ASSERT_TRUE(heap.contains("committed")) << heap;  // hsperfdata's
     EXPECT_GT(heap.value("used", std::int64_t{0}), 0) << heap;
     EXPECT_EQ(heap.value("resident", std::int64_t{-1}), heap.value("used", std::int64_t{0})) << heap;
