@@ -68,7 +68,8 @@ TEST(utf8_prefix, cuts_at_the_bound_and_never_inside_a_character) {
     EXPECT_EQ(utf8_prefix("\xF0\x9F\x98\x80x", 3), "");
     EXPECT_EQ(utf8_prefix("a\x80\x80\x80\x80\x80"
                           "b",
-                          5), "a\x80");  // not UTF-8: three bytes back at most
+                          5),
+              "a\x80");  // not UTF-8: three bytes back at most
     EXPECT_EQ(utf8_prefix("abc", 0), "");
 }
 
