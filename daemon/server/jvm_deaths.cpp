@@ -10,13 +10,15 @@ namespace heapd::daemon {
 void server::jvm_died(death_record r) {
     const death_cause cause = r.verdict.cause;
     counters_->jvm_died(death_cause_name(cause));
-    // Counted, always; recorded, logged and journalled at a rate per owner (death_rate.h).
+    // Counted, always; recorded, logged and journalled at a rate per owner other than root (death_rate.h):
+    // no other user can make root's JVMs die, and a container's JVMs mostly run as root, where a
+    // rollout or a node running out of memory ends dozens at once.
     for (const death_rate::held_back& h : death_rate_.take_held_back(r.died_ms))
         log_->warn(
             "deaths: {} more JVM deaths of uid {} were counted but not recorded, logged or journalled: one user's "
             "are taken 30 at once, then one every 2 s",
             h.count, h.owner);
-    if (!death_rate_.admit(r.uid, r.died_ms)) return;
+    if (r.uid != 0 && !death_rate_.admit(r.uid, r.died_ms)) return;
     std::string entry_id;
     if (worth_keeping(cause)) {
         if (auto kept = death_log_->keep(*store_, r))

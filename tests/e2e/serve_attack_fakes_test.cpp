@@ -9,6 +9,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -27,28 +28,41 @@ namespace {
 using namespace std::chrono_literals;
 using wire::json;
 
-// A user's fake JVMs: `count` processes of theirs, each mapping a hard link, named after its pid in
-// /tmp/hsperfdata_USER, to one hsperfdata file the test built. Each ends with exit status 1 on SIGUSR1.
+// A user's fake JVMs (root's when user is null): `count` processes of theirs, each mapping a hard
+// link, named after its pid in /tmp/hsperfdata_USER, to one hsperfdata file the test built. Each
+// ends with exit status 1 on SIGUSR1.
 class fake_jvms {
 public:
-    fake_jvms(const temp_user& user, const hsperf_builder& file, int count)
-        : dir_("/tmp/hsperfdata_" + user.name()), file_(dir_ + "/template") {
+    fake_jvms(const temp_user* user, const hsperf_builder& file, int count)
+        : dir_("/tmp/hsperfdata_" + (user != nullptr ? user->name() : std::string("root"))),
+          file_(dir_ + "/fake-template-" + std::to_string(::getpid())),
+          own_dir_(user != nullptr) {
         std::filesystem::create_directories(dir_);
-        ::chown(dir_.c_str(), user.uid(), user.gid());
-        ::chmod(dir_.c_str(), 0755);
         file.write(file_);
-        ::chown(file_.c_str(), user.uid(), user.gid());
+        if (user != nullptr) {
+            ::chown(dir_.c_str(), user->uid(), user->gid());
+            ::chmod(dir_.c_str(), 0755);
+            ::chown(file_.c_str(), user->uid(), user->gid());
+        }
         for (int i = 0; i < count; ++i) {
             const pid_t pid = ::fork();
             if (pid == 0) run(user);
             if (pid > 0) pids_.push_back(pid);
         }
+        started_ = pids_;
     }
+    fake_jvms(const temp_user& user, const hsperf_builder& file, int count) : fake_jvms(&user, file, count) {}
     ~fake_jvms() {
         for (pid_t pid : pids_) ::kill(pid, SIGKILL);
         for (pid_t pid : pids_) ::waitpid(pid, nullptr, 0);
         std::error_code ec;
-        std::filesystem::remove_all(dir_, ec);
+        if (own_dir_) {
+            std::filesystem::remove_all(dir_, ec);
+            return;
+        }
+        // Root's folder is every root JVM's: only what this made goes.
+        std::filesystem::remove(file_, ec);
+        for (pid_t pid : started_) std::filesystem::remove(dir_ + "/" + std::to_string(pid), ec);
     }
     fake_jvms(const fake_jvms&) = delete;
     fake_jvms& operator=(const fake_jvms&) = delete;
@@ -62,9 +76,9 @@ public:
     }
 
 private:
-    [[noreturn]] void run(const temp_user& user) {
+    [[noreturn]] void run(const temp_user* user) {
         ::signal(SIGUSR1, [](int) { ::_exit(1); });
-        if (!become(user)) ::_exit(2);
+        if (user != nullptr && !become(*user)) ::_exit(2);
         const std::string name = dir_ + "/" + std::to_string(::getpid());
         if (::link(file_.c_str(), name.c_str()) != 0) ::_exit(3);
         const int fd = ::open(name.c_str(), O_RDONLY | O_CLOEXEC);
@@ -76,7 +90,8 @@ private:
     }
 
     std::string dir_, file_;
-    std::vector<pid_t> pids_;
+    bool own_dir_;
+    std::vector<pid_t> pids_, started_;
 };
 
 // An hsperfdata file whose command, version and arguments are `bytes` long each, made of `fill`.
@@ -196,7 +211,7 @@ TEST(serve_attack, a_users_many_fake_jvms_cannot_break_or_crowd_out_roots_jvms_l
 
 // One user's 100 fake JVMs exiting with status 1 at once: their deaths are counted, but recorded,
 // logged and journalled 30 at once and then one every 2 s; the victim's death record, kept before,
-// stays; the deaths held back are said in one line.
+// stays; the deaths held back are said in one line. Root's deaths are not held back.
 TEST(serve_attack, a_flood_of_one_users_jvm_deaths_is_recorded_at_a_rate_and_keeps_anothers) {
     temp_user attacker, victim;
     ASSERT_TRUE(attacker.ok() && victim.ok());
@@ -242,6 +257,23 @@ TEST(serve_attack, a_flood_of_one_users_jvm_deaths_is_recorded_at_a_rate_and_kee
     std::string log;
     for (int i = 0; i < 50 && (log = d.log()).find(said) == std::string::npos; ++i) std::this_thread::sleep_for(200ms);
     EXPECT_NE(log.find(said), std::string::npos) << log.substr(log.size() - std::min<std::size_t>(log.size(), 3000));
+    // Root's JVMs no other user can end, and a rollout of root's containers ends dozens at once:
+    // root's 40 deaths at once are all recorded.
+    fake_jvms roots(nullptr, file_with_strings(16, 'r'), 40);
+    ASSERT_EQ(roots.pids().size(), 40u);
+    ASSERT_EQ(jvms_of(d, 0, 40).size(), 40u);
+    std::this_thread::sleep_for(5s);  // each watched
+    const std::vector<pid_t> root_pids = roots.pids();
+    roots.exit_all();
+    std::size_t recorded = 0;
+    for (int i = 0; i < 50 && recorded < root_pids.size(); ++i) {
+        std::this_thread::sleep_for(200ms);
+        recorded = 0;
+        for (const json& item : json::parse(run_heapctl(d, {"deaths", "--json"}).out))
+            recorded +=
+                std::find(root_pids.begin(), root_pids.end(), item["death"]["pid"].get<pid_t>()) != root_pids.end();
+    }
+    EXPECT_EQ(recorded, root_pids.size());
 }
 
 }  // namespace
