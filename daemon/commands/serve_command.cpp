@@ -14,6 +14,7 @@
 #include "base/unique_fd.h"
 #include "daemon/commands/commands.h"
 #include "daemon/config/config_file.h"
+#include "daemon/config/config_values.h"
 #include "daemon/oom/spool.h"
 #include "daemon/runtime/crash_handler.h"
 #include "daemon/runtime/daemon_log.h"
@@ -107,7 +108,8 @@ void detach(ready_pipe& p) {
 
 // The options of `heapd serve` that override the config file, when given.
 daemon::config_overrides given_overrides(const CLI::App& sub, const daemon::serve_options& o,
-                                         const daemon::metrics_options& metrics, unsigned interval) {
+                                         const daemon::metrics_options& metrics, unsigned interval,
+                                         const std::string& oom_arm) {
     daemon::config_overrides v;
     auto given = [&](const char* name) { return sub.get_option(name)->count() > 0; };
     if (given("--socket")) v.socket_path = o.socket_path;
@@ -124,7 +126,8 @@ daemon::config_overrides given_overrides(const CLI::App& sub, const daemon::serv
         v.metrics_file = ec || metrics.textfile.empty() ? metrics.textfile : absolute.string();
     }
     if (given("--metrics-interval")) v.metrics_interval = std::chrono::seconds(interval);
-    if (given("--no-oom-arming")) v.oom_arm = false;
+    if (given("--oom-arm")) v.oom_arm = daemon::arm_mode_named(oom_arm);
+    if (given("--no-oom-arming")) v.oom_arm = daemon::arm_mode::none;
     v.foreground = o.foreground;
     return v;
 }
@@ -163,9 +166,14 @@ void add_serve(CLI::App& app, int& status) {
     sub->add_option("--metrics-interval", *interval, "Seconds between two writes of --metrics-file")
         ->check(CLI::Range(1u, 86400u));
     auto no_arming = std::make_shared<bool>(false);
-    sub->add_flag("--no-oom-arming", *no_arming,
-                  "Do not arm JVMs whose OnOutOfMemoryError runs heapd (the config's oom.arm = false)");
-    sub->callback([o, config_file, metrics, interval, no_arming, sub, &status] {
+    auto arm = std::make_shared<std::string>();
+    sub->add_option("--oom-arm", *arm,
+                    "Which JVMs to arm for their OutOfMemoryError: all (the config's [[oom.select]] ones when it "
+                    "has any, and every hooked one), hooked (those whose OnOutOfMemoryError runs heapd), none "
+                    "(the config's oom.arm)")
+        ->check(CLI::IsMember({"all", "hooked", "none"}));
+    sub->add_flag("--no-oom-arming", *no_arming, "Arm no JVM (--oom-arm none)");
+    sub->callback([o, config_file, metrics, interval, no_arming, arm, sub, &status] {
         // The file first, then the options given; SIGHUP does the same again.
         const bool explicit_file = sub->get_option("--config")->count() > 0;
         std::string path = explicit_file ? *config_file : daemon::default_config_path();
@@ -174,7 +182,7 @@ void add_serve(CLI::App& app, int& status) {
         if (auto absolute = std::filesystem::absolute(path, ec); !path.empty() && !ec) path = absolute.string();
         daemon::heapd_config base;
         base.serve.spool_dir = daemon::default_spool_dir();
-        const daemon::config_overrides overrides = given_overrides(*sub, *o, *metrics, *interval);
+        const daemon::config_overrides overrides = given_overrides(*sub, *o, *metrics, *interval, *arm);
         daemon::server::config_loader load = [=] { return daemon::load_config(path, explicit_file, base, overrides); };
         auto config = load();
         if (!config) {

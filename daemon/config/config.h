@@ -85,9 +85,19 @@ struct dump_rule {
     int sample_depth = 16;                      // sample: frames per sample
 };
 
+// Which JVMs the daemon arms for their OutOfMemoryError ([oom] arm).
+enum class arm_mode {
+    none,    // none (arm = false)
+    hooked,  // those whose OnOutOfMemoryError runs heapd's hook
+    all,     // every JVM (those [[oom.select]] names, when it names any), hooked or not
+};
+
 // Arming JVMs ahead of their OutOfMemoryError (oom_armer.h).
 struct oom_options {
-    bool arm = true;                                // arm JVMs whose OnOutOfMemoryError runs heapd
+    arm_mode arm = arm_mode::all;
+    // With arm_mode::all: only the JVMs one of these selects (none: every JVM); a JVM whose hook
+    // runs heapd is armed whatever they say.
+    std::vector<jvm_selector> select;
     std::chrono::milliseconds poll_interval{2000};  // how often new JVMs are looked for
     std::chrono::milliseconds recheck{60000};       // how often an armed JVM's flags are read again
 };

@@ -9,6 +9,7 @@
 
 #include "base/unique_fd.h"
 #include "daemon/config/config_reader.h"
+#include "daemon/config/config_values.h"
 
 #ifndef HEAPD_CONFIG_FILE
 #define HEAPD_CONFIG_FILE "/etc/heapd/heapd.toml"
@@ -98,8 +99,29 @@ void read_metrics(config_reader& r, const toml::table& t, metrics_options& m) {
 }
 
 void read_oom(config_reader& r, const toml::table& t, oom_options& o) {
-    r.only_known_keys(t, "[oom]", {"arm", "poll_interval", "recheck"});
-    read_key(t, "arm", o.arm, [&](const toml::node& n) { return r.boolean(n, "oom.arm"); });
+    r.only_known_keys(t, "[oom]", {"arm", "select", "poll_interval", "recheck"});
+    read_key(t, "arm", o.arm, [&](const toml::node& n) -> std::optional<arm_mode> {
+        if (const auto* b = n.as_boolean()) return b->get() ? arm_mode::all : arm_mode::none;
+        if (const auto* s = n.as_string())
+            if (auto mode = arm_mode_named(s->get())) return mode;
+        r.error(n.source(), "oom.arm must be true, false, \"all\", \"hooked\" or \"none\"");
+        return std::nullopt;
+    });
+    if (const toml::node* n = t.get("select")) {
+        const toml::array* list = n->as_array();
+        if (!list || !list->is_array_of_tables()) {
+            r.error(n->source(), "oom.select must be tables: [[oom.select]] with main_class, command, user, container");
+        } else {
+            o.select.clear();
+            for (const toml::node& one : *list) {
+                const toml::table& sel = *one.as_table();
+                r.only_known_keys(sel, "[[oom.select]]", {"main_class", "command", "user", "container"});
+                jvm_selector s;
+                read_selector(r, sel, "oom.select.", s);
+                o.select.push_back(std::move(s));
+            }
+        }
+    }
     read_key(t, "poll_interval", o.poll_interval,
              [&](const toml::node& n) { return r.duration(n, "oom.poll_interval", 100ms); });
     read_key(t, "recheck", o.recheck, [&](const toml::node& n) { return r.duration(n, "oom.recheck", 1000ms); });

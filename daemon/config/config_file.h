@@ -51,7 +51,7 @@ struct config_overrides {
     std::optional<std::uint64_t> keep_count, keep_bytes, keep_days;
     std::optional<std::string> metrics_file;
     std::optional<std::chrono::seconds> metrics_interval;
-    std::optional<bool> oom_arm;
+    std::optional<arm_mode> oom_arm;
     bool foreground = false;
 };
 

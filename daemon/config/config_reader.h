@@ -65,6 +65,10 @@ void read_key(const toml::table& t, std::string_view key, T& target, Read read) 
 // "a string", "an integer", ... for messages.
 std::string_view type_phrase(toml::node_type t);
 
+// A JVM selector's keys of table t (main_class, command, user, container) into s; prefix names
+// them in messages ("rule.", "oom.select.").
+void read_selector(config_reader& r, const toml::table& t, const std::string& prefix, jvm_selector& s);
+
 // The [[rule]] array (rules: the node under the key "rule") into out.
 void read_rules(config_reader& r, const toml::node& rules, std::vector<dump_rule>& out);
 

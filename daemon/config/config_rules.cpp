@@ -19,42 +19,6 @@ bool valid_rule_name(const std::string& name) {
     return true;
 }
 
-void read_selector(config_reader& r, const toml::table& t, const std::string& prefix, jvm_selector& s) {
-    read_key(t, "main_class", s.main_class, [&](const toml::node& n) -> std::optional<std::string> {
-        auto glob = r.string(n, prefix + "main_class");
-        if (glob && glob->empty()) {
-            r.error(n.source(), prefix + "main_class must be a pattern, not \"\" (leave it out to match every JVM)");
-            return std::nullopt;
-        }
-        return glob;
-    });
-    if (const toml::node* n = t.get("command")) {
-        if (auto pattern = r.string(*n, prefix + "command")) {
-            try {
-                s.command_re.emplace(*pattern, std::regex::ECMAScript);
-                s.command = *pattern;
-            } catch (const std::regex_error& e) {
-                r.error(n->source(), prefix + "command is not a valid regular expression: " + e.what());
-            }
-        }
-    }
-    if (const toml::node* n = t.get("user")) {
-        if (const auto* uid = n->as_integer()) {
-            if (uid->get() >= 0 && uid->get() <= 0xfffffffe)
-                s.user = std::to_string(uid->get());
-            else
-                r.error(n->source(), prefix + "user must be a user name or a uid, not " + std::to_string(uid->get()));
-        } else if (auto name = r.string(*n, prefix + "user")) {
-            if (name->empty())
-                r.error(n->source(), prefix + "user must name a user, not \"\"");
-            else
-                s.user = *name;
-        }
-    }
-    if (const toml::node* n = t.get("container"))
-        if (auto b = r.boolean(*n, prefix + "container")) s.container = *b;
-}
-
 // One [[rule]] table into out (with what could be read of it when it has errors).
 void read_rule(config_reader& r, const toml::table& t, std::map<std::string, int>& names, std::vector<dump_rule>& out) {
     dump_rule rule;
@@ -159,6 +123,42 @@ void read_rule(config_reader& r, const toml::table& t, std::map<std::string, int
 }
 
 }  // namespace
+
+void read_selector(config_reader& r, const toml::table& t, const std::string& prefix, jvm_selector& s) {
+    read_key(t, "main_class", s.main_class, [&](const toml::node& n) -> std::optional<std::string> {
+        auto glob = r.string(n, prefix + "main_class");
+        if (glob && glob->empty()) {
+            r.error(n.source(), prefix + "main_class must be a pattern, not \"\" (leave it out to match every JVM)");
+            return std::nullopt;
+        }
+        return glob;
+    });
+    if (const toml::node* n = t.get("command")) {
+        if (auto pattern = r.string(*n, prefix + "command")) {
+            try {
+                s.command_re.emplace(*pattern, std::regex::ECMAScript);
+                s.command = *pattern;
+            } catch (const std::regex_error& e) {
+                r.error(n->source(), prefix + "command is not a valid regular expression: " + e.what());
+            }
+        }
+    }
+    if (const toml::node* n = t.get("user")) {
+        if (const auto* uid = n->as_integer()) {
+            if (uid->get() >= 0 && uid->get() <= 0xfffffffe)
+                s.user = std::to_string(uid->get());
+            else
+                r.error(n->source(), prefix + "user must be a user name or a uid, not " + std::to_string(uid->get()));
+        } else if (auto name = r.string(*n, prefix + "user")) {
+            if (name->empty())
+                r.error(n->source(), prefix + "user must name a user, not \"\"");
+            else
+                s.user = *name;
+        }
+    }
+    if (const toml::node* n = t.get("container"))
+        if (auto b = r.boolean(*n, prefix + "container")) s.container = *b;
+}
 
 void read_rules(config_reader& r, const toml::node& rules, std::vector<dump_rule>& out) {
     const toml::array* a = rules.as_array();

@@ -59,6 +59,20 @@ std::string describe_selector(const jvm_selector& s) {
     return out;
 }
 
+std::string describe_arming(const oom_options& o) {
+    const std::string when =
+        ", looked for every " + duration_string(o.poll_interval) + ", checked every " + duration_string(o.recheck);
+    switch (o.arm) {
+    case arm_mode::none: return "no arming";
+    case arm_mode::hooked: return "arming JVMs whose OnOutOfMemoryError runs heapd" + when;
+    case arm_mode::all:
+        return (o.select.empty() ? "arming every JVM"
+                                 : "arming the JVMs selected below and those whose hook runs heapd") +
+               when + "; the daemon collects the dumps of those without the hook";
+    }
+    return "?";
+}
+
 std::string describe_triggers(const dump_rule& r) {
     std::vector<std::string> parts;
     if (r.every) parts.push_back("every " + duration_string(*r.every));
@@ -112,10 +126,9 @@ std::vector<std::string> config_summary(const heapd_config& c) {
     out.push_back("metrics    " + (c.metrics.textfile.empty()
                                        ? std::string("no textfile")
                                        : c.metrics.textfile + " every " + duration_string(c.metrics.interval)));
-    out.push_back("oom        " + (c.oom.arm ? "arming JVMs whose OnOutOfMemoryError runs heapd, looked for every " +
-                                                   duration_string(c.oom.poll_interval) + ", checked every " +
-                                                   duration_string(c.oom.recheck)
-                                             : std::string("no arming")));
+    out.push_back("oom        " + describe_arming(c.oom));
+    for (const jvm_selector& s : c.oom.arm == arm_mode::all ? c.oom.select : std::vector<jvm_selector>{})
+        out.push_back("  JVMs     " + describe_selector(s));
     out.push_back("rules      " + (c.rules.empty() ? std::string("none")
                                                    : std::to_string(c.rules.size()) + ", JVMs read every " +
                                                          duration_string(c.poll_interval)));
@@ -162,7 +175,14 @@ config_changes compare_configs(const heapd_config& running, const heapd_config& 
     compare(out.live, "metrics.textfile", running.metrics.textfile, next.metrics.textfile, text);
     compare(out.live, "metrics.interval", running.metrics.interval, next.metrics.interval, duration);
     compare(out.live, "oom.arm", running.oom.arm, next.oom.arm,
-            [](bool v) { return std::string(v ? "true" : "false"); });
+            [](arm_mode m) { return std::string(arm_mode_name(m)); });
+    {
+        std::string before, after;
+        for (const jvm_selector& s : running.oom.select) before += "; " + describe_selector(s);
+        for (const jvm_selector& s : next.oom.select) after += "; " + describe_selector(s);
+        compare(out.live, "oom.select", before, after,
+                [](const std::string& v) { return v.empty() ? std::string("none") : v.substr(2); });
+    }
     compare(out.live, "oom.poll_interval", running.oom.poll_interval, next.oom.poll_interval, duration);
     compare(out.live, "oom.recheck", running.oom.recheck, next.oom.recheck, duration);
 

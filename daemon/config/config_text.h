@@ -9,6 +9,8 @@ namespace heapd::daemon {
 
 // Which JVMs a rule applies to: "every JVM", or "main class com.example.*, command /-Xmx8g/, user app".
 std::string describe_selector(const jvm_selector& s);
+// Which JVMs are armed for their OutOfMemoryError: "arming every JVM, looked for every 2s, ...".
+std::string describe_arming(const oom_options& o);
 // When a rule dumps: "every 6h; old gen above 80% after 3 old collections in a row".
 std::string describe_triggers(const dump_rule& r);
 // How often at most: "cooldown 1h, at most 3 dumps per JVM, live objects only".

@@ -103,4 +103,19 @@ std::string size_string(std::uint64_t bytes) {
     return std::to_string(bytes) + (unit == 0 ? std::string() : std::string(1, units[unit - 1]));
 }
 
+std::optional<arm_mode> arm_mode_named(std::string_view name) {
+    for (arm_mode m : {arm_mode::all, arm_mode::hooked, arm_mode::none})
+        if (arm_mode_name(m) == name) return m;
+    return std::nullopt;
+}
+
+std::string_view arm_mode_name(arm_mode mode) {
+    switch (mode) {
+    case arm_mode::all: return "all";
+    case arm_mode::hooked: return "hooked";
+    case arm_mode::none: return "none";
+    }
+    return "?";
+}
+
 }  // namespace heapd::daemon

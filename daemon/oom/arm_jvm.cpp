@@ -46,7 +46,7 @@ wire::json to_json(const arm_status& s) {
     const char* state = s.state == arm_state::armed      ? "armed"
                         : s.state == arm_state::own_path ? "own_path"
                                                          : "not_armed";
-    return {{"state", state}, {"dump_path", s.dump_path}, {"note", s.why}};
+    return {{"state", state}, {"dump_path", s.dump_path}, {"note", s.why}, {"collected", s.collected}};
 }
 
 bool oom_hook_running(pid_t pid) {
@@ -195,7 +195,8 @@ arm_status arm_jvm(pid_t pid, pid_t ns_pid, std::uint64_t start_time, std::uint6
     if (!hook) return not_armed(hook.error().message);
     oom_settings exact;
     exact.on_error = *hook;
-    if (!hook_reaches(exact, socket_path, bare_hook_socket(pid))) {
+    const bool collected = !hook_runs_heapd(exact);
+    if (!collected && !hook_reaches(exact, socket_path, bare_hook_socket(pid))) {
         arm_status elsewhere;
         elsewhere.another_daemons = true;
         elsewhere.why = "its hook hands its dump to another daemon";
@@ -208,6 +209,7 @@ arm_status arm_jvm(pid_t pid, pid_t ns_pid, std::uint64_t start_time, std::uint6
 
     const std::string ours = "/tmp/" + armed_dump_prefix(ns_pid, start_time);
     arm_status s;
+    s.collected = collected;
     if (!path->empty() && !path->starts_with(ours)) {
         // The user's own path: the JVM dumps there, and the hook adopts it from there.
         s.state = arm_state::own_path;
@@ -232,7 +234,7 @@ arm_status arm_jvm(pid_t pid, pid_t ns_pid, std::uint64_t start_time, std::uint6
         return s;
     }
     if (*on == "true" && path->empty())  // dumps into its working directory, as the user asked
-        return arm_status{arm_state::own_path, "", "dumps into its working directory", false};
+        return arm_status{arm_state::own_path, "", "dumps into its working directory", false, false, collected};
     if (heap_max == 0)  // no hsperfdata: the JVM says it
         if (auto max = read_flag("MaxHeapSize")) heap_max = std::strtoull(max->c_str(), nullptr, 10);
     if (auto why = no_room_for_dump(pid, heap_max)) return not_armed(*why);

@@ -41,6 +41,8 @@ struct arm_status {
     std::string dump_path;  // where the JVM writes its OOM dump, as the JVM sees it ("" when not armed)
     std::string why;        // not_armed: the reason; otherwise what was done ("set", "already set")
     bool changed = false;   // flags were set this time
+    // It has no heapd hook: the daemon collects its dump itself when it is written (dump_collector.h).
+    bool collected = false;
     // Its hook, read through attach, hands its dump to another daemon: left to that one. (What
     // hsperfdata shows of the hook is cut at the first " -", so a socket it names may be missing.)
     bool another_daemons = false;
@@ -71,6 +73,7 @@ bool hook_reaches(const oom_settings& oom, std::string_view socket_path, std::st
 
 // Arms the JVM with host pid `pid` (its pid in its namespace and its start time given) for the
 // daemon at socket_path: reads its hook and both flags through attach, then sets what is missing.
+// A JVM whose hook does not run heapd is armed too (collected set: the daemon collects its dump).
 // heap_max is the most the heap may hold (bytes; 0: asked of the JVM, MaxHeapSize): a /tmp with less
 // room than that is not used. tag: the JVM's armed_dump_tag; a dump path of heapd's with another tag
 // (another daemon's store, an older heapd) is replaced. options bound each attach.

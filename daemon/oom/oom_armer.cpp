@@ -5,6 +5,7 @@
 #include "attach/jvm_discovery.h"
 #include "attach/process_info.h"
 #include "daemon/jvms/jvm_facts.h"
+#include "daemon/rules/rule_match.h"
 #include "daemon/runtime/log_text.h"
 
 namespace heapd::daemon {
@@ -26,8 +27,11 @@ const char* state_name(arm_state s) {
 
 }  // namespace
 
-oom_armer::oom_armer(std::shared_ptr<spdlog::logger> log, std::string socket_path, const hash_key& key)
-    : log_(std::move(log)), socket_path_(std::move(socket_path)), key_(key), thread_([this] { run(); }) {}
+oom_armer::oom_armer(std::shared_ptr<spdlog::logger> log, std::string socket_path, const hash_key& key,
+                     dump_collector* collector)
+    : log_(std::move(log)), socket_path_(std::move(socket_path)), key_(key), collector_(collector), thread_([this] {
+          run();
+      }) {}
 
 oom_armer::~oom_armer() {
     {
@@ -81,12 +85,14 @@ void oom_armer::run() {
         if (stopping_) return;
         const std::uint64_t generation = generation_;
         const oom_options options = options_;
-        if (options.arm) {
+        if (options.arm != arm_mode::none) {
             lock.unlock();
             poll_once(options);
             lock.lock();
             ++polls_;
         } else {
+            for (const auto& [id, e] : jvms_)
+                if (e.status.collected && collector_) collector_->forget(id);
             jvms_.clear();
         }
         wake_.wait_for(lock, options.poll_interval, [&] { return stopping_ || generation_ != generation; });
@@ -109,10 +115,22 @@ void oom_armer::poll_once(const oom_options& options) {
         // A JVM without hsperfdata (-XX:+PerfDisableSharedMem) is judged by its command line.
         const bool no_perfdata = j.perfdata_path.empty();
         if (!no_perfdata && (!facts.summary || !facts.summary->accessible)) continue;
-        // Only a JVM whose hook runs heapd: the hook is what hands the dump over at the error. Which
-        // daemon it hands it to, only the flag's exact value says (arm_jvm reads it): in hsperfdata's
-        // vmArgs a value is cut at the next " --", its --socket with it.
-        if (!hook_runs_heapd(oom_settings_of(facts))) continue;
+        // A JVM whose hook runs heapd: the hook hands the dump over at the error. Which daemon it
+        // hands it to, only the flag's exact value says (arm_jvm reads it): in hsperfdata's vmArgs a
+        // value is cut at the next " --", its --socket with it. Any other JVM when all are armed
+        // (the selected ones, when selectors are given): the daemon collects its dump.
+        const bool hooked = hook_runs_heapd(oom_settings_of(facts));
+        if (!hooked) {
+            if (options.arm != arm_mode::all || !collector_) continue;
+            if (!options.select.empty()) {
+                const jvm_perf_summary none;
+                const std::string user = user_name_of(j.uid);
+                bool chosen = false;
+                for (const jvm_selector& sel : options.select)
+                    chosen = chosen || selects(sel, j, facts.summary ? *facts.summary : none, user);
+                if (!chosen) continue;
+            }
+        }
         {
             std::lock_guard lock(mutex_);
             if (elsewhere_.contains(id)) {
@@ -144,10 +162,38 @@ void oom_armer::poll_once(const oom_options& options) {
         const std::uint64_t heap_max =
             facts.summary ? static_cast<std::uint64_t>(std::max<std::int64_t>(facts.summary->heap.max_capacity, 0)) : 0;
         const std::string main_class = facts.summary ? facts.summary->main_class : "no hsperfdata";
-        arm_status st = arm_jvm(j.pid, j.ns_pid, info->start_time, heap_max,
-                                armed_dump_tag(key_, j.ns_pid, info->start_time, j.uid), socket_path_, how);
-        if (!attach::read_process_info(j.pid)) continue;  // it ended meanwhile
-        if (st.another_daemons) {                         // not one arming is for, after all: looked at no more
+        const std::string tag = armed_dump_tag(key_, j.ns_pid, info->start_time, j.uid);
+        collect_target target{id, j.ns_pid, j.uid, info->egid, j.pid_ns, j.mount_ns, {}, {}, {}};
+        if (facts.summary) {
+            target.jvm = facts.summary->vm_version;
+            target.command = facts.summary->command;
+        }
+        // Watched before its flags are set: a dump made right after is not missed.
+        if (!hooked && (!known || known->status.state == arm_state::not_armed)) {
+            target.dump_path = "/tmp/" + armed_dump_prefix(j.ns_pid, info->start_time) + tag + ".hprof";
+            if (auto why = collect(target, true)) {
+                arm_status st;
+                st.why = "its dump could not be collected: " + *why;
+                if (!known || known->status.why != st.why)
+                    log_->warn("oom arming: pid {} ({}) not armed: {}", j.pid, bounded_text(main_class),
+                               bounded_text(st.why));
+                std::lock_guard lock(mutex_);
+                jvms_[id] = entry{std::move(st), now};
+                continue;
+            }
+        }
+        arm_status st = arm_jvm(j.pid, j.ns_pid, info->start_time, heap_max, tag, socket_path_, how);
+        if (!attach::read_process_info(j.pid)) {  // it ended meanwhile
+            if (!hooked) collect(target, false);
+            continue;
+        }
+        if (!st.another_daemons && st.state != arm_state::not_armed && st.collected) {
+            target.dump_path = st.dump_path;  // its own HeapDumpPath, perhaps ("": its working directory)
+            if (auto why = collect(target, true)) st.why += "; its dump cannot be collected: " + *why;
+        } else if (!hooked && st.state == arm_state::not_armed && (!known || !known->status.collected)) {
+            collect(target, false);
+        }
+        if (st.another_daemons) {  // not one arming is for, after all: looked at no more
             std::lock_guard lock(mutex_);
             jvms_.erase(id);
             elsewhere_.insert(id);
@@ -168,8 +214,23 @@ void oom_armer::poll_once(const oom_options& options) {
         jvms_[id] = entry{std::move(st), now};
     }
     std::lock_guard lock(mutex_);
-    std::erase_if(jvms_, [&](const auto& e) { return !alive.contains(e.first); });
+    std::erase_if(jvms_, [&](const auto& e) {
+        if (alive.contains(e.first)) return false;
+        if (collector_) collector_->forget(e.first);  // a dump it made and did not close is taken now
+        return true;
+    });
     std::erase_if(elsewhere_, [&](const jvm_identity& id) { return !seen_elsewhere.contains(id); });
+}
+
+std::optional<std::string> oom_armer::collect(const collect_target& target, bool watch) {
+    if (!collector_) return "no collector";
+    if (!watch) {
+        collector_->forget(target.id);
+        return std::nullopt;
+    }
+    auto watched = collector_->watch(target);
+    if (!watched) return watched.error().message;
+    return std::nullopt;
 }
 
 }  // namespace heapd::daemon

@@ -1,9 +1,11 @@
 #pragma once
 // The daemon's arming of JVMs ahead of their OutOfMemoryError (arm_jvm.h), on a thread of its
-// own: every poll interval the JVMs are found (/proc and hsperfdata, no attach); each new one whose
-// OnOutOfMemoryError runs heapd is armed through attach; the
-// armed ones are checked again every recheck interval, through a listener already up only (never
-// signalled), and armed again when their flags were changed. A JVM in its hook is never touched.
+// own: every poll interval the JVMs are found (/proc and hsperfdata, no attach); each new one the
+// options select (every JVM by default, or those whose OnOutOfMemoryError runs heapd) is armed
+// through attach; the armed ones are checked again every recheck interval, through a listener
+// already up only (never signalled), and armed again when their flags were changed. A JVM in its
+// hook is never touched. For a JVM without heapd's hook, the directory its dump goes to is watched
+// before its flags are set (dump_collector.h), and the daemon collects the dump itself.
 // `jvms` and the metrics read the states; one log line per JVM armed or not armable.
 #include <sys/types.h>
 
@@ -24,6 +26,7 @@
 #include "daemon/config/config.h"
 #include "daemon/jvms/jvm_identity.h"
 #include "daemon/oom/arm_jvm.h"
+#include "daemon/oom/dump_collector.h"
 
 namespace heapd::daemon {
 
@@ -31,8 +34,10 @@ namespace heapd::daemon {
 class oom_armer {
 public:
     // socket_path: this daemon's; a JVM whose hook names another socket is left to its daemon. key:
-    // the store's, the dump names are tagged with (arm_jvm.h).
-    oom_armer(std::shared_ptr<spdlog::logger> log, std::string socket_path, const hash_key& key);
+    // the store's, the dump names are tagged with (arm_jvm.h). collector: where the dumps of JVMs
+    // without heapd's hook are collected (it outlives the armer; none: such JVMs are not armed).
+    oom_armer(std::shared_ptr<spdlog::logger> log, std::string socket_path, const hash_key& key,
+              dump_collector* collector);
     ~oom_armer();  // stops the thread (an attach under way ends within its timeout)
     oom_armer(const oom_armer&) = delete;
     oom_armer& operator=(const oom_armer&) = delete;
@@ -57,10 +62,14 @@ private:
     };
     void run();
     void poll_once(const oom_options& options);
+    // Watches where the JVM's dump goes (collect: its dump path; "" when not armed), else lets go of
+    // it; the reason it cannot be watched.
+    std::optional<std::string> collect(const collect_target& target, bool watch);
 
     std::shared_ptr<spdlog::logger> log_;
     const std::string socket_path_;
     const hash_key key_;
+    dump_collector* const collector_;
     mutable std::mutex mutex_;
     std::condition_variable wake_;
     oom_options options_;

@@ -27,7 +27,8 @@ wire::json to_json(const intake_record& r) {
             {"attempts", r.attempts},
             {"last_error", r.last_error},
             {"dump_dev", r.dump_dev},
-            {"dump_ino", r.dump_ino}};
+            {"dump_ino", r.dump_ino},
+            {"collected", r.collected}};
 }
 
 result<intake_record> intake_record_from_json(const wire::json& j) {
@@ -47,6 +48,7 @@ result<intake_record> intake_record_from_json(const wire::json& j) {
     r.last_error = j.value("last_error", std::string());
     r.dump_dev = j["dump_dev"].get<std::uint64_t>();
     r.dump_ino = j["dump_ino"].get<std::uint64_t>();
+    r.collected = j.value("collected", false);
     if (intake_key(r.writer_uid, r.key.substr(std::min(r.key.size(), r.key.find('-') + 1))) != r.key)
         return bad("has a key that is not its writer's");
     return r;

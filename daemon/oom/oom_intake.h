@@ -1,10 +1,10 @@
 #pragma once
 // The OOM intake: every OutOfMemoryError dump request the daemon has taken (from a hook over its
-// socket, or from the spool) and not yet made into a store entry, one record each in the store
-// (ROOT/intake/KEY.json). A record is written before the hook is acknowledged or the spool file is
-// removed, and removed only once the entry is kept or the request is given up for good; until then
-// the dump the JVM wrote stays where it lies. So a stop, a crash, a refusal or a full queue loses
-// no OOM: at start the daemon takes every record again.
+// socket, from the spool, or a dump it collected itself) and not yet made into a store entry, one record each in the
+// store (ROOT/intake/KEY.json). A record is written before the hook is acknowledged or the spool file is removed, and
+// removed only once the entry is kept or the request is given up for good; until then the dump the JVM wrote stays
+// where it lies. So a stop, a crash, a refusal or a full queue loses no OOM: at start the daemon takes every record
+// again.
 #include <sys/types.h>
 
 #include <cstdint>
@@ -32,6 +32,9 @@ struct intake_record {
     // The dump the request names, once opened: heapd's armed file is removed at the end only when
     // its name still leads to this very file.
     std::uint64_t dump_dev = 0, dump_ino = 0;
+    // Collected by the daemon itself from a JVM without heapd's hook (dump_collector.h): the writer
+    // is the JVM's user, and the daemon's word that the dump is that JVM's is taken.
+    bool collected = false;
 };
 
 wire::json to_json(const intake_record& r);

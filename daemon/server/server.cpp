@@ -152,7 +152,15 @@ result<std::unique_ptr<server>> server::open(const heapd_config& config, std::sh
             return " as job " + std::to_string(job->id);
         },
         log);
-    s->armer_ = std::make_unique<oom_armer>(log, s->options_.socket_path, s->store_->key());
+    // The dumps of JVMs without heapd's hook, collected by the daemon as they are written.
+    auto collector =
+        dump_collector::open(s->io_, [h = s->handler_.get()](collected_dump d) { h->oom_collected(std::move(d)); });
+    if (collector)
+        s->collector_ = std::move(*collector);
+    else
+        log->warn("oom arming: {}; only JVMs whose OnOutOfMemoryError runs heapd are armed",
+                  bounded_text(collector.error().message));
+    s->armer_ = std::make_unique<oom_armer>(log, s->options_.socket_path, s->store_->key(), s->collector_.get());
     s->armer_->configure(config.oom);
     s->handler_->set_armer(s->armer_.get());
     s->handler_->set_watcher(s->rules_.get());

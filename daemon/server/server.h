@@ -96,6 +96,7 @@ private:
     std::unique_ptr<request_handler> handler_;
     std::unique_ptr<rule_watcher> rules_;         // asks handler_ for dumps: destroyed before it
     std::shared_ptr<metrics_counters> counters_;  // fed by the jobs, also from workers
+    std::unique_ptr<dump_collector> collector_;   // calls handler_, called by armer_
     std::unique_ptr<oom_armer> armer_;            // read by handler_ and metrics_
     std::unique_ptr<death_log> death_log_;        // read by handler_, written by jvm_died
     death_rate death_rate_;                       // jvm_died's (the death watcher's thread)

@@ -106,6 +106,11 @@ serve_process::~serve_process() { stop(SIGTERM); }
 
 std::vector<std::string> serve_process::args() const {
     std::vector<std::string> argv = {heapd_binary(), "serve", "--foreground", "--socket", socket(), "--store", store()};
+    // A test's daemon arms only its own JVMs: those whose hook names its socket, unless the test says
+    // which (--oom-arm all with its config's [[oom.select]]).
+    if (std::find(extra_.begin(), extra_.end(), "--oom-arm") == extra_.end() &&
+        std::find(extra_.begin(), extra_.end(), "--no-oom-arming") == extra_.end())
+        argv.insert(argv.end(), {"--oom-arm", "hooked"});
     argv.insert(argv.end(), extra_.begin(), extra_.end());
     return argv;
 }

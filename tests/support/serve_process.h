@@ -33,7 +33,7 @@ private:
     std::string path_;
 };
 
-// `heapd serve --foreground --socket DIR/heapd.sock --store DIR/store [extra]`, its stderr in
+// `heapd serve --foreground --socket DIR/heapd.sock --store DIR/store [--oom-arm hooked] [extra]`, its stderr in
 // DIR/heapd.log; stopped (SIGTERM, then SIGKILL) and its directory removed on destruction.
 class serve_process {
 public:

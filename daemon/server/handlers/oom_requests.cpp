@@ -30,12 +30,13 @@ constexpr auto oom_retry_pause = std::chrono::seconds(20);
 constexpr std::size_t max_held_oom_dumps = 64;
 
 // Who wrote a request: who asks for its dump. An admin by uid alone (root) or by the group; a hook
-// in a container names the JVM by its pid there.
+// in a container names the JVM by its pid there. A dump the daemon collected is the JVM user's,
+// attributed to that JVM on the daemon's word (as an admin's).
 peer_credentials writer_of(const intake_record& r, std::optional<gid_t> admin_group) {
     peer_credentials p;
     p.uid = r.writer_uid;
     p.gid = r.writer_gid;
-    p.admin = r.writer_uid == 0 || (admin_group && r.writer_gid == *admin_group);
+    p.admin = r.collected || r.writer_uid == 0 || (admin_group && r.writer_gid == *admin_group);
     if (auto ns = r.args.find("pid_ns"); ns != r.args.end() && ns->is_number_unsigned())
         p.pid_ns = attach::pid_namespace{ns->get<std::uint64_t>(), -1};
     return p;
@@ -81,7 +82,8 @@ std::optional<unique_fd> open_intake_dump(const intake_record& r, const peer_cre
     if (path.empty()) return std::nullopt;
     auto opened = attach::open_as_owner(path, p.uid, p.gid, false);
     struct stat st {};
-    if (opened && ::fstat(opened->get(), &st) == 0 && (p.admin || st.st_uid == p.uid)) return std::move(*opened);
+    if (opened && ::fstat(opened->get(), &st) == 0 && ((p.admin && !r.collected) || st.st_uid == p.uid))
+        return std::move(*opened);
     problems.push_back("the JVM's dump " + path + " cannot be adopted for uid " + std::to_string(p.uid) + " (" +
                        (opened ? "owned by uid " + std::to_string(st.st_uid) : opened.error().message) +
                        "); dumping the JVM if it still runs");
@@ -262,6 +264,42 @@ void request_handler::oom_from_hook(const wire::request& r, const connection_ptr
     if (!started) return send_error(c, r.id, wire::kind_of(started.error().code), started.error().message);
     if (!*started) return c->send(wire::make_result(r.id, {{"taken", "waiting to start"}}));
     if (!waits) c->send(wire::make_result(r.id, {{"job", to_json(**started, now_ms())}}));
+}
+
+void request_handler::oom_collected(collected_dump d) {
+    const collect_target& t = d.target;
+    intake_record rec;
+    auto key = intake_key(t.uid, new_request_id());
+    if (!key) return;
+    rec.key = *key;
+    rec.writer_uid = t.uid;
+    rec.writer_gid = t.gid;
+    // As the JVM's hook would say it: its pid and dump as the JVM sees them, and its namespaces.
+    rec.args = {{"pid", t.ns_pid},
+                {"pid_ns", t.pid_ns},
+                {"mnt_ns", t.mnt_ns},
+                {"start_time", t.id.start_time},
+                {"trigger", "oom"},
+                {"dump_path", d.path},
+                {"jvm", t.jvm},
+                {"command", t.command},
+                {"request_id", rec.key.substr(rec.key.find('-') + 1)}};
+    rec.received_ms = now_ms();
+    rec.collected = true;
+    struct stat st {};
+    if (d.file && ::fstat(d.file.get(), &st) == 0) {
+        rec.dump_dev = st.st_dev;
+        rec.dump_ino = st.st_ino;
+    }
+    log_->info("OOM: pid {} wrote its dump {} ({} bytes); collected as request {}", t.id.pid, bounded_text(d.path),
+               static_cast<std::int64_t>(st.st_size), rec.key);
+    if (auto kept = intake_->keep(rec); !kept)
+        log_->warn("OOM request {}: {} (taken on all the same, while the daemon runs)", rec.key,
+                   bounded_text(kept.error().message));
+    std::optional<unique_fd> fd;
+    if (d.file) fd = std::move(d.file);
+    auto started = start_oom(std::move(rec), std::move(fd), {});
+    if (started && *started) log_->info("OOM dump of pid {}: job {}", t.id.pid, (*started)->id);
 }
 
 std::size_t request_handler::take_spooled(const std::string& spool_dir) {

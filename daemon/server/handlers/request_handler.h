@@ -21,6 +21,7 @@
 #include "daemon/deaths/death_store.h"
 #include "daemon/jobs/dump_job.h"
 #include "daemon/jobs/job_manager.h"
+#include "daemon/oom/dump_collector.h"
 #include "daemon/oom/oom_armer.h"
 #include "daemon/oom/oom_intake.h"
 #include "daemon/rules/rule_watcher.h"
@@ -80,6 +81,9 @@ public:
     // lines only. Each file stays in the spool until the intake holds its request; the number of
     // requests left there (the intake full) is returned.
     std::size_t take_spooled(const std::string& spool_dir);
+    // A dump the daemon collected from a JVM without heapd's hook (dump_collector.h): kept in the
+    // OOM intake and started as a hook's request is (io_context thread).
+    void oom_collected(collected_dump d);
     // Starts the OOM requests of the intake that waited (a full queue, a dump of the same JVM under
     // way, a failure to try again); the server calls it every few seconds.
     void retry_oom();

@@ -205,14 +205,36 @@ recheck = "5m"
 )",
                           "heapd.toml");
     ASSERT_TRUE(c.has_value()) << c.error().front().describe();
-    EXPECT_FALSE(c->oom.arm);
+    EXPECT_EQ(c->oom.arm, arm_mode::none);
     EXPECT_EQ(c->oom.poll_interval, 500ms);
     EXPECT_EQ(c->oom.recheck, 300s);
     auto bad = parse_config("[oom]\narm = 1\nrecheck = \"10ms\"\nwhat = 2\n", "heapd.toml");
     ASSERT_FALSE(bad.has_value());
     EXPECT_EQ(bad.error().size(), 3u);
+    EXPECT_FALSE(parse_config("[oom]\narm = \"some\"\n", "heapd.toml").has_value());
+    EXPECT_FALSE(parse_config("[oom]\nselect = \"app\"\n", "heapd.toml").has_value());
+    EXPECT_FALSE(parse_config("[[oom.select]]\nmain_klass = \"app\"\n", "heapd.toml").has_value());
+    // Every JVM is armed unless the file says otherwise; "hooked" is the old way, true is all.
     heapd_config defaults;
-    EXPECT_TRUE(defaults.oom.arm);
+    EXPECT_EQ(defaults.oom.arm, arm_mode::all);
+    EXPECT_TRUE(defaults.oom.select.empty());
+    EXPECT_EQ(parse_config("[oom]\narm = true\n", "heapd.toml")->oom.arm, arm_mode::all);
+    EXPECT_EQ(parse_config("[oom]\narm = \"hooked\"\n", "heapd.toml")->oom.arm, arm_mode::hooked);
+    auto selected = parse_config(R"(
+[oom]
+arm = "all"
+[[oom.select]]
+main_class = "com.example.*"
+[[oom.select]]
+user = "app"
+container = true
+)",
+                                 "heapd.toml");
+    ASSERT_TRUE(selected.has_value()) << selected.error().front().describe();
+    ASSERT_EQ(selected->oom.select.size(), 2u);
+    EXPECT_EQ(selected->oom.select[0].main_class, "com.example.*");
+    EXPECT_EQ(selected->oom.select[1].user, "app");
+    EXPECT_EQ(selected->oom.select[1].container, std::optional<bool>(true));
 }
 
 TEST(config_file, upload_keys_are_read_and_checked) {
