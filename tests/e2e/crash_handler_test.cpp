@@ -13,8 +13,8 @@ namespace {
 
 command_result crash(const std::string& how) {
     shared_dir dir;
-    return run_command({"env", "HEAPD_TEST_CRASH=" + how, heapd_binary(), "serve", "--foreground", "--socket",
-                        dir.file("s.sock"), "--store", dir.file("store")});
+    return run_command({"env", "HEAPD_TEST_CRASH=" + how, heapd_binary(), "serve", "--foreground", "--oom-arm",
+                        "hooked", "--socket", dir.file("s.sock"), "--store", dir.file("store")});
 }
 
 // The frames of the backtrace in stderr, "#N 0xADDR name+0xOFF".
@@ -65,8 +65,8 @@ TEST(crash_handler, a_crash_on_another_thread_shows_that_thread) {
 
 TEST(crash_handler, without_the_variable_nothing_crashes) {
     shared_dir dir;
-    auto r = run_command({heapd_binary(), "serve", "--foreground", "--socket", dir.file("x/" + std::string(120, 's')),
-                          "--store", dir.file("store")});
+    auto r = run_command({heapd_binary(), "serve", "--foreground", "--oom-arm", "hooked", "--socket",
+                          dir.file("x/" + std::string(120, 's')), "--store", dir.file("store")});
     EXPECT_EQ(r.exit_code, 3) << r.err;  // a socket path too long: refused, no crash
     EXPECT_EQ(r.err.find("fatal signal"), std::string::npos) << r.err;
     EXPECT_NE(r.err.find("longer than 107 bytes"), std::string::npos) << r.err;

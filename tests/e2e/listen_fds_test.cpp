@@ -59,9 +59,9 @@ TEST(listen_fds, serves_the_socket_it_was_passed_and_leaves_it_in_place) {
 
 // heapd serve, as passed the descriptors a launcher made, with a store in dir; what it printed.
 command_result serve_with(const shared_dir& dir, std::vector<std::string> launcher) {
-    for (const std::string& a :
-         {heapd_binary(), std::string("serve"), std::string("--foreground"), std::string("--socket"),
-          dir.file("heapd.sock"), std::string("--store"), dir.file("store")})
+    for (const std::string& a : {heapd_binary(), std::string("serve"), std::string("--foreground"),
+                                 std::string("--oom-arm"), std::string("hooked"), std::string("--socket"),
+                                 dir.file("heapd.sock"), std::string("--store"), dir.file("store")})
         launcher.push_back(a);
     launcher.insert(launcher.begin(), {"timeout", "60"});
     return run_command(launcher);

@@ -255,13 +255,13 @@ TEST(serve, the_store_is_free_once_it_says_stopped) {
 TEST(serve, a_second_daemon_on_the_same_socket_or_store_is_refused) {
     serve_process d;
     ASSERT_TRUE(d.ready()) << d.log();
-    auto same_socket = run_command(
-        {heapd_binary(), "serve", "--foreground", "--socket", d.socket(), "--store", d.dir() + "/other-store"});
+    auto same_socket = run_command({heapd_binary(), "serve", "--foreground", "--oom-arm", "hooked", "--socket",
+                                    d.socket(), "--store", d.dir() + "/other-store"});
     EXPECT_EQ(same_socket.exit_code, 3);
     EXPECT_NE(same_socket.err.find("another heapd is already serving " + d.socket()), std::string::npos)
         << same_socket.err;
-    auto same_store = run_command(
-        {heapd_binary(), "serve", "--foreground", "--socket", d.dir() + "/other.sock", "--store", d.store()});
+    auto same_store = run_command({heapd_binary(), "serve", "--foreground", "--oom-arm", "hooked", "--socket",
+                                   d.dir() + "/other.sock", "--store", d.store()});
     EXPECT_EQ(same_store.exit_code, 3);
     EXPECT_NE(same_store.err.find("another heapd is using the store"), std::string::npos) << same_store.err;
     EXPECT_TRUE(serves(d));
@@ -296,8 +296,8 @@ TEST(serve, a_stale_socket_file_is_replaced_and_another_file_is_left_alone) {
     }
     const std::string not_socket = dir.file("file.sock");
     { std::ofstream(not_socket) << "mine"; }
-    auto refused =
-        run_command({heapd_binary(), "serve", "--foreground", "--socket", not_socket, "--store", dir.file("s")});
+    auto refused = run_command({heapd_binary(), "serve", "--foreground", "--oom-arm", "hooked", "--socket", not_socket,
+                                "--store", dir.file("s")});
     EXPECT_EQ(refused.exit_code, 3);
     EXPECT_NE(refused.err.find("exists and is not a socket"), std::string::npos) << refused.err;
     EXPECT_TRUE(std::filesystem::is_regular_file(not_socket));
@@ -306,7 +306,8 @@ TEST(serve, a_stale_socket_file_is_replaced_and_another_file_is_left_alone) {
 TEST(serve, without_foreground_it_detaches_once_it_serves) {
     shared_dir dir;
     const std::string socket = dir.file("bg.sock");
-    auto started = run_command({heapd_binary(), "serve", "--socket", socket, "--store", dir.file("store")});
+    auto started =
+        run_command({heapd_binary(), "serve", "--oom-arm", "hooked", "--socket", socket, "--store", dir.file("store")});
     ASSERT_EQ(started.exit_code, 0) << started.err;
     raw_client c(socket);
     ASSERT_TRUE(c.connected());
