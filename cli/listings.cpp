@@ -129,6 +129,9 @@ std::string dumps_text(const wire::json& dumps) {
         out += line;
         const char* what = get<bool>(d, "has_dump", false) ? " (dump kept)" : " (analyzed in place, report kept)";
         out += "    " + fit(line_safe(get<std::string>(d, "file", "")), 60) + what + "\n";
+        if (const std::string label = get<std::string>(d.value("container", wire::json::object()), "label", "");
+            !label.empty())
+            out += "    in container " + line_safe(label) + "\n";
         if (const std::string damage = get<std::string>(d, "damage", ""); !damage.empty())
             out += "    damaged: " + line_safe(damage) + "\n";
         out += wrapped("    ", line_safe(get<std::string>(d, "headline", "")));
@@ -182,6 +185,9 @@ std::string deaths_text(const wire::json& deaths) {
                       fit(user_name(get<long long>(d, "uid", -1)), 10).c_str(), get<long long>(d, "pid", 0),
                       fit(line_safe(get<std::string>(d, "main_class", "")), 40).c_str());
         out += line;
+        if (const std::string label = get<std::string>(d.value("container", wire::json::object()), "label", "");
+            !label.empty())
+            out += "    in container " + line_safe(label) + "\n";
         out += wrapped("    ", line_safe(get<std::string>(d, "headline", "")));
         out += wrapped("    ", "why: " + line_safe(get<std::string>(d, "evidence", "")));
         if (auto b = d.find("breakdown"); b != d.end())
@@ -228,7 +234,9 @@ std::string jvms_text(const wire::json& jvms) {
         text::jvm_table_row t;
         t.pid = get<long long>(j, "pid", 0);
         t.user = user_name(get<long long>(j, "uid", -1));
-        t.where = get<bool>(j, "in_container", false) ? "container" : "host";
+        // A container by the name its runtime or Kubernetes gave it, when the daemon could tell.
+        const std::string label = get<std::string>(j.value("container", wire::json::object()), "label", "");
+        t.where = !label.empty() ? line_safe(label) : get<bool>(j, "in_container", false) ? "container" : "host";
         t.heap_used = text::human_bytes(get<unsigned long long>(heap, "used", 0));
         t.heap_max = text::human_bytes(get<unsigned long long>(heap, "max", 0));
         const wire::json memory = j.value("memory", wire::json::object());

@@ -11,7 +11,10 @@
 #include <vector>
 
 #include "attach/jvm_discovery.h"
+#include "attach/process_info.h"
+#include "base/safe_text.h"
 #include "daemon/commands/commands.h"
+#include "daemon/jvms/container_identity.h"
 #include "daemon/jvms/jvm_facts.h"
 #include "daemon/jvms/memory_probe.h"
 #include "daemon/rules/rule_match.h"
@@ -60,6 +63,14 @@ std::string size_text(std::int64_t bytes) {
     return bytes > 0 ? text::human_bytes(static_cast<std::uint64_t>(bytes)) : "-";
 }
 
+// "host", or the container by the name its runtime or Kubernetes gave it ("container" when unknown).
+std::string where_text(const attach::discovered_jvm& j) {
+    if (!j.in_container) return "host";
+    auto info = attach::read_process_info(j.pid);
+    const std::string label = info ? daemon::container_of(j.pid, info->start_time).label() : std::string();
+    return label.empty() ? "container" : line_safe(label);
+}
+
 std::string render_table(const std::vector<daemon::jvm_facts>& rows, std::size_t unreadable) {
     using text::jvm_column;
     std::vector<text::jvm_table_row> table;
@@ -70,7 +81,7 @@ std::string render_table(const std::vector<daemon::jvm_facts>& rows, std::size_t
         t.ns_pid = j.ns_pid == j.pid ? "-" : std::to_string(j.ns_pid);
         // A JVM without hsperfdata has no user name of its own: the uid's, here.
         t.user = !j.user.empty() ? j.user : daemon::user_name_of(j.uid);
-        t.where = j.in_container ? "container" : "host";
+        t.where = where_text(j);
         t.heap_used = t.heap_max = t.old_gen = t.gc_time = t.on_oom = t.version = "?";
         const auto memory = daemon::glance_memory(j.pid);
         t.memory = memory ? rss_limit_cell(memory->resident, memory->limit.bytes, memory->limit.by_cgroup) : "-";
@@ -117,9 +128,17 @@ nlohmann::json usage_json(const hsperf_heap_usage& u) {
 
 nlohmann::json row_json(const daemon::jvm_facts& r) {
     const auto& j = r.jvm;
-    nlohmann::json out = {{"pid", j.pid},       {"ns_pid", j.ns_pid},          {"user", j.user},
-                          {"uid", j.uid},       {"container", j.in_container}, {"mount_ns", j.mount_ns},
-                          {"pid_ns", j.pid_ns}, {"perfdata", j.perfdata_path}};
+    nlohmann::json out = {{"pid", j.pid},
+                          {"ns_pid", j.ns_pid},
+                          {"user", j.user},
+                          {"uid", j.uid},
+                          {"in_container", j.in_container},
+                          {"mount_ns", j.mount_ns},
+                          {"pid_ns", j.pid_ns},
+                          {"perfdata", j.perfdata_path}};
+    if (j.in_container)
+        if (auto info = attach::read_process_info(j.pid))
+            out["container"] = nlohmann::json(daemon::to_json(daemon::container_of(j.pid, info->start_time)));
     if (const auto memory = daemon::glance_memory(j.pid)) out["memory"] = nlohmann::json(daemon::to_json(*memory));
     if (!r.summary) {
         out["error"] = r.problem;

@@ -149,6 +149,7 @@ wire::json to_json(const death_record& r) {
                     {"limit", std::move(limit)},
                     {"kept", r.kept}};
     if (!r.oom_dump.empty()) j["oom_dump"] = r.oom_dump;
+    if (r.container.is_object() && !r.container.empty()) j["container"] = r.container;
     if (r.last_resident) j["last"] = {{"resident", *r.last_resident}, {"at_ms", r.last_seen_ms}};
     if (r.breakdown) j["breakdown"] = to_json(*r.breakdown);
     return j;

@@ -61,8 +61,9 @@ struct death_record {
     uid_t uid = 0;                 // whose JVM it was
     gid_t gid = 0;
     std::string main_class, jvm, command_line;
-    std::int64_t started_ms = 0;  // when heapd began watching it
-    std::int64_t died_ms = 0;     // when heapd saw it gone
+    wire::json container = wire::json::object();  // its container (container_identity.h), {} on the host
+    std::int64_t started_ms = 0;                  // when heapd began watching it
+    std::int64_t died_ms = 0;                     // when heapd saw it gone
     exit_status status;
     death_verdict verdict;
     // Its resident memory and limit when last glanced at (every poll), and when.

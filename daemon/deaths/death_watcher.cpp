@@ -8,6 +8,7 @@
 
 #include "attach/jvm_discovery.h"
 #include "attach/process_info.h"
+#include "daemon/jvms/container_identity.h"
 #include "daemon/jvms/jvm_facts.h"
 #include "daemon/jvms/memory_cgroup.h"
 #include "daemon/jvms/memory_probe.h"
@@ -32,6 +33,7 @@ void describe(death_record& r, const attach::discovered_jvm& j) {
     r.main_class = summary.main_class;
     r.jvm = summary.vm_version;
     r.command_line = summary.command;
+    if (j.in_container) r.container = to_json(container_of(j.pid, r.start_time));
 }
 
 }  // namespace

@@ -231,6 +231,7 @@ entry_metadata dump_metadata(const dump_request& r, const job_context& ctx) {
     meta.jvm_start_time = r.claimed ? 0 : r.start_time.value_or(0);
     meta.jvm = r.jvm;
     meta.command_line = r.command_line;
+    if (!r.claimed) meta.container = r.container;
     meta.job = ctx.id();
     meta.oom_request = r.oom_request;
     return meta;

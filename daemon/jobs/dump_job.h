@@ -39,9 +39,10 @@ struct dump_request {
     uid_t uid = 0;                   // the entry's owner: the JVM's user
     gid_t gid = 0;
     std::string host;
-    std::string jvm;                          // the JVM's version, when known
-    std::string command_line;                 // the JVM's command, when known
-    std::optional<std::uint64_t> start_time;  // the JVM's start time, to notice a reused pid
+    std::string jvm;                              // the JVM's version, when known
+    std::string command_line;                     // the JVM's command, when known
+    std::optional<std::uint64_t> start_time;      // the JVM's start time, to notice a reused pid
+    wire::json container = wire::json::object();  // its container (container_identity.h), {} on the host
     // An adopted dump that nothing verified to be pid's (the process was gone): kept as its owner's
     // file, pid only as what they claimed (entry_metadata::claimed_pid), no OOM table taken for it.
     bool claimed = false;

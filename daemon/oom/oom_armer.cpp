@@ -4,6 +4,7 @@
 
 #include "attach/jvm_discovery.h"
 #include "attach/process_info.h"
+#include "daemon/jvms/container_identity.h"
 #include "daemon/jvms/jvm_facts.h"
 #include "daemon/rules/rule_match.h"
 #include "daemon/runtime/log_text.h"
@@ -161,7 +162,9 @@ void oom_armer::poll_once(const oom_options& options) {
         how.may_signal = !known || known->status.state == arm_state::not_armed;
         const std::uint64_t heap_max =
             facts.summary ? static_cast<std::uint64_t>(std::max<std::int64_t>(facts.summary->heap.max_capacity, 0)) : 0;
-        const std::string main_class = facts.summary ? facts.summary->main_class : "no hsperfdata";
+        std::string main_class = facts.summary ? facts.summary->main_class : "no hsperfdata";
+        // Named while it runs: its dump and death records name its container after it is gone.
+        if (j.in_container) main_class += " in container " + container_of(j.pid, info->start_time).label();
         const std::string tag = armed_dump_tag(key_, j.ns_pid, info->start_time, j.uid);
         collect_target target{id, j.ns_pid, j.uid, info->egid, j.pid_ns, j.mount_ns, {}, {}, {}};
         if (facts.summary) {

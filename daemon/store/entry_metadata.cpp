@@ -31,6 +31,7 @@ wire::json to_json(const entry_metadata& m) {
     if (m.sequence != 0) j["sequence"] = m.sequence;
     if (!m.oom_request.empty()) j["oom_request"] = m.oom_request;
     if (!m.damage.empty()) j["damage"] = m.damage;
+    if (m.container.is_object() && !m.container.empty()) j["container"] = m.container;
     if (!m.oom_kind.empty()) {
         j["oom_kind"] = m.oom_kind;
         j["oom_error"] = m.oom_error;
@@ -65,6 +66,7 @@ result<entry_metadata> metadata_from_json(const wire::json& j) {
         m.sequence = j.value("sequence", std::uint64_t{0});
         m.oom_request = j.value("oom_request", "");
         m.damage = j.value("damage", "");
+        if (auto c = j.find("container"); c != j.end() && c->is_object()) m.container = *c;
     } catch (const std::exception& e) {
         return fail(error_code::corrupt, std::string("metadata is damaged: ") + e.what());
     }

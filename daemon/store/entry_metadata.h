@@ -34,13 +34,16 @@ struct entry_metadata {
     std::uint64_t jvm_start_time = 0;  // the JVM process's start time (clock ticks after boot), 0 when unknown
     std::string jvm;                   // the JVM's version, when known
     std::string command_line;          // the JVM's command line, when known
-    std::uint64_t job = 0;             // the job that made it
-    std::string oom_request;           // the OOM intake's key of the request it answers (oom_intake.h)
-    bool has_dump = false;             // dump.hprof is in the entry
-    bool has_report = false;           // report.json is in the entry
-    std::string headline;              // one line on what fills the heap (the top leak suspect)
-    std::string damage;                // what a start found missing of it ("dump.hprof was missing"), or ""
-    std::uint64_t stored_bytes = 0;    // bytes the entry takes on disk (measured, not stored)
+    // The JVM's container as the daemon named it (daemon/jvms/container_identity.h: runtime, id,
+    // name, hostname, pod, namespace, label, workload), {} on the host or when unknown.
+    wire::json container = wire::json::object();
+    std::uint64_t job = 0;           // the job that made it
+    std::string oom_request;         // the OOM intake's key of the request it answers (oom_intake.h)
+    bool has_dump = false;           // dump.hprof is in the entry
+    bool has_report = false;         // report.json is in the entry
+    std::string headline;            // one line on what fills the heap (the top leak suspect)
+    std::string damage;              // what a start found missing of it ("dump.hprof was missing"), or ""
+    std::uint64_t stored_bytes = 0;  // bytes the entry takes on disk (measured, not stored)
 };
 
 // True when a was made after b: by sequence (entries of older stores, without one, come first), then

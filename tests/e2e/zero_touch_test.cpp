@@ -31,7 +31,8 @@ void touch(const std::string& path) { std::ofstream(path) << "go\n"; }
 // command line names dir (their "go" file) or that run as user.
 struct zero_touch_daemon {
     explicit zero_touch_daemon(const shared_dir& dir, const std::string& user = "nobody-at-all") {
-        std::ofstream(dir.file("heapd.toml")) << "[oom]\npoll_interval = \"500ms\"\n"
+        std::ofstream(dir.file("heapd.toml")) << "[daemon]\npoll_interval = \"500ms\"\n"
+                                              << "[oom]\npoll_interval = \"500ms\"\n"
                                               << "[[oom.select]]\ncommand = \"" << dir.path() << "/go\"\n"
                                               << "[[oom.select]]\nuser = \"" << user << "\"\n";
         d.emplace(std::vector<std::string>{"--spool", "", "--config", dir.file("heapd.toml"), "--oom-arm", "all"});
@@ -87,6 +88,14 @@ void run_container(const std::string& name, const std::vector<std::string>& flag
     podman_jvm c(spec, java_main{"OomExit"}, jvm_flags, {dir.file("go")}, dir.file("jvm.out"));
     ASSERT_TRUE(c.ready()) << file_text(dir.file("jvm.out"));
     expect_armed_for_collection(d, c.pid(), nullptr, state);
+    // Named by the name podman gave it (its conmon's), and the hostname it set.
+    json row = armed_row(d, c.pid());
+    const json named = row.value("container", json::object());
+    EXPECT_EQ(named.value("runtime", ""), "podman") << row;
+    EXPECT_EQ(named.value("name", ""), spec.name) << row;
+    EXPECT_EQ(named.value("hostname", ""), spec.name) << row;
+    EXPECT_EQ(named.value("id", "").size(), 64u) << row;
+    EXPECT_NE(run_heapctl(d, {"jvms"}).out.find(spec.name), std::string::npos);
     touch(dir.file("go"));
     ASSERT_TRUE(ended(c.pid()));
     // Removed with its /tmp the moment its JVM exited.
@@ -96,7 +105,19 @@ void run_container(const std::string& name, const std::vector<std::string>& flag
     EXPECT_NE(out.find("Dumping heap to " + dump_at), std::string::npos) << out;
     json job = finished_dump_job(d, c.pid());
     ASSERT_EQ(job.value("state", ""), "done") << job << d.log();
-    expect_leak_report(d, c.pid(), "OomExit");
+    const std::string report = expect_leak_report(d, c.pid(), "OomExit");
+    // The report, the dump and the JVM's death name the container, gone since.
+    EXPECT_NE(report.find("in container " + spec.name + ", trigger oom"), std::string::npos) << report;
+    json dumps = json::parse(run_heapctl(d, {"dumps", "--json"}).out);
+    ASSERT_EQ(dumps.size(), 1u);
+    EXPECT_EQ(dumps[0].value("container", json::object()).value("name", ""), spec.name) << dumps;
+    json death;
+    for (int i = 0; i < 100 && death.empty(); ++i) {
+        for (const json& item : json::parse(run_heapctl(d, {"deaths", "--json"}).out))
+            if (item.value("death", json::object()).value("pid", 0) == c.pid()) death = item["death"];
+        if (death.empty()) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    EXPECT_EQ(death.value("container", json::object()).value("name", ""), spec.name) << death << d.log();
 }
 
 TEST(zero_touch, a_container_that_exits_on_its_oom_and_is_removed_has_its_oom_reported) {

@@ -8,6 +8,7 @@
 #include "attach/owner_files.h"
 #include "attach/process_info.h"
 #include "attach/process_namespaces.h"
+#include "daemon/jvms/container_identity.h"
 #include "daemon/jvms/jvm_facts.h"
 #include "daemon/jvms/memory_probe.h"
 #include "daemon/oom/arm_jvm.h"
@@ -41,6 +42,7 @@ void request_handler::jvms(const wire::request& r, const connection_ptr& c) {
         facts["pid"] = *seen_as;
         if (const auto memory = glance_memory(j.pid)) facts["memory"] = to_json(*memory);
         auto info = attach::read_process_info(j.pid);
+        if (info && j.in_container) facts["container"] = to_json(container_of(j.pid, info->start_time));
         if (auto armed = armer_ && info ? armer_->status_of({j.pid, info->start_time}) : std::nullopt)
             facts["oom_arming"] = to_json(*armed);
         if (auto outlook = watcher_ && info ? watcher_->outlook_of({j.pid, info->start_time}) : std::nullopt)
@@ -99,6 +101,7 @@ void attribute_to_running_jvm(dump_request& d, const dump_args& a, const jvm_fac
     d.uid = jvm.jvm.uid;
     d.gid = info.egid;
     d.start_time = info.start_time;
+    d.container = to_json(container_of(target, info.start_time));
     // A snapshot from outside, for a JVM its hook holds that wrote no dump or one that takes no
     // attach: its JDK's jhsdb (the executable's path as the JVM sees it) runs as the JVM's user, in
     // the JVM's mount namespace when it is in a container.
@@ -132,6 +135,8 @@ dump_request adopted_from_a_gone_jvm(dump_request d, const dump_args& a, const p
     const std::string name = slash == std::string::npos ? a.dump_path : a.dump_path.substr(slash + 1);
     if (a.start_time != 0 && (p.admin || armed_dump_vouched(key, name, named, a.start_time, p.uid))) {
         d.start_time = a.start_time;
+        // Named while it ran (arming reads it), so also for a JVM and container gone since.
+        d.container = to_json(container_of(d.pid, a.start_time));
         return d;
     }
     d.claimed = true;
