@@ -67,7 +67,7 @@ TEST(jvms_command, lists_jvms_of_users_and_containers_as_jps_does) {
     const nlohmann::json* m = row_of(after, mine.pid());
     ASSERT_NE(m, nullptr) << after.dump(2);
     EXPECT_EQ(m->at("ns_pid"), mine.pid());
-    EXPECT_EQ(m->at("container"), false);
+    EXPECT_EQ(m->at("in_container"), false);
     EXPECT_EQ(m->at("main_class"), "Demo");
     EXPECT_EQ(m->at("command"), "Demo 10");
     EXPECT_EQ(m->at("oom").at("heap_dump_on_oom"), true);
@@ -85,13 +85,13 @@ TEST(jvms_command, lists_jvms_of_users_and_containers_as_jps_does) {
     ASSERT_NE(t, nullptr);
     EXPECT_EQ(t->at("user"), user.name());
     EXPECT_EQ(t->at("uid"), user.uid());
-    EXPECT_EQ(t->at("container"), false);
+    EXPECT_EQ(t->at("in_container"), false);
     EXPECT_EQ(t->at("oom").at("heap_dump_on_oom"), false);
 
     const nlohmann::json* b = row_of(after, boxed.pid());
     ASSERT_NE(b, nullptr);
     EXPECT_EQ(b->at("ns_pid"), 1);
-    EXPECT_EQ(b->at("container"), true);
+    EXPECT_EQ(b->at("in_container"), true);
     EXPECT_EQ(b->at("main_class"), "Demo");
     EXPECT_EQ(b->at("perfdata"), "/proc/" + std::to_string(boxed.pid()) + "/root/tmp/hsperfdata_root/1");
 

@@ -25,6 +25,8 @@ rule_daemon::rule_daemon(std::vector<daemon::dump_rule> rules, std::chrono::mill
     o.agent_library = std::string(HEAPD_BINARY_DIR) + "/daemon/libheapd_agent.so";
     config.rules = std::move(rules);
     config.poll_interval = poll;
+    // A test's daemon arms only its own JVMs (serve_process's rule): those whose hook names its socket.
+    config.oom.arm = daemon::arm_mode::hooked;
     auto sink = std::make_shared<spdlog::sinks::basic_file_sink_mt>(dir_.file("heapd.log"));
     auto log = std::make_shared<spdlog::logger>("heapd", sink);
     log->flush_on(spdlog::level::trace);
