@@ -178,9 +178,7 @@ std::string report_title(const wire::json& result) {
     std::string command = d->value("command_line", std::string());
     if (const auto space = command.find(' '); space != std::string::npos) command.resize(space);
     if (!command.empty()) title += " (" + line_safe(command) + ")";
-    if (auto c = d->find("container"); c != d->end() && c->is_object())
-        if (const std::string label = c->value("label", std::string()); !label.empty())
-            title += " in container " + line_safe(label);
+    if (const std::string label = container_label(*d); !label.empty()) title += " in container " + label;
     if (const std::string trigger = d->value("trigger", std::string()); !trigger.empty())
         title += ", trigger " + trigger;
     // The OutOfMemoryError heapd's agent saw, in the JVM's words.

@@ -112,6 +112,12 @@ std::string jobs_text(const wire::json& jobs) {
     return out;
 }
 
+std::string container_label(const wire::json& item) {
+    auto c = item.find("container");
+    if (c == item.end() || !c->is_object()) return "";
+    return line_safe(get<std::string>(*c, "label", ""));
+}
+
 std::string dumps_text(const wire::json& dumps) {
     if (!dumps.is_array() || dumps.empty()) return "no dumps\n";
     std::string out;
@@ -129,9 +135,7 @@ std::string dumps_text(const wire::json& dumps) {
         out += line;
         const char* what = get<bool>(d, "has_dump", false) ? " (dump kept)" : " (analyzed in place, report kept)";
         out += "    " + fit(line_safe(get<std::string>(d, "file", "")), 60) + what + "\n";
-        if (const std::string label = get<std::string>(d.value("container", wire::json::object()), "label", "");
-            !label.empty())
-            out += "    in container " + line_safe(label) + "\n";
+        if (const std::string label = container_label(d); !label.empty()) out += "    in container " + label + "\n";
         if (const std::string damage = get<std::string>(d, "damage", ""); !damage.empty())
             out += "    damaged: " + line_safe(damage) + "\n";
         out += wrapped("    ", line_safe(get<std::string>(d, "headline", "")));
@@ -185,9 +189,7 @@ std::string deaths_text(const wire::json& deaths) {
                       fit(user_name(get<long long>(d, "uid", -1)), 10).c_str(), get<long long>(d, "pid", 0),
                       fit(line_safe(get<std::string>(d, "main_class", "")), 40).c_str());
         out += line;
-        if (const std::string label = get<std::string>(d.value("container", wire::json::object()), "label", "");
-            !label.empty())
-            out += "    in container " + line_safe(label) + "\n";
+        if (const std::string label = container_label(d); !label.empty()) out += "    in container " + label + "\n";
         out += wrapped("    ", line_safe(get<std::string>(d, "headline", "")));
         out += wrapped("    ", "why: " + line_safe(get<std::string>(d, "evidence", "")));
         if (auto b = d.find("breakdown"); b != d.end())
@@ -235,8 +237,8 @@ std::string jvms_text(const wire::json& jvms) {
         t.pid = get<long long>(j, "pid", 0);
         t.user = user_name(get<long long>(j, "uid", -1));
         // A container by the name its runtime or Kubernetes gave it, when the daemon could tell.
-        const std::string label = get<std::string>(j.value("container", wire::json::object()), "label", "");
-        t.where = !label.empty() ? line_safe(label) : get<bool>(j, "in_container", false) ? "container" : "host";
+        const std::string label = container_label(j);
+        t.where = !label.empty() ? label : get<bool>(j, "in_container", false) ? "container" : "host";
         t.heap_used = text::human_bytes(get<unsigned long long>(heap, "used", 0));
         t.heap_max = text::human_bytes(get<unsigned long long>(heap, "max", 0));
         const wire::json memory = j.value("memory", wire::json::object());

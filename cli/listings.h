@@ -15,6 +15,9 @@ std::string jvms_reply_text(const wire::json& reply);    // the JVMs, then those
 std::string deaths_text(const wire::json& deaths);       // the "deaths" array
 std::string deaths_reply_text(const wire::json& reply);  // the deaths, then those left out of the reply
 
+// The label of the container an item (a JVM, dump or death) names ({"container": {"label"}}), safe on
+// one line; "" when it has none.
+std::string container_label(const wire::json& item);
 // A user's name for a uid, or the number when it has none.
 std::string user_name(long long uid);
 

@@ -44,6 +44,10 @@ struct jvm_selector {
     std::optional<std::regex> command_re;  // command, compiled
     std::string user;                      // user name or numeric uid the JVM runs as
     std::optional<bool> container;         // in a container (true) or on the host (false)
+    // Globs (fnmatch) on the JVM's container (daemon/jvms/container_identity.h): its name (the
+    // runtime's, or Kubernetes' container name) or, failing that, its hostname; its pod; its
+    // Kubernetes namespace. A JVM on the host has none of them.
+    std::string container_name, pod, pod_namespace;
 };
 
 // What a rule does when it fires: dump the JVM, or have heapd's agent sample its allocations (so

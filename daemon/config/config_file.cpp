@@ -115,7 +115,8 @@ void read_oom(config_reader& r, const toml::table& t, oom_options& o) {
             o.select.clear();
             for (const toml::node& one : *list) {
                 const toml::table& sel = *one.as_table();
-                r.only_known_keys(sel, "[[oom.select]]", {"main_class", "command", "user", "container"});
+                r.only_known_keys(sel, "[[oom.select]]",
+                                  {"main_class", "command", "user", "container", "pod", "namespace"});
                 jvm_selector s;
                 read_selector(r, sel, "oom.select.", s);
                 o.select.push_back(std::move(s));

@@ -29,6 +29,8 @@ void read_rule(config_reader& r, const toml::table& t, std::map<std::string, int
                        "command",
                        "user",
                        "container",
+                       "pod",
+                       "namespace",
                        "every",
                        "old_gen_percent",
                        "old_gen_collections",
@@ -156,8 +158,16 @@ void read_selector(config_reader& r, const toml::table& t, const std::string& pr
                 s.user = *name;
         }
     }
-    if (const toml::node* n = t.get("container"))
-        if (auto b = r.boolean(*n, prefix + "container")) s.container = *b;
+    // container = true/false: in one or not; container = "GLOB": in one of that name.
+    if (const toml::node* n = t.get("container")) {
+        if (n->is_string()) {
+            if (auto glob = r.string(*n, prefix + "container")) s.container_name = *glob;
+        } else if (auto b = r.boolean(*n, prefix + "container")) {
+            s.container = *b;
+        }
+    }
+    read_key(t, "pod", s.pod, [&](const toml::node& n) { return r.string(n, prefix + "pod"); });
+    read_key(t, "namespace", s.pod_namespace, [&](const toml::node& n) { return r.string(n, prefix + "namespace"); });
 }
 
 void read_rules(config_reader& r, const toml::node& rules, std::vector<dump_rule>& out) {

@@ -53,6 +53,9 @@ std::string describe_selector(const jvm_selector& s) {
     if (!s.command.empty()) parts.push_back("command /" + s.command + "/");
     if (!s.user.empty()) parts.push_back("user " + s.user);
     if (s.container) parts.push_back(*s.container ? "in a container" : "on the host");
+    if (!s.container_name.empty()) parts.push_back("container " + s.container_name);
+    if (!s.pod.empty()) parts.push_back("pod " + s.pod);
+    if (!s.pod_namespace.empty()) parts.push_back("namespace " + s.pod_namespace);
     if (parts.empty()) return "every JVM";
     std::string out;
     for (const std::string& p : parts) out += (out.empty() ? "" : ", ") + p;

@@ -11,6 +11,8 @@ std::vector<std::string> journal_fields(const death_record& r, const std::string
     const bool alarm = r.verdict.cause == death_cause::oom_kill || r.verdict.cause == death_cause::crashed;
     std::string who = "JVM " + std::to_string(r.pid);
     if (!r.main_class.empty()) who += " (" + bounded_text(r.main_class, journal_text_bytes) + ")";
+    const std::string container = r.container.is_object() ? r.container.value("label", std::string()) : "";
+    if (!container.empty()) who += " in container " + bounded_text(container, journal_text_bytes);
     std::vector<std::string> f = {
         "MESSAGE=" + who + " " + bounded_text(death_headline(r), journal_text_bytes) + ": " +
             bounded_text(r.verdict.evidence, journal_text_bytes),
@@ -24,6 +26,13 @@ std::vector<std::string> journal_fields(const death_record& r, const std::string
     if (r.status.known && r.status.signal != 0) f.push_back("HEAPD_SIGNAL=" + signal_name(r.status.signal));
     if (r.status.known && r.status.signal == 0) f.push_back("HEAPD_EXIT_CODE=" + std::to_string(r.status.code));
     if (!r.main_class.empty()) f.push_back("HEAPD_MAIN_CLASS=" + bounded_text(r.main_class, journal_text_bytes));
+    if (!container.empty()) {
+        f.push_back("HEAPD_CONTAINER=" + bounded_text(container, journal_text_bytes));
+        for (const auto& [key, field] :
+             {std::pair<const char*, const char*>{"pod", "HEAPD_POD="}, {"namespace", "HEAPD_NAMESPACE="}})
+            if (const std::string v = r.container.value(key, std::string()); !v.empty())
+                f.push_back(field + bounded_text(v, journal_text_bytes));
+    }
     if (r.last_resident) f.push_back("HEAPD_RESIDENT_BYTES=" + std::to_string(*r.last_resident));
     if (r.limit.bytes) f.push_back("HEAPD_LIMIT_BYTES=" + std::to_string(*r.limit.bytes));
     if (r.limit.by_cgroup) f.push_back("HEAPD_CGROUP=" + bounded_text(r.limit.source, journal_text_bytes));

@@ -36,6 +36,11 @@ report_event make_report_event(const entry_metadata& meta, const analysis_report
     e.host = meta.host;
     e.pid = meta.pid;
     e.main_class = main_class_of_command(meta.command_line);
+    if (meta.container.is_object()) {
+        e.container = meta.container.value("label", std::string());
+        e.pod = meta.container.value("pod", std::string());
+        e.pod_namespace = meta.container.value("namespace", std::string());
+    }
     e.jvm_version = meta.jvm.empty() ? report.summary.java_version : meta.jvm;
     e.dump_bytes = meta.file_bytes;
     e.heap_bytes = report.summary.shallow_bytes;
@@ -55,6 +60,7 @@ std::vector<std::string> journal_fields(const report_event& e) {
     const bool oom = e.trigger == "oom";
     std::string who = e.pid > 0 ? "pid " + std::to_string(e.pid) : std::string("a file");
     if (!e.main_class.empty()) who += " (" + bounded_text(e.main_class, journal_text_bytes) + ")";
+    if (!e.container.empty()) who += " in container " + bounded_text(e.container, journal_text_bytes);
     const std::string kind = e.oom_kind.empty() ? "" : " (" + bounded_text(e.oom_kind, journal_text_bytes) + ")";
     std::string message = (oom ? "OutOfMemoryError" + kind + ": dump " : "report of dump ") + e.dump_id + " of " + who +
                           ", trigger \"" + bounded_text(e.trigger, journal_text_bytes) + "\", heap " +
@@ -76,6 +82,9 @@ std::vector<std::string> journal_fields(const report_event& e) {
     if (!e.oom_kind.empty()) f.push_back("HEAPD_OOM_KIND=" + bounded_text(e.oom_kind, journal_text_bytes));
     if (e.pid > 0) f.push_back("HEAPD_PID=" + std::to_string(e.pid));
     if (!e.main_class.empty()) f.push_back("HEAPD_MAIN_CLASS=" + bounded_text(e.main_class, journal_text_bytes));
+    if (!e.container.empty()) f.push_back("HEAPD_CONTAINER=" + bounded_text(e.container, journal_text_bytes));
+    if (!e.pod.empty()) f.push_back("HEAPD_POD=" + bounded_text(e.pod, journal_text_bytes));
+    if (!e.pod_namespace.empty()) f.push_back("HEAPD_NAMESPACE=" + bounded_text(e.pod_namespace, journal_text_bytes));
     if (!e.jvm_version.empty()) f.push_back("HEAPD_JVM_VERSION=" + bounded_text(e.jvm_version, journal_text_bytes));
     if (e.reachable_bytes > 0) f.push_back("HEAPD_REACHABLE_BYTES=" + std::to_string(e.reachable_bytes));
     if (!e.suspect_class.empty()) {

@@ -26,6 +26,8 @@ struct report_event {
     std::string host;
     std::int64_t pid = 0;  // the JVM's, 0 when unknown
     std::string main_class;
+    // Its container (entry_metadata::container): the label people call it by, and Kubernetes' names.
+    std::string container, pod, pod_namespace;
     std::string jvm_version;
     std::uint64_t dump_bytes = 0;
     std::uint64_t heap_bytes = 0;  // shallow bytes of every object in the dump

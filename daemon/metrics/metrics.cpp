@@ -5,6 +5,10 @@
 #include <cmath>
 #include <functional>
 #include <utility>
+#include <vector>
+
+#include "attach/process_info.h"
+#include "daemon/jvms/container_identity.h"
 
 namespace heapd::daemon {
 namespace {
@@ -27,6 +31,9 @@ public:
 
     // A sample of this family, or of a series of it (suffix: _bucket, _sum, _count).
     void sample(std::initializer_list<label> labels, double value, std::string_view suffix = {}) {
+        sample(std::vector<label>(labels), value, suffix);
+    }
+    void sample(const std::vector<label>& labels, double value, std::string_view suffix = {}) {
         samples_ += name_;
         samples_ += suffix;
         if (labels.size() > 0) {
@@ -77,12 +84,17 @@ void per_jvm(std::string& out, const std::vector<jvm_metrics>& jvms, std::string
              std::string_view help, const std::function<std::optional<double>(const jvm_metrics&)>& value) {
     family f(out, name, type, help);
     for (const jvm_metrics& j : jvms)
-        if (auto v = value(j))
-            f.sample({{"pid", std::to_string(j.pid)},
-                      {"main_class", j.main_class},
-                      {"user", j.user},
-                      {"container", j.in_container ? "true" : "false"}},
-                     *v);
+        if (auto v = value(j)) {
+            std::vector<label> labels = {
+                {"pid", std::to_string(j.pid)}, {"main_class", j.main_class}, {"user", j.user}};
+            // A JVM in a container: the labels Kubernetes tooling names them by (none on the host).
+            for (const auto& [key, text] :
+                 {std::pair<std::string_view, const std::string&>{"namespace", j.pod_namespace},
+                  {"pod", j.pod},
+                  {"container", j.container}})
+                if (!text.empty()) labels.emplace_back(key, text);
+            f.sample(labels, *v);
+        }
 }
 
 void render_histogram(family& f, std::string_view key, const std::string& value, const seconds_histogram& h) {
@@ -124,7 +136,13 @@ std::optional<jvm_metrics> jvm_metrics_of(const jvm_facts& f) {
     m.uid = f.jvm.uid;
     m.main_class = s.main_class;
     m.user = f.jvm.user;
-    m.in_container = f.jvm.in_container;
+    if (f.jvm.in_container)
+        if (auto info = attach::read_process_info(f.jvm.pid)) {
+            const container_identity c = container_of(f.jvm.pid, info->start_time);
+            m.pod_namespace = c.pod_namespace;
+            m.pod = c.pod;
+            m.container = !c.name.empty() ? c.name : c.label();
+        }
     m.heap_used = s.heap.used;
     m.heap_committed = s.heap.capacity;
     m.heap_max = s.heap.max_capacity;

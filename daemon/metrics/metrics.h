@@ -23,7 +23,9 @@ struct jvm_metrics {
     uid_t uid = 0;  // for who may see it; not a label (user is)
     std::string main_class;
     std::string user;
-    bool in_container = false;
+    // Its container: Kubernetes' namespace, pod and container names, or (elsewhere) the container's
+    // name as its runtime gave it (else its hostname, else its id's first 12 digits); "" on the host.
+    std::string pod_namespace, pod, container;
     std::int64_t heap_used = 0, heap_committed = 0, heap_max = 0;
     std::optional<std::int64_t> old_used, old_max;
     std::optional<double> old_occupancy;  // old_used / old_max

@@ -8,6 +8,9 @@
 #include <regex>
 #include <vector>
 
+#include "attach/process_info.h"
+#include "daemon/jvms/container_identity.h"
+
 namespace heapd::daemon {
 namespace {
 
@@ -52,6 +55,17 @@ bool selects(const jvm_selector& s, const attach::discovered_jvm& jvm, const jvm
     }
     if (!s.user.empty() && !user_matches(s.user, jvm.uid, user_name)) return false;
     if (s.container && *s.container != jvm.in_container) return false;
+    if (!s.container_name.empty() || !s.pod.empty() || !s.pod_namespace.empty()) {
+        auto info = attach::read_process_info(jvm.pid);
+        if (!jvm.in_container || !info) return false;
+        const container_identity c = container_of(jvm.pid, info->start_time);
+        auto glob = [](const std::string& pattern, const std::string& text) {
+            return pattern.empty() || (!text.empty() && ::fnmatch(pattern.c_str(), text.c_str(), 0) == 0);
+        };
+        if (!glob(s.container_name, !c.name.empty() ? c.name : c.hostname) || !glob(s.pod, c.pod) ||
+            !glob(s.pod_namespace, c.pod_namespace))
+            return false;
+    }
     return true;
 }
 

@@ -25,7 +25,9 @@ std::string user_name_of(uid_t uid);
 //   `ps` shows them after the executable: summary.vm_args + " " + summary.command;
 // - user: a number is compared with the uid, anything else with the uid's name (user_name, from
 //   user_name_of(jvm.uid));
-// - container: compared with jvm.in_container.
+// - container: compared with jvm.in_container;
+// - container_name, pod, pod_namespace: globs on the JVM's container (container_of): its name (else
+//   its hostname), its pod, its namespace; a JVM on the host or a container without them fails them.
 bool selects(const jvm_selector& selector, const attach::discovered_jvm& jvm, const jvm_perf_summary& summary,
              std::string_view user_name);
 

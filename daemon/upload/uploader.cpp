@@ -59,6 +59,7 @@ std::optional<std::vector<entry_metadata>> read_entries(const std::string& store
 // A death record of the store (STORE/deaths/ID.json): its id, where its key goes, when it died.
 struct death_file {
     std::string id, host, main_class, path;
+    wire::json container = wire::json::object();
     std::int64_t died_ms = 0;
 };
 
@@ -79,6 +80,7 @@ std::vector<death_file> read_deaths(const std::string& store_dir) {
         if (!j.is_object()) continue;
         d.host = j.value("host", std::string());
         d.main_class = j.value("main_class", std::string());
+        if (auto c = j.find("container"); c != j.end() && c->is_object()) d.container = *c;
         d.died_ms = j.value("died_ms", std::int64_t{0});
         out.push_back(std::move(d));
     }
@@ -105,18 +107,26 @@ std::string fleet_service_name(std::string_view main_class) {
     return key_segment(main_class);
 }
 
-std::string fleet_service_of(const entry_metadata& meta) {
-    return fleet_service_name(main_class_of_command(meta.command_line));
+std::string fleet_service_key(std::string_view main_class, const wire::json& container) {
+    if (container.is_object())
+        if (auto w = container.find("workload");
+            w != container.end() && w->is_string() && !w->get_ref<const std::string&>().empty())
+            return key_segment(w->get<std::string>());
+    return fleet_service_name(main_class);
 }
 
-std::string key_base(const std::string& prefix, std::string_view host, std::string_view main_class,
-                     std::string_view id) {
-    std::string base = key_segment(host) + "/" + fleet_service_name(main_class) + "/" + key_segment(id);
+std::string fleet_service_of(const entry_metadata& meta) {
+    return fleet_service_key(main_class_of_command(meta.command_line), meta.container);
+}
+
+std::string key_base(const std::string& prefix, std::string_view host, std::string_view main_class, std::string_view id,
+                     const wire::json& container) {
+    std::string base = key_segment(host) + "/" + fleet_service_key(main_class, container) + "/" + key_segment(id);
     return prefix.empty() ? base : prefix + "/" + base;
 }
 
 std::string entry_key_base(const std::string& prefix, const entry_metadata& meta) {
-    return key_base(prefix, meta.host, main_class_of_command(meta.command_line), meta.id);
+    return key_base(prefix, meta.host, main_class_of_command(meta.command_line), meta.id, meta.container);
 }
 
 std::string credentials_file_of(const upload_options& o) {
@@ -213,7 +223,7 @@ std::size_t uploader::run_pass(const std::atomic<bool>& stop) {
             ++waiting;
             continue;
         }
-        const std::string base = key_base(options_.prefix, d.host, d.main_class, d.id);
+        const std::string base = key_base(options_.prefix, d.host, d.main_class, d.id, d.container);
         if (!upload_files(d.id, base, {{"death.json", d.path, "application/json"}}, nullptr, stop)) ++waiting;
     }
     counters_.queued = waiting;
@@ -377,6 +387,11 @@ result<std::string> uploader::make_summary(const entry_metadata& meta, const std
     context.trigger = meta.trigger;
     context.oom_kind = meta.oom_kind;
     context.jvm = meta.jvm;
+    if (meta.container.is_object()) {
+        context.container = meta.container.value("label", std::string());
+        context.pod = meta.container.value("pod", std::string());
+        context.pod_namespace = meta.container.value("namespace", std::string());
+    }
     const std::string summary =
         to_json(fleet_entry_of(*report, context)).dump(-1, ' ', false, wire::json::error_handler_t::replace) + "\n";
     if (auto w = write_file_atomic(out_path, summary, file_access{0600, 0700, 0, false}); !w)

@@ -40,13 +40,16 @@ std::string key_segment(std::string_view text);
 // The service of a JVM whose main class (or jar) is main_class, as a key names it: of a jar, the
 // jar's file name.
 std::string fleet_service_name(std::string_view main_class);
-// The service an entry is of: fleet_service_name of its command's main class.
+// The service a JVM is one instance of, as a key names it: in Kubernetes its pod's workload, else
+// its container's name (container_identity.h's workload), else fleet_service_name(main_class).
+std::string fleet_service_key(std::string_view main_class, const wire::json& container);
+// The service an entry is of: fleet_service_key of its command's main class and its container.
 std::string fleet_service_of(const entry_metadata& meta);
 // PREFIX/HOST/SERVICE/ID of a dump (or, with the record's main class, of a death record): one
 // place for a JVM's reports and its death; without a prefix, HOST/SERVICE/ID.
 std::string entry_key_base(const std::string& prefix, const entry_metadata& meta);
-std::string key_base(const std::string& prefix, std::string_view host, std::string_view main_class,
-                     std::string_view id);
+std::string key_base(const std::string& prefix, std::string_view host, std::string_view main_class, std::string_view id,
+                     const wire::json& container = wire::json::object());
 // The credentials file the options name, else the one systemd passes ($CREDENTIALS_DIRECTORY/s3);
 // "" when neither.
 std::string credentials_file_of(const upload_options& o);

@@ -109,6 +109,9 @@ fleet_entry fleet_entry_of(const analysis_report& r, const fleet_context& c) {
     e.time_ms = c.created_ms != 0 ? c.created_ms : static_cast<std::int64_t>(r.summary.timestamp_ms);
     e.trigger = c.trigger;
     e.oom_kind = c.oom_kind;
+    e.container = c.container;
+    e.pod = c.pod;
+    e.pod_namespace = c.pod_namespace;
     e.jvm = !c.jvm.empty() ? c.jvm : r.summary.java_version;
     e.reachable_bytes = r.retention.reachable_bytes;
     e.heap_bytes = r.summary.shallow_bytes;
@@ -262,6 +265,9 @@ json to_json(const fleet_entry& e) {
             {"time_ms", e.time_ms},
             {"trigger", e.trigger},
             {"oom_kind", e.oom_kind},
+            {"container", e.container},
+            {"pod", e.pod},
+            {"namespace", e.pod_namespace},
             {"jvm", e.jvm},
             {"reachable_bytes", e.reachable_bytes},
             {"heap_bytes", e.heap_bytes},
@@ -299,6 +305,11 @@ result<fleet_entry> fleet_entry_from_json(const json& j) {
         e.time_ms = std::clamp<std::int64_t>(number(j, "time_ms", std::int64_t{}), 0, max_time_ms);
         e.trigger = text(j, "trigger");
         e.oom_kind = text(j, "oom_kind");
+        // Absent from summaries written before containers were named.
+        for (auto [name, into] : {std::pair<const char*, std::string*>{"container", &e.container},
+                                  {"pod", &e.pod},
+                                  {"namespace", &e.pod_namespace}})
+            if (j.contains(name)) *into = text(j, name);
         e.jvm = text(j, "jvm");
         e.reachable_bytes = number(j, "reachable_bytes", std::uint64_t{});
         e.heap_bytes = number(j, "heap_bytes", std::uint64_t{});

@@ -32,7 +32,10 @@ struct fleet_entry {
     std::string key;  // where it lies: PREFIX/HOST/SERVICE/ID (no trailing '/')
     std::string id;   // the dump id on its host
     std::string host;
-    std::string service;               // the main class (or jar) as the key names it
+    std::string service;  // as the key names it: the pod's workload, the container's name, else the main class or jar
+    // The JVM's container as people call it ("NAMESPACE/POD/CONTAINER", a runtime's name), its pod
+    // and namespace in Kubernetes; "" on a host (and in summaries written before they were kept).
+    std::string container, pod, pod_namespace;
     std::int64_t pid = 0;              // 0 when unknown
     std::uint64_t jvm_start_time = 0;  // with host and pid, names one JVM; 0 when unknown
     std::int64_t time_ms = 0;          // when the report was made (else the dump's own time)
@@ -62,6 +65,7 @@ struct fleet_context {
     std::uint64_t jvm_start_time = 0;
     std::int64_t created_ms = 0;
     std::string trigger, oom_kind, jvm;
+    std::string container, pod, pod_namespace;
 };
 fleet_entry fleet_entry_of(const analysis_report& r, const fleet_context& context);
 // The same from the text of a report.json from elsewhere (a report uploaded without a summary):

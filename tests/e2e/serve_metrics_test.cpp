@@ -61,8 +61,7 @@ TEST(serve_metrics, heapctl_metrics_shows_a_jvm_and_counts_a_dump_and_its_analys
     const pid_t pid = jvm.pid();
 
     auto e = metrics_of(d);
-    const labels mine = {
-        {"pid", std::to_string(pid)}, {"main_class", "Sessions"}, {"user", "root"}, {"container", "false"}};
+    const labels mine = {{"pid", std::to_string(pid)}, {"main_class", "Sessions"}, {"user", "root"}};
     auto used = e.value("heapd_jvm_heap_used_bytes", mine);
     auto max = e.value("heapd_jvm_heap_max_bytes", mine);
     ASSERT_TRUE(used && max) << "no series of pid " << pid;

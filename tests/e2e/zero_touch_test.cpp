@@ -27,14 +27,14 @@ using wire::json;
 
 void touch(const std::string& path) { std::ofstream(path) << "go\n"; }
 
-// A daemon with its defaults (every JVM armed), told that this test's JVMs are the ones whose
-// command line names dir (their "go" file) or that run as user.
+// A daemon with its defaults (every JVM armed), told that this test's JVMs are the ones selected
+// (TOML keys of [[oom.select]]: a user, a container's name).
 struct zero_touch_daemon {
-    explicit zero_touch_daemon(const shared_dir& dir, const std::string& user = "nobody-at-all") {
+    zero_touch_daemon(const shared_dir& dir, const std::string& selector) {
         std::ofstream(dir.file("heapd.toml")) << "[daemon]\npoll_interval = \"500ms\"\n"
                                               << "[oom]\npoll_interval = \"500ms\"\n"
-                                              << "[[oom.select]]\ncommand = \"" << dir.path() << "/go\"\n"
-                                              << "[[oom.select]]\nuser = \"" << user << "\"\n";
+                                              << "[[oom.select]]\n"
+                                              << selector << "\n";
         d.emplace(std::vector<std::string>{"--spool", "", "--config", dir.file("heapd.toml"), "--oom-arm", "all"});
     }
     std::optional<serve_process> d;
@@ -54,7 +54,7 @@ TEST(zero_touch, a_host_jvm_without_any_heapd_flag_has_its_java_heap_oom_reporte
     temp_user user;
     ASSERT_TRUE(user.ok());
     shared_dir dir;
-    zero_touch_daemon z(dir, user.name());
+    zero_touch_daemon z(dir, "user = \"" + user.name() + "\"");
     serve_process& d = *z.d;
     ASSERT_TRUE(d.ready()) << d.log();
     isolated_jvm jvm(java_main{"OomExit"}, {"-Xmx64m"}, {dir.file("go")}, isolation{&user, false});
@@ -77,11 +77,12 @@ void run_container(const std::string& name, const std::vector<std::string>& flag
                    const std::string& state) {
     if (!podman_jvm::available()) GTEST_SKIP() << "podman and runc are not installed";
     shared_dir dir;
-    zero_touch_daemon z(dir);
-    serve_process& d = *z.d;
-    ASSERT_TRUE(d.ready()) << d.log();
     container_spec spec;
     spec.name = name + "-" + std::to_string(::getpid());
+    // Selected by the name podman gives it (a glob on it).
+    zero_touch_daemon z(dir, "container = \"" + name + "-*\"");
+    serve_process& d = *z.d;
+    ASSERT_TRUE(d.ready()) << d.log();
     spec.shared = {dir.path()};
     std::vector<std::string> jvm_flags = {"-Xmx64m"};
     jvm_flags.insert(jvm_flags.end(), flags.begin(), flags.end());

@@ -228,10 +228,18 @@ main_class = "com.example.*"
 [[oom.select]]
 user = "app"
 container = true
+[[oom.select]]
+container = "web-*"
+pod = "checkout-*"
+namespace = "shop"
 )",
                                  "heapd.toml");
     ASSERT_TRUE(selected.has_value()) << selected.error().front().describe();
-    ASSERT_EQ(selected->oom.select.size(), 2u);
+    ASSERT_EQ(selected->oom.select.size(), 3u);
+    EXPECT_EQ(selected->oom.select[2].container_name, "web-*");
+    EXPECT_FALSE(selected->oom.select[2].container.has_value());
+    EXPECT_EQ(selected->oom.select[2].pod, "checkout-*");
+    EXPECT_EQ(selected->oom.select[2].pod_namespace, "shop");
     EXPECT_EQ(selected->oom.select[0].main_class, "com.example.*");
     EXPECT_EQ(selected->oom.select[1].user, "app");
     EXPECT_EQ(selected->oom.select[1].container, std::optional<bool>(true));

@@ -198,6 +198,12 @@ TEST(death_store, the_journal_entry_warns_of_an_oom_kill_with_what_a_fleet_selec
     EXPECT_EQ(f["HEAPD_CGROUP"], "cgroup v1 /shop");
     EXPECT_EQ(f["HEAPD_DEATH_ID"], "20270115T080820-death-42");
     EXPECT_EQ(f["MESSAGE"].rfind("JVM 42 (evil", 0), 0u) << f["MESSAGE"];
+    EXPECT_EQ(f.count("HEAPD_CONTAINER"), 0u);  // on the host
+    r.container = {{"name", "app"}, {"pod", "orders-0"}, {"namespace", "shop"}, {"label", "shop/orders-0/app"}};
+    auto in_pod = journal_fields(r, "");
+    EXPECT_NE(std::find(in_pod.begin(), in_pod.end(), "HEAPD_CONTAINER=shop/orders-0/app"), in_pod.end());
+    EXPECT_NE(std::find(in_pod.begin(), in_pod.end(), "HEAPD_POD=orders-0"), in_pod.end());
+    EXPECT_NE(std::find(in_pod.begin(), in_pod.end(), "HEAPD_NAMESPACE=shop"), in_pod.end());
     r.verdict.cause = death_cause::failed;
     r.status = exit_status_of(3 << 8, "zombie");
     const auto failed = journal_fields(r, "");

@@ -84,6 +84,27 @@ TEST(report_event, an_oom_dump_with_a_suspect_carries_every_field_at_warning) {
               "61.7 MiB: leak suspect: 60.8 MiB (98.5%) in 3,860 java.util.HashMap$Node, held by java.util.HashMap");
 }
 
+TEST(report_event, a_jvm_in_a_kubernetes_pod_is_named_by_its_container_pod_and_namespace) {
+    entry_metadata meta = oom_entry();
+    meta.container = {{"runtime", "containerd"},
+                      {"name", "app"},
+                      {"pod", "orders-7d9c5b8f6d-x2kq9"},
+                      {"namespace", "shop"},
+                      {"label", "shop/orders-7d9c5b8f6d-x2kq9/app\nMESSAGE=forged"}};
+    const auto fields = journal_fields(make_report_event(meta, leaking_report()));
+    for (const std::string& field : fields) EXPECT_EQ(field.find('\n'), std::string::npos) << field;
+    const auto f = by_name(fields);
+    EXPECT_EQ(f.at("HEAPD_POD"), "orders-7d9c5b8f6d-x2kq9");
+    EXPECT_EQ(f.at("HEAPD_NAMESPACE"), "shop");
+    EXPECT_EQ(f.at("HEAPD_CONTAINER").rfind("shop/orders-7d9c5b8f6d-x2kq9/app", 0), 0u);
+    EXPECT_NE(f.at("MESSAGE").find("(com.example.OrdersMain) in container shop/orders-7d9c5b8f6d-x2kq9/app"),
+              std::string::npos)
+        << f.at("MESSAGE");
+    // On the host: none of them.
+    const auto host = by_name(journal_fields(make_report_event(oom_entry(), leaking_report())));
+    EXPECT_EQ(host.count("HEAPD_CONTAINER") + host.count("HEAPD_POD") + host.count("HEAPD_NAMESPACE"), 0u);
+}
+
 TEST(report_event, a_requested_report_without_suspect_is_a_notice_without_suspect_fields) {
     entry_metadata meta = oom_entry();
     meta.trigger = "request";

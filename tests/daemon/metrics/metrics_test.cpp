@@ -55,7 +55,9 @@ metrics_snapshot a_snapshot() {
     d.store = {{0, 1000}, {1001, 500}, {1002, 250}};
     s.jvms.push_back(a_jvm(42, 0, "com.example.Main", "root"));
     s.jvms.push_back(a_jvm(4242, 1001, "we\"ird\\path\nname.jar", "o'brien \\ \"x\""));
-    s.jvms.back().in_container = true;
+    s.jvms.back().pod_namespace = "shop";
+    s.jvms.back().pod = "checkout-7d9c5b8f6d-x2kq9";
+    s.jvms.back().container = "app";
     s.jvms.push_back(a_jvm(777, 0, "caf\xe9\xff.jar", "root"));
     s.jvm_owners = {0, 1001, 1002};
     return s;
@@ -151,14 +153,15 @@ TEST(metrics, the_jvm_series_carry_their_labels_escaped_and_read_back_whole) {
     auto e = parse_prometheus_text(text);
     ASSERT_TRUE(e) << e.error();
     EXPECT_NE(text.find("heapd_jvm_heap_used_bytes{pid=\"4242\",main_class=\"we\\\"ird\\\\path\\nname.jar\","
-                        "user=\"o'brien \\\\ \\\"x\\\"\",container=\"true\"} 104857600\n"),
+                        "user=\"o'brien \\\\ \\\"x\\\"\",namespace=\"shop\",pod=\"checkout-7d9c5b8f6d-x2kq9\","
+                        "container=\"app\"} 104857600\n"),
               std::string::npos)
         << text;
     EXPECT_EQ(e->value("heapd_jvm_heap_used_bytes",
                        {{"pid", "4242"}, {"main_class", "we\"ird\\path\nname.jar"}, {"user", "o'brien \\ \"x\""}}),
               100 << 20);
     const std::map<std::string, std::string> root = {
-        {"pid", "42"}, {"main_class", "com.example.Main"}, {"user", "root"}, {"container", "false"}};
+        {"pid", "42"}, {"main_class", "com.example.Main"}, {"user", "root"}};
     EXPECT_EQ(e->value("heapd_jvm_heap_committed_bytes", root), 200 << 20);
     EXPECT_EQ(e->value("heapd_jvm_heap_max_bytes", root), 1024 << 20);
     EXPECT_EQ(e->value("heapd_jvm_old_gen_used_bytes", root), 60 << 20);

@@ -106,6 +106,16 @@ TEST(rule_match, container_or_host) {
     EXPECT_TRUE(j.picked_by(s));
 }
 
+TEST(rule_match, a_jvm_on_the_host_has_no_container_pod_or_namespace_to_match) {
+    // Real containers' names are matched in tests/e2e/zero_touch_test.cpp.
+    subject j;
+    for (auto field : {&jvm_selector::container_name, &jvm_selector::pod, &jvm_selector::pod_namespace}) {
+        jvm_selector s;
+        s.*field = "*";
+        EXPECT_FALSE(j.picked_by(s));
+    }
+}
+
 TEST(rule_match, every_condition_given_must_hold) {
     subject j;
     jvm_selector s = with_command("--port 8080");

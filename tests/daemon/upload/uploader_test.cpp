@@ -44,6 +44,22 @@ TEST(uploader, an_entrys_keys_name_host_main_class_and_dump) {
     EXPECT_EQ(key_base("fleet", "web-17", "", "d"), "fleet/web-17/unknown/d");
 }
 
+TEST(uploader, a_jvm_in_a_container_is_keyed_by_its_workload_not_its_launcher) {
+    // Every Spring Boot fat jar's main class is the same launcher: the pod's workload tells them apart.
+    entry_metadata m;
+    m.id = "20261126T160000-7";
+    m.host = "node-3";
+    m.command_line = "org.springframework.boot.loader.JarLauncher";
+    m.container = {{"pod", "checkout-7d9c5b8f6d-x2kq9"},
+                   {"workload", "checkout"},
+                   {"label", "shop/checkout-7d9c5b8f6d-x2kq9/app"}};
+    EXPECT_EQ(entry_key_base("fleet", m), "fleet/node-3/checkout/20261126T160000-7");
+    EXPECT_EQ(key_base("fleet", "node-3", "JarLauncher", "d", {{"workload", "../billing api"}}),
+              "fleet/node-3/.._billing_api/d");
+    m.container = {{"workload", ""}};
+    EXPECT_EQ(entry_key_base("", m), "node-3/org.springframework.boot.loader.JarLauncher/20261126T160000-7");
+}
+
 TEST(uploader, credentials_in_either_form_and_only_from_a_private_file) {
     test::scratch_dir dir;
     const std::string one = dir.file("one"), aws = dir.file("aws");
