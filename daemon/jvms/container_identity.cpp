@@ -152,12 +152,21 @@ int uts_child(int socket, const void* context) {
     return write_all(socket, u.nodename, ::strnlen(u.nodename, sizeof u.nodename)) ? 0 : 1;
 }
 
+// Whether pid's namespace of that kind is another than the host's: init's (pid 1's) when it may be
+// read, else heapd's own. heapd may run in namespaces of its own (a service's private mounts, a
+// test's hostname), which make nobody else a container (as attach/jvm_discovery.cpp judges).
+bool other_than_hosts(pid_t pid, const char* kind) {
+    struct stat theirs {};
+    struct stat hosts {};
+    const std::string leaf = std::string("ns/") + kind;
+    if (::stat(attach::proc_path(pid, leaf).c_str(), &theirs) != 0) return false;
+    if (::stat(attach::proc_path(1, leaf).c_str(), &hosts) != 0 && ::stat(("/proc/self/" + leaf).c_str(), &hosts) != 0)
+        return false;
+    return theirs.st_ino != hosts.st_ino;
+}
+
 std::string uts_hostname(pid_t pid) {
-    struct stat theirs {
-    }, ours{};
-    if (::stat(attach::proc_path(pid, "ns/uts").c_str(), &theirs) != 0 || ::stat("/proc/self/ns/uts", &ours) != 0 ||
-        theirs.st_ino == ours.st_ino)
-        return {};
+    if (!other_than_hosts(pid, "uts")) return {};
     unique_fd ns(::open(attach::proc_path(pid, "ns/uts").c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY));
     if (!ns) return {};
     const int fd = ns.get();
@@ -215,7 +224,8 @@ container_identity identify_container(pid_t pid, const std::string& host_root) {
     auto cgroup = read_small_file(attach::proc_path(pid, "cgroup"), 64 * 1024);
     auto found = cgroup ? container_of_cgroup(*cgroup) : std::nullopt;
     container_identity c = found ? names_of_container(*found, pid, host_root) : container_identity{};
-    c.hostname = uts_hostname(pid);
+    // A process of the host with a hostname of its own is no container.
+    if (found || other_than_hosts(pid, "mnt") || other_than_hosts(pid, "pid")) c.hostname = uts_hostname(pid);
     return c;
 }
 

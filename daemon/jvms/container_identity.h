@@ -39,7 +39,10 @@ wire::json to_json(const container_identity& c);
 container_identity container_identity_from_json(const wire::json& j);
 
 // Names the container of pid from the host's files under host_root ("" for "/": tests lay out a
-// node's files in a directory) and its /proc. Texts are bounded: 253 bytes each.
+// node's files in a directory) and its /proc. Texts are bounded: 253 bytes each. A process is in a
+// container when its cgroup path names one or its mount or pid namespace is not the host's (pid
+// 1's, else heapd's own when pid 1's cannot be read); only then is its hostname taken, when its
+// UTS namespace is not the host's either.
 container_identity identify_container(pid_t pid, const std::string& host_root = {});
 
 // The names of the container found on pid's cgroup path, from the runtimes' files under host_root

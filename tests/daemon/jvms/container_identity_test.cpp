@@ -4,10 +4,14 @@
 // links when no bundle says more. podman's conmon and the UTS hostname are read from real
 // containers in tests/e2e/zero_touch_test.cpp.
 #include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <vector>
 
 #include "daemon/jvms/container_identity.h"
 #include "support/jvm_process.h"
@@ -101,6 +105,49 @@ TEST(container_identity, damaged_or_missing_files_leave_only_what_the_cgroup_sai
     EXPECT_EQ(back.id, id);
     EXPECT_EQ(back.runtime, "containerd");
     EXPECT_TRUE(daemon::to_json(daemon::container_identity{}).empty());
+}
+
+// A process started by `unshare OPTIONS sh -c 'hostname NAME; exec sleep 30'`, killed at the end.
+struct unshared {
+    explicit unshared(const std::vector<std::string>& options) {
+        pid = ::fork();
+        if (pid == 0) {
+            std::vector<std::string> argv = {"unshare"};
+            argv.insert(argv.end(), options.begin(), options.end());
+            argv.insert(argv.end(), {"sh", "-c", "hostname other-host && exec sleep 30"});
+            std::vector<char*> a;
+            for (std::string& w : argv) a.push_back(w.data());
+            a.push_back(nullptr);
+            ::execvp(a[0], a.data());
+            ::_exit(127);
+        }
+        // Until it has its hostname: its command is sleep once it has set it.
+        for (int i = 0; i < 100; ++i) {
+            std::ifstream comm("/proc/" + std::to_string(pid) + "/comm");
+            std::string name;
+            if (comm >> name && name == "sleep") break;
+            ::usleep(20000);
+        }
+    }
+    ~unshared() {
+        ::kill(pid, SIGKILL);
+        ::waitpid(pid, nullptr, 0);
+    }
+    pid_t pid = -1;
+};
+
+TEST(container_identity, a_hostname_of_its_own_makes_no_container_but_names_one) {
+    if (::geteuid() != 0) GTEST_SKIP() << "namespaces need root";
+    // A process of the host in a UTS namespace of its own (as a test's daemon may be): no container.
+    unshared host({"--uts"});
+    EXPECT_TRUE(daemon::identify_container(host.pid).empty());
+    // With mount namespace of its own too, it is one, named by its hostname.
+    unshared contained({"--uts", "--mount"});
+    const auto c = daemon::identify_container(contained.pid);
+    EXPECT_EQ(c.hostname, "other-host");
+    EXPECT_EQ(c.label(), "other-host");
+    // The host's own processes: nothing.
+    EXPECT_TRUE(daemon::identify_container(::getpid()).empty());
 }
 
 }  // namespace
