@@ -31,8 +31,6 @@ unique_fd open_beneath(int dir, const std::string& path, bool in_root) {
         static_cast<int>(::syscall(SYS_openat2, dir, path.empty() ? "." : path.c_str(), &how, sizeof how)));
 }
 
-std::string proc_dir(pid_t pid, const char* what) { return "/proc/" + std::to_string(pid) + "/" + what; }
-
 }  // namespace
 
 bool is_dump_name(std::string_view name, std::string_view base) {
@@ -66,8 +64,9 @@ result<void> dump_collector::watch(const collect_target& target) {
     const pid_t pid = target.id.pid;
     // Where the dump goes, as the JVM names it: a directory, or a file in one.
     const bool absolute = target.dump_path.starts_with('/');
-    unique_fd start(::open(proc_dir(pid, absolute ? "root" : "cwd").c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
-    if (!start) return fail_errno("cannot open the root of pid " + std::to_string(pid), proc_dir(pid, "root"));
+    const std::string start_dir = attach::proc_path(pid, absolute ? "root" : "cwd");
+    unique_fd start(::open(start_dir.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
+    if (!start) return fail_errno("cannot open where pid " + std::to_string(pid) + "'s dump path starts", start_dir);
     watched w;
     w.target = target;
     w.dir_fd = open_beneath(start.get(), target.dump_path, absolute);

@@ -174,7 +174,7 @@ void oom_armer::poll_once(const oom_options& options) {
         // Watched before its flags are set: a dump made right after is not missed.
         if (!hooked && (!known || known->status.state == arm_state::not_armed)) {
             target.dump_path = "/tmp/" + armed_dump_prefix(j.ns_pid, info->start_time) + tag + ".hprof";
-            if (auto why = collect(target, true)) {
+            if (auto why = collect(target)) {
                 arm_status st;
                 st.why = "its dump could not be collected: " + *why;
                 if (!known || known->status.why != st.why)
@@ -187,14 +187,14 @@ void oom_armer::poll_once(const oom_options& options) {
         }
         arm_status st = arm_jvm(j.pid, j.ns_pid, info->start_time, heap_max, tag, socket_path_, how);
         if (!attach::read_process_info(j.pid)) {  // it ended meanwhile
-            if (!hooked) collect(target, false);
+            if (!hooked) collector_->forget(id);
             continue;
         }
         if (!st.another_daemons && st.state != arm_state::not_armed && st.collected) {
             target.dump_path = st.dump_path;  // its own HeapDumpPath, perhaps ("": its working directory)
-            if (auto why = collect(target, true)) st.why += "; its dump cannot be collected: " + *why;
+            if (auto why = collect(target)) st.why += "; its dump cannot be collected: " + *why;
         } else if (!hooked && st.state == arm_state::not_armed && (!known || !known->status.collected)) {
-            collect(target, false);
+            collector_->forget(id);
         }
         if (st.another_daemons) {  // not one arming is for, after all: looked at no more
             std::lock_guard lock(mutex_);
@@ -225,12 +225,8 @@ void oom_armer::poll_once(const oom_options& options) {
     std::erase_if(elsewhere_, [&](const jvm_identity& id) { return !seen_elsewhere.contains(id); });
 }
 
-std::optional<std::string> oom_armer::collect(const collect_target& target, bool watch) {
+std::optional<std::string> oom_armer::collect(const collect_target& target) {
     if (!collector_) return "no collector";
-    if (!watch) {
-        collector_->forget(target.id);
-        return std::nullopt;
-    }
     auto watched = collector_->watch(target);
     if (!watched) return watched.error().message;
     return std::nullopt;

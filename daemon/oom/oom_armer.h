@@ -62,9 +62,8 @@ private:
     };
     void run();
     void poll_once(const oom_options& options);
-    // Watches where the JVM's dump goes (collect: its dump path; "" when not armed), else lets go of
-    // it; the reason it cannot be watched.
-    std::optional<std::string> collect(const collect_target& target, bool watch);
+    // Has the collector watch where the JVM's dump goes (target.dump_path); the reason it cannot.
+    std::optional<std::string> collect(const collect_target& target);
 
     std::shared_ptr<spdlog::logger> log_;
     const std::string socket_path_;
